@@ -1,0 +1,108 @@
+/*!
+ * \file broadcast_to.cc
+ * \brief broadcast_to: out = numpy.broadcast_to(in, out.shape). The dims are merged into runs that
+ *        are either contiguous in `in` or broadcast; out is then a sequence of rows of the innermost
+ *        run, each a copy of part of `in` or a fill with one of its values.
+ */
+#include <algorithm>
+#include <string>
+
+#include "cpu_kernels.h"
+#include "dlarray/errors.h"
+#include "elementwise.h"
+
+namespace dlarray::cpu {
+namespace {
+
+constexpr int kMaxDims = 64;
+
+// One merged dimension of out: its extent and the matching step in `in` (0: broadcast).
+struct Run {
+  int64_t size;
+  int64_t in_stride;
+};
+
+// Merged runs of out, innermost first; returns their count.
+int MergeRuns(const DLArray* in, const DLArray* out, Run* runs) {
+  int count = 0;
+  int64_t in_stride = 1;
+  for (int d = out->ndim - 1; d >= 0; --d) {
+    const int64_t size = out->shape[d];
+    const int in_dim = d - (out->ndim - in->ndim);
+    const int64_t in_size = in_dim >= 0 ? in->shape[in_dim] : 1;
+    if (size == 1) continue;
+    const int64_t stride = in_size == 1 ? 0 : in_stride;
+    in_stride *= in_size;
+    if (count > 0) {
+      Run& inner = runs[count - 1];
+      const bool both_broadcast = stride == 0 && inner.in_stride == 0;
+      const bool contiguous = stride != 0 && inner.in_stride != 0 &&
+                              stride == inner.in_stride * inner.size;
+      if (both_broadcast || contiguous) {
+        inner.size *= size;
+        continue;
+      }
+    }
+    runs[count++] = {size, stride};
+  }
+  return count;
+}
+
+template <bool kStream>
+void BroadcastRange(const float* x, float* y, const Run* runs, int num_runs, int64_t begin,
+                    int64_t end) {
+  const int64_t row_len = runs[0].size;
+  // Position of `begin`: its row's index in each outer run and the row's offset in `in`.
+  int64_t index[kMaxDims] = {};
+  int64_t src = 0;
+  int64_t row = begin / row_len;
+  for (int k = 1; k < num_runs; ++k) {
+    index[k] = row % runs[k].size;
+    row /= runs[k].size;
+    src += index[k] * runs[k].in_stride;
+  }
+  int64_t col = begin % row_len;
+  for (int64_t e = begin; e < end;) {
+    const int64_t len = std::min(row_len - col, end - e);
+    if (runs[0].in_stride == 0) {
+      FillRange<kStream>(0, len, y + e, x[src]);
+    } else {
+      MapRange<kStream>(0, len, y + e, [](auto v) { return v; }, x + src + col);
+    }
+    e += len;
+    col = 0;
+    for (int k = 1; k < num_runs; ++k) {
+      src += runs[k].in_stride;
+      if (++index[k] < runs[k].size) break;
+      src -= runs[k].in_stride * runs[k].size;
+      index[k] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+void BroadcastToKernel(const KernelContext& ctx) {
+  const DLArray* in = ctx.inputs[0];
+  DLArray* out = ctx.outputs[0];
+  if (out->ndim > kMaxDims) {
+    throw BackendError("broadcast_to on cpu supports at most " + std::to_string(kMaxDims) +
+                       " dimensions, got " + std::to_string(out->ndim));
+  }
+  const float* x = InData(in);
+  float* y = OutData(out);
+  const int64_t n = NumElements(out);
+  Run runs[kMaxDims];
+  int num_runs = MergeRuns(in, out, runs);
+  if (num_runs == 0) runs[num_runs++] = {1, 1};
+  // Streaming stores pay only for long rows (each row ends with a fence).
+  if (UseStreamingStores(y, n, x) && runs[0].size >= 1024) {
+    ParallelFor(n, n, kElementAlign,
+                [&](int64_t b, int64_t e) { BroadcastRange<true>(x, y, runs, num_runs, b, e); });
+  } else {
+    ParallelFor(n, n, kElementAlign,
+                [&](int64_t b, int64_t e) { BroadcastRange<false>(x, y, runs, num_runs, b, e); });
+  }
+}
+
+}  // namespace dlarray::cpu

@@ -1,0 +1,138 @@
+/*!
+ * \file cpu_device.cc
+ * \brief CpuDevice: host memory through posix_memalign, copies through memcpy.
+ */
+#include "cpu_device.h"
+
+#include <omp.h>
+#include <sys/sysinfo.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "cpu_kernels.h"
+#include "dlarray/errors.h"
+#include "parallel.h"
+
+namespace dlarray::cpu {
+namespace {
+
+// "model name" from /proc/cpuinfo, or "cpu".
+std::string CpuModelName() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) break;
+    const size_t begin = line.find_first_not_of(" \t", colon + 1);
+    if (begin != std::string::npos) return line.substr(begin);
+    break;
+  }
+  return "cpu";
+}
+
+uint64_t PhysicalMemoryAndSwap() {
+  struct sysinfo info;
+  if (sysinfo(&info) != 0) return UINT64_MAX;
+  return (static_cast<uint64_t>(info.totalram) + info.totalswap) * info.mem_unit;
+}
+
+std::string Bytes(uint64_t n) {
+  char text[96];
+  std::snprintf(text, sizeof(text), "%llu bytes (%.2f GiB)", static_cast<unsigned long long>(n),
+                static_cast<double>(n) / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+void CheckId(int id) {
+  if (id != 0) {
+    throw DeviceError("cpu device " + std::to_string(id) +
+                      " does not exist: there is one cpu device, cpu(0)");
+  }
+}
+
+size_t Rounded(size_t nbytes) {
+  return (nbytes + kAllocationAlignment - 1) / kAllocationAlignment * kAllocationAlignment;
+}
+
+}  // namespace
+
+CpuDevice::CpuDevice()
+    : name_(CpuModelName() + " (" + std::to_string(omp_get_max_threads()) + " threads)"),
+      memory_limit_(PhysicalMemoryAndSwap()) {}
+
+std::string CpuDevice::device_name(int id) {
+  CheckId(id);
+  return name_;
+}
+
+void* CpuDevice::allocate(int id, size_t nbytes) {
+  CheckId(id);
+  // Linux overcommits: a request larger than the whole machine would "succeed" and crash later.
+  if (nbytes > memory_limit_ || nbytes > SIZE_MAX - kAllocationAlignment) {
+    throw OutOfMemoryError("cpu: cannot allocate " + Bytes(nbytes) + ": the machine has " +
+                           Bytes(memory_limit_) + " of memory and swap");
+  }
+  const size_t size = Rounded(nbytes);
+  void* ptr = nullptr;
+  if (posix_memalign(&ptr, kAllocationAlignment, size) != 0 || ptr == nullptr) {
+    throw OutOfMemoryError("cpu: out of memory allocating " + Bytes(nbytes));
+  }
+  num_allocations_.fetch_add(1, std::memory_order_relaxed);
+  bytes_reserved_.fetch_add(size, std::memory_order_relaxed);
+  const uint64_t in_use = bytes_in_use_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
+  uint64_t peak = peak_bytes_in_use_.load(std::memory_order_relaxed);
+  while (in_use > peak &&
+         !peak_bytes_in_use_.compare_exchange_weak(peak, in_use, std::memory_order_relaxed)) {
+  }
+  return ptr;
+}
+
+void CpuDevice::free(int id, void* ptr, size_t nbytes) noexcept {
+  (void)id;
+  if (ptr == nullptr) return;
+  std::free(ptr);
+  num_frees_.fetch_add(1, std::memory_order_relaxed);
+  bytes_reserved_.fetch_sub(Rounded(nbytes), std::memory_order_relaxed);
+  bytes_in_use_.fetch_sub(nbytes, std::memory_order_relaxed);
+}
+
+void CpuDevice::copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
+                     size_t nbytes) {
+  (void)src_ctx;
+  (void)dst_ctx;
+  const char* from = static_cast<const char*>(src);
+  char* to = static_cast<char*>(dst);
+  if (from == to || nbytes == 0) return;
+  if (from < to + nbytes && to < from + nbytes) {
+    std::memmove(to, from, nbytes);
+    return;
+  }
+  // Work counted in 16-byte units: copies below 512 KiB stay on the calling thread.
+  const int64_t n = static_cast<int64_t>(nbytes);
+  ParallelFor(n, n / 16, 64, [&](int64_t b, int64_t e) { std::memcpy(to + b, from + b, e - b); });
+}
+
+void CpuDevice::synchronize(int id) { CheckId(id); }
+
+MemoryStats CpuDevice::memory_stats(int id) {
+  CheckId(id);
+  MemoryStats stats;
+  stats.bytes_in_use = bytes_in_use_.load(std::memory_order_relaxed);
+  stats.bytes_reserved = bytes_reserved_.load(std::memory_order_relaxed);
+  stats.num_allocations = num_allocations_.load(std::memory_order_relaxed);
+  stats.num_frees = num_frees_.load(std::memory_order_relaxed);
+  stats.peak_bytes_in_use = peak_bytes_in_use_.load(std::memory_order_relaxed);
+  return stats;
+}
+
+std::string CpuDevice::get_option(const std::string& key) {
+  if (key == "num_threads") return std::to_string(omp_get_max_threads());
+  if (key == "gemm") return GemmImplementation();
+  return Device::get_option(key);
+}
+
+}  // namespace dlarray::cpu

@@ -1,0 +1,47 @@
+/*!
+ * \file cpu_device.h
+ * \brief The host as a dlarray device: one device (id 0), 64-byte aligned allocations, counters.
+ */
+#ifndef DLARRAY_BACKENDS_CPU_CPU_DEVICE_H_
+#define DLARRAY_BACKENDS_CPU_CPU_DEVICE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "dlarray/device.h"
+
+namespace dlarray::cpu {
+
+/*! \brief Alignment of every allocation (a cache line, a full AVX-512 vector). */
+constexpr size_t kAllocationAlignment = 64;
+
+class CpuDevice final : public Device {
+ public:
+  CpuDevice();
+  int device_type() const override { return kDLArrayCPU; }
+  int device_count() override { return 1; }
+  std::string device_name(int id) override;
+  void* allocate(int id, size_t nbytes) override;
+  void free(int id, void* ptr, size_t nbytes) noexcept override;
+  void copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
+            size_t nbytes) override;
+  void synchronize(int id) override;
+  MemoryStats memory_stats(int id) override;
+  /*! \brief Read-only options: "num_threads" (OpenMP threads), "gemm" ("cblas" or "blocked"). */
+  std::string get_option(const std::string& key) override;
+
+ private:
+  std::string name_;
+  uint64_t memory_limit_;  // RAM + swap: larger requests are refused up front
+  std::atomic<uint64_t> bytes_in_use_{0};
+  std::atomic<uint64_t> bytes_reserved_{0};
+  std::atomic<uint64_t> num_allocations_{0};
+  std::atomic<uint64_t> num_frees_{0};
+  std::atomic<uint64_t> peak_bytes_in_use_{0};
+};
+
+}  // namespace dlarray::cpu
+
+#endif  // DLARRAY_BACKENDS_CPU_CPU_DEVICE_H_

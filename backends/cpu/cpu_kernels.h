@@ -1,0 +1,57 @@
+/*!
+ * \file cpu_kernels.h
+ * \brief The CPU backend's kernels (one per core op) and the helpers they share.
+ */
+#ifndef DLARRAY_BACKENDS_CPU_CPU_KERNELS_H_
+#define DLARRAY_BACKENDS_CPU_CPU_KERNELS_H_
+
+#include <cstdint>
+
+#include "dlarray/dlarray.h"
+#include "dlarray/kernel.h"
+
+namespace dlarray::cpu {
+
+/*! \brief First float of an input (data + byte_offset). */
+inline const float* InData(const DLArray* array) {
+  return reinterpret_cast<const float*>(static_cast<const char*>(array->data) +
+                                        array->byte_offset);
+}
+
+/*! \brief First float of an output (data + byte_offset). */
+inline float* OutData(DLArray* array) {
+  return reinterpret_cast<float*>(static_cast<char*>(array->data) + array->byte_offset);
+}
+
+void ArraySetKernel(const KernelContext& ctx);
+void BroadcastToKernel(const KernelContext& ctx);
+void ReduceSumAxisZeroKernel(const KernelContext& ctx);
+void MatrixElementwiseAddKernel(const KernelContext& ctx);
+void MatrixElementwiseAddByConstKernel(const KernelContext& ctx);
+void MatrixElementwiseMultiplyKernel(const KernelContext& ctx);
+void MatrixElementwiseMultiplyByConstKernel(const KernelContext& ctx);
+void MatrixMultiplyKernel(const KernelContext& ctx);
+void ReluKernel(const KernelContext& ctx);
+void ReluGradientKernel(const KernelContext& ctx);
+void SoftmaxKernel(const KernelContext& ctx);
+void SoftmaxCrossEntropyKernel(const KernelContext& ctx);
+void CopyKernel(const KernelContext& ctx);
+
+/*!
+ * \brief The own cache-blocked OpenMP SGEMM: C (m x n, row stride ldc) = op(A) * op(B), with
+ *        op(A) m x k and op(B) k x n; A and B row-major with row strides lda and ldb, transposed
+ *        when trans_a / trans_b. Used when no CBLAS was found at build time.
+ */
+void SgemmBlocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
+                  int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
+
+/*! \brief The same product through plain loops (small matrices; reference for tests). */
+void SgemmNaive(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
+                int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
+
+/*! \brief "cblas" or "blocked": what matrix_multiply uses for large products. */
+const char* GemmImplementation();
+
+}  // namespace dlarray::cpu
+
+#endif  // DLARRAY_BACKENDS_CPU_CPU_KERNELS_H_

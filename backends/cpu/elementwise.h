@@ -1,0 +1,82 @@
+/*!
+ * \file elementwise.h
+ * \brief The one elementwise loop every map-like kernel uses: y[i] = op(in0[i], in1[i], ...), with
+ *        op a generic functor called on VecF for the body and on float for the tail.
+ */
+#ifndef DLARRAY_BACKENDS_CPU_ELEMENTWISE_H_
+#define DLARRAY_BACKENDS_CPU_ELEMENTWISE_H_
+
+#include <cstdint>
+#include <utility>
+
+#include "cpu_kernels.h"
+#include "parallel.h"
+#include "simd.h"
+
+namespace dlarray::cpu {
+
+/*! \brief Output size from which stores bypass the caches (the data would not stay cached anyway). */
+int64_t StreamingStoreBytes();
+
+/*! \brief Whether a map writing n floats to y may use non-temporal stores. */
+template <typename... In>
+inline bool UseStreamingStores(const float* y, int64_t n, const In*... in) {
+  const bool aliased = ((static_cast<const void*>(in) == y) || ...);
+  return !aliased && n * static_cast<int64_t>(sizeof(float)) >= StreamingStoreBytes();
+}
+
+/*! \brief y[i] = op(in[i]...) for i in [begin, end) on the calling thread. */
+template <bool kStream, typename Op, typename... In>
+inline void MapRange(int64_t begin, int64_t end, float* y, Op op, const In*... in) {
+  int64_t i = begin;
+  if constexpr (kStream) {
+    for (; i < end && !IsVecAligned(y + i); ++i) y[i] = op(in[i]...);
+  }
+  for (; i + kVecWidth <= end; i += kVecWidth) {
+    const VecF v = op(LoadU(in + i)...);
+    if constexpr (kStream) {
+      StoreStream(y + i, v);
+    } else {
+      StoreU(y + i, v);
+    }
+  }
+  for (; i < end; ++i) y[i] = op(in[i]...);
+  if constexpr (kStream) StreamFence();
+}
+
+/*! \brief y[i] = value for i in [begin, end) on the calling thread. */
+template <bool kStream>
+inline void FillRange(int64_t begin, int64_t end, float* y, float value) {
+  MapRange<kStream>(
+      begin, end, y, [value](auto x) { return Splat<decltype(x)>(value); },
+      static_cast<const float*>(y));
+}
+
+/*! \brief y[i] = op(in[i]...) for i in [0, n), in parallel for large n. */
+template <typename Op, typename... In>
+inline void Map(int64_t n, float* y, Op op, const In*... in) {
+  if (UseStreamingStores(y, n, in...)) {
+    ParallelFor(n, n, kElementAlign,
+                [&](int64_t b, int64_t e) { MapRange<true>(b, e, y, op, in...); });
+  } else {
+    ParallelFor(n, n, kElementAlign,
+                [&](int64_t b, int64_t e) { MapRange<false>(b, e, y, op, in...); });
+  }
+}
+
+/*! \brief A kernel of kNumInputs same-shape inputs and one output: out = op(inputs...). */
+template <int kNumInputs, typename Op, int... I>
+inline void ElementwiseKernelImpl(const KernelContext& ctx, Op op,
+                                  std::integer_sequence<int, I...>) {
+  DLArray* out = ctx.outputs[0];
+  Map(NumElements(out), OutData(out), op, InData(ctx.inputs[I])...);
+}
+
+template <int kNumInputs, typename Op>
+inline void ElementwiseKernel(const KernelContext& ctx, Op op) {
+  ElementwiseKernelImpl<kNumInputs>(ctx, op, std::make_integer_sequence<int, kNumInputs>{});
+}
+
+}  // namespace dlarray::cpu
+
+#endif  // DLARRAY_BACKENDS_CPU_ELEMENTWISE_H_

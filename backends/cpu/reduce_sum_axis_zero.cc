@@ -1,0 +1,98 @@
+/*!
+ * \file reduce_sum_axis_zero.cc
+ * \brief reduce_sum_axis_zero: out = in.sum(axis=0). Wide outputs: each thread owns a range of
+ *        columns and adds the rows in order into an L1-sized block of out (NumPy's summation order,
+ *        so results match it bit for bit). Narrow outputs: partial sums over row blocks.
+ */
+#include <algorithm>
+
+#include "cpu_kernels.h"
+#include "parallel.h"
+#include "simd.h"
+
+namespace dlarray::cpu {
+namespace {
+
+// Columns summed together: one 4 KiB block of out stays in L1 while all rows stream past.
+constexpr int64_t kColumnBlock = 1024;
+// Outputs narrower than this split the rows instead of the columns.
+constexpr int64_t kNarrowColumns = 64;
+constexpr int kMaxRowBlocks = 64;
+
+// y[c0, c1) = sum over rows of x[r][c0, c1), rows added one after the other.
+void SumColumns(const float* x, float* y, int64_t rows, int64_t cols, int64_t c0, int64_t c1) {
+  for (int64_t b0 = c0; b0 < c1; b0 += kColumnBlock) {
+    const int64_t b1 = std::min(c1, b0 + kColumnBlock);
+    std::copy(x + b0, x + b1, y + b0);
+    for (int64_t r = 1; r < rows; ++r) {
+      const float* row = x + r * cols;
+      int64_t j = b0;
+      for (; j + kVecWidth <= b1; j += kVecWidth) StoreU(y + j, LoadU(y + j) + LoadU(row + j));
+      for (; j < b1; ++j) y[j] += row[j];
+    }
+  }
+}
+
+// Sum of x[0, n) with kVecWidth * 4 running sums.
+float SumContiguous(const float* x, int64_t n) {
+  VecF s0{}, s1{}, s2{}, s3{};
+  int64_t i = 0;
+  for (; i + 4 * kVecWidth <= n; i += 4 * kVecWidth) {
+    s0 += LoadU(x + i);
+    s1 += LoadU(x + i + kVecWidth);
+    s2 += LoadU(x + i + 2 * kVecWidth);
+    s3 += LoadU(x + i + 3 * kVecWidth);
+  }
+  for (; i + kVecWidth <= n; i += kVecWidth) s0 += LoadU(x + i);
+  float s = HorizontalSum((s0 + s1) + (s2 + s3));
+  for (; i < n; ++i) s += x[i];
+  return s;
+}
+
+// Narrow output: row blocks summed (in parallel when threads > 1), then combined in block order.
+void SumNarrow(const float* x, float* y, int64_t rows, int64_t cols, int threads) {
+  float partial[kMaxRowBlocks][kNarrowColumns];
+  const int blocks = static_cast<int>(std::min<int64_t>({threads, kMaxRowBlocks, rows}));
+  auto sum_block = [&](int b) {
+    const int64_t r0 = ChunkBegin(rows, 1, b, blocks);
+    const int64_t r1 = ChunkBegin(rows, 1, b + 1, blocks);
+    if (cols == 1) {
+      partial[b][0] = SumContiguous(x + r0, r1 - r0);
+      return;
+    }
+    std::fill(partial[b], partial[b] + cols, 0.0f);
+    for (int64_t r = r0; r < r1; ++r) {
+      for (int64_t j = 0; j < cols; ++j) partial[b][j] += x[r * cols + j];
+    }
+  };
+  if (blocks == 1) {
+    sum_block(0);
+  } else {
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int b = 0; b < blocks; ++b) sum_block(b);
+  }
+  std::copy(partial[0], partial[0] + cols, y);
+  for (int b = 1; b < blocks; ++b) {
+    for (int64_t j = 0; j < cols; ++j) y[j] += partial[b][j];
+  }
+}
+
+}  // namespace
+
+void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
+  const DLArray* in = ctx.inputs[0];
+  const int64_t rows = in->ndim > 0 ? in->shape[0] : 1;
+  const int64_t numel = NumElements(in);
+  const int64_t cols = numel / rows;
+  const float* x = InData(in);
+  float* y = OutData(ctx.outputs[0]);
+  const int threads = ThreadsFor(numel);
+  if (cols == 1 || (cols < kNarrowColumns && threads > 1)) {
+    SumNarrow(x, y, rows, cols, threads);
+  } else {
+    ParallelFor(cols, numel, kElementAlign,
+                [&](int64_t c0, int64_t c1) { SumColumns(x, y, rows, cols, c0, c1); });
+  }
+}
+
+}  // namespace dlarray::cpu

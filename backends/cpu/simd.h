@@ -1,0 +1,127 @@
+/*!
+ * \file simd.h
+ * \brief A native-width float vector (GCC vector extensions) and the loads, stores and horizontal
+ *        reductions the kernels share. The width follows the instruction set the file is built for.
+ */
+#ifndef DLARRAY_BACKENDS_CPU_SIMD_H_
+#define DLARRAY_BACKENDS_CPU_SIMD_H_
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+namespace dlarray::cpu {
+
+#if defined(__AVX512F__)
+constexpr int kVecWidth = 16;
+#elif defined(__AVX__)
+constexpr int kVecWidth = 8;
+#else
+constexpr int kVecWidth = 4;
+#endif
+
+/*! \brief kVecWidth floats; arithmetic and comparisons work lane-wise, scalars broadcast. */
+typedef float VecF __attribute__((vector_size(kVecWidth * sizeof(float))));
+/*! \brief kVecWidth int32 lanes (comparison results, exponent bits). */
+typedef int32_t VecI __attribute__((vector_size(kVecWidth * sizeof(int32_t))));
+
+/*! \brief Reinterprets the bits of a value as another type of the same size. */
+template <typename To, typename From>
+inline To BitCast(const From& from) {
+  static_assert(sizeof(To) == sizeof(From), "BitCast needs equal sizes");
+  To to;
+  std::memcpy(&to, &from, sizeof(To));
+  return to;
+}
+
+/*! \brief value in every lane of T (T = float or VecF). */
+template <typename T>
+inline T Splat(float value) {
+  return value - T{};  // x - 0 is exact (also for -0), so this compiles to a plain broadcast
+}
+
+/*! \brief The int type with T's lane layout (int32_t for float, VecI for VecF). */
+template <typename T>
+struct IntOf {
+  using type = VecI;
+};
+template <>
+struct IntOf<float> {
+  using type = int32_t;
+};
+
+inline VecF LoadU(const float* p) {
+  VecF v;
+  std::memcpy(&v, p, sizeof(VecF));
+  return v;
+}
+
+inline void StoreU(float* p, VecF v) { std::memcpy(p, &v, sizeof(VecF)); }
+
+/*! \brief Non-temporal store: p must be aligned to sizeof(VecF); needs a StreamFence() after. */
+inline void StoreStream(float* p, VecF v) {
+#if defined(__AVX512F__)
+  _mm512_stream_ps(p, reinterpret_cast<__m512&>(v));
+#elif defined(__AVX__)
+  _mm256_stream_ps(p, reinterpret_cast<__m256&>(v));
+#elif defined(__SSE2__)
+  _mm_stream_ps(p, reinterpret_cast<__m128&>(v));
+#else
+  StoreU(p, v);
+#endif
+}
+
+/*! \brief Orders earlier non-temporal stores before later stores (and other threads' reads). */
+inline void StreamFence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+inline float HorizontalSum(VecF v) {
+#if defined(__AVX512F__)
+  return _mm512_reduce_add_ps(reinterpret_cast<__m512&>(v));
+#else
+  float s = 0.0f;
+  for (int i = 0; i < kVecWidth; ++i) s += v[i];
+  return s;
+#endif
+}
+
+inline float HorizontalMax(VecF v) {
+#if defined(__AVX512F__)
+  return _mm512_reduce_max_ps(reinterpret_cast<__m512&>(v));
+#else
+  float m = v[0];
+  for (int i = 1; i < kVecWidth; ++i) m = v[i] > m ? v[i] : m;
+  return m;
+#endif
+}
+
+/*! \brief Largest of x[0..n), n >= 1 (NaN lanes are skipped unless all are NaN). */
+inline float MaxOf(const float* x, int64_t n) {
+  int64_t i = 0;
+  float m = x[0];
+  if (n >= kVecWidth) {
+    VecF vm = LoadU(x);
+    for (i = kVecWidth; i + kVecWidth <= n; i += kVecWidth) {
+      const VecF v = LoadU(x + i);
+      vm = v > vm ? v : vm;
+    }
+    m = HorizontalMax(vm);
+  }
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+/*! \brief True when p is aligned for StoreStream. */
+inline bool IsVecAligned(const void* p) {
+  return (reinterpret_cast<uintptr_t>(p) % sizeof(VecF)) == 0;
+}
+
+}  // namespace dlarray::cpu
+
+#endif  // DLARRAY_BACKENDS_CPU_SIMD_H_

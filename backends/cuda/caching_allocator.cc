@@ -1,0 +1,146 @@
+#include "caching_allocator.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <utility>
+
+#include "cuda_check.h"
+#include "dlarray/errors.h"
+
+namespace dlarray {
+namespace cuda {
+namespace {
+
+constexpr size_t kSmallGranule = 512;
+constexpr size_t kSmallLimit = size_t{1} << 20;  // 1 MiB
+constexpr size_t kLargeGranule = size_t{2} << 20;  // 2 MiB
+
+size_t RoundUp(size_t n, size_t granule) { return (n + granule - 1) / granule * granule; }
+
+std::string FormatBytes(size_t n) {
+  char buf[64];
+  const double d = static_cast<double>(n);
+  if (n >= (size_t{1} << 30)) {
+    std::snprintf(buf, sizeof(buf), "%.2f GiB", d / (1 << 30));
+  } else if (n >= (size_t{1} << 20)) {
+    std::snprintf(buf, sizeof(buf), "%.2f MiB", d / (1 << 20));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%zu bytes", n);
+  }
+  return buf;
+}
+
+}  // namespace
+
+CachingAllocator::CachingAllocator(int device, std::string label,
+                                   std::function<void()> sync_stream)
+    : device_(device), label_(std::move(label)), sync_stream_(std::move(sync_stream)) {}
+
+size_t CachingAllocator::RoundSize(size_t nbytes) {
+  nbytes = std::max<size_t>(nbytes, 1);
+  return nbytes <= kSmallLimit ? RoundUp(nbytes, kSmallGranule) : RoundUp(nbytes, kLargeGranule);
+}
+
+void* CachingAllocator::Allocate(size_t nbytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (nbytes > std::numeric_limits<size_t>::max() / 2) {
+    ThrowOutOfMemoryLocked(nbytes, nbytes, "request too large");
+  }
+  const size_t rounded = RoundSize(nbytes);
+  // Best fit among cached blocks, wasting at most a quarter of the block.
+  if (void* ptr = TakeCachedLocked(rounded, rounded + rounded / 4)) return ptr;
+
+  SetDevice(device_);
+  void* ptr = nullptr;
+  cudaError_t err = cudaMalloc(&ptr, rounded);
+  if (err == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    // Any cached block that fits, then an empty cache and one more try.
+    if (void* cached = TakeCachedLocked(rounded, std::numeric_limits<size_t>::max())) {
+      return cached;
+    }
+    ReleaseCachedLocked();
+    err = cudaMalloc(&ptr, rounded);
+    if (err == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      ThrowOutOfMemoryLocked(nbytes, rounded, "cudaMalloc failed: cudaErrorMemoryAllocation");
+    }
+  }
+  if (err != cudaSuccess) ThrowCudaError(err, "cudaMalloc", __FILE__, __LINE__);
+  live_.emplace(ptr, rounded);
+  stats_.num_allocations += 1;
+  stats_.bytes_reserved += rounded;
+  stats_.bytes_in_use += rounded;
+  stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+  return ptr;
+}
+
+void* CachingAllocator::TakeCachedLocked(size_t rounded, size_t max_size) {
+  auto it = cached_.lower_bound(rounded);
+  if (it == cached_.end() || it->first > max_size) return nullptr;
+  const size_t size = it->first;
+  void* ptr = it->second;
+  cached_.erase(it);
+  live_.emplace(ptr, size);
+  stats_.bytes_in_use += size;
+  stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+  return ptr;
+}
+
+void CachingAllocator::Free(void* ptr) noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = live_.find(ptr);
+  if (it == live_.end()) return;
+  cached_.emplace(it->second, ptr);
+  stats_.bytes_in_use -= it->second;
+  live_.erase(it);
+}
+
+void CachingAllocator::EmptyCache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!cached_.empty()) ReleaseCachedLocked();
+}
+
+void CachingAllocator::ReleaseCachedLocked() {
+  // A freed block may still be read by queued kernels: wait for them before cudaFree.
+  sync_stream_();
+  SetDevice(device_);
+  for (const auto& [size, ptr] : cached_) {
+    if (cudaFree(ptr) == cudaSuccess) {
+      stats_.num_frees += 1;
+    } else {
+      (void)cudaGetLastError();  // the block is lost either way; keep the counters honest
+    }
+    stats_.bytes_reserved -= size;
+  }
+  cached_.clear();
+}
+
+void CachingAllocator::ThrowOutOfMemoryLocked(size_t nbytes, size_t rounded, const char* cause) {
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  std::string device_memory;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+    device_memory = "; device has " + FormatBytes(free_bytes) + " free of " +
+                    FormatBytes(total_bytes);
+  } else {
+    (void)cudaGetLastError();
+  }
+  throw OutOfMemoryError("CUDA out of memory: cannot allocate " + FormatBytes(nbytes) + " (" +
+                         std::to_string(nbytes) + " bytes, block of " + std::to_string(rounded) +
+                         ") on " + label_ + ": " + cause + "; dlarray holds " +
+                         FormatBytes(stats_.bytes_in_use) + " in arrays and " +
+                         FormatBytes(stats_.bytes_reserved - stats_.bytes_in_use) + " cached" +
+                         device_memory);
+}
+
+MemoryStats CachingAllocator::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace cuda
+}  // namespace dlarray

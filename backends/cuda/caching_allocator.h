@@ -1,0 +1,63 @@
+/*!
+ * \file caching_allocator.h
+ * \brief Per-device caching allocator: keeps freed blocks for reuse instead of cudaFree.
+ *
+ * Reuse is stream-ordered and needs no events: every kernel and copy of a device runs on the
+ * device's single stream, so work queued after a reuse runs after the work that used the block.
+ */
+#ifndef DLARRAY_BACKENDS_CUDA_CACHING_ALLOCATOR_H_
+#define DLARRAY_BACKENDS_CUDA_CACHING_ALLOCATOR_H_
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "dlarray/device.h"
+
+namespace dlarray {
+namespace cuda {
+
+class CachingAllocator {
+ public:
+  /*!
+   * \param device the CUDA device id served.
+   * \param label the device in messages, e.g. "gpu(0) (NVIDIA H100)".
+   * \param sync_stream waits for the device's stream; called before cached blocks are freed.
+   */
+  CachingAllocator(int device, std::string label, std::function<void()> sync_stream);
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  /*! \brief A block of at least nbytes; throws OutOfMemoryError naming the size and device. */
+  void* Allocate(size_t nbytes);
+  /*! \brief Returns a block from Allocate to the cache; unknown pointers are ignored. */
+  void Free(void* ptr) noexcept;
+  /*! \brief Gives every cached (unused) block back to the driver. */
+  void EmptyCache();
+  /*! \brief The counters; bytes count whole blocks (rounded sizes). */
+  MemoryStats Stats() const;
+
+  /*! \brief Block size for a request: 512 B granules up to 1 MiB, then 2 MiB granules. */
+  static size_t RoundSize(size_t nbytes);
+
+ private:
+  void* TakeCachedLocked(size_t rounded, size_t max_size);
+  void ReleaseCachedLocked();
+  [[noreturn]] void ThrowOutOfMemoryLocked(size_t nbytes, size_t rounded, const char* cause);
+
+  const int device_;
+  const std::string label_;
+  const std::function<void()> sync_stream_;
+  mutable std::mutex mu_;
+  std::multimap<size_t, void*> cached_;    // block size -> block, for best fit
+  std::unordered_map<void*, size_t> live_;  // block -> block size
+  MemoryStats stats_;
+};
+
+}  // namespace cuda
+}  // namespace dlarray
+
+#endif  // DLARRAY_BACKENDS_CUDA_CACHING_ALLOCATOR_H_

@@ -1,0 +1,38 @@
+#include "cuda_check.h"
+
+#include <string>
+
+#include "dlarray/errors.h"
+
+namespace dlarray {
+namespace cuda {
+namespace {
+
+// "backends/cuda/x.cu" rather than the build machine's absolute path.
+const char* ShortPath(const char* file) {
+  const std::string path(file);
+  const size_t pos = path.find("backends/cuda/");
+  return pos == std::string::npos ? file : file + pos;
+}
+
+}  // namespace
+
+std::string CudaErrorText(cudaError_t err) {
+  return std::string(cudaGetErrorName(err)) + " (" + cudaGetErrorString(err) + ")";
+}
+
+void ThrowCudaError(cudaError_t err, const char* what, const char* file, int line) {
+  // Clears the non-sticky error so that the next launch check does not report it again.
+  (void)cudaGetLastError();
+  throw BackendError(std::string("CUDA call ") + what + " failed at " + ShortPath(file) + ":" +
+                     std::to_string(line) + ": " + CudaErrorText(err));
+}
+
+void ThrowCublasError(cublasStatus_t status, const char* what, const char* file, int line) {
+  throw BackendError(std::string("cuBLAS call ") + what + " failed at " + ShortPath(file) + ":" +
+                     std::to_string(line) + ": " + cublasGetStatusName(status) + " (" +
+                     cublasGetStatusString(status) + ")");
+}
+
+}  // namespace cuda
+}  // namespace dlarray

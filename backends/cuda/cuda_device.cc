@@ -1,0 +1,270 @@
+#include "cuda_device.h"
+
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "caching_allocator.h"
+#include "cuda_check.h"
+#include "dlarray/errors.h"
+#include "host_staging.h"
+
+namespace dlarray {
+namespace cuda {
+
+struct CudaDevice::PerDevice {
+  PerDevice(int id, const std::string& device_name, int sms, std::function<void()> sync)
+      : name(device_name),
+        sm_count(sms),
+        allocator(id, "gpu(" + std::to_string(id) + ") (" + device_name + ")", std::move(sync)),
+        staging(id) {}
+
+  const std::string name;
+  const int sm_count;
+  CachingAllocator allocator;
+  HostStaging staging;
+  std::mutex mu;  // guards the lazy members below
+  std::atomic<bool> ready{false};
+  cudaStream_t stream = nullptr;
+  std::atomic<cublasHandle_t> blas{nullptr};
+  std::atomic<unsigned int*> semaphores{nullptr};
+};
+
+namespace {
+
+std::string VersionText(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+// "driver supports CUDA 12.4, runtime is 13.0" or "no driver found (libcuda.so.1)".
+std::string VersionsText() {
+  int runtime = 0;
+  int driver = 0;
+  (void)cudaRuntimeGetVersion(&runtime);
+  (void)cudaDriverGetVersion(&driver);
+  (void)cudaGetLastError();
+  const std::string rt = "CUDA runtime " + VersionText(runtime);
+  if (driver == 0) return rt + ", no CUDA driver (libcuda.so.1) found";
+  return rt + ", driver supports CUDA " + VersionText(driver);
+}
+
+// Destroys an event at scope exit; destroying a recorded event is safe (freed once it fires).
+struct EventGuard {
+  cudaEvent_t event = nullptr;
+  ~EventGuard() {
+    if (event != nullptr) (void)cudaEventDestroy(event);
+  }
+};
+
+}  // namespace
+
+CudaDevice::CudaDevice() = default;
+
+// Streams, handles and memory are left to the process exit: at that point the CUDA runtime
+// may already be torn down, and calls into it from a static destructor are not safe.
+CudaDevice::~CudaDevice() = default;
+
+void CudaDevice::InitDevices() {
+  int n = 0;
+  cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    const char* what = err == cudaErrorInsufficientDriver ? "no CUDA driver"
+                       : err == cudaErrorNoDevice         ? "no CUDA device"
+                                                          : "CUDA is unusable";
+    unavailable_reason_ = std::string(what) + ": cudaGetDeviceCount failed: " +
+                          CudaErrorText(err) + "; " + VersionsText();
+    return;
+  }
+  if (n <= 0) {
+    unavailable_reason_ = "no CUDA device: cudaGetDeviceCount found none; " + VersionsText();
+    return;
+  }
+  std::vector<std::unique_ptr<PerDevice>> devices;
+  for (int id = 0; id < n; ++id) {
+    cudaDeviceProp props;
+    err = cudaGetDeviceProperties(&props, id);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      unavailable_reason_ = "CUDA is unusable: cudaGetDeviceProperties(" + std::to_string(id) +
+                            ") failed: " + CudaErrorText(err);
+      return;
+    }
+    devices.push_back(std::make_unique<PerDevice>(id, props.name, props.multiProcessorCount,
+                                                  [this, id] { synchronize(id); }));
+  }
+  devices_ = std::move(devices);
+  peer_tried_.assign(static_cast<size_t>(n) * n, 0);
+  count_ = n;
+}
+
+int CudaDevice::device_count() {
+  std::call_once(count_once_, [this] { InitDevices(); });
+  return count_;
+}
+
+std::string CudaDevice::unavailable_reason() {
+  return device_count() == 0 ? unavailable_reason_ : std::string();
+}
+
+CudaDevice::PerDevice& CudaDevice::At(int id) {
+  if (id < 0 || id >= device_count()) {
+    throw DeviceError("gpu(" + std::to_string(id) + ") does not exist: " +
+                      (count_ == 0 ? unavailable_reason_
+                                   : "this machine has " + std::to_string(count_) + " GPU(s)"));
+  }
+  return *devices_[id];
+}
+
+CudaDevice::PerDevice& CudaDevice::Ready(int id) {
+  PerDevice& d = At(id);
+  if (d.ready.load(std::memory_order_acquire)) return d;
+  std::lock_guard<std::mutex> lock(d.mu);
+  if (!d.ready.load(std::memory_order_relaxed)) {
+    SetDevice(id);
+    CUDA_CALL(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
+    d.ready.store(true, std::memory_order_release);
+  }
+  return d;
+}
+
+std::string CudaDevice::device_name(int id) { return At(id).name; }
+
+int CudaDevice::sm_count(int id) { return At(id).sm_count; }
+
+cudaStream_t CudaDevice::cuda_stream(int id) { return Ready(id).stream; }
+
+cublasHandle_t CudaDevice::cublas(int id) {
+  PerDevice& d = Ready(id);
+  if (cublasHandle_t h = d.blas.load(std::memory_order_acquire)) return h;
+  std::lock_guard<std::mutex> lock(d.mu);
+  cublasHandle_t h = d.blas.load(std::memory_order_relaxed);
+  if (h == nullptr) {
+    SetDevice(id);
+    CUBLAS_CALL(cublasCreate(&h));
+    const cublasStatus_t st = cublasSetStream(h, d.stream);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+      (void)cublasDestroy(h);
+      CUBLAS_CALL(st);
+    }
+    d.blas.store(h, std::memory_order_release);
+  }
+  return h;
+}
+
+unsigned int* CudaDevice::semaphores(int id) {
+  PerDevice& d = Ready(id);
+  if (unsigned int* s = d.semaphores.load(std::memory_order_acquire)) return s;
+  std::lock_guard<std::mutex> lock(d.mu);
+  unsigned int* s = d.semaphores.load(std::memory_order_relaxed);
+  if (s == nullptr) {
+    SetDevice(id);
+    CUDA_CALL(cudaMalloc(reinterpret_cast<void**>(&s), kNumSemaphores * sizeof(unsigned int)));
+    CUDA_CALL(cudaMemsetAsync(s, 0, kNumSemaphores * sizeof(unsigned int), d.stream));
+    d.semaphores.store(s, std::memory_order_release);
+  }
+  return s;
+}
+
+void* CudaDevice::allocate(int id, size_t nbytes) { return At(id).allocator.Allocate(nbytes); }
+
+void CudaDevice::free(int id, void* ptr, size_t nbytes) noexcept {
+  (void)nbytes;
+  if (id >= 0 && id < count_) devices_[id]->allocator.Free(ptr);
+}
+
+MemoryStats CudaDevice::memory_stats(int id) { return At(id).allocator.Stats(); }
+
+void CudaDevice::empty_cache(int id) { At(id).allocator.EmptyCache(); }
+
+void CudaDevice::synchronize(int id) {
+  PerDevice& d = Ready(id);
+  const cudaError_t err = cudaStreamSynchronize(d.stream);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw BackendError("CUDA error on gpu(" + std::to_string(id) + ") (" + d.name +
+                       "), reported by cudaStreamSynchronize: " + CudaErrorText(err) +
+                       " (an earlier asynchronous kernel or copy may have failed)");
+  }
+}
+
+void CudaDevice::copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
+                      size_t nbytes) {
+  const bool src_gpu = src_ctx.device_type == kDLArrayCUDA;
+  const bool dst_gpu = dst_ctx.device_type == kDLArrayCUDA;
+  if (src_gpu && dst_gpu && src_ctx.device_id != dst_ctx.device_id) {
+    CopyBetweenDevices(src, src_ctx.device_id, dst, dst_ctx.device_id, nbytes);
+  } else if (src_gpu && dst_gpu) {
+    PerDevice& d = Ready(dst_ctx.device_id);
+    SetDevice(dst_ctx.device_id);
+    CUDA_CALL(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, d.stream));
+  } else if (dst_gpu) {
+    PerDevice& d = Ready(dst_ctx.device_id);
+    d.staging.CopyToDevice(dst, src, nbytes, d.stream);
+  } else if (src_gpu) {
+    PerDevice& d = Ready(src_ctx.device_id);
+    SetDevice(src_ctx.device_id);
+    CUDA_CALL(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, d.stream));
+    synchronize(src_ctx.device_id);
+  } else {
+    std::memcpy(dst, src, nbytes);
+  }
+}
+
+void CudaDevice::EnablePeerAccess(int from, int to) {
+  std::lock_guard<std::mutex> lock(peer_mu_);
+  char& tried = peer_tried_[static_cast<size_t>(from) * count_ + to];
+  if (tried) return;
+  tried = 1;
+  int can = 0;
+  if (cudaDeviceCanAccessPeer(&can, from, to) == cudaSuccess && can) {
+    SetDevice(from);
+    (void)cudaDeviceEnablePeerAccess(to, 0);  // without it, copies go through the host
+  }
+  (void)cudaGetLastError();
+}
+
+void CudaDevice::CopyBetweenDevices(const void* src, int src_id, void* dst, int dst_id,
+                                    size_t nbytes) {
+  PerDevice& s = Ready(src_id);
+  PerDevice& d = Ready(dst_id);
+  EnablePeerAccess(dst_id, src_id);
+  EnablePeerAccess(src_id, dst_id);
+  // The copy runs on the destination's stream after the source's queued work; the source's
+  // later work (which may reuse the source block) waits for the copy. The host never waits.
+  EventGuard src_ready;
+  EventGuard copied;
+  SetDevice(src_id);
+  CUDA_CALL(cudaEventCreateWithFlags(&src_ready.event, cudaEventDisableTiming));
+  CUDA_CALL(cudaEventRecord(src_ready.event, s.stream));
+  SetDevice(dst_id);
+  CUDA_CALL(cudaEventCreateWithFlags(&copied.event, cudaEventDisableTiming));
+  CUDA_CALL(cudaStreamWaitEvent(d.stream, src_ready.event, 0));
+  CUDA_CALL(cudaMemcpyPeerAsync(dst, dst_id, src, src_id, nbytes, d.stream));
+  CUDA_CALL(cudaEventRecord(copied.event, d.stream));
+  SetDevice(src_id);
+  CUDA_CALL(cudaStreamWaitEvent(s.stream, copied.event, 0));
+}
+
+void CudaDevice::set_option(const std::string& key, const std::string& value) {
+  if (key != "matmul_precision") {
+    Device::set_option(key, value);
+    return;
+  }
+  if (value == "highest") {
+    matmul_tf32_.store(false, std::memory_order_relaxed);
+  } else if (value == "tf32") {
+    matmul_tf32_.store(true, std::memory_order_relaxed);
+  } else {
+    throw Error(ErrorKind::kValue, "cuda: matmul_precision must be \"highest\" or \"tf32\", got \"" +
+                                       value + "\"");
+  }
+}
+
+std::string CudaDevice::get_option(const std::string& key) {
+  if (key != "matmul_precision") return Device::get_option(key);
+  return matmul_tf32() ? "tf32" : "highest";
+}
+
+}  // namespace cuda
+}  // namespace dlarray

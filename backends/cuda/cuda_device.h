@@ -1,0 +1,89 @@
+/*!
+ * \file cuda_device.h
+ * \brief CudaDevice: the dlarray::Device of the CUDA plugin (every GPU of the machine).
+ */
+#ifndef DLARRAY_BACKENDS_CUDA_CUDA_DEVICE_H_
+#define DLARRAY_BACKENDS_CUDA_CUDA_DEVICE_H_
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "dlarray/device.h"
+
+namespace dlarray {
+namespace cuda {
+
+class CachingAllocator;
+class HostStaging;
+
+/*!
+ * \brief All GPUs of the machine. Per GPU: one non-blocking stream that every kernel and copy
+ *        uses, a caching allocator, a cuBLAS handle bound to the stream (made at first use).
+ *        Nothing touches the driver before the first call that needs it.
+ */
+class CudaDevice final : public Device {
+ public:
+  /*! \brief Counters kernels may use for cross-block hand-offs; see semaphores(). */
+  static constexpr int kNumSemaphores = 4096;
+
+  CudaDevice();
+  ~CudaDevice() override;
+
+  int device_type() const override { return kDLArrayCUDA; }
+  int device_count() override;
+  std::string unavailable_reason() override;
+  std::string device_name(int id) override;
+  void* allocate(int id, size_t nbytes) override;
+  void free(int id, void* ptr, size_t nbytes) noexcept override;
+  void copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
+            size_t nbytes) override;
+  void synchronize(int id) override;
+  void* stream(int id) override { return cuda_stream(id); }
+  MemoryStats memory_stats(int id) override;
+  void empty_cache(int id) override;
+  void set_option(const std::string& key, const std::string& value) override;
+  std::string get_option(const std::string& key) override;
+
+  // For the kernels of this plugin (device id already validated by the core).
+  /*! \brief The stream of device id, made at first use. */
+  cudaStream_t cuda_stream(int id);
+  /*! \brief Number of multiprocessors of device id (cached). */
+  int sm_count(int id);
+  /*! \brief The cuBLAS handle of device id, bound to its stream. */
+  cublasHandle_t cublas(int id);
+  /*! \brief Whether matmul_precision is "tf32". */
+  bool matmul_tf32() const { return matmul_tf32_.load(std::memory_order_relaxed); }
+  /*!
+   * \brief kNumSemaphores zeroed unsigned counters on device id. A kernel that counts blocks on
+   *        them must leave them zero when it ends; kernels of a device never overlap (one stream).
+   */
+  unsigned int* semaphores(int id);
+
+ private:
+  struct PerDevice;
+  void InitDevices();
+  PerDevice& At(int id);     // the device, range-checked
+  PerDevice& Ready(int id);  // the device, with its stream made  // the device, with its stream made
+  void CopyBetweenDevices(const void* src, int src_id, void* dst, int dst_id, size_t nbytes);
+  void EnablePeerAccess(int from, int to);
+
+  std::once_flag count_once_;
+  int count_ = 0;
+  std::string unavailable_reason_;
+  std::vector<std::unique_ptr<PerDevice>> devices_;
+  std::atomic<bool> matmul_tf32_{false};
+  std::mutex peer_mu_;
+  std::vector<char> peer_tried_;  // count_ x count_
+};
+
+}  // namespace cuda
+}  // namespace dlarray
+
+#endif  // DLARRAY_BACKENDS_CUDA_CUDA_DEVICE_H_

@@ -1,0 +1,41 @@
+// cuda_backend.so: the plugin entry point. The device object is made without touching the
+// driver, so the plugin opens on machines without a GPU and reports zero devices with a reason.
+#include "cuda_device.h"
+#include "dlarray/plugin.h"
+#include "kernels.h"
+
+namespace {
+
+dlarray::Device* CreateDevice() { return new dlarray::cuda::CudaDevice(); }
+
+void RegisterKernels(dlarray::Registry* registry) {
+  using namespace dlarray::cuda;  // NOLINT(build/namespaces)
+  struct Entry {
+    const char* op;
+    dlarray::KernelFn fn;
+  };
+  static const Entry kKernels[] = {
+      {"array_set", &ArraySetKernel},
+      {"broadcast_to", &BroadcastToKernel},
+      {"reduce_sum_axis_zero", &ReduceSumAxisZeroKernel},
+      {"matrix_elementwise_add", &MatrixElementwiseAddKernel},
+      {"matrix_elementwise_add_by_const", &MatrixElementwiseAddByConstKernel},
+      {"matrix_elementwise_multiply", &MatrixElementwiseMultiplyKernel},
+      {"matrix_elementwise_multiply_by_const", &MatrixElementwiseMultiplyByConstKernel},
+      {"matrix_multiply", &MatrixMultiplyKernel},
+      {"relu", &ReluKernel},
+      {"relu_gradient", &ReluGradientKernel},
+      {"softmax", &SoftmaxKernel},
+      {"softmax_cross_entropy", &SoftmaxCrossEntropyKernel},
+      {"copy", &CopyKernel},
+  };
+  for (const Entry& e : kKernels) registry->register_kernel(e.op, kDLArrayCUDA, e.fn);
+}
+
+}  // namespace
+
+DLARRAY_PLUGIN_ENTRY {
+  static const DLArrayPluginDescriptor descriptor{DLARRAY_PLUGIN_ABI_VERSION, "cuda", kDLArrayCUDA,
+                                                  &CreateDevice, &RegisterKernels};
+  return &descriptor;
+}

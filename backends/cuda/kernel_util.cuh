@@ -1,0 +1,66 @@
+/*!
+ * \file kernel_util.cuh
+ * \brief What every kernel entry of the CUDA plugin needs: device, stream, typed data pointers.
+ */
+#ifndef DLARRAY_BACKENDS_CUDA_KERNEL_UTIL_CUH_
+#define DLARRAY_BACKENDS_CUDA_KERNEL_UTIL_CUH_
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cuda_check.h"
+#include "cuda_device.h"
+#include "dlarray/kernel.h"
+
+namespace dlarray {
+namespace cuda {
+
+/*! \brief Where a kernel runs: the plugin's device object, the GPU id and its stream. */
+struct LaunchEnv {
+  CudaDevice* device;
+  int id;
+  cudaStream_t stream;
+};
+
+/*! \brief Makes the operands' GPU current (when it is not) and returns where to launch. */
+inline LaunchEnv Prepare(const KernelContext& ctx) {
+  SetDevice(ctx.device_id);
+  return {static_cast<CudaDevice*>(ctx.device), ctx.device_id,
+          static_cast<cudaStream_t>(ctx.stream)};
+}
+
+/*! \brief The first element of an array (data + byte_offset). */
+template <typename T>
+inline T* Data(const DLArray* a) {
+  return reinterpret_cast<T*>(static_cast<char*>(a->data) + a->byte_offset);
+}
+
+/*! \brief Number of elements. */
+inline int64_t Numel(const DLArray* a) {
+  int64_t n = 1;
+  for (int i = 0; i < a->ndim; ++i) n *= a->shape[i];
+  return n;
+}
+
+/*! \brief Whether p may be read and written as float4. */
+inline bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+/*! \brief ceil(a / b) for positive values. */
+inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/*! \brief Blocks for work_items items: enough to cover them, at most max_blocks, at least 1. */
+inline int GridSize(int64_t work_items, int threads, int64_t max_blocks) {
+  return static_cast<int>(std::max<int64_t>(1, std::min(CeilDiv(work_items, threads), max_blocks)));
+}
+
+/*! \brief Blocks of `threads` that fill every multiprocessor of the GPU (2048 threads each). */
+inline int64_t FullWaveBlocks(LaunchEnv env, int threads) {
+  return static_cast<int64_t>(env.device->sm_count(env.id)) * (2048 / threads);
+}
+
+}  // namespace cuda
+}  // namespace dlarray
+
+#endif  // DLARRAY_BACKENDS_CUDA_KERNEL_UTIL_CUH_

@@ -1,0 +1,30 @@
+/*!
+ * \file kernels.h
+ * \brief Entry functions of the CUDA kernels, one per op (one op per .cu file).
+ */
+#ifndef DLARRAY_BACKENDS_CUDA_KERNELS_H_
+#define DLARRAY_BACKENDS_CUDA_KERNELS_H_
+
+#include "dlarray/kernel.h"
+
+namespace dlarray {
+namespace cuda {
+
+void ArraySetKernel(const KernelContext& ctx);
+void BroadcastToKernel(const KernelContext& ctx);
+void ReduceSumAxisZeroKernel(const KernelContext& ctx);
+void MatrixElementwiseAddKernel(const KernelContext& ctx);
+void MatrixElementwiseAddByConstKernel(const KernelContext& ctx);
+void MatrixElementwiseMultiplyKernel(const KernelContext& ctx);
+void MatrixElementwiseMultiplyByConstKernel(const KernelContext& ctx);
+void MatrixMultiplyKernel(const KernelContext& ctx);
+void ReluKernel(const KernelContext& ctx);
+void ReluGradientKernel(const KernelContext& ctx);
+void SoftmaxKernel(const KernelContext& ctx);
+void SoftmaxCrossEntropyKernel(const KernelContext& ctx);
+void CopyKernel(const KernelContext& ctx);
+
+}  // namespace cuda
+}  // namespace dlarray
+
+#endif  // DLARRAY_BACKENDS_CUDA_KERNELS_H_

@@ -1,0 +1,23 @@
+// matrix_elementwise_multiply_by_const: out = in * value.
+#include "elementwise.cuh"
+#include "kernels.h"
+
+namespace dlarray {
+namespace cuda {
+namespace {
+
+struct MultiplyConstOp {
+  float value;
+  __device__ float operator()(const float* x) const { return x[0] * value; }
+};
+
+}  // namespace
+
+void MatrixElementwiseMultiplyByConstKernel(const KernelContext& ctx) {
+  const LaunchEnv env = Prepare(ctx);
+  Inputs<1> in{{Data<const float>(ctx.inputs[0])}};
+  LaunchElementwise(env, in, Data<float>(ctx.outputs[0]), Numel(ctx.outputs[0]), MultiplyConstOp{static_cast<float>(ctx.attrs[0])});
+}
+
+}  // namespace cuda
+}  // namespace dlarray

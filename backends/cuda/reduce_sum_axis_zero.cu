@@ -1,0 +1,149 @@
+// reduce_sum_axis_zero: out = in.sum(axis=0), in viewed as (rows, cols), cols = numel / rows.
+//
+// Threads of a block own columns (bx of them, float4 when aligned) and split the block's rows
+// (by of them). When there are too few columns to fill the GPU, the rows are also split across
+// blockIdx.y: each block writes a partial sum, and the last block of a column group to finish
+// (counted on the device's semaphores) adds the partials in split order. The order of every
+// addition is fixed by the shape, so results are the same from run to run.
+#include <algorithm>
+
+#include "kernel_util.cuh"
+#include "kernels.h"
+
+namespace dlarray {
+namespace cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+__device__ __forceinline__ float4 operator+(float4 a, float4 b) {
+  return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
+
+template <typename T>
+__device__ __forceinline__ T Zero();
+template <>
+__device__ __forceinline__ float Zero<float>() {
+  return 0.f;
+}
+template <>
+__device__ __forceinline__ float4 Zero<float4>() {
+  return make_float4(0.f, 0.f, 0.f, 0.f);
+}
+
+// Sums shared[ty][tx] over ty into shared[0][tx]; by is a power of two.
+template <typename T>
+__device__ __forceinline__ T ReduceOverRows(T* shared, T v) {
+  const int tx = threadIdx.x;
+  const int ty = threadIdx.y;
+  const int bx = blockDim.x;
+  shared[ty * bx + tx] = v;
+  __syncthreads();
+  for (int h = blockDim.y / 2; h > 0; h /= 2) {
+    if (ty < h) shared[ty * bx + tx] = shared[ty * bx + tx] + shared[(ty + h) * bx + tx];
+    __syncthreads();
+  }
+  return shared[tx];
+}
+
+// T: float or float4; cols in T units. partial: gridDim.y x cols (unused when gridDim.y == 1).
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    ReduceRowsKernel(const T* in, T* out, T* partial, unsigned int* semaphores, int64_t rows,
+                     int64_t cols, int64_t rows_per_split) {
+  __shared__ T shared[kThreads];
+  __shared__ bool last_block;
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t r_begin = static_cast<int64_t>(blockIdx.y) * rows_per_split;
+  const int64_t r_end = min(rows, r_begin + rows_per_split);
+  const int by = blockDim.y;
+  T acc = Zero<T>();
+  if (c < cols) {
+    int64_t r = r_begin + threadIdx.y;
+    // Four independent loads in flight, added in row order.
+    for (; r + 3 * by < r_end; r += 4 * by) {
+      const T v0 = in[r * cols + c];
+      const T v1 = in[(r + by) * cols + c];
+      const T v2 = in[(r + 2 * by) * cols + c];
+      const T v3 = in[(r + 3 * by) * cols + c];
+      acc = acc + v0;
+      acc = acc + v1;
+      acc = acc + v2;
+      acc = acc + v3;
+    }
+    for (; r < r_end; r += by) acc = acc + in[r * cols + c];
+  }
+  T sum = ReduceOverRows(shared, acc);
+  if (gridDim.y == 1) {
+    if (threadIdx.y == 0 && c < cols) out[c] = sum;
+    return;
+  }
+  if (threadIdx.y == 0 && c < cols) partial[blockIdx.y * cols + c] = sum;
+  __threadfence();  // publish the partial before counting this block as done
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    last_block = atomicAdd(&semaphores[blockIdx.x], 1u) == gridDim.y - 1;
+  }
+  __syncthreads();
+  if (!last_block) return;
+  __threadfence();
+  acc = Zero<T>();
+  if (c < cols) {
+    for (int64_t s = threadIdx.y; s < gridDim.y; s += by) acc = acc + __ldcg(&partial[s * cols + c]);
+  }
+  __syncthreads();  // shared is reused
+  sum = ReduceOverRows(shared, acc);
+  if (threadIdx.y == 0 && c < cols) out[c] = sum;
+  if (threadIdx.x == 0 && threadIdx.y == 0) semaphores[blockIdx.x] = 0;  // ready for the next op
+}
+
+template <typename T>
+void Launch(const LaunchEnv& env, const float* in, float* out, int64_t rows, int64_t cols) {
+  int bx = 1;
+  while (bx < 32 && bx < cols) bx *= 2;
+  const dim3 block(bx, kThreads / bx);
+  const int64_t grid_x = CeilDiv(cols, bx);
+  const int64_t target_blocks = FullWaveBlocks(env, kThreads);
+  int64_t splits = 1;
+  if (grid_x < target_blocks && grid_x <= CudaDevice::kNumSemaphores) {
+    // Enough blocks to fill the GPU, each thread still adding a few rows.
+    splits = std::min(CeilDiv(target_blocks, grid_x), CeilDiv(rows, 4 * block.y));
+    splits = std::max<int64_t>(1, std::min<int64_t>(splits, 65535));
+  }
+  const int64_t rows_per_split = CeilDiv(rows, splits);
+  splits = CeilDiv(rows, rows_per_split);
+  const dim3 grid(static_cast<unsigned>(grid_x), static_cast<unsigned>(splits));
+  T* partial = nullptr;
+  unsigned int* semaphores = nullptr;
+  const size_t partial_bytes = static_cast<size_t>(splits * cols) * sizeof(T);
+  if (splits > 1) {
+    semaphores = env.device->semaphores(env.id);
+    // Stream-ordered: the block can go back to the cache right after the launch.
+    partial = static_cast<T*>(env.device->allocate(env.id, partial_bytes));
+  }
+  ReduceRowsKernel<T><<<grid, block, 0, env.stream>>>(reinterpret_cast<const T*>(in),
+                                                       reinterpret_cast<T*>(out), partial,
+                                                       semaphores, rows, cols, rows_per_split);
+  const cudaError_t err = cudaGetLastError();
+  if (partial != nullptr) env.device->free(env.id, partial, partial_bytes);
+  if (err != cudaSuccess) ThrowCudaError(err, "ReduceRowsKernel", __FILE__, __LINE__);
+}
+
+}  // namespace
+
+void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
+  const DLArray* in_arr = ctx.inputs[0];
+  const float* in = Data<const float>(in_arr);
+  float* out = Data<float>(ctx.outputs[0]);
+  const int64_t rows = in_arr->ndim == 0 ? 1 : in_arr->shape[0];
+  const int64_t cols = Numel(in_arr) / rows;
+  const LaunchEnv env = Prepare(ctx);
+  if (cols % 4 == 0 && Aligned16(in) && Aligned16(out)) {
+    Launch<float4>(env, in, out, rows, cols / 4);
+  } else {
+    Launch<float>(env, in, out, rows, cols);
+  }
+}
+
+}  // namespace cuda
+}  // namespace dlarray

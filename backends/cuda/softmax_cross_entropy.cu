@@ -1,0 +1,220 @@
+// softmax_cross_entropy: out[0] = mean over rows of -sum(y_ * log_softmax(y)), rows over the
+// last axis, in one kernel.
+//
+// Per row, one streaming pass over logits y and labels y_ keeps the running max m and rescaled
+// sum s of exp(y - m) together with a = sum(y_ * y) and b = sum(y_); then
+// loss = b * (m + log s) - a. A warp per row for rows up to 2048 columns, a block per row
+// beyond. Each block adds its rows' losses in a fixed order, and the last block to finish
+// (counted on the device's semaphores) adds the blocks' sums in block order and writes the mean:
+// no atomics on floats, the same result on every run.
+#include <cmath>
+
+#include "kernel_util.cuh"
+#include "kernels.h"
+#include "row_reduce.cuh"
+
+namespace dlarray {
+namespace cuda {
+namespace {
+
+constexpr int kWarpThreads = 256;  // block size of the warp-per-row kernel
+constexpr int kWarpRowsPerBlock = kWarpThreads / 32;
+
+// The per-row state: online (max, sum) of the logits, sum(y_ * y), sum(y_).
+struct RowAcc {
+  MaxSum ms;
+  float a;
+  float b;
+};
+
+__device__ __forceinline__ RowAcc RowAccIdentity() { return {MaxSumIdentity(), 0.f, 0.f}; }
+
+__device__ __forceinline__ void RowAccAdd(RowAcc& acc, float y, float label) {
+  MaxSumAdd(acc.ms, y);
+  acc.a += label * y;
+  acc.b += label;
+}
+
+__device__ __forceinline__ void RowAccAdd4(RowAcc& acc, float4 y, float4 label) {
+  MaxSumAdd4(acc.ms, y);
+  acc.a += label.x * y.x + label.y * y.y + label.z * y.z + label.w * y.w;
+  acc.b += label.x + label.y + label.z + label.w;
+}
+
+__device__ __forceinline__ RowAcc RowAccCombine(RowAcc x, RowAcc y) {
+  return {MaxSumCombine(x.ms, y.ms), x.a + y.a, x.b + y.b};
+}
+
+__device__ __forceinline__ RowAcc WarpRowAcc(RowAcc v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) {
+    RowAcc other;
+    other.ms.m = __shfl_xor_sync(0xffffffffu, v.ms.m, o);
+    other.ms.s = __shfl_xor_sync(0xffffffffu, v.ms.s, o);
+    other.a = __shfl_xor_sync(0xffffffffu, v.a, o);
+    other.b = __shfl_xor_sync(0xffffffffu, v.b, o);
+    v = RowAccCombine(v, other);
+  }
+  return v;
+}
+
+struct RowAccOp {
+  __device__ RowAcc operator()(RowAcc x, RowAcc y) const { return RowAccCombine(x, y); }
+  __device__ RowAcc warp(RowAcc v) const { return WarpRowAcc(v); }
+};
+
+__device__ __forceinline__ float RowLoss(const RowAcc& acc) {
+  return acc.b * (acc.ms.m + logf(acc.ms.s)) - acc.a;
+}
+
+// Accumulates the columns of one row that belong to thread `t` of `n` threads.
+template <bool kVec>
+__device__ __forceinline__ RowAcc AccumulateRow(const float* y, const float* label, int64_t cols,
+                                                int t, int n) {
+  RowAcc acc = RowAccIdentity();
+  if constexpr (kVec) {
+    const float4* y4 = reinterpret_cast<const float4*>(y);
+    const float4* l4 = reinterpret_cast<const float4*>(label);
+#pragma unroll 4
+    for (int64_t q = t; q < cols / 4; q += n) RowAccAdd4(acc, y4[q], l4[q]);
+  } else {
+#pragma unroll 4
+    for (int64_t j = t; j < cols; j += n) RowAccAdd(acc, y[j], label[j]);
+  }
+  return acc;
+}
+
+// Called by every thread of every block with the block's loss sum (valid in thread 0): the last
+// block to arrive writes the mean. partial: gridDim.x floats; semaphore: zero, left zero.
+__device__ void FinishMean(float block_loss, float* partial, unsigned int* semaphore, float* out,
+                           int64_t rows) {
+  __shared__ float scratch[32];
+  __shared__ bool last_block;
+  if (gridDim.x == 1) {
+    if (threadIdx.x == 0) out[0] = block_loss / static_cast<float>(rows);
+    return;
+  }
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = block_loss;
+    __threadfence();  // publish the partial before counting this block as done
+    last_block = atomicAdd(semaphore, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last_block) return;
+  __threadfence();
+  float sum = 0.f;
+  for (int i = threadIdx.x; i < static_cast<int>(gridDim.x); i += blockDim.x) {
+    sum += __ldcg(&partial[i]);
+  }
+  sum = BlockReduce(sum, scratch, SumOp());
+  if (threadIdx.x == 0) {
+    out[0] = sum / static_cast<float>(rows);
+    *semaphore = 0;  // ready for the next op
+  }
+}
+
+template <bool kVec>
+__global__ void __launch_bounds__(kWarpThreads)
+    CrossEntropyWarpKernel(const float* logits, const float* labels, int64_t rows, int64_t cols,
+                           float* partial, unsigned int* semaphore, float* out) {
+  __shared__ float warp_loss[kWarpRowsPerBlock];
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarpRowsPerBlock;
+  float loss = 0.f;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + warp; row < rows;
+       row += warps) {
+    const RowAcc acc =
+        WarpRowAcc(AccumulateRow<kVec>(logits + row * cols, labels + row * cols, cols, lane, 32));
+    loss += RowLoss(acc);
+  }
+  if (lane == 0) warp_loss[warp] = loss;
+  __syncthreads();
+  float block_loss = 0.f;
+  if (threadIdx.x == 0) {
+    for (int w = 0; w < kWarpRowsPerBlock; ++w) block_loss += warp_loss[w];
+  }
+  FinishMean(block_loss, partial, semaphore, out, rows);
+}
+
+template <int kThreads, bool kVec>
+__global__ void __launch_bounds__(kThreads)
+    CrossEntropyBlockKernel(const float* logits, const float* labels, int64_t rows, int64_t cols,
+                            float* partial, unsigned int* semaphore, float* out) {
+  __shared__ RowAcc scratch[32];
+  float block_loss = 0.f;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    RowAcc acc =
+        AccumulateRow<kVec>(logits + row * cols, labels + row * cols, cols, threadIdx.x, kThreads);
+    acc = BlockReduce(acc, scratch, RowAccOp());
+    block_loss += RowLoss(acc);
+  }
+  FinishMean(block_loss, partial, semaphore, out, rows);
+}
+
+template <int kThreads>
+void LaunchBlockKernel(const LaunchEnv& env, int blocks, bool vec, const float* logits,
+                       const float* labels, int64_t rows, int64_t cols, float* partial,
+                       unsigned int* semaphore, float* out) {
+  if (vec) {
+    CrossEntropyBlockKernel<kThreads, true><<<blocks, kThreads, 0, env.stream>>>(
+        logits, labels, rows, cols, partial, semaphore, out);
+  } else {
+    CrossEntropyBlockKernel<kThreads, false><<<blocks, kThreads, 0, env.stream>>>(
+        logits, labels, rows, cols, partial, semaphore, out);
+  }
+}
+
+}  // namespace
+
+void SoftmaxCrossEntropyKernel(const KernelContext& ctx) {
+  const DLArray* y_arr = ctx.inputs[0];
+  const float* logits = Data<const float>(y_arr);
+  const float* labels = Data<const float>(ctx.inputs[1]);
+  float* out = Data<float>(ctx.outputs[0]);
+  const int64_t cols = y_arr->ndim == 0 ? 1 : y_arr->shape[y_arr->ndim - 1];
+  const int64_t rows = Numel(y_arr) / cols;
+  const bool vec = cols % 4 == 0 && Aligned16(logits) && Aligned16(labels);
+  const LaunchEnv env = Prepare(ctx);
+  const int64_t full_wave = FullWaveBlocks(env, kWarpThreads);
+  int blocks = 0;
+  int threads = 0;
+  if (cols <= 2048) {
+    threads = kWarpThreads;
+    blocks = GridSize(rows, kWarpRowsPerBlock, full_wave);
+  } else if (cols <= 16384) {
+    threads = 256;
+    blocks = GridSize(rows, 1, full_wave);
+  } else {
+    threads = 1024;
+    blocks = GridSize(rows, 1, 2 * env.device->sm_count(env.id));
+  }
+  float* partial = nullptr;
+  unsigned int* semaphore = nullptr;
+  const size_t partial_bytes = static_cast<size_t>(blocks) * sizeof(float);
+  if (blocks > 1) {
+    semaphore = env.device->semaphores(env.id);
+    // Stream-ordered: the block can go back to the cache right after the launch.
+    partial = static_cast<float*>(env.device->allocate(env.id, partial_bytes));
+  }
+  if (threads == kWarpThreads && cols <= 2048) {
+    if (vec) {
+      CrossEntropyWarpKernel<true><<<blocks, kWarpThreads, 0, env.stream>>>(
+          logits, labels, rows, cols, partial, semaphore, out);
+    } else {
+      CrossEntropyWarpKernel<false><<<blocks, kWarpThreads, 0, env.stream>>>(
+          logits, labels, rows, cols, partial, semaphore, out);
+    }
+  } else if (threads == 256) {
+    LaunchBlockKernel<256>(env, blocks, vec, logits, labels, rows, cols, partial, semaphore, out);
+  } else {
+    LaunchBlockKernel<1024>(env, blocks, vec, logits, labels, rows, cols, partial, semaphore,
+                            out);
+  }
+  const cudaError_t err = cudaGetLastError();
+  if (partial != nullptr) env.device->free(env.id, partial, partial_bytes);
+  if (err != cudaSuccess) ThrowCudaError(err, "CrossEntropyKernel", __FILE__, __LINE__);
+}
+
+}  // namespace cuda
+}  // namespace dlarray

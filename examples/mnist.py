@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""Train logistic regression or an MLP (784-256-100-10, ReLU) on MNIST with dlarray.autodiff.
+
+    python examples/mnist.py --model mlp --device cpu --epochs 10 --plot curves.png
+
+Data: data/mnist10k.npz (the first 8,000 images train, the last 2,000 test), or the full
+MNIST in the dlsys format (--data mnist.pkl.gz: its training and test sets). Pixels are
+scaled to [0, 1]. Weights start from NumPy with --seed, which also shuffles the batches, so
+--device numpy, cpu and gpu take the same path and their losses agree to float32 rounding.
+
+On a device the whole step stays there: each epoch's batches are uploaded once, the SGD
+update (w += -lr * grad) runs as ops in place, and the loss is summed on the device and read
+only every few steps for the progress bar.
+"""
+
+import argparse
+import gzip
+import os
+import pickle
+import sys
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+import dlarray
+from dlarray import autodiff as ad
+
+DEFAULT_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "data",
+                            "mnist10k.npz")
+LAYERS = {"logreg": (784, 10), "mlp": (784, 256, 100, 10)}
+DEFAULT_LR = {"logreg": 0.5, "mlp": 0.2}
+NPZ_TEST_SIZE = 2000
+LOG_EVERY = 10  # steps between reads of the running loss (each read waits for the device)
+
+
+def load_data(path):
+    """(train images, train labels, test images, test labels) from a .npz or .pkl.gz file.
+
+    Images are float32 in [0, 1], one row of 784 pixels each; labels are int64 digits.
+    """
+    if path.endswith(".npz"):
+        with np.load(path) as data:
+            images = data["images"].astype(np.float32) / 255
+            labels = data["labels"].astype(np.int64)
+        split = len(images) - NPZ_TEST_SIZE
+        return images[:split], labels[:split], images[split:], labels[split:]
+    if path.endswith(".pkl.gz"):
+        with gzip.open(path, "rb") as f:
+            train, _, test = pickle.load(f, encoding="latin1")
+        return (np.asarray(train[0], np.float32), np.asarray(train[1], np.int64),
+                np.asarray(test[0], np.float32), np.asarray(test[1], np.int64))
+    raise ValueError("--data: expected a .npz or .pkl.gz file, got %r" % path)
+
+
+def one_hot(labels, classes=10):
+    return np.eye(classes, dtype=np.float32)[labels]
+
+
+def build_model(model, x):
+    """The parameter nodes (W1, b1, W2, ...) and the logits node of ``model`` for input ``x``."""
+    layers = LAYERS[model]
+    params, h = [], x
+    for i, _ in enumerate(layers[1:], start=1):
+        w, b = ad.Variable("W%d" % i), ad.Variable("b%d" % i)
+        product = ad.matmul_op(h, w)
+        h = product + ad.broadcastto_op(b, product)
+        if i < len(layers) - 1:
+            h = ad.relu_op(h)
+        params += [w, b]
+    return params, h
+
+
+def init_params(model, seed):
+    """Initial parameters from NumPy: He-normal weights and zero biases, float32."""
+    rng = np.random.default_rng(seed)
+    layers = LAYERS[model]
+    params = []
+    for n_in, n_out in zip(layers, layers[1:]):
+        params.append((rng.standard_normal((n_in, n_out)) * np.sqrt(2.0 / n_in)).astype(np.float32))
+        params.append(np.zeros(n_out, np.float32))
+    return params
+
+
+class Trainer:
+    """A model on one device (ctx=None: NumPy): its executors, parameters and SGD steps."""
+
+    def __init__(self, model, ctx, lr, seed):
+        self.ctx, self.lr = ctx, lr
+        self.x, self.y_ = ad.Variable("x"), ad.Variable("y_")
+        params, logits = build_model(model, self.x)
+        loss = ad.softmaxcrossentropy_op(logits, self.y_)
+        self.train_executor = ad.Executor([loss] + ad.gradients(loss, params), ctx)
+        self.eval_executor = ad.Executor([logits], ctx)
+        self.weights = [self.to_device(p) for p in init_params(model, seed)]
+        self.params = dict(zip(params, self.weights))
+        self.feed = dict(self.params)
+        self.loss_sum = self.to_device(np.zeros(1))
+        self.steps = 0
+
+    def to_device(self, array):
+        """``array`` as float32 on the trainer's device (a NumPy copy for ctx=None)."""
+        array = np.array(array, np.float32)
+        return array if self.ctx is None else dlarray.array(array, self.ctx)
+
+    def step(self, images, labels):
+        """One SGD step on a batch (images, one-hot labels; NumPy or on the device)."""
+        self.feed[self.x], self.feed[self.y_] = images, labels
+        loss, *grads = self.train_executor.run(self.feed)
+        if self.ctx is None:
+            for w, g in zip(self.weights, grads):
+                w -= self.lr * g
+            self.loss_sum += loss
+        else:
+            ops = dlarray.ops
+            for w, g in zip(self.weights, grads):
+                ops.matrix_elementwise_multiply_by_const(g, -self.lr, g)
+                ops.matrix_elementwise_add(w, g, w)
+            ops.matrix_elementwise_add(self.loss_sum, loss, self.loss_sum)
+        self.steps += 1
+
+    def mean_loss(self, reset=False):
+        """The mean loss of the steps since the last reset (waits for the device)."""
+        total = self.loss_sum if self.ctx is None else self.loss_sum.asnumpy()
+        mean = float(total[0]) / max(self.steps, 1)
+        if reset:
+            self.loss_sum[:] = np.zeros(1, np.float32)
+            self.steps = 0
+        return mean
+
+    def accuracy(self, images, labels):
+        """The fraction of ``images`` (NumPy or on the device) classified as ``labels``."""
+        feed = dict(self.params)
+        feed[self.x] = images
+        logits, = self.eval_executor.run(feed, convert_to_numpy_ret_vals=True)
+        return float(np.mean(logits.argmax(axis=1) == labels))
+
+
+class EpochBatches:
+    """An epoch's shuffled batches, (images, one-hot labels), on a trainer's device.
+
+    Device arrays are made on the first epoch and refilled in place on the next ones, so
+    the steps read their inputs on the device: no copy and no wait inside the step loop.
+    """
+
+    def __init__(self, trainer, images, labels, batch_size):
+        self.trainer, self.images, self.labels = trainer, images, labels
+        self.batch_size = batch_size
+        self.arrays = []
+
+    def __call__(self, order):
+        batches = []
+        for i, start in enumerate(range(0, len(order), self.batch_size)):
+            idx = order[start:start + self.batch_size]
+            x, y = self.images[idx], one_hot(self.labels[idx])
+            if self.trainer.ctx is None:
+                batches.append((x, y))
+            elif i < len(self.arrays):
+                self.arrays[i][0][:] = x
+                self.arrays[i][1][:] = y
+            else:
+                self.arrays.append((self.trainer.to_device(x), self.trainer.to_device(y)))
+        return batches or self.arrays
+
+
+def plot_curves(path, losses, accuracies):
+    """Saves the training loss and test accuracy per epoch to ``path`` (PNG)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    epochs = range(1, len(losses) + 1)
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 4))
+    ax_loss.plot(epochs, losses, marker="o")
+    ax_loss.set(xlabel="epoch", ylabel="training loss", title="loss")
+    ax_acc.plot(epochs, [100 * a for a in accuracies], marker="o", color="tab:green")
+    ax_acc.set(xlabel="epoch", ylabel="test accuracy (%)", title="test accuracy")
+    for ax in (ax_loss, ax_acc):
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def default_device():
+    return "gpu" if any(dlarray.is_gpu_ctx(c) for c in dlarray.devices()) else "cpu"
+
+
+def device_context(name):
+    return {"numpy": None, "cpu": dlarray.cpu(0), "gpu": dlarray.gpu(0)}[name]
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--device", choices=["numpy", "cpu", "gpu"], default=None,
+                        help="numpy: the NumPy executor; default: gpu when usable, else cpu")
+    parser.add_argument("--model", choices=sorted(LAYERS), default="mlp")
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--lr", type=float, default=None,
+                        help="learning rate (default: %s)" % DEFAULT_LR)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data", default=DEFAULT_DATA, help="a .npz or dlsys mnist.pkl.gz file")
+    parser.add_argument("--plot", metavar="FILE.png", help="save loss and accuracy curves")
+    args = parser.parse_args(argv)
+    args.device = args.device or default_device()
+    args.lr = DEFAULT_LR[args.model] if args.lr is None else args.lr
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    train_x, train_y, test_x, test_y = load_data(args.data)
+    trainer = Trainer(args.model, device_context(args.device), args.lr, args.seed)
+    test_images = trainer.to_device(test_x)
+    batches = EpochBatches(trainer, train_x, train_y, args.batch_size)
+    rng = np.random.default_rng(args.seed)
+    print("%s on %s: %d training and %d test images, batch %d, lr %g"
+          % (args.model, args.device, len(train_x), len(test_x), args.batch_size, args.lr))
+    losses, accuracies = [], []
+    for epoch in range(1, args.epochs + 1):
+        start = time.perf_counter()
+        epoch_batches = batches(rng.permutation(len(train_x)))
+        bar = tqdm(epoch_batches, desc="epoch %d/%d" % (epoch, args.epochs), leave=False,
+                   file=sys.stdout)
+        for images, labels in bar:
+            trainer.step(images, labels)
+            if trainer.steps % LOG_EVERY == 0:
+                bar.set_postfix(loss="%.4f" % trainer.mean_loss())
+        losses.append(trainer.mean_loss(reset=True))
+        seconds = time.perf_counter() - start
+        accuracies.append(trainer.accuracy(test_images, test_y))
+        print("epoch %2d: loss %.4f  test accuracy %.2f%%  %.2f s"
+              % (epoch, losses[-1], 100 * accuracies[-1], seconds))
+    if args.plot:
+        plot_curves(args.plot, losses, accuracies)
+        print("saved", args.plot)
+    return losses, accuracies
+
+
+if __name__ == "__main__":
+    main()

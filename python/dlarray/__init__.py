@@ -1,0 +1,87 @@
+"""dlarray: arrays on pluggable devices (cpu, gpu) with the dlsys DLArray API.
+
+    import dlarray
+    x = dlarray.array(numpy_array, dlarray.cpu())     # or dlarray.gpu(0)
+    y = dlarray.empty(x.shape, x.ctx)
+    dlarray.ops.relu(x, y)
+    y.asnumpy()
+
+Devices come from plugins found when the package is imported (the ``plugins`` folder next to the
+core library, then ``DLARRAY_PLUGIN_PATH``); ``dlarray.plugins()`` says what was tried and why a
+plugin is not usable. A device whose plugin is missing raises that reason when it is first used.
+"""
+
+from . import _core
+from ._core import DLContext, NDArray, array, devices, empty, synchronize
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DLContext", "NDArray", "array", "cpu", "devices", "empty", "empty_cache", "get_matmul_precision",
+    "gpu", "is_gpu_ctx", "load_plugin", "memory_stats", "ops", "plugins", "set_matmul_precision",
+    "synchronize",
+]
+
+
+def cpu(dev_id=0):
+    """The context of CPU device ``dev_id`` (there is one, id 0)."""
+    return DLContext(dev_id, 1)
+
+
+def gpu(dev_id=0):
+    """The context of CUDA device ``dev_id``."""
+    return DLContext(dev_id, 2)
+
+
+def is_gpu_ctx(ctx):
+    """Whether ``ctx`` is a GPU context."""
+    return bool(ctx) and ctx.device_type == 2
+
+
+def plugins():
+    """Every plugin tried: a list of dicts with name, path, origin, status, reason, device_type,
+    device_count, abi_version and ops."""
+    return _core.plugins()
+
+
+def load_plugin(path):
+    """Loads one plugin library; raises RuntimeError with the reason when it is not usable."""
+    return _core.load_plugin(str(path))
+
+
+def memory_stats(ctx):
+    """Allocator counters of ``ctx``: bytes_in_use, bytes_reserved, num_allocations (system or
+    driver allocations made so far), num_frees, peak_bytes_in_use."""
+    return _core.memory_stats(ctx)
+
+
+def empty_cache(ctx=None):
+    """Returns cached device memory of ``ctx`` (default: every device) to the system."""
+    _core.empty_cache(ctx)
+
+
+_PRECISIONS = ("highest", "tf32")
+
+
+def set_matmul_precision(precision):
+    """``"highest"`` (default): float32 matrix products in full float32. ``"tf32"``: GPU matrix
+    products use TF32 tensor cores (about 10 mantissa bits; much faster on Ampere and newer).
+    The CPU always computes in float32."""
+    if precision not in _PRECISIONS:
+        raise ValueError(f"matmul precision must be one of {_PRECISIONS}, got {precision!r}")
+    for ctx in devices():
+        if ctx.device_type != 1 and ctx.device_id == 0:
+            _core.set_option(ctx, "matmul_precision", precision)
+    global _matmul_precision
+    _matmul_precision = precision
+
+
+_matmul_precision = "highest"
+
+
+def get_matmul_precision():
+    """The precision set by set_matmul_precision."""
+    return _matmul_precision
+
+
+from . import ops, ndarray, gpu_op  # noqa: E402  (they import names defined above)

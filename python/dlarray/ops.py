@@ -1,0 +1,27 @@
+"""The ops, with the seed's names and argument order. Every op writes into output arrays given by
+the caller and runs on the device of its operands (all on one device). Ops added by plugins are
+reachable as ``dlarray.ops.<name>(*inputs, *outputs, *attrs)`` or through ``invoke``."""
+
+from ._core import (array_set, broadcast_to, copy, invoke, matrix_elementwise_add,  # noqa: F401
+                    matrix_elementwise_add_by_const, matrix_elementwise_multiply,
+                    matrix_elementwise_multiply_by_const, matrix_multiply, op_info, op_names, relu,
+                    reduce_sum_axis_zero, relu_gradient, softmax, softmax_cross_entropy)
+
+
+def __getattr__(name):
+    """Ops declared by plugins: inputs, then outputs, then scalar attributes, positionally."""
+    if name.startswith("_") or name not in op_names():
+        raise AttributeError(f"module 'dlarray.ops' has no op {name!r} (declared: {op_names()})")
+    info = op_info(name)
+    n_in, n_out, n_attr = info["num_inputs"], info["num_outputs"], len(info["attr_names"])
+
+    def op(*args):
+        if len(args) != n_in + n_out + n_attr:
+            raise TypeError(f"{name}() takes {n_in} inputs, {n_out} outputs and attributes "
+                            f"{info['attr_names']}: {n_in + n_out + n_attr} arguments, got {len(args)}")
+        invoke(name, list(args[:n_in]), list(args[n_in:n_in + n_out]),
+               [float(a) for a in args[n_in + n_out:]])
+
+    op.__name__ = name
+    op.__doc__ = info["doc"]
+    return op

@@ -1,0 +1,171 @@
+// dlarray._core: a thin binding. Converts arguments, releases the GIL around device work, and maps
+// dlarray::Error kinds to ValueError / TypeError / RuntimeError / MemoryError.
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "binding.h"
+#include "dlarray/plugin.h"
+
+namespace dlarray {
+namespace {
+
+void TranslateErrors(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const Error& e) {
+    switch (e.kind()) {
+      case ErrorKind::kValue:
+        PyErr_SetString(PyExc_ValueError, e.what());
+        return;
+      case ErrorKind::kType:
+        PyErr_SetString(PyExc_TypeError, e.what());
+        return;
+      case ErrorKind::kMemory:
+        PyErr_SetString(PyExc_MemoryError, e.what());
+        return;
+      case ErrorKind::kRuntime:
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+        return;
+    }
+  }
+}
+
+py::dict PluginToDict(const PluginInfo& p) {
+  py::dict d;
+  d["name"] = p.name;
+  d["path"] = p.path;
+  d["origin"] = p.origin;
+  d["status"] = PluginStatusName(p.status);
+  d["reason"] = p.reason;
+  d["device_type"] = p.device_type == 0 ? std::string() : DeviceTypeName(p.device_type);
+  d["device_count"] = p.device_count;
+  d["abi_version"] = p.abi_version;
+  d["ops"] = p.ops;
+  return d;
+}
+
+std::vector<DLContext> ContextsOrAll(const py::object& ctx) {
+  if (ctx.is_none()) return Devices();
+  return {ctx.cast<DLContext>()};
+}
+
+}  // namespace
+
+DLArrayDType DTypeFromNumpy(const py::dtype& dt) {
+  char kind = dt.kind();
+  DLArrayDType t{kDLArrayFloat, static_cast<uint8_t>(dt.itemsize() * 8), 1};
+  if (kind == 'f') {
+    t.code = kDLArrayFloat;
+  } else if (kind == 'i') {
+    t.code = kDLArrayInt;
+  } else if (kind == 'u' || kind == 'b') {
+    t.code = kDLArrayUInt;
+  } else {
+    throw DTypeError("unsupported dtype " + std::string(py::str(dt)) +
+                     " (numeric types only: float, int, uint, bool)");
+  }
+  return t;
+}
+
+py::dtype DTypeToNumpy(DLArrayDType t) {
+  std::string code = t.code == kDLArrayFloat ? "f" : t.code == kDLArrayInt ? "i" : "u";
+  return py::dtype(code + std::to_string(t.bits / 8));
+}
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "dlarray runtime binding (see the dlarray package for the documented API)";
+  py::register_exception_translator(&TranslateErrors);
+
+  py::class_<DLContext>(m, "DLContext", "A device: type (1 = cpu, 2 = gpu) and id.")
+      .def(py::init([](int device_id, int device_type) {
+             return DLContext{device_type, device_id};
+           }),
+           py::arg("device_id"), py::arg("device_type"))
+      .def_readonly("device_id", &DLContext::device_id)
+      .def_readonly("device_type", &DLContext::device_type)
+      .def("__repr__", &ContextToString)
+      .def("__eq__",
+           [](const DLContext& a, const py::object& b) {
+             return py::isinstance<DLContext>(b) && a == b.cast<DLContext>();
+           })
+      .def("__hash__", [](const DLContext& c) { return c.device_type * 1000003 + c.device_id; })
+      .def(py::pickle([](const DLContext& c) { return py::make_tuple(c.device_id, c.device_type); },
+                      [](const py::tuple& t) {
+                        return DLContext{t[1].cast<int>(), t[0].cast<int>()};
+                      }));
+
+  m.def("devices", &Devices, "Every usable device context, CPU first.");
+  m.def("device_count", &DeviceCount, py::arg("device_type"));
+  m.def(
+      "device_name",
+      [](const DLContext& ctx) { return GetDevice(ctx)->device_name(ctx.device_id); },
+      py::arg("ctx"));
+  m.def("plugins", [] {
+    py::list out;
+    for (const PluginInfo& p : Plugins()) out.append(PluginToDict(p));
+    return out;
+  });
+  m.def("plugin_search_path", &PluginSearchPath);
+  m.def(
+      "load_plugin",
+      [](const std::string& path) {
+        PluginInfo info = LoadPlugin(path);
+        if (info.status != PluginStatus::kLoaded) {
+          throw BackendError("plugin " + info.path + " is not usable: " +
+                             PluginStatusName(info.status) + ": " + info.reason);
+        }
+        return PluginToDict(info);
+      },
+      py::arg("path"));
+  m.def(
+      "synchronize",
+      [](const py::object& ctx) {
+        std::vector<DLContext> all = ContextsOrAll(ctx);
+        py::gil_scoped_release release;
+        for (const DLContext& c : all) Synchronize(c);
+      },
+      py::arg("ctx") = py::none());
+  m.def(
+      "memory_stats",
+      [](const DLContext& ctx) {
+        MemoryStats s = GetDevice(ctx)->memory_stats(ctx.device_id);
+        py::dict d;
+        d["bytes_in_use"] = s.bytes_in_use;
+        d["bytes_reserved"] = s.bytes_reserved;
+        d["num_allocations"] = s.num_allocations;
+        d["num_frees"] = s.num_frees;
+        d["peak_bytes_in_use"] = s.peak_bytes_in_use;
+        return d;
+      },
+      py::arg("ctx"));
+  m.def(
+      "empty_cache",
+      [](const py::object& ctx) {
+        for (const DLContext& c : ContextsOrAll(ctx)) GetDevice(c)->empty_cache(c.device_id);
+      },
+      py::arg("ctx") = py::none());
+  m.def(
+      "set_option",
+      [](const DLContext& ctx, const std::string& key, const std::string& value) {
+        GetDevice(ctx)->set_option(key, value);
+      },
+      py::arg("ctx"), py::arg("key"), py::arg("value"));
+  m.def(
+      "get_option",
+      [](const DLContext& ctx, const std::string& key) { return GetDevice(ctx)->get_option(key); },
+      py::arg("ctx"), py::arg("key"));
+  m.def(
+      "stream_handle",
+      [](const DLContext& ctx) {
+        return reinterpret_cast<uintptr_t>(GetDevice(ctx)->stream(ctx.device_id));
+      },
+      py::arg("ctx"), "The device stream ops on ctx run on (cudaStream_t as an int), 0 if none.");
+  m.attr("PLUGIN_ABI_VERSION") = DLARRAY_PLUGIN_ABI_VERSION;
+
+  BindNDArray(m);
+  BindOps(m);
+}
+
+}  // namespace dlarray

@@ -1,0 +1,73 @@
+/*!
+ * \file dlarray/device.h
+ * \brief The abstract Device a backend plugin implements (plugin SDK).
+ */
+#ifndef DLARRAY_DEVICE_H_
+#define DLARRAY_DEVICE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "dlarray/dlarray.h"
+#include "dlarray/errors.h"
+
+namespace dlarray {
+
+/*! \brief Allocator counters of one device (dlarray.memory_stats). */
+struct MemoryStats {
+  uint64_t bytes_in_use = 0;       //!< bytes held by live arrays
+  uint64_t bytes_reserved = 0;     //!< bytes taken from the system/driver (in use + cached)
+  uint64_t num_allocations = 0;    //!< system/driver allocations made so far (cudaMalloc, ...)
+  uint64_t num_frees = 0;          //!< system/driver frees made so far
+  uint64_t peak_bytes_in_use = 0;  //!< high-water mark of bytes_in_use
+};
+
+/*!
+ * \brief One backend's devices of one type (all ids). Methods may throw dlarray::Error.
+ *
+ * The core validates every argument before it calls in: ids are in range, sizes are consistent,
+ * pointers come from allocate(). Thread-safety: methods may be called from several threads.
+ */
+class DLARRAY_EXPORT Device {
+ public:
+  virtual ~Device();
+  /*! \brief The DLArrayDeviceType served. */
+  virtual int device_type() const = 0;
+  /*! \brief How many devices exist; 0 means unusable (see unavailable_reason). */
+  virtual int device_count() = 0;
+  /*! \brief Why device_count() is 0 (e.g. "no CUDA driver"); empty otherwise. */
+  virtual std::string unavailable_reason() { return {}; }
+  /*! \brief Human-readable name of device id (e.g. the GPU model). */
+  virtual std::string device_name(int id) = 0;
+  /*! \brief Allocates nbytes (> 0) on device id; throws OutOfMemoryError when it cannot. */
+  virtual void* allocate(int id, size_t nbytes) = 0;
+  /*! \brief Releases a pointer from allocate(id, nbytes). Must not throw. */
+  virtual void free(int id, void* ptr, size_t nbytes) noexcept = 0;
+  /*!
+   * \brief Copies nbytes from src to dst. At least one side is on this device type; the other is
+   *        on this type or on the CPU. Returns once host memory given as src may be reused and,
+   *        for a copy into host memory, once dst holds the data.
+   */
+  virtual void copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
+                    size_t nbytes) = 0;
+  /*! \brief Waits for all work queued on device id; reports asynchronous failures. */
+  virtual void synchronize(int id) = 0;
+  /*! \brief The stream kernels of device id run on (nullptr: synchronous backend). */
+  virtual void* stream(int id) {
+    (void)id;
+    return nullptr;
+  }
+  /*! \brief Allocator counters of device id. */
+  virtual MemoryStats memory_stats(int id);
+  /*! \brief Returns cached, unused blocks of device id to the system. */
+  virtual void empty_cache(int id) { (void)id; }
+  /*! \brief Sets a backend option (e.g. "matmul_precision" = "tf32"); throws on unknown keys. */
+  virtual void set_option(const std::string& key, const std::string& value);
+  /*! \brief Reads a backend option; throws on unknown keys. */
+  virtual std::string get_option(const std::string& key);
+};
+
+}  // namespace dlarray
+
+#endif  // DLARRAY_DEVICE_H_

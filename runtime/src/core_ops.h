@@ -1,0 +1,36 @@
+// The ops the core declares; their ids are fixed, in this order, so the bindings need no lookup.
+#ifndef DLARRAY_RUNTIME_SRC_CORE_OPS_H_
+#define DLARRAY_RUNTIME_SRC_CORE_OPS_H_
+
+#include <vector>
+
+#include "dlarray/kernel.h"
+
+namespace dlarray {
+
+enum CoreOp : int {
+  kArraySet = 0,
+  kBroadcastTo,
+  kReduceSumAxisZero,
+  kMatrixElementwiseAdd,
+  kMatrixElementwiseAddByConst,
+  kMatrixElementwiseMultiply,
+  kMatrixElementwiseMultiplyByConst,
+  kMatrixMultiply,
+  kRelu,
+  kReluGradient,
+  kSoftmax,
+  kSoftmaxCrossEntropy,
+  kCopy,
+  kNumCoreOps,
+};
+
+/*! \brief Schemas of the core ops, indexed by CoreOp. */
+std::vector<OpSchema> CoreOpSchemas();
+
+/*! \brief The default shape rule: every input and output has the same shape. */
+void ValidateSameShape(const OpCall& call);
+
+}  // namespace dlarray
+
+#endif  // DLARRAY_RUNTIME_SRC_CORE_OPS_H_

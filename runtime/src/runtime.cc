@@ -1,0 +1,207 @@
+// Devices, arrays and copies: the routing half of the core.
+#include "dlarray/runtime.h"
+
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "runtime_state.h"
+
+namespace dlarray {
+
+std::string DeviceTypeName(int device_type) {
+  switch (device_type) {
+    case kDLArrayCPU:
+      return "cpu";
+    case kDLArrayCUDA:
+      return "gpu";
+    default:
+      return "device_type_" + std::to_string(device_type);
+  }
+}
+
+std::string ContextToString(DLContext ctx) {
+  return DeviceTypeName(ctx.device_type) + "(" + std::to_string(ctx.device_id) + ")";
+}
+
+std::string DTypeToString(DLArrayDType t) {
+  const char* code = t.code == kDLArrayInt     ? "int"
+                     : t.code == kDLArrayUInt  ? "uint"
+                     : t.code == kDLArrayFloat ? "float"
+                                               : "type";
+  std::string s = code + std::to_string(t.bits);
+  if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
+  return s;
+}
+
+namespace {
+// The plugin name that conventionally serves a device type ("cuda" for gpu).
+std::string ConventionalPlugin(int device_type) {
+  return device_type == kDLArrayCUDA ? "cuda" : DeviceTypeName(device_type);
+}
+}  // namespace
+
+void RuntimeState::ThrowNoDevice(DLContext ctx) {
+  const std::string where = ContextToString(ctx);
+  if (ctx.device_type > 0 && ctx.device_type < DLARRAY_MAX_DEVICE_TYPES) {
+    DeviceSlot& slot = devices[ctx.device_type];
+    if (slot.device.load(std::memory_order_acquire) != nullptr) {
+      std::string n = std::to_string(slot.count);
+      throw DeviceError(where + " does not exist: there " + (slot.count == 1 ? "is " : "are ") + n +
+                        " " + DeviceTypeName(ctx.device_type) + " device" +
+                        (slot.count == 1 ? "" : "s") + " (ids 0.." +
+                        std::to_string(slot.count - 1) + ")");
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  const PluginSlot* best = nullptr;
+  for (const auto& p : plugins_) {
+    bool serves = p->info.device_type == ctx.device_type ||
+                  (p->info.device_type == 0 && p->info.name == ConventionalPlugin(ctx.device_type));
+    if (serves) best = p.get();
+  }
+  if (best != nullptr) {
+    throw BackendError(where + ": the " + best->info.name + " plugin (" + best->info.path +
+                       ") that serves " + DeviceTypeName(ctx.device_type) +
+                       " devices is not usable: " + PluginStatusName(best->info.status) + ": " +
+                       best->info.reason);
+  }
+  std::string dirs;
+  for (const std::string& d : search_path) dirs += (dirs.empty() ? "" : ", ") + d;
+  throw BackendError(where + ": no plugin serving " + DeviceTypeName(ctx.device_type) +
+                     " devices is installed (looked for " + ConventionalPlugin(ctx.device_type) +
+                     "_backend.so in " + (dirs.empty() ? "no folder" : dirs) +
+                     "; set DLARRAY_PLUGIN_PATH or call dlarray.load_plugin)");
+}
+
+std::vector<PluginInfo> Plugins() { return RuntimeState::Get().Records(); }
+
+PluginInfo LoadPlugin(const std::string& path) {
+  return RuntimeState::Get().Load(path, "load_plugin");
+}
+
+std::vector<std::string> PluginSearchPath() { return RuntimeState::Get().search_path; }
+
+Device* GetDevice(DLContext ctx) { return RuntimeState::Get().DeviceFor(ctx); }
+
+int DeviceCount(int device_type) {
+  if (device_type <= 0 || device_type >= DLARRAY_MAX_DEVICE_TYPES) return 0;
+  DeviceSlot& slot = RuntimeState::Get().devices[device_type];
+  return slot.device.load(std::memory_order_acquire) ? slot.count : 0;
+}
+
+std::vector<DLContext> Devices() {
+  std::vector<DLContext> out;
+  for (int t = 1; t < DLARRAY_MAX_DEVICE_TYPES; ++t) {
+    for (int i = 0; i < DeviceCount(t); ++i) out.push_back(DLContext{t, i});
+  }
+  return out;
+}
+
+std::shared_ptr<Array> Array::Empty(const std::vector<int64_t>& shape, DLContext ctx,
+                                    DLArrayDType dtype) {
+  if (dtype.lanes != 1 || dtype.bits == 0 || dtype.bits % 8 != 0 || dtype.code > kDLArrayFloat) {
+    throw DTypeError("unsupported dtype " + DTypeToString(dtype));
+  }
+  std::shared_ptr<Array> a(new Array());
+  a->shape_ = shape;
+  a->dl_.ndim = static_cast<int32_t>(shape.size());
+  a->dl_.shape = a->shape_.data();
+  a->dl_.dtype = dtype;
+  a->dl_.ctx = ctx;
+  const std::string text = ShapeToString(a->dl());
+  if (shape.size() > 64) throw ShapeError("shape " + text + " has more than 64 dimensions");
+  const int64_t max_bytes = std::numeric_limits<int64_t>::max() / 2;
+  int64_t size = 1;
+  for (int64_t d : shape) {
+    if (d < 1) throw ShapeError("shape " + text + ": every dimension must be >= 1");
+    if (size > max_bytes / d) {
+      throw OutOfMemoryError("shape " + text + " is too large to allocate on " +
+                             ContextToString(ctx));
+    }
+    size *= d;
+  }
+  if (size > max_bytes / static_cast<int64_t>(DTypeBytes(dtype))) {
+    throw OutOfMemoryError("shape " + text + " is too large to allocate on " +
+                           ContextToString(ctx));
+  }
+  a->size_ = size;
+  a->nbytes_ = static_cast<size_t>(size) * DTypeBytes(dtype);
+  a->device_ = GetDevice(ctx);
+  a->dl_.data = a->device_->allocate(ctx.device_id, a->nbytes_);
+  return a;
+}
+
+Array::~Array() {
+  if (device_ != nullptr && dl_.data != nullptr)
+    device_->free(dl_.ctx.device_id, dl_.data, nbytes_);
+}
+
+namespace {
+
+void CheckArray(const DLArray* a, const char* what) {
+  if (a == nullptr) throw Error(ErrorKind::kValue, std::string(what) + " is null");
+  if (a->ndim < 0 || a->ndim > 64 || (a->ndim > 0 && a->shape == nullptr)) {
+    throw ShapeError(std::string(what) + " has an invalid shape (ndim " + std::to_string(a->ndim) +
+                     ")");
+  }
+  if (a->data == nullptr) throw Error(ErrorKind::kValue, std::string(what) + " has no data");
+  if (a->strides != nullptr) {
+    int64_t expect = 1;
+    for (int i = a->ndim - 1; i >= 0; --i) {
+      if (a->shape[i] != 1 && a->strides[i] != expect) {
+        throw ShapeError(std::string(what) +
+                         " is not compact row-major (strides are not supported)");
+      }
+      expect *= a->shape[i];
+    }
+  }
+}
+
+const char* Data(const DLArray* a) { return static_cast<const char*>(a->data) + a->byte_offset; }
+
+}  // namespace
+
+void CopyFromTo(const DLArray* from, DLArray* to) {
+  RuntimeState& rt = RuntimeState::Get();
+  CheckArray(from, "copy source");
+  CheckArray(to, "copy target");
+  if (from->ndim != to->ndim ||
+      std::memcmp(from->shape, to->shape, sizeof(int64_t) * from->ndim) != 0) {
+    throw ShapeError("copy: source shape " + ShapeToString(from) + " differs from target shape " +
+                     ShapeToString(to));
+  }
+  if (from->dtype != to->dtype) {
+    throw DTypeError("copy: source dtype " + DTypeToString(from->dtype) +
+                     " differs from target dtype " + DTypeToString(to->dtype));
+  }
+  const size_t nbytes = static_cast<size_t>(NumElements(from)) * DTypeBytes(from->dtype);
+  const DLContext src = from->ctx, dst = to->ctx;
+  void* dst_ptr = static_cast<char*>(to->data) + to->byte_offset;
+  if (src == dst && Data(from) == dst_ptr) return;
+  if (src.device_type == kDLArrayCPU && dst.device_type == kDLArrayCPU) {
+    if (DeviceCount(kDLArrayCPU) > 0) {
+      rt.DeviceFor(src)->copy(Data(from), src, dst_ptr, dst, nbytes);
+    } else {
+      std::memcpy(dst_ptr, Data(from), nbytes);
+    }
+    return;
+  }
+  if (src.device_type == kDLArrayCPU) {
+    rt.DeviceFor(dst)->copy(Data(from), src, dst_ptr, dst, nbytes);
+  } else if (dst.device_type == kDLArrayCPU || src.device_type == dst.device_type) {
+    Device* d = rt.DeviceFor(src);
+    if (src.device_type == dst.device_type) rt.DeviceFor(dst);  // validates the target id
+    d->copy(Data(from), src, dst_ptr, dst, nbytes);
+  } else {
+    // Two device types: stage through host memory.
+    std::vector<char> host(nbytes);
+    DLContext cpu{kDLArrayCPU, 0};
+    rt.DeviceFor(src)->copy(Data(from), src, host.data(), cpu, nbytes);
+    rt.DeviceFor(dst)->copy(host.data(), cpu, dst_ptr, dst, nbytes);
+  }
+}
+
+void Synchronize(DLContext ctx) { RuntimeState::Get().DeviceFor(ctx)->synchronize(ctx.device_id); }
+
+}  // namespace dlarray

@@ -1,0 +1,68 @@
+// The process-wide runtime: op table, devices by type, and every plugin the loader tried.
+// Created on first use (which runs discovery) and never destroyed, so plugins and devices outlive
+// every array, also during interpreter shutdown.
+#ifndef DLARRAY_RUNTIME_SRC_RUNTIME_STATE_H_
+#define DLARRAY_RUNTIME_SRC_RUNTIME_STATE_H_
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "dlarray/runtime.h"
+#include "op_table.h"
+
+namespace dlarray {
+
+/*! \brief A loaded or failed plugin: its record plus what keeps it alive. */
+struct PluginSlot {
+  PluginInfo info;
+  std::shared_ptr<void> library;   // the boost::dll::shared_library, never unloaded
+  std::unique_ptr<Device> device;  // kept also when it reports zero devices
+};
+
+struct DeviceSlot {
+  std::atomic<Device*> device{nullptr};
+  int count = 0;  // written before device is published
+};
+
+class RuntimeState {
+ public:
+  /*! \brief The runtime; the first call discovers plugins. */
+  static RuntimeState& Get() {
+    static RuntimeState* state = Create();
+    return *state;
+  }
+
+  OpTable ops;
+  std::array<DeviceSlot, DLARRAY_MAX_DEVICE_TYPES> devices;
+
+  /*! \brief The Device for ctx, or a thrown error with the stored reason. */
+  Device* DeviceFor(DLContext ctx) {
+    if (ctx.device_type > 0 && ctx.device_type < DLARRAY_MAX_DEVICE_TYPES) {
+      DeviceSlot& slot = devices[ctx.device_type];
+      Device* d = slot.device.load(std::memory_order_acquire);
+      if (d != nullptr && ctx.device_id >= 0 && ctx.device_id < slot.count) return d;
+    }
+    ThrowNoDevice(ctx);
+  }
+  [[noreturn]] void ThrowNoDevice(DLContext ctx);
+
+  PluginInfo Load(const std::string& path, const std::string& origin);
+  std::vector<PluginInfo> Records();
+  std::vector<std::string> search_path;
+
+ private:
+  static RuntimeState* Create();
+  void Discover();
+  PluginSlot& LoadLocked(const std::string& path, const std::string& origin);
+
+  std::mutex mu_;
+  std::vector<std::unique_ptr<PluginSlot>> plugins_;
+  std::vector<std::string> disabled_;
+};
+
+}  // namespace dlarray
+
+#endif  // DLARRAY_RUNTIME_SRC_RUNTIME_STATE_H_

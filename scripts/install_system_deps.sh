@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build needs, only those missing. The CUDA toolkit is optional
+# (without it the build has no CUDA plugin) and is not installed here.
+set -euo pipefail
+packages=(build-essential cmake ninja-build python3 python3-venv python3-dev libboost-dev
+          doctest-dev libopenblas-dev clang-format)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if ! command -v apt-get >/dev/null; then
+  echo "missing packages: ${missing[*]} (no apt-get here: install them by hand)" >&2
+  exit 1
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing: ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

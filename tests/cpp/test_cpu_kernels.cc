@@ -1,0 +1,395 @@
+// The CPU backend's kernels against plain reference loops, through the runtime (so through the
+// loaded cpu_backend.so), at sizes around the serial/parallel switch (32768 elements), the
+// streaming-store switch (half the L3) and the SGEMM block sizes, odd shapes and 1 element.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dlarray/errors.h"
+#include "dlarray/runtime.h"
+#include "test_helpers.h"
+
+// The kernel library is visible when the test links cpu_backend_kernels: then the own blocked
+// SGEMM is tested as well, even in builds that use CBLAS for matrix_multiply.
+#if __has_include("cpu_kernels.h")
+#include "cpu_kernels.h"
+#define DLARRAY_TEST_SGEMM_BLOCKED 1
+#endif
+
+namespace {
+
+using dltest::Cpu;
+using dltest::Make;
+using dltest::Random;
+using dltest::Read;
+using Shape = std::vector<int64_t>;
+
+int64_t Numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string ShapeText(const Shape& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + ")";
+}
+
+void Run(const std::string& op, std::vector<const DLArray*> in, std::vector<DLArray*> out,
+         std::vector<double> attrs = {}) {
+  const std::string error = dltest::TryInvoke(op, std::move(in), std::move(out), std::move(attrs));
+  REQUIRE_MESSAGE(error.empty(), op << ": " << error);
+}
+
+// Number of elements where |got - want| > atol + rtol * |want| (NaN == NaN counts as equal).
+int64_t Mismatches(const std::vector<float>& got, const std::vector<double>& want, double rtol,
+                   double atol) {
+  REQUIRE(got.size() == want.size());
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i]) && std::isnan(got[i])) continue;
+    if (!(std::fabs(got[i] - want[i]) <= atol + rtol * std::fabs(want[i]))) ++bad;
+  }
+  return bad;
+}
+
+std::vector<double> ToDouble(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+
+// Sizes crossing the parallel threshold; the last crosses the streaming-store threshold (16 MiB
+// here) with an odd row length.
+const std::vector<Shape> kElementwiseShapes = {{1},     {3},     {17},       {5, 7},
+                                               {32767}, {32769}, {181, 183}, {1025, 4097}};
+
+}  // namespace
+
+TEST_CASE("cpu: binary and unary elementwise ops match float arithmetic exactly") {
+  using Fn = std::function<float(float, float)>;
+  struct Case {
+    const char* op;
+    int inputs;
+    std::vector<double> attrs;
+    Fn fn;
+  };
+  const float c = 0.37f;
+  const std::vector<Case> cases = {
+      {"matrix_elementwise_add", 2, {}, [](float a, float b) { return a + b; }},
+      {"matrix_elementwise_multiply", 2, {}, [](float a, float b) { return a * b; }},
+      {"matrix_elementwise_add_by_const", 1, {0.37}, [c](float a, float) { return a + c; }},
+      {"matrix_elementwise_multiply_by_const", 1, {0.37}, [c](float a, float) { return a * c; }},
+      {"relu", 1, {}, [](float a, float) { return a > 0 ? a : 0.0f; }},
+      {"relu_gradient", 2, {}, [](float a, float g) { return a > 0 ? g : 0.0f; }},
+      {"copy", 1, {}, [](float a, float) { return a; }},
+  };
+  for (const Shape& shape : kElementwiseShapes) {
+    const int64_t n = Numel(shape);
+    const auto x = Random(static_cast<size_t>(n), -2, 2, 3);
+    const auto g = Random(static_cast<size_t>(n), -2, 2, 4);
+    for (const Case& k : cases) {
+      CAPTURE(k.op);
+      CAPTURE(ShapeText(shape));
+      std::vector<double> want(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) want[i] = k.fn(x[i], g[i]);
+      auto a = Make(shape, x);
+      auto b = Make(shape, g);
+      auto out = dlarray::Array::Empty(shape, Cpu());
+      std::vector<const DLArray*> in = {a->dl()};
+      if (k.inputs == 2) in.push_back(b->dl());
+      Run(k.op, in, {out->dl()}, k.attrs);
+      CHECK(Mismatches(Read(*out), want, 0, 0) == 0);
+      // In place: the output is the first input.
+      Run(k.op, in, {a->dl()}, k.attrs);
+      CHECK(Mismatches(Read(*a), want, 0, 0) == 0);
+    }
+  }
+}
+
+TEST_CASE("cpu: relu keeps NaN and relu_gradient multiplies like grad * (x > 0)") {
+  const float nan = std::nanf("");
+  const float inf = INFINITY;
+  auto x = Make({4}, {nan, -1.0f, 2.0f, -3.0f});
+  auto g = Make({4}, {1.0f, nan, 5.0f, inf});
+  auto y = dlarray::Array::Empty({4}, Cpu());
+  Run("relu", {x->dl()}, {y->dl()});
+  const auto r = Read(*y);
+  CHECK(std::isnan(r[0]));
+  CHECK(r[1] == 0.0f);
+  CHECK(r[2] == 2.0f);
+  Run("relu_gradient", {x->dl(), g->dl()}, {y->dl()});
+  const auto d = Read(*y);
+  CHECK(d[0] == 0.0f);    // NaN > 0 is false: 1 * 0
+  CHECK(std::isnan(d[1]));  // NaN * 0
+  CHECK(d[2] == 5.0f);
+  CHECK(std::isnan(d[3]));  // inf * 0
+}
+
+TEST_CASE("cpu: array_set fills every element") {
+  for (const Shape& shape : kElementwiseShapes) {
+    CAPTURE(ShapeText(shape));
+    auto out = Make(shape, std::vector<float>(static_cast<size_t>(Numel(shape)), 9.0f));
+    Run("array_set", {}, {out->dl()}, {-1.25});
+    const auto got = Read(*out);
+    CHECK(Mismatches(got, std::vector<double>(got.size(), -1.25), 0, 0) == 0);
+  }
+}
+
+TEST_CASE("cpu: broadcast_to follows NumPy's rules") {
+  struct Case {
+    Shape in, out;
+  };
+  const std::vector<Case> cases = {
+      {{1}, {1}},           {{1}, {5}},           {{}, {2, 3}},         {{3}, {2, 3}},
+      {{2, 3}, {2, 3}},     {{2, 1}, {2, 5}},     {{1, 5}, {4, 5}},     {{3, 1, 5}, {3, 4, 5}},
+      {{4, 1}, {3, 4, 5}},  {{1, 4, 1}, {2, 4, 3}}, {{7}, {3, 1, 7}},   {{5, 1, 1}, {5, 6, 7}},
+      {{183}, {181, 183}},  {{181, 1}, {181, 183}}, {{4097}, {1025, 4097}}, {{1}, {1025, 4097}},
+      {{1025, 1}, {1025, 4097}}, {{2, 1, 3}, {9000, 2, 2, 3}},
+  };
+  for (const Case& k : cases) {
+    CAPTURE(ShapeText(k.in));
+    CAPTURE(ShapeText(k.out));
+    const auto x = Random(static_cast<size_t>(Numel(k.in)), -1, 1, 5);
+    const int64_t n = Numel(k.out);
+    const size_t nd = k.out.size(), pad = nd - k.in.size();
+    std::vector<double> want(static_cast<size_t>(n));
+    std::vector<int64_t> index(nd, 0);
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t rest = e, src = 0, stride = 1;
+      for (size_t d = nd; d-- > 0;) {
+        index[d] = rest % k.out[d];
+        rest /= k.out[d];
+      }
+      for (size_t d = nd; d-- > pad;) {
+        const int64_t in_dim = k.in[d - pad];
+        src += (in_dim == 1 ? 0 : index[d]) * stride;
+        stride *= in_dim;
+      }
+      want[e] = x[src];
+    }
+    auto a = Make(k.in, x);
+    auto out = dlarray::Array::Empty(k.out, Cpu());
+    Run("broadcast_to", {a->dl()}, {out->dl()});
+    CHECK(Mismatches(Read(*out), want, 0, 0) == 0);
+  }
+}
+
+TEST_CASE("cpu: reduce_sum_axis_zero") {
+  const std::vector<Shape> shapes = {{1},       {7},          {100003},    {1, 1},
+                                     {3, 5},    {1, 50},      {500, 2001}, {70001, 3},
+                                     {40000, 1}, {300, 65},   {9, 3, 4},   {5000, 7, 1},
+                                     {2, 1}};
+  for (const Shape& shape : shapes) {
+    CAPTURE(ShapeText(shape));
+    const int64_t rows = shape[0], cols = Numel(shape) / rows;
+    const auto x = Random(static_cast<size_t>(rows * cols), -1, 1, 6);
+    std::vector<double> want(static_cast<size_t>(cols), 0.0), magnitude(want);
+    std::vector<float> sequential(static_cast<size_t>(cols), 0.0f);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < cols; ++j) {
+        want[j] += x[r * cols + j];
+        magnitude[j] += std::fabs(x[r * cols + j]);
+        sequential[j] = r == 0 ? x[j] : sequential[j] + x[r * cols + j];
+      }
+    }
+    auto a = Make(shape, x);
+    Shape out_shape(shape.begin() + 1, shape.end());
+    if (out_shape.empty()) out_shape = {1};
+    auto out = dlarray::Array::Empty(out_shape, Cpu());
+    Run("reduce_sum_axis_zero", {a->dl()}, {out->dl()});
+    const auto got = Read(*out);
+    for (int64_t j = 0; j < cols; ++j) {
+      CHECK(std::fabs(got[j] - want[j]) <= 1e-6 * magnitude[j] + 1e-6);
+    }
+    // Wide outputs add the rows in order, as NumPy does: bit for bit the same floats.
+    if (cols >= 64) CHECK(Mismatches(got, ToDouble(sequential), 0, 0) == 0);
+  }
+}
+
+namespace {
+
+// Softmax of each row over the last axis, in double.
+std::vector<double> SoftmaxReference(const std::vector<float>& x, int64_t cols) {
+  std::vector<double> y(x.size());
+  for (size_t r = 0; r < x.size() / cols; ++r) {
+    const float* row = x.data() + r * cols;
+    double m = row[0], s = 0;
+    for (int64_t j = 0; j < cols; ++j) m = std::max<double>(m, row[j]);
+    for (int64_t j = 0; j < cols; ++j) s += std::exp(row[j] - m);
+    for (int64_t j = 0; j < cols; ++j) y[r * cols + j] = std::exp(row[j] - m) / s;
+  }
+  return y;
+}
+
+const std::vector<Shape> kRowShapes = {{1},       {1, 1},     {1, 5},   {3, 17},
+                                       {64, 1000}, {2000, 37}, {4, 3, 16}, {3, 100003}};
+
+}  // namespace
+
+TEST_CASE("cpu: softmax over the last axis, in place too, for extreme values") {
+  for (const Shape& shape : kRowShapes) {
+    CAPTURE(ShapeText(shape));
+    const int64_t cols = shape.back();
+    auto x = Random(static_cast<size_t>(Numel(shape)), -8, 8, 7);
+    if (x.size() >= 4) {
+      x[0] = 1000.0f;  // large logits: exp would overflow without the max
+      x[1] = -1000.0f;  // underflows to exactly 0
+      x[2] = -95.0f;    // a subnormal result relative to the row max of 8.x
+      x[3] = 0.0f;
+    }
+    const auto want = SoftmaxReference(x, cols);
+    auto a = Make(shape, x);
+    auto out = dlarray::Array::Empty(shape, Cpu());
+    Run("softmax", {a->dl()}, {out->dl()});
+    CHECK(Mismatches(Read(*out), want, 1e-5, 1e-30) == 0);
+    Run("softmax", {a->dl()}, {a->dl()});
+    CHECK(Mismatches(Read(*a), want, 1e-5, 1e-30) == 0);
+  }
+  // A row of zeros: every entry exactly 1 / n.
+  auto zeros = Make({2, 4}, std::vector<float>(8, 0.0f));
+  Run("softmax", {zeros->dl()}, {zeros->dl()});
+  for (float v : Read(*zeros)) CHECK(v == 0.25f);
+}
+
+TEST_CASE("cpu: softmax_cross_entropy is the mean of -sum(y_ * log_softmax(y))") {
+  for (const Shape& shape : kRowShapes) {
+    CAPTURE(ShapeText(shape));
+    const int64_t cols = shape.back(), rows = Numel(shape) / cols;
+    auto y = Random(static_cast<size_t>(Numel(shape)), -5, 5, 8);
+    if (y.size() >= 2) y[1] = -300.0f;  // exp underflows; log_softmax stays finite
+    const auto labels = Random(y.size(), 0, 1, 9);
+    std::vector<float> logits(y.begin(), y.end());
+    double total = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = logits.data() + r * cols;
+      double m = row[0], s = 0;
+      for (int64_t j = 0; j < cols; ++j) m = std::max<double>(m, row[j]);
+      for (int64_t j = 0; j < cols; ++j) s += std::exp(row[j] - m);
+      for (int64_t j = 0; j < cols; ++j) total -= labels[r * cols + j] * (row[j] - m - std::log(s));
+    }
+    auto a = Make(shape, y);
+    auto t = Make(shape, labels);
+    auto out = dlarray::Array::Empty({1}, Cpu());
+    Run("softmax_cross_entropy", {a->dl(), t->dl()}, {out->dl()});
+    CHECK(Mismatches(Read(*out), {total / rows}, 1e-5, 1e-7) == 0);
+  }
+}
+
+namespace {
+
+// Checks c = op(a) @ op(b) entry by entry (all of them, or a sample of `samples`) against a
+// double dot product, within 1e-5 of the sum of |products| (the float rounding bound).
+void CheckProduct(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const std::vector<float>& a,
+                  const std::vector<float>& b, const std::vector<float>& c, int samples) {
+  const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  std::mt19937 gen(11);
+  int bad = 0;
+  const int64_t total = samples > 0 ? samples : m * n;
+  for (int64_t s = 0; s < total; ++s) {
+    const int64_t i = samples > 0 ? static_cast<int64_t>(gen() % m) : s / n;
+    const int64_t j = samples > 0 ? static_cast<int64_t>(gen() % n) : s % n;
+    double want = 0, magnitude = 0;
+    for (int64_t p = 0; p < k; ++p) {
+      const double prod = static_cast<double>(ta ? a[p * lda + i] : a[i * lda + p]) *
+                          (tb ? b[j * ldb + p] : b[p * ldb + j]);
+      want += prod;
+      magnitude += std::fabs(prod);
+    }
+    if (!(std::fabs(c[i * n + j] - want) <= 1e-5 * magnitude + 1e-6)) ++bad;
+  }
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("cpu: matrix_multiply with every transpose combination") {
+  struct Dims {
+    int64_t m, n, k;
+  };
+  const std::vector<Dims> dims = {{1, 1, 1},   {2, 3, 4},     {1, 7, 1},     {16, 16, 16},
+                                  {17, 33, 65}, {64, 1, 300},  {200, 300, 100}, {97, 513, 401}};
+  for (const Dims& d : dims) {
+    for (int ta = 0; ta < 2; ++ta) {
+      for (int tb = 0; tb < 2; ++tb) {
+        CAPTURE(d.m);
+        CAPTURE(d.n);
+        CAPTURE(d.k);
+        CAPTURE(ta);
+        CAPTURE(tb);
+        const auto av = Random(static_cast<size_t>(d.m * d.k), -1, 1, 12);
+        const auto bv = Random(static_cast<size_t>(d.k * d.n), -1, 1, 13);
+        auto a = Make(ta ? Shape{d.k, d.m} : Shape{d.m, d.k}, av);
+        auto b = Make(tb ? Shape{d.n, d.k} : Shape{d.k, d.n}, bv);
+        auto c = dlarray::Array::Empty({d.m, d.n}, Cpu());
+        Run("matrix_multiply", {a->dl(), b->dl()}, {c->dl()},
+            {static_cast<double>(ta), static_cast<double>(tb)});
+        CheckProduct(ta, tb, d.m, d.n, d.k, av, bv, Read(*c), 0);
+      }
+    }
+  }
+}
+
+#ifdef DLARRAY_TEST_SGEMM_BLOCKED
+TEST_CASE("cpu: the own blocked SGEMM across its block sizes and edge tiles") {
+  struct Dims {
+    int64_t m, n, k;
+  };
+  // Block sizes: kKc = 384, kMc = 96 or 192, kNc = 1536 or 3072, tiles of 6 or 12 rows.
+  const std::vector<Dims> dims = {{1, 1, 1},     {5, 3, 2},      {13, 33, 385},
+                                  {193, 65, 7},  {200, 3100, 400}, {1, 4000, 3}};
+  for (const Dims& d : dims) {
+    for (int ta = 0; ta < 2; ++ta) {
+      for (int tb = 0; tb < 2; ++tb) {
+        CAPTURE(d.m);
+        CAPTURE(d.n);
+        CAPTURE(d.k);
+        CAPTURE(ta);
+        CAPTURE(tb);
+        const auto a = Random(static_cast<size_t>(d.m * d.k), -1, 1, 14);
+        const auto b = Random(static_cast<size_t>(d.k * d.n), -1, 1, 15);
+        std::vector<float> c(static_cast<size_t>(d.m * d.n), NAN);
+        dlarray::cpu::SgemmBlocked(ta, tb, d.m, d.n, d.k, a.data(), ta ? d.m : d.k, b.data(),
+                                   tb ? d.k : d.n, c.data(), d.n);
+        CheckProduct(ta, tb, d.m, d.n, d.k, a, b, c, d.m * d.n > 100000 ? 3000 : 0);
+      }
+    }
+  }
+}
+#endif
+
+TEST_CASE("cpu: the device allocates aligned memory, counts it and refuses impossible sizes") {
+  dlarray::Device* device = dlarray::GetDevice(Cpu());
+  CHECK(device->device_count() == 1);
+  CHECK(!device->device_name(0).empty());
+  const std::string gemm = device->get_option("gemm");
+  CHECK((gemm == "cblas" || gemm == "blocked"));
+  CHECK(std::stoi(device->get_option("num_threads")) >= 1);
+  const dlarray::MemoryStats before = device->memory_stats(0);
+  void* p = device->allocate(0, 100);
+  CHECK(reinterpret_cast<uintptr_t>(p) % 64 == 0);
+  const dlarray::MemoryStats during = device->memory_stats(0);
+  CHECK(during.bytes_in_use == before.bytes_in_use + 100);
+  CHECK(during.num_allocations == before.num_allocations + 1);
+  CHECK(during.peak_bytes_in_use >= during.bytes_in_use);
+  device->free(0, p, 100);
+  const dlarray::MemoryStats after = device->memory_stats(0);
+  CHECK(after.bytes_in_use == before.bytes_in_use);
+  CHECK(after.num_frees == before.num_frees + 1);
+  CHECK_THROWS_WITH_AS(device->allocate(0, size_t{1} << 60),
+                       doctest::Contains("1152921504606846976 bytes"), dlarray::OutOfMemoryError);
+  CHECK_THROWS_AS(device->allocate(0, SIZE_MAX), dlarray::OutOfMemoryError);
+  CHECK_THROWS_AS(device->allocate(1, 16), dlarray::DeviceError);
+}
+
+TEST_CASE("cpu: large host copies (parallel) and overlapping ones") {
+  std::vector<float> src = Random(3000001, -1, 1, 16), dst(src.size(), 0.0f);
+  dlarray::Device* device = dlarray::GetDevice(Cpu());
+  device->copy(src.data(), Cpu(), dst.data(), Cpu(), src.size() * sizeof(float));
+  CHECK(src == dst);
+  std::vector<float> overlap = {1, 2, 3, 4, 5};
+  device->copy(overlap.data(), Cpu(), overlap.data() + 1, Cpu(), 4 * sizeof(float));
+  CHECK(overlap == std::vector<float>{1, 1, 2, 3, 4});
+}

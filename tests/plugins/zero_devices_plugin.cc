@@ -1,0 +1,12 @@
+// A backend that finds no hardware.
+#include "test_plugin_util.h"
+
+static dlarray::Device* CreateDevice() {
+  return new HostMemoryDevice(0, "simulated: no test hardware present", kTestDeviceType + 3);
+}
+
+DLARRAY_PLUGIN_ENTRY {
+  static const DLArrayPluginDescriptor d{DLARRAY_PLUGIN_ABI_VERSION, "zero_devices",
+                                         kTestDeviceType + 3, &CreateDevice, nullptr};
+  return &d;
+}

@@ -1,0 +1,135 @@
+"""NDArray and contexts: the seed's API and what a NumPy user expects."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import dlarray
+
+
+def test_contexts():
+    assert dlarray.cpu() == dlarray.cpu(0) != dlarray.gpu(0)
+    assert repr(dlarray.cpu()) == "cpu(0)" and repr(dlarray.gpu(1)) == "gpu(1)"
+    assert dlarray.gpu(1).device_type == 2 and dlarray.gpu(1).device_id == 1
+    assert dlarray.is_gpu_ctx(dlarray.gpu()) and not dlarray.is_gpu_ctx(dlarray.cpu())
+    assert len({dlarray.cpu(), dlarray.cpu(0), dlarray.gpu(0)}) == 2
+    assert dlarray.DLContext(0, 1) == dlarray.cpu(0)  # the seed's argument order
+    assert dlarray.cpu() in dlarray.devices()
+
+
+def test_properties_and_roundtrip(ctx, rng):
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    a = dlarray.array(x, ctx)
+    assert a.shape == (3, 4) and a.ctx == ctx and a.dtype == np.float32
+    assert a.size == 12 and a.ndim == 2 and a.nbytes == 48 and len(a) == 3
+    np.testing.assert_array_equal(a.asnumpy(), x)
+    np.testing.assert_array_equal(np.asarray(a), x)
+
+
+def test_scalar_and_one_element(ctx):
+    a = dlarray.array(np.float32(3.5), ctx)
+    assert a.shape == ()
+    assert a.asnumpy() == np.float32(3.5)
+    b = dlarray.array([7.0], ctx)
+    assert b.shape == (1,) and b.asnumpy()[0] == 7.0
+
+
+def test_cpu_memory_is_64_byte_aligned():
+    for n in (1, 3, 17, 1000, 4097):
+        assert dlarray.empty((n,)).data_ptr % 64 == 0
+
+
+def test_copyto_context_and_array(ctx, rng):
+    x = rng.standard_normal(1000).astype(np.float32)
+    a = dlarray.array(x, ctx)
+    for target in dlarray.devices():
+        b = a.copyto(target)
+        assert b.ctx == target
+        np.testing.assert_array_equal(b.asnumpy(), x)
+        c = dlarray.empty((1000,), target)
+        assert a.copyto(c) is c
+        np.testing.assert_array_equal(c.asnumpy(), x)
+
+
+def test_setitem(ctx):
+    a = dlarray.empty((2, 3), ctx)
+    a[:] = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(a.asnumpy(), np.arange(6).reshape(2, 3))
+    a[:] = 1.5  # a scalar broadcasts, as in NumPy
+    np.testing.assert_array_equal(a.asnumpy(), np.full((2, 3), 1.5))
+    a[:] = [1, 2, 3]  # so does a row
+    np.testing.assert_array_equal(a.asnumpy(), [[1, 2, 3], [1, 2, 3]])
+    b = dlarray.array(np.ones((2, 3)), ctx)
+    a[:] = b
+    np.testing.assert_array_equal(a.asnumpy(), np.ones((2, 3)))
+    a[:] = a  # self-assignment is a no-op
+
+
+def test_repr(ctx):
+    small = dlarray.array([[1, 2], [3, 4]], ctx)
+    r = repr(small)
+    assert "[[1., 2.]," in r and "float32" in r and repr(ctx) in r
+    big = dlarray.empty((100, 100), ctx)
+    assert repr(big) == f"NDArray(shape=(100, 100), dtype=float32, ctx={ctx!r})"
+
+
+def test_other_dtypes_travel(ctx):
+    x = np.arange(10, dtype=np.int64)
+    a = dlarray.array(x, ctx, dtype=np.int64)
+    assert a.dtype == np.int64
+    np.testing.assert_array_equal(a.asnumpy(), x)
+    d = dlarray.array(np.linspace(0, 1, 5), ctx, dtype="float64")
+    assert d.dtype == np.float64
+    np.testing.assert_array_equal(d.asnumpy(), np.linspace(0, 1, 5))
+
+
+def test_gil_is_released_while_kernels_run():
+    n = 1536
+    a = dlarray.array(np.random.default_rng(0).standard_normal((n, n)))
+    c = dlarray.empty((n, n))
+    ticks = []
+    done = threading.Event()
+
+    def work():
+        for _ in range(3):
+            dlarray.ops.matrix_multiply(a, False, a, False, c)
+        done.set()
+
+    t = threading.Thread(target=work)
+    start = time.perf_counter()
+    t.start()
+    while not done.is_set():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    t.join()
+    elapsed = time.perf_counter() - start
+    # With the GIL held for the whole product the main thread could not tick in between.
+    assert elapsed > 0.02
+    assert len(ticks) >= 5, (len(ticks), elapsed)
+
+
+def test_memory_stats_count_cpu_allocations():
+    before = dlarray.memory_stats(dlarray.cpu())
+    a = dlarray.empty((1000,))
+    after = dlarray.memory_stats(dlarray.cpu())
+    assert after["num_allocations"] == before["num_allocations"] + 1
+    assert after["bytes_in_use"] >= before["bytes_in_use"] + 4000
+    del a
+    assert dlarray.memory_stats(dlarray.cpu())["bytes_in_use"] == before["bytes_in_use"]
+
+
+def test_synchronize(ctx):
+    dlarray.synchronize(ctx)
+    dlarray.synchronize()
+
+
+def test_matmul_precision_setting():
+    assert dlarray.get_matmul_precision() == "highest"
+    with pytest.raises(ValueError, match="tf32"):
+        dlarray.set_matmul_precision("bf16")
+    dlarray.set_matmul_precision("tf32")
+    try:
+        assert dlarray.get_matmul_precision() == "tf32"
+    finally:
+        dlarray.set_matmul_precision("highest")
