@@ -222,7 +222,7 @@ def main(argv=None):
         start = time.perf_counter()
         epoch_batches = batches(rng.permutation(len(train_x)))
         bar = tqdm(epoch_batches, desc="epoch %d/%d" % (epoch, args.epochs), leave=False,
-                   file=sys.stdout)
+                   file=sys.stdout, disable=None)  # None: no bar when stdout is not a terminal
         for images, labels in bar:
             trainer.step(images, labels)
             if trainer.steps % LOG_EVERY == 0:

@@ -12,12 +12,8 @@ void ArraySetKernel(const KernelContext& ctx) {
   float* y = OutData(out);
   const int64_t n = NumElements(out);
   const float value = static_cast<float>(ctx.attrs[0]);
-  if (UseStreamingStores(y, n)) {
-    ParallelFor(n, n, kElementAlign, [&](int64_t b, int64_t e) { FillRange<true>(b, e, y, value); });
-  } else {
-    ParallelFor(n, n, kElementAlign,
-                [&](int64_t b, int64_t e) { FillRange<false>(b, e, y, value); });
-  }
+  // Regular stores: for a pure write they measured faster than streaming ones here.
+  ParallelFor(n, n, kElementAlign, [&](int64_t b, int64_t e) { FillRange<false>(b, e, y, value); });
 }
 
 }  // namespace dlarray::cpu

@@ -1,8 +1,8 @@
 /*!
  * \file broadcast_to.cc
  * \brief broadcast_to: out = numpy.broadcast_to(in, out.shape). The dims are merged into runs that
- *        are either contiguous in `in` or broadcast; out is then a sequence of rows of the innermost
- *        run, each a copy of part of `in` or a fill with one of its values.
+ *        are either contiguous in `in` or broadcast; out is then a sequence of rows of the
+ * innermost run, each a copy of part of `in` or a fill with one of its values.
  */
 #include <algorithm>
 #include <string>
@@ -36,8 +36,8 @@ int MergeRuns(const DLArray* in, const DLArray* out, Run* runs) {
     if (count > 0) {
       Run& inner = runs[count - 1];
       const bool both_broadcast = stride == 0 && inner.in_stride == 0;
-      const bool contiguous = stride != 0 && inner.in_stride != 0 &&
-                              stride == inner.in_stride * inner.size;
+      const bool contiguous =
+          stride != 0 && inner.in_stride != 0 && stride == inner.in_stride * inner.size;
       if (both_broadcast || contiguous) {
         inner.size *= size;
         continue;
@@ -67,7 +67,8 @@ void BroadcastRange(const float* x, float* y, const Run* runs, int num_runs, int
     if (runs[0].in_stride == 0) {
       FillRange<kStream>(0, len, y + e, x[src]);
     } else {
-      MapRange<kStream>(0, len, y + e, [](auto v) { return v; }, x + src + col);
+      MapRange<kStream>(
+          0, len, y + e, [](auto v) { return v; }, x + src + col);
     }
     e += len;
     col = 0;
@@ -95,8 +96,10 @@ void BroadcastToKernel(const KernelContext& ctx) {
   Run runs[kMaxDims];
   int num_runs = MergeRuns(in, out, runs);
   if (num_runs == 0) runs[num_runs++] = {1, 1};
-  // Streaming stores pay only for long rows (each row ends with a fence).
-  if (UseStreamingStores(y, n, x) && runs[0].size >= 1024) {
+  // Streaming stores pay when `in` is large too (a copy; a pure write is faster without them)
+  // and rows are long (each row ends with a fence).
+  if (UseStreamingStores(y, n, x) && UseStreamingStores(y, NumElements(in), x) &&
+      runs[0].size >= 1024) {
     ParallelFor(n, n, kElementAlign,
                 [&](int64_t b, int64_t e) { BroadcastRange<true>(x, y, runs, num_runs, b, e); });
   } else {

@@ -14,8 +14,7 @@ namespace dlarray::cpu {
 
 /*! \brief First float of an input (data + byte_offset). */
 inline const float* InData(const DLArray* array) {
-  return reinterpret_cast<const float*>(static_cast<const char*>(array->data) +
-                                        array->byte_offset);
+  return reinterpret_cast<const float*>(static_cast<const char*>(array->data) + array->byte_offset);
 }
 
 /*! \brief First float of an output (data + byte_offset). */

@@ -31,7 +31,8 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"softmax_cross_entropy", &cpu::SoftmaxCrossEntropyKernel},
       {"copy", &cpu::CopyKernel},
   };
-  for (const Entry& entry : kKernels) registry->register_kernel(entry.op, kDLArrayCPU, entry.kernel);
+  for (const Entry& entry : kKernels)
+    registry->register_kernel(entry.op, kDLArrayCPU, entry.kernel);
 }
 
 }  // namespace

@@ -15,7 +15,8 @@
 
 namespace dlarray::cpu {
 
-/*! \brief Output size from which stores bypass the caches (the data would not stay cached anyway). */
+/*! \brief Output size from which stores bypass the caches (the data would not stay cached anyway).
+ */
 int64_t StreamingStoreBytes();
 
 /*! \brief Whether a map writing n floats to y may use non-temporal stores. */

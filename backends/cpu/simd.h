@@ -81,37 +81,41 @@ inline void StreamFence() {
 #endif
 }
 
+// Lane reductions as a tree over halves (per row, not per element).
 inline float HorizontalSum(VecF v) {
-#if defined(__AVX512F__)
-  return _mm512_reduce_add_ps(reinterpret_cast<__m512&>(v));
-#else
-  float s = 0.0f;
-  for (int i = 0; i < kVecWidth; ++i) s += v[i];
-  return s;
-#endif
+  float t[kVecWidth];
+  std::memcpy(t, &v, sizeof(VecF));
+  for (int w = kVecWidth / 2; w >= 1; w /= 2) {
+    for (int i = 0; i < w; ++i) t[i] += t[i + w];
+  }
+  return t[0];
 }
 
 inline float HorizontalMax(VecF v) {
-#if defined(__AVX512F__)
-  return _mm512_reduce_max_ps(reinterpret_cast<__m512&>(v));
-#else
-  float m = v[0];
-  for (int i = 1; i < kVecWidth; ++i) m = v[i] > m ? v[i] : m;
-  return m;
-#endif
+  float t[kVecWidth];
+  std::memcpy(t, &v, sizeof(VecF));
+  for (int w = kVecWidth / 2; w >= 1; w /= 2) {
+    for (int i = 0; i < w; ++i) t[i] = t[i + w] > t[i] ? t[i + w] : t[i];
+  }
+  return t[0];
 }
 
 /*! \brief Largest of x[0..n), n >= 1 (NaN lanes are skipped unless all are NaN). */
 inline float MaxOf(const float* x, int64_t n) {
+  auto max = [](VecF a, VecF b) { return b > a ? b : a; };
   int64_t i = 0;
   float m = x[0];
-  if (n >= kVecWidth) {
-    VecF vm = LoadU(x);
-    for (i = kVecWidth; i + kVecWidth <= n; i += kVecWidth) {
-      const VecF v = LoadU(x + i);
-      vm = v > vm ? v : vm;
+  if (n >= 4 * kVecWidth) {
+    // Four running maxima: one would make every step wait for the previous compare.
+    VecF m0 = LoadU(x), m1 = LoadU(x + kVecWidth), m2 = LoadU(x + 2 * kVecWidth),
+         m3 = LoadU(x + 3 * kVecWidth);
+    for (i = 4 * kVecWidth; i + 4 * kVecWidth <= n; i += 4 * kVecWidth) {
+      m0 = max(m0, LoadU(x + i));
+      m1 = max(m1, LoadU(x + i + kVecWidth));
+      m2 = max(m2, LoadU(x + i + 2 * kVecWidth));
+      m3 = max(m3, LoadU(x + i + 3 * kVecWidth));
     }
-    m = HorizontalMax(vm);
+    m = HorizontalMax(max(max(m0, m1), max(m2, m3)));
   }
   for (; i < n; ++i) m = x[i] > m ? x[i] : m;
   return m;

@@ -14,24 +14,42 @@
 namespace dlarray::cpu {
 namespace {
 
-// Pass 3 streams the row out when the output is too large to stay cached.
-template <bool kStream>
-void SoftmaxRow(const float* x, float* y, int64_t n) {
-  const float m = MaxOf(x, n);
+// Rows up to this length keep exp(x - max) in a stack buffer, so that the scaled result can be
+// streamed to y: y is then written once, without being read for ownership first.
+constexpr int64_t kScratchFloats = 16384;
+
+// tmp[i] = exp(x[i] - m); returns the sum. Meanwhile the next row (x + n) is fetched into the
+// cache, so that its max pass does not wait on memory (prefetches never fault).
+float ExpAndSum(const float* x, float m, float* tmp, int64_t n) {
   VecF vsum{};
   int64_t i = 0;
   for (; i + kVecWidth <= n; i += kVecWidth) {
+    __builtin_prefetch(x + n + i, 0, 2);
     const VecF e = Exp(LoadU(x + i) - m);
-    StoreU(y + i, e);
+    StoreU(tmp + i, e);
     vsum += e;
   }
   float sum = HorizontalSum(vsum);
   for (; i < n; ++i) {
-    y[i] = Exp(x[i] - m);
-    sum += y[i];
+    tmp[i] = Exp(x[i] - m);
+    sum += tmp[i];
   }
-  const float inv = 1.0f / sum;
-  MapRange<kStream>(0, n, y, [inv](auto v) { return v * inv; }, static_cast<const float*>(y));
+  return sum;
+}
+
+template <bool kStream>
+void SoftmaxRow(const float* x, float* y, int64_t n) {
+  const float m = MaxOf(x, n);
+  if (kStream && n <= kScratchFloats) {
+    alignas(64) float tmp[kScratchFloats];
+    const float inv = 1.0f / ExpAndSum(x, m, tmp, n);
+    MapRange<true>(
+        0, n, y, [inv](auto v) { return v * inv; }, static_cast<const float*>(tmp));
+    return;
+  }
+  const float inv = 1.0f / ExpAndSum(x, m, y, n);
+  MapRange<false>(
+      0, n, y, [inv](auto v) { return v * inv; }, static_cast<const float*>(y));
 }
 
 }  // namespace

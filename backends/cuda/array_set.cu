@@ -16,7 +16,8 @@ struct FillOp {
 void ArraySetKernel(const KernelContext& ctx) {
   const LaunchEnv env = Prepare(ctx);
   Inputs<0> in{{nullptr}};
-  LaunchElementwise(env, in, Data<float>(ctx.outputs[0]), Numel(ctx.outputs[0]), FillOp{static_cast<float>(ctx.attrs[0])});
+  LaunchElementwise(env, in, Data<float>(ctx.outputs[0]), Numel(ctx.outputs[0]),
+                    FillOp{static_cast<float>(ctx.attrs[0])});
 }
 
 }  // namespace cuda

@@ -23,8 +23,8 @@ struct Dim {
 };
 
 // out[i] = *in for i < n; float4 stores when out is aligned.
-__global__ void __launch_bounds__(kThreads) FillFromDeviceKernel(const float* in, float* out,
-                                                                  int64_t n, bool vec4) {
+__global__ void __launch_bounds__(kThreads)
+    FillFromDeviceKernel(const float* in, float* out, int64_t n, bool vec4) {
   const float v = *in;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -122,8 +122,8 @@ void LaunchRows(const LaunchEnv& env, const float* in, float* out, int64_t rows,
   while (bx < kThreads && bx < units) bx *= 2;
   const dim3 block(bx, kThreads / bx);
   const int64_t grid_x = CeilDiv(units, bx);
-  const int64_t grid_y = std::min<int64_t>(
-      {CeilDiv(rows, block.y), std::max<int64_t>(1, max_blocks / grid_x), 65535});
+  const int64_t grid_y =
+      std::min<int64_t>({CeilDiv(rows, block.y), std::max<int64_t>(1, max_blocks / grid_x), 65535});
   const dim3 grid(static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y));
   if (vec4) {
     BroadcastRowsKernel<float4><<<grid, block, 0, env.stream>>>(

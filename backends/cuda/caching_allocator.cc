@@ -15,7 +15,7 @@ namespace cuda {
 namespace {
 
 constexpr size_t kSmallGranule = 512;
-constexpr size_t kSmallLimit = size_t{1} << 20;  // 1 MiB
+constexpr size_t kSmallLimit = size_t{1} << 20;    // 1 MiB
 constexpr size_t kLargeGranule = size_t{2} << 20;  // 2 MiB
 
 size_t RoundUp(size_t n, size_t granule) { return (n + granule - 1) / granule * granule; }
@@ -35,8 +35,7 @@ std::string FormatBytes(size_t n) {
 
 }  // namespace
 
-CachingAllocator::CachingAllocator(int device, std::string label,
-                                   std::function<void()> sync_stream)
+CachingAllocator::CachingAllocator(int device, std::string label, std::function<void()> sync_stream)
     : device_(device), label_(std::move(label)), sync_stream_(std::move(sync_stream)) {}
 
 size_t CachingAllocator::RoundSize(size_t nbytes) {
@@ -124,17 +123,16 @@ void CachingAllocator::ThrowOutOfMemoryLocked(size_t nbytes, size_t rounded, con
   size_t total_bytes = 0;
   std::string device_memory;
   if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-    device_memory = "; device has " + FormatBytes(free_bytes) + " free of " +
-                    FormatBytes(total_bytes);
+    device_memory =
+        "; device has " + FormatBytes(free_bytes) + " free of " + FormatBytes(total_bytes);
   } else {
     (void)cudaGetLastError();
   }
-  throw OutOfMemoryError("CUDA out of memory: cannot allocate " + FormatBytes(nbytes) + " (" +
-                         std::to_string(nbytes) + " bytes, block of " + std::to_string(rounded) +
-                         ") on " + label_ + ": " + cause + "; dlarray holds " +
-                         FormatBytes(stats_.bytes_in_use) + " in arrays and " +
-                         FormatBytes(stats_.bytes_reserved - stats_.bytes_in_use) + " cached" +
-                         device_memory);
+  throw OutOfMemoryError(
+      "CUDA out of memory: cannot allocate " + FormatBytes(nbytes) + " (" + std::to_string(nbytes) +
+      " bytes, block of " + std::to_string(rounded) + ") on " + label_ + ": " + cause +
+      "; dlarray holds " + FormatBytes(stats_.bytes_in_use) + " in arrays and " +
+      FormatBytes(stats_.bytes_reserved - stats_.bytes_in_use) + " cached" + device_memory);
 }
 
 MemoryStats CachingAllocator::Stats() const {

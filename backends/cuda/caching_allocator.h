@@ -52,7 +52,7 @@ class CachingAllocator {
   const std::string label_;
   const std::function<void()> sync_stream_;
   mutable std::mutex mu_;
-  std::multimap<size_t, void*> cached_;    // block size -> block, for best fit
+  std::multimap<size_t, void*> cached_;     // block size -> block, for best fit
   std::unordered_map<void*, size_t> live_;  // block -> block size
   MemoryStats stats_;
 };

@@ -41,21 +41,21 @@ inline void SetDevice(int id) {
 }  // namespace dlarray
 
 /*! \brief Runs a CUDA runtime call; throws BackendError naming the call, file:line and error. */
-#define CUDA_CALL(expr)                                                        \
-  do {                                                                         \
-    const cudaError_t dlarray_cuda_err_ = (expr);                              \
-    if (dlarray_cuda_err_ != cudaSuccess) {                                    \
+#define CUDA_CALL(expr)                                                              \
+  do {                                                                               \
+    const cudaError_t dlarray_cuda_err_ = (expr);                                    \
+    if (dlarray_cuda_err_ != cudaSuccess) {                                          \
       ::dlarray::cuda::ThrowCudaError(dlarray_cuda_err_, #expr, __FILE__, __LINE__); \
-    }                                                                          \
+    }                                                                                \
   } while (0)
 
 /*! \brief Runs a cuBLAS call; throws BackendError naming the call and the status. */
-#define CUBLAS_CALL(expr)                                                          \
-  do {                                                                             \
-    const cublasStatus_t dlarray_cublas_st_ = (expr);                              \
-    if (dlarray_cublas_st_ != CUBLAS_STATUS_SUCCESS) {                             \
+#define CUBLAS_CALL(expr)                                                               \
+  do {                                                                                  \
+    const cublasStatus_t dlarray_cublas_st_ = (expr);                                   \
+    if (dlarray_cublas_st_ != CUBLAS_STATUS_SUCCESS) {                                  \
       ::dlarray::cuda::ThrowCublasError(dlarray_cublas_st_, #expr, __FILE__, __LINE__); \
-    }                                                                              \
+    }                                                                                   \
   } while (0)
 
 /*! \brief Checks the launch just made: kernel<<<...>>>(...); CHECK_LAUNCH("Kernel"); */

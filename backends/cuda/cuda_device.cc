@@ -36,7 +36,7 @@ std::string VersionText(int v) {
   return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
 }
 
-// "driver supports CUDA 12.4, runtime is 13.0" or "no driver found (libcuda.so.1)".
+// "CUDA runtime 13.0, driver supports CUDA 12.4" or "..., no CUDA driver (libcuda.so.1) found".
 std::string VersionsText() {
   int runtime = 0;
   int driver = 0;
@@ -47,6 +47,12 @@ std::string VersionsText() {
   if (driver == 0) return rt + ", no CUDA driver (libcuda.so.1) found";
   return rt + ", driver supports CUDA " + VersionText(driver);
 }
+
+// Uploads up to this size go through the pinned staging buffers and return without waiting for
+// the GPU (a 4 KiB upload: 2.6 us against 6.7 us for cudaMemcpyAsync plus a sync, H200). Larger
+// ones are a cudaMemcpyAsync from pageable memory and a stream sync, which moved 64 MiB at
+// 19 GB/s against 16 GB/s staged.
+constexpr size_t kStagedUploadLimit = size_t{8} << 20;
 
 // Destroys an event at scope exit; destroying a recorded event is safe (freed once it fires).
 struct EventGuard {
@@ -72,8 +78,8 @@ void CudaDevice::InitDevices() {
     const char* what = err == cudaErrorInsufficientDriver ? "no CUDA driver"
                        : err == cudaErrorNoDevice         ? "no CUDA device"
                                                           : "CUDA is unusable";
-    unavailable_reason_ = std::string(what) + ": cudaGetDeviceCount failed: " +
-                          CudaErrorText(err) + "; " + VersionsText();
+    unavailable_reason_ = std::string(what) + ": cudaGetDeviceCount failed: " + CudaErrorText(err) +
+                          "; " + VersionsText();
     return;
   }
   if (n <= 0) {
@@ -199,13 +205,22 @@ void CudaDevice::copy(const void* src, DLContext src_ctx, void* dst, DLContext d
     SetDevice(dst_ctx.device_id);
     CUDA_CALL(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, d.stream));
   } else if (dst_gpu) {
-    PerDevice& d = Ready(dst_ctx.device_id);
-    d.staging.CopyToDevice(dst, src, nbytes, d.stream);
+    const int id = dst_ctx.device_id;
+    PerDevice& d = Ready(id);
+    if (nbytes <= kStagedUploadLimit && d.staging.CopyToDevice(dst, src, nbytes, d.stream)) return;
+    SetDevice(id);
+    CUDA_CALL(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, d.stream));
+    synchronize(id);  // the pageable source may be reused once this returns
   } else if (src_gpu) {
-    PerDevice& d = Ready(src_ctx.device_id);
-    SetDevice(src_ctx.device_id);
+    const int id = src_ctx.device_id;
+    PerDevice& d = Ready(id);
+    if (nbytes <= HostStaging::kReadbackBytes &&
+        d.staging.CopyToHost(dst, src, nbytes, d.stream, [this, id] { synchronize(id); })) {
+      return;
+    }
+    SetDevice(id);
     CUDA_CALL(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, d.stream));
-    synchronize(src_ctx.device_id);
+    synchronize(id);
   } else {
     std::memcpy(dst, src, nbytes);
   }
@@ -256,8 +271,8 @@ void CudaDevice::set_option(const std::string& key, const std::string& value) {
   } else if (value == "tf32") {
     matmul_tf32_.store(true, std::memory_order_relaxed);
   } else {
-    throw Error(ErrorKind::kValue, "cuda: matmul_precision must be \"highest\" or \"tf32\", got \"" +
-                                       value + "\"");
+    throw Error(ErrorKind::kValue,
+                "cuda: matmul_precision must be \"highest\" or \"tf32\", got \"" + value + "\"");
   }
 }
 

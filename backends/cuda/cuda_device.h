@@ -69,8 +69,9 @@ class CudaDevice final : public Device {
  private:
   struct PerDevice;
   void InitDevices();
-  PerDevice& At(int id);     // the device, range-checked
-  PerDevice& Ready(int id);  // the device, with its stream made  // the device, with its stream made
+  PerDevice& At(int id);  // the device, range-checked
+  PerDevice& Ready(
+      int id);  // the device, with its stream made  // the device, with its stream made
   void CopyBetweenDevices(const void* src, int src_id, void* dst, int dst_id, size_t nbytes);
   void EnablePeerAccess(int from, int to);
 

@@ -8,20 +8,32 @@
 namespace dlarray {
 namespace cuda {
 
-void HostStaging::InitLocked() {
+bool HostStaging::ReadyLocked() {
+  if (ready_) return true;
+  if (no_pinned_memory_) return false;
+  SetDevice(device_);
   for (int i = 0; i < 2; ++i) {
-    if (buffers_[i] == nullptr) CUDA_CALL(cudaHostAlloc(&buffers_[i], kChunkBytes, 0));
+    if (buffers_[i] == nullptr && cudaHostAlloc(&buffers_[i], kChunkBytes, 0) != cudaSuccess) {
+      break;
+    }
     if (drained_[i] == nullptr) {
       CUDA_CALL(cudaEventCreateWithFlags(&drained_[i], cudaEventDisableTiming));
     }
   }
+  if (readback_ == nullptr) (void)cudaHostAlloc(&readback_, kReadbackBytes, 0);
+  if (buffers_[0] == nullptr || buffers_[1] == nullptr || readback_ == nullptr) {
+    (void)cudaGetLastError();  // pinned memory is limited here: the callers copy directly
+    no_pinned_memory_ = true;
+    return false;
+  }
   ready_ = true;
+  return true;
 }
 
-void HostStaging::CopyToDevice(void* dst, const void* src, size_t nbytes, cudaStream_t stream) {
+bool HostStaging::CopyToDevice(void* dst, const void* src, size_t nbytes, cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!ReadyLocked()) return false;
   SetDevice(device_);
-  if (!ready_) InitLocked();
   auto* out = static_cast<char*>(dst);
   const auto* in = static_cast<const char*>(src);
   for (size_t offset = 0; offset < nbytes; offset += kChunkBytes) {
@@ -39,6 +51,18 @@ void HostStaging::CopyToDevice(void* dst, const void* src, size_t nbytes, cudaSt
     CUDA_CALL(cudaEventRecord(drained_[b], stream));
     used_[b] += (len + 63) / 64 * 64;
   }
+  return true;
+}
+
+bool HostStaging::CopyToHost(void* dst, const void* src, size_t nbytes, cudaStream_t stream,
+                             const std::function<void()>& wait_stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!ReadyLocked()) return false;
+  SetDevice(device_);
+  CUDA_CALL(cudaMemcpyAsync(readback_, src, nbytes, cudaMemcpyDeviceToHost, stream));
+  wait_stream();
+  std::memcpy(dst, readback_, nbytes);
+  return true;
 }
 
 }  // namespace cuda

@@ -9,9 +9,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "cuda_check.h"
 #include "cuda_device.h"
+#include "dlarray/errors.h"
 #include "dlarray/kernel.h"
 
 namespace dlarray {
@@ -53,6 +55,15 @@ inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /*! \brief Blocks for work_items items: enough to cover them, at most max_blocks, at least 1. */
 inline int GridSize(int64_t work_items, int threads, int64_t max_blocks) {
   return static_cast<int>(std::max<int64_t>(1, std::min(CeilDiv(work_items, threads), max_blocks)));
+}
+
+/*! \brief A one-dimensional grid of n blocks (one per row, ...); throws beyond CUDA's limit. */
+inline int RowGrid(int64_t n, const char* op) {
+  if (n > 0x7fffffff) {
+    throw BackendError(std::string(op) + " on cuda: " + std::to_string(n) +
+                       " rows exceed the grid limit of 2^31 - 1 blocks");
+  }
+  return static_cast<int>(n);
 }
 
 /*! \brief Blocks of `threads` that fill every multiprocessor of the GPU (2048 threads each). */

@@ -16,7 +16,8 @@ struct AddConstOp {
 void MatrixElementwiseAddByConstKernel(const KernelContext& ctx) {
   const LaunchEnv env = Prepare(ctx);
   Inputs<1> in{{Data<const float>(ctx.inputs[0])}};
-  LaunchElementwise(env, in, Data<float>(ctx.outputs[0]), Numel(ctx.outputs[0]), AddConstOp{static_cast<float>(ctx.attrs[0])});
+  LaunchElementwise(env, in, Data<float>(ctx.outputs[0]), Numel(ctx.outputs[0]),
+                    AddConstOp{static_cast<float>(ctx.attrs[0])});
 }
 
 }  // namespace cuda

@@ -7,7 +7,6 @@ namespace cuda {
 namespace {
 
 struct MultiplyOp {
-
   __device__ float operator()(const float* x) const { return x[0] * x[1]; }
 };
 

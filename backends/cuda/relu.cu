@@ -7,7 +7,6 @@ namespace cuda {
 namespace {
 
 struct ReluOp {
-
   __device__ float operator()(const float* x) const { return x[0] < 0.f ? 0.f : x[0]; }
 };
 

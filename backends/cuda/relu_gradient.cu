@@ -1,4 +1,5 @@
-// relu_gradient: out = grad * (in > 0), one fused pass (NaN or inf grads where in <= 0 give NaN, as in NumPy).
+// relu_gradient: out = grad * (in > 0), one fused pass (NaN or inf grads where in <= 0 give NaN, as
+// in NumPy).
 #include "elementwise.cuh"
 #include "kernels.h"
 
@@ -7,7 +8,6 @@ namespace cuda {
 namespace {
 
 struct ReluGradientOp {
-
   __device__ float operator()(const float* x) const { return x[1] * (x[0] > 0.f ? 1.f : 0.f); }
 };
 

@@ -25,10 +25,10 @@ __device__ __forceinline__ MaxSum MaxSumIdentity() { return {-FLT_MAX, 0.f}; }
 /*! \brief Adds one value: one exp, rescaling the sum when the max grows. */
 __device__ __forceinline__ void MaxSumAdd(MaxSum& a, float x) {
   if (x > a.m) {
-    a.s = a.s * expf(a.m - x) + 1.f;
+    a.s = a.s * __expf(a.m - x) + 1.f;
     a.m = x;
   } else {
-    a.s += expf(x - a.m);
+    a.s += __expf(x - a.m);
   }
 }
 
@@ -36,16 +36,16 @@ __device__ __forceinline__ void MaxSumAdd(MaxSum& a, float x) {
 __device__ __forceinline__ void MaxSumAdd4(MaxSum& a, float4 x) {
   const float m = fmaxf(fmaxf(x.x, x.y), fmaxf(x.z, x.w));
   if (m > a.m) {
-    a.s *= expf(a.m - m);
+    a.s *= __expf(a.m - m);
     a.m = m;
   }
-  a.s += expf(x.x - a.m) + expf(x.y - a.m) + expf(x.z - a.m) + expf(x.w - a.m);
+  a.s += __expf(x.x - a.m) + __expf(x.y - a.m) + __expf(x.z - a.m) + __expf(x.w - a.m);
 }
 
 /*! \brief Combines two partial (max, sum) pairs. */
 __device__ __forceinline__ MaxSum MaxSumCombine(MaxSum a, MaxSum b) {
   const float m = fmaxf(a.m, b.m);
-  return {m, a.s * expf(a.m - m) + b.s * expf(b.m - m)};
+  return {m, a.s * __expf(a.m - m) + b.s * __expf(b.m - m)};
 }
 
 __device__ __forceinline__ float WarpMax(float v) {

@@ -14,10 +14,11 @@ namespace dlarray {
 namespace cuda {
 namespace {
 
-constexpr int kWarpRowsPerBlock = 8;
+constexpr int kWarpRowsPerBlock = 4;
 
-// A warp per row; lane holds columns lane + 32 k for k < kPerLane.
-template <int kPerLane>
+// A warp per row; lane holds kPerLane columns: float4 q = lane + 32 k when kVec, else single
+// columns lane + 32 k.
+template <int kPerLane, bool kVec>
 __global__ void __launch_bounds__(32 * kWarpRowsPerBlock)
     SoftmaxWarpKernel(const float* in, float* out, int64_t rows, int cols) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.x / 32;
@@ -26,25 +27,50 @@ __global__ void __launch_bounds__(32 * kWarpRowsPerBlock)
   const float* x = in + row * cols;
   float* y = out + row * cols;
   float v[kPerLane];
+  if constexpr (kVec) {
+#pragma unroll
+    for (int k = 0; k < kPerLane / 4; ++k) {
+      const int q = lane + 32 * k;
+      const float4 t = q < cols / 4 ? reinterpret_cast<const float4*>(x)[q]
+                                    : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+      v[4 * k] = t.x;
+      v[4 * k + 1] = t.y;
+      v[4 * k + 2] = t.z;
+      v[4 * k + 3] = t.w;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) {
+      const int j = lane + 32 * k;
+      v[k] = j < cols ? x[j] : -INFINITY;
+    }
+  }
   float m = -INFINITY;
 #pragma unroll
-  for (int k = 0; k < kPerLane; ++k) {
-    const int j = lane + 32 * k;
-    v[k] = j < cols ? x[j] : -INFINITY;
-    m = fmaxf(m, v[k]);
-  }
+  for (int k = 0; k < kPerLane; ++k) m = fmaxf(m, v[k]);
   m = WarpMax(m);
   float s = 0.f;
 #pragma unroll
   for (int k = 0; k < kPerLane; ++k) {
-    v[k] = expf(v[k] - m);
+    v[k] = __expf(v[k] - m);
     s += v[k];
   }
   const float inv = 1.f / WarpSum(s);
+  if constexpr (kVec) {
 #pragma unroll
-  for (int k = 0; k < kPerLane; ++k) {
-    const int j = lane + 32 * k;
-    if (j < cols) y[j] = v[k] * inv;
+    for (int k = 0; k < kPerLane / 4; ++k) {
+      const int q = lane + 32 * k;
+      if (q < cols / 4) {
+        reinterpret_cast<float4*>(y)[q] =
+            make_float4(v[4 * k] * inv, v[4 * k + 1] * inv, v[4 * k + 2] * inv, v[4 * k + 3] * inv);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) {
+      const int j = lane + 32 * k;
+      if (j < cols) y[j] = v[k] * inv;
+    }
   }
 }
 
@@ -82,7 +108,7 @@ __global__ void __launch_bounds__(kThreads)
   float s = 0.f;
 #pragma unroll
   for (int k = 0; k < kPerThread; ++k) {
-    v[k] = expf(v[k] - m);
+    v[k] = __expf(v[k] - m);
     s += v[k];
   }
   const float inv = 1.f / BlockReduce(s, scratch, SumOp());
@@ -128,28 +154,34 @@ __global__ void __launch_bounds__(kLongRowThreads)
     for (int64_t q = threadIdx.x; q < cols / 4; q += kLongRowThreads) {
       const float4 t = reinterpret_cast<const float4*>(x)[q];
       reinterpret_cast<float4*>(y)[q] =
-          make_float4(expf(t.x - acc.m) * inv, expf(t.y - acc.m) * inv, expf(t.z - acc.m) * inv,
-                      expf(t.w - acc.m) * inv);
+          make_float4(__expf(t.x - acc.m) * inv, __expf(t.y - acc.m) * inv,
+                      __expf(t.z - acc.m) * inv, __expf(t.w - acc.m) * inv);
     }
   } else {
     for (int64_t j = threadIdx.x; j < cols; j += kLongRowThreads) {
-      y[j] = expf(x[j] - acc.m) * inv;
+      y[j] = __expf(x[j] - acc.m) * inv;
     }
   }
 }
 
 template <int kPerLane>
-void LaunchWarp(const LaunchEnv& env, const float* in, float* out, int64_t rows, int cols) {
-  const int blocks = static_cast<int>(CeilDiv(rows, kWarpRowsPerBlock));
-  SoftmaxWarpKernel<kPerLane>
-      <<<blocks, 32 * kWarpRowsPerBlock, 0, env.stream>>>(in, out, rows, cols);
+void LaunchWarp(const LaunchEnv& env, const float* in, float* out, int64_t rows, int cols,
+                bool vec) {
+  const int blocks = RowGrid(CeilDiv(rows, kWarpRowsPerBlock), "softmax");
+  if (kPerLane % 4 == 0 && vec) {
+    SoftmaxWarpKernel<kPerLane, kPerLane % 4 == 0>
+        <<<blocks, 32 * kWarpRowsPerBlock, 0, env.stream>>>(in, out, rows, cols);
+  } else {
+    SoftmaxWarpKernel<kPerLane, false>
+        <<<blocks, 32 * kWarpRowsPerBlock, 0, env.stream>>>(in, out, rows, cols);
+  }
   CHECK_LAUNCH("SoftmaxWarpKernel");
 }
 
 template <int kThreads, int kPerThread>
 void LaunchBlock(const LaunchEnv& env, const float* in, float* out, int64_t rows, int cols,
                  bool vec) {
-  const int blocks = static_cast<int>(rows);
+  const int blocks = RowGrid(rows, "softmax");
   if (vec) {
     SoftmaxBlockKernel<kThreads, kPerThread, true>
         <<<blocks, kThreads, 0, env.stream>>>(in, out, cols);
@@ -172,17 +204,17 @@ void SoftmaxKernel(const KernelContext& ctx) {
   const LaunchEnv env = Prepare(ctx);
   const int c = static_cast<int>(std::min<int64_t>(cols, 1 << 30));
   if (cols <= 32) {
-    LaunchWarp<1>(env, in, out, rows, c);
+    LaunchWarp<1>(env, in, out, rows, c, vec);
   } else if (cols <= 64) {
-    LaunchWarp<2>(env, in, out, rows, c);
+    LaunchWarp<2>(env, in, out, rows, c, vec);
   } else if (cols <= 128) {
-    LaunchWarp<4>(env, in, out, rows, c);
+    LaunchWarp<4>(env, in, out, rows, c, vec);
   } else if (cols <= 256) {
-    LaunchWarp<8>(env, in, out, rows, c);
+    LaunchWarp<8>(env, in, out, rows, c, vec);
   } else if (cols <= 512) {
-    LaunchWarp<16>(env, in, out, rows, c);
+    LaunchWarp<16>(env, in, out, rows, c, vec);
   } else if (cols <= 1024) {
-    LaunchWarp<32>(env, in, out, rows, c);
+    LaunchWarp<32>(env, in, out, rows, c, vec);
   } else if (cols <= 2048) {
     LaunchBlock<256, 8>(env, in, out, rows, c, vec);
   } else if (cols <= 4096) {
@@ -192,7 +224,7 @@ void SoftmaxKernel(const KernelContext& ctx) {
   } else if (cols <= 16384) {
     LaunchBlock<1024, 16>(env, in, out, rows, c, vec);
   } else {
-    const int blocks = static_cast<int>(rows);
+    const int blocks = RowGrid(rows, "softmax");
     if (vec) {
       SoftmaxLongRowKernel<true><<<blocks, kLongRowThreads, 0, env.stream>>>(in, out, cols);
     } else {

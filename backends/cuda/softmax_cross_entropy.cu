@@ -94,6 +94,9 @@ __device__ void FinishMean(float block_loss, float* partial, unsigned int* semap
     if (threadIdx.x == 0) out[0] = block_loss / static_cast<float>(rows);
     return;
   }
+  // Other threads may still be reading the caller's shared memory, and the compiler may place
+  // last_block over it (compute-sanitizer racecheck caught exactly that): wait for them.
+  __syncthreads();
   if (threadIdx.x == 0) {
     partial[blockIdx.x] = block_loss;
     __threadfence();  // publish the partial before counting this block as done
@@ -157,11 +160,11 @@ void LaunchBlockKernel(const LaunchEnv& env, int blocks, bool vec, const float* 
                        const float* labels, int64_t rows, int64_t cols, float* partial,
                        unsigned int* semaphore, float* out) {
   if (vec) {
-    CrossEntropyBlockKernel<kThreads, true><<<blocks, kThreads, 0, env.stream>>>(
-        logits, labels, rows, cols, partial, semaphore, out);
+    CrossEntropyBlockKernel<kThreads, true>
+        <<<blocks, kThreads, 0, env.stream>>>(logits, labels, rows, cols, partial, semaphore, out);
   } else {
-    CrossEntropyBlockKernel<kThreads, false><<<blocks, kThreads, 0, env.stream>>>(
-        logits, labels, rows, cols, partial, semaphore, out);
+    CrossEntropyBlockKernel<kThreads, false>
+        <<<blocks, kThreads, 0, env.stream>>>(logits, labels, rows, cols, partial, semaphore, out);
   }
 }
 
@@ -176,19 +179,13 @@ void SoftmaxCrossEntropyKernel(const KernelContext& ctx) {
   const int64_t rows = Numel(y_arr) / cols;
   const bool vec = cols % 4 == 0 && Aligned16(logits) && Aligned16(labels);
   const LaunchEnv env = Prepare(ctx);
-  const int64_t full_wave = FullWaveBlocks(env, kWarpThreads);
-  int blocks = 0;
-  int threads = 0;
-  if (cols <= 2048) {
-    threads = kWarpThreads;
-    blocks = GridSize(rows, kWarpRowsPerBlock, full_wave);
-  } else if (cols <= 16384) {
-    threads = 256;
-    blocks = GridSize(rows, 1, full_wave);
-  } else {
-    threads = 1024;
-    blocks = GridSize(rows, 1, 2 * env.device->sm_count(env.id));
-  }
+  // Warp per row up to 2048 columns, else a block of 256 (1024 past 16384 columns) per row.
+  const bool warp_per_row = cols <= 2048;
+  const int block_threads = cols <= 16384 ? 256 : 1024;
+  const int blocks = warp_per_row
+                         ? GridSize(rows, kWarpRowsPerBlock, FullWaveBlocks(env, kWarpThreads))
+                     : cols <= 16384 ? GridSize(rows, 1, FullWaveBlocks(env, 256))
+                                     : GridSize(rows, 1, 2 * env.device->sm_count(env.id));
   float* partial = nullptr;
   unsigned int* semaphore = nullptr;
   const size_t partial_bytes = static_cast<size_t>(blocks) * sizeof(float);
@@ -197,19 +194,16 @@ void SoftmaxCrossEntropyKernel(const KernelContext& ctx) {
     // Stream-ordered: the block can go back to the cache right after the launch.
     partial = static_cast<float*>(env.device->allocate(env.id, partial_bytes));
   }
-  if (threads == kWarpThreads && cols <= 2048) {
-    if (vec) {
-      CrossEntropyWarpKernel<true><<<blocks, kWarpThreads, 0, env.stream>>>(
-          logits, labels, rows, cols, partial, semaphore, out);
-    } else {
-      CrossEntropyWarpKernel<false><<<blocks, kWarpThreads, 0, env.stream>>>(
-          logits, labels, rows, cols, partial, semaphore, out);
-    }
-  } else if (threads == 256) {
+  if (warp_per_row && vec) {
+    CrossEntropyWarpKernel<true><<<blocks, kWarpThreads, 0, env.stream>>>(
+        logits, labels, rows, cols, partial, semaphore, out);
+  } else if (warp_per_row) {
+    CrossEntropyWarpKernel<false><<<blocks, kWarpThreads, 0, env.stream>>>(
+        logits, labels, rows, cols, partial, semaphore, out);
+  } else if (block_threads == 256) {
     LaunchBlockKernel<256>(env, blocks, vec, logits, labels, rows, cols, partial, semaphore, out);
   } else {
-    LaunchBlockKernel<1024>(env, blocks, vec, logits, labels, rows, cols, partial, semaphore,
-                            out);
+    LaunchBlockKernel<1024>(env, blocks, vec, logits, labels, rows, cols, partial, semaphore, out);
   }
   const cudaError_t err = cudaGetLastError();
   if (partial != nullptr) env.device->free(env.id, partial, partial_bytes);

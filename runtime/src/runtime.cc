@@ -109,20 +109,20 @@ std::shared_ptr<Array> Array::Empty(const std::vector<int64_t>& shape, DLContext
   a->dl_.shape = a->shape_.data();
   a->dl_.dtype = dtype;
   a->dl_.ctx = ctx;
-  const std::string text = ShapeToString(a->dl());
-  if (shape.size() > 64) throw ShapeError("shape " + text + " has more than 64 dimensions");
-  const int64_t max_bytes = std::numeric_limits<int64_t>::max() / 2;
-  int64_t size = 1;
-  for (int64_t d : shape) {
-    if (d < 1) throw ShapeError("shape " + text + ": every dimension must be >= 1");
-    if (size > max_bytes / d) {
-      throw OutOfMemoryError("shape " + text + " is too large to allocate on " +
-                             ContextToString(ctx));
-    }
-    size *= d;
+  if (shape.size() > 64) {
+    throw ShapeError("shape " + ShapeToString(a->dl()) + " has more than 64 dimensions");
   }
-  if (size > max_bytes / static_cast<int64_t>(DTypeBytes(dtype))) {
-    throw OutOfMemoryError("shape " + text + " is too large to allocate on " +
+  const int64_t max_bytes = std::numeric_limits<int64_t>::max() / 2;
+  const int64_t elem = static_cast<int64_t>(DTypeBytes(dtype));
+  int64_t size = 1;
+  bool too_large = false;
+  for (int64_t d : shape) {
+    if (d < 1) throw ShapeError("shape " + ShapeToString(a->dl()) + ": every dimension must be >= 1");
+    too_large = too_large || size > max_bytes / elem / d;
+    if (!too_large) size *= d;
+  }
+  if (too_large) {
+    throw OutOfMemoryError("shape " + ShapeToString(a->dl()) + " is too large to allocate on " +
                            ContextToString(ctx));
   }
   a->size_ = size;

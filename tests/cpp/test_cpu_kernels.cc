@@ -122,7 +122,7 @@ TEST_CASE("cpu: relu keeps NaN and relu_gradient multiplies like grad * (x > 0)"
   CHECK(r[2] == 2.0f);
   Run("relu_gradient", {x->dl(), g->dl()}, {y->dl()});
   const auto d = Read(*y);
-  CHECK(d[0] == 0.0f);    // NaN > 0 is false: 1 * 0
+  CHECK(d[0] == 0.0f);      // NaN > 0 is false: 1 * 0
   CHECK(std::isnan(d[1]));  // NaN * 0
   CHECK(d[2] == 5.0f);
   CHECK(std::isnan(d[3]));  // inf * 0
@@ -143,11 +143,25 @@ TEST_CASE("cpu: broadcast_to follows NumPy's rules") {
     Shape in, out;
   };
   const std::vector<Case> cases = {
-      {{1}, {1}},           {{1}, {5}},           {{}, {2, 3}},         {{3}, {2, 3}},
-      {{2, 3}, {2, 3}},     {{2, 1}, {2, 5}},     {{1, 5}, {4, 5}},     {{3, 1, 5}, {3, 4, 5}},
-      {{4, 1}, {3, 4, 5}},  {{1, 4, 1}, {2, 4, 3}}, {{7}, {3, 1, 7}},   {{5, 1, 1}, {5, 6, 7}},
-      {{183}, {181, 183}},  {{181, 1}, {181, 183}}, {{4097}, {1025, 4097}}, {{1}, {1025, 4097}},
-      {{1025, 1}, {1025, 4097}}, {{2, 1, 3}, {9000, 2, 2, 3}},
+      {{1}, {1}},
+      {{1}, {5}},
+      {{}, {2, 3}},
+      {{3}, {2, 3}},
+      {{2, 3}, {2, 3}},
+      {{2, 1}, {2, 5}},
+      {{1, 5}, {4, 5}},
+      {{3, 1, 5}, {3, 4, 5}},
+      {{4, 1}, {3, 4, 5}},
+      {{1, 4, 1}, {2, 4, 3}},
+      {{7}, {3, 1, 7}},
+      {{5, 1, 1}, {5, 6, 7}},
+      {{183}, {181, 183}},
+      {{181, 1}, {181, 183}},
+      {{4097}, {1025, 4097}},
+      {{1}, {1025, 4097}},
+      {{1025, 1}, {1025, 4097}},
+      {{2, 1, 3}, {9000, 2, 2, 3}},
+      {{1, 2100, 1024}, {2, 2100, 1024}},  // large input: the streaming-store path
   };
   for (const Case& k : cases) {
     CAPTURE(ShapeText(k.in));
@@ -178,10 +192,9 @@ TEST_CASE("cpu: broadcast_to follows NumPy's rules") {
 }
 
 TEST_CASE("cpu: reduce_sum_axis_zero") {
-  const std::vector<Shape> shapes = {{1},       {7},          {100003},    {1, 1},
-                                     {3, 5},    {1, 50},      {500, 2001}, {70001, 3},
-                                     {40000, 1}, {300, 65},   {9, 3, 4},   {5000, 7, 1},
-                                     {2, 1}};
+  const std::vector<Shape> shapes = {{1},       {7},          {100003},   {1, 1},     {3, 5},
+                                     {1, 50},   {500, 2001},  {70001, 3}, {40000, 1}, {300, 65},
+                                     {9, 3, 4}, {5000, 7, 1}, {2, 1}};
   for (const Shape& shape : shapes) {
     CAPTURE(ShapeText(shape));
     const int64_t rows = shape[0], cols = Numel(shape) / rows;
@@ -224,8 +237,10 @@ std::vector<double> SoftmaxReference(const std::vector<float>& x, int64_t cols) 
   return y;
 }
 
-const std::vector<Shape> kRowShapes = {{1},       {1, 1},     {1, 5},   {3, 17},
-                                       {64, 1000}, {2000, 37}, {4, 3, 16}, {3, 100003}};
+// The last two are large enough for streaming stores (rows within and beyond the scratch row).
+const std::vector<Shape> kRowShapes = {{1},         {1, 1},      {1, 5},     {3, 17},
+                                       {64, 1000},  {2000, 37},  {4, 3, 16}, {3, 100003},
+                                       {512, 4100}, {130, 16500}};
 
 }  // namespace
 
@@ -235,7 +250,7 @@ TEST_CASE("cpu: softmax over the last axis, in place too, for extreme values") {
     const int64_t cols = shape.back();
     auto x = Random(static_cast<size_t>(Numel(shape)), -8, 8, 7);
     if (x.size() >= 4) {
-      x[0] = 1000.0f;  // large logits: exp would overflow without the max
+      x[0] = 1000.0f;   // large logits: exp would overflow without the max
       x[1] = -1000.0f;  // underflows to exactly 0
       x[2] = -95.0f;    // a subnormal result relative to the row max of 8.x
       x[3] = 0.0f;
@@ -309,8 +324,8 @@ TEST_CASE("cpu: matrix_multiply with every transpose combination") {
   struct Dims {
     int64_t m, n, k;
   };
-  const std::vector<Dims> dims = {{1, 1, 1},   {2, 3, 4},     {1, 7, 1},     {16, 16, 16},
-                                  {17, 33, 65}, {64, 1, 300},  {200, 300, 100}, {97, 513, 401}};
+  const std::vector<Dims> dims = {{1, 1, 1},    {2, 3, 4},    {1, 7, 1},       {16, 16, 16},
+                                  {17, 33, 65}, {64, 1, 300}, {200, 300, 100}, {97, 513, 401}};
   for (const Dims& d : dims) {
     for (int ta = 0; ta < 2; ++ta) {
       for (int tb = 0; tb < 2; ++tb) {
@@ -338,8 +353,8 @@ TEST_CASE("cpu: the own blocked SGEMM across its block sizes and edge tiles") {
     int64_t m, n, k;
   };
   // Block sizes: kKc = 384, kMc = 96 or 192, kNc = 1536 or 3072, tiles of 6 or 12 rows.
-  const std::vector<Dims> dims = {{1, 1, 1},     {5, 3, 2},      {13, 33, 385},
-                                  {193, 65, 7},  {200, 3100, 400}, {1, 4000, 3}};
+  const std::vector<Dims> dims = {{1, 1, 1},    {5, 3, 2},        {13, 33, 385},
+                                  {193, 65, 7}, {200, 3100, 400}, {1, 4000, 3}};
   for (const Dims& d : dims) {
     for (int ta = 0; ta < 2; ++ta) {
       for (int tb = 0; tb < 2; ++tb) {

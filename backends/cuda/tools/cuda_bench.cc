@@ -17,11 +17,21 @@
 
 using namespace smoke;  // NOLINT(build/namespaces)
 
+void LaunchEmptyKernel(cudaStream_t stream);  // launch_probe.cu
+
 namespace {
 
-cudaStream_t Stream() {
-  return static_cast<cudaStream_t>(dlarray::GetDevice(Gpu())->stream(0));
+cudaStream_t Stream() { return static_cast<cudaStream_t>(dlarray::GetDevice(Gpu())->stream(0)); }
+
+double HostSeconds(const std::function<void()>& fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+// Host microseconds per call of fn when 200 calls are queued without waiting (for small ops:
+// whether the host or the GPU sets the pace).
+double g_host_us = 0;
 
 // Median milliseconds per call of fn over 15 timed groups of `inner` calls each.
 double TimeMs(const std::function<void()>& fn, int inner = 1) {
@@ -42,6 +52,14 @@ double TimeMs(const std::function<void()>& fn, int inner = 1) {
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
+  g_host_us = 0;
+  if (inner > 1) {
+    g_host_us = HostSeconds([&] {
+                  for (int i = 0; i < 200; ++i) fn();
+                }) /
+                200 * 1e6;
+    cudaStreamSynchronize(s);
+  }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
@@ -58,8 +76,8 @@ void Report(const std::string& op, const std::string& shape, double ms, double b
     std::printf("BENCH %-38s %-22s %10.4f ms %9.1f GFLOP/s\n", op.c_str(), shape.c_str(), ms,
                 flops / ms / 1e6);
   } else {
-    std::printf("BENCH %-38s %-22s %10.4f ms %9.1f GB/s\n", op.c_str(), shape.c_str(), ms,
-                bytes / ms / 1e6);
+    std::printf("BENCH %-38s %-22s %10.4f ms %9.1f GB/s  host %.2f us/call\n", op.c_str(),
+                shape.c_str(), ms, bytes / ms / 1e6, g_host_us);
   }
   std::fflush(stdout);
 }
@@ -103,8 +121,7 @@ void BenchSet(const std::vector<int64_t>& ew, const std::vector<int64_t>& b_in,
     auto y = dlarray::Array::Empty(os, Gpu());
     const double bytes = 4.0 * (Numel(red) + Numel(os));
     Report("reduce_sum_axis_zero", Join(red),
-           TimeMs([&] { Run("reduce_sum_axis_zero", {x->dl()}, {y->dl()}); }, Inner(bytes)),
-           bytes);
+           TimeMs([&] { Run("reduce_sum_axis_zero", {x->dl()}, {y->dl()}); }, Inner(bytes)), bytes);
   }
   {
     const double bytes = 8.0 * Numel(sm);
@@ -118,8 +135,11 @@ void BenchSet(const std::vector<int64_t>& ew, const std::vector<int64_t>& b_in,
     auto l = Upload(sm, labels);
     auto loss = dlarray::Array::Empty({1}, Gpu());
     Report("softmax_cross_entropy", Join(sm),
-           TimeMs([&] { Run("softmax_cross_entropy", {x->dl(), l->dl()}, {loss->dl()}); },
-                  Inner(bytes)),
+           TimeMs(
+               [&] {
+                 Run("softmax_cross_entropy", {x->dl(), l->dl()}, {loss->dl()});
+               },
+               Inner(bytes)),
            bytes);
   }
   for (const auto& s : mm) {
@@ -127,22 +147,20 @@ void BenchSet(const std::vector<int64_t>& ew, const std::vector<int64_t>& b_in,
     for (int f = 0; f < (all_transposes ? 4 : 1); ++f) {
       const bool ta = f & 2, tb = f & 1;
       auto x = Upload(ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}, Random(m * k));
-      auto y = Upload(tb ? std::vector<int64_t>{nn, k} : std::vector<int64_t>{k, nn}, Random(k * nn));
+      auto y =
+          Upload(tb ? std::vector<int64_t>{nn, k} : std::vector<int64_t>{k, nn}, Random(k * nn));
       auto z = dlarray::Array::Empty({m, nn}, Gpu());
       const double flops = 2.0 * m * k * nn;
       const std::string shape = Join(s) + " " + (ta ? "T" : "N") + (tb ? "T" : "N");
       Report("matrix_multiply", shape,
-             TimeMs([&] { Run("matrix_multiply", {x->dl(), y->dl()}, {z->dl()}, {double(ta), double(tb)}); },
-                    flops < 1e10 ? 20 : 1),
+             TimeMs(
+                 [&] {
+                   Run("matrix_multiply", {x->dl(), y->dl()}, {z->dl()}, {double(ta), double(tb)});
+                 },
+                 flops < 1e10 ? 20 : 1),
              0, flops);
     }
   }
-}
-
-double HostSeconds(const std::function<void()>& fn) {
-  const auto t0 = std::chrono::steady_clock::now();
-  fn();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void BenchCopies() {
@@ -170,11 +188,11 @@ void BenchCopies() {
     double d2h = HostSeconds([&] {
       for (int i = 0; i < reps; ++i) dlarray::CopyFromTo(d->dl(), &hv);
     });
-    std::printf("COPY %10.0f bytes: h2d staged %8.2f GB/s (%.1f us/copy), h2d direct+sync %8.2f "
-                "GB/s (%.1f us/copy), d2h %8.2f GB/s (%.1f us/copy)\n",
-                bytes, bytes * reps / staged / 1e9, staged / reps * 1e6,
-                bytes * reps / direct / 1e9, direct / reps * 1e6, bytes * reps / d2h / 1e9,
-                d2h / reps * 1e6);
+    std::printf(
+        "COPY %10.0f bytes: h2d staged %8.2f GB/s (%.1f us/copy), h2d direct+sync %8.2f "
+        "GB/s (%.1f us/copy), d2h %8.2f GB/s (%.1f us/copy)\n",
+        bytes, bytes * reps / staged / 1e9, staged / reps * 1e6, bytes * reps / direct / 1e9,
+        direct / reps * 1e6, bytes * reps / d2h / 1e9, d2h / reps * 1e6);
   }
 }
 
@@ -205,8 +223,18 @@ void BenchOverhead() {
     dlarray::Synchronize(Gpu());
     best = std::min(best, s / calls);
   }
-  std::printf("OVERHEAD host time per cudaMemsetAsync (a launch-cost yardstick): %.2f us\n",
-              best * 1e6);
+  std::printf("OVERHEAD host time per cudaMemsetAsync: %.2f us\n", best * 1e6);
+  best = 1e9;
+  for (int rep = 0; rep < 5; ++rep) {
+    const int calls = 20000;
+    auto stream = Stream();
+    const double s = HostSeconds([&] {
+      for (int i = 0; i < calls; ++i) LaunchEmptyKernel(stream);
+    });
+    dlarray::Synchronize(Gpu());
+    best = std::min(best, s / calls);
+  }
+  std::printf("OVERHEAD host time per empty kernel launch (the floor): %.2f us\n", best * 1e6);
   best = 1e9;
   for (int rep = 0; rep < 5; ++rep) {
     const int calls = 2000;
@@ -232,8 +260,8 @@ int main(int argc, char** argv) {
     BenchSet({500, 200}, {200, 300}, {130, 200, 300}, {500, 200, 100}, {400, 1000},
              {{500, 700, 1000}}, true);
   }
-  BenchSet({8192, 8192}, {8192}, {8192, 8192}, {500, 200, 100}, {8192, 8192},
-           {{8192, 8192, 8192}}, false);
+  BenchSet({8192, 8192}, {8192}, {8192, 8192}, {500, 200, 100}, {8192, 8192}, {{8192, 8192, 8192}},
+           false);
   BenchCopies();
   const auto st = dlarray::GetDevice(Gpu())->memory_stats(0);
   std::printf("memory: in use %llu, reserved %llu, cudaMalloc calls %llu, frees %llu, peak %llu\n",

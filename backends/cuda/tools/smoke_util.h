@@ -27,8 +27,9 @@ inline int64_t Numel(const std::vector<int64_t>& shape) {
 
 /*! \brief A host DLArray view of v with the given shape. */
 inline DLArray HostView(std::vector<float>& v, std::vector<int64_t>& shape) {
-  return DLArray{v.data(), Cpu(), static_cast<int32_t>(shape.size()), dlarray::kFloat32,
-                 shape.data(), nullptr, 0};
+  return DLArray{
+      v.data(), Cpu(), static_cast<int32_t>(shape.size()), dlarray::kFloat32, shape.data(),
+      nullptr,  0};
 }
 
 inline ArrayPtr Upload(std::vector<int64_t> shape, std::vector<float> values, int dev = 0) {

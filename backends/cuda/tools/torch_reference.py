@@ -7,6 +7,7 @@ median of 15 groups after 3 warm-up calls; TF32 is off for PyTorch's matrix prod
 """
 import statistics
 import sys
+import time
 
 import torch
 
@@ -15,6 +16,17 @@ torch.backends.cudnn.allow_tf32 = False
 
 TARGETS = {"relu_gradient": 0.6, "softmax": 0.6, "softmax_cross_entropy": 0.35,
            "reduce_sum_axis_zero": 0.8, "matrix_multiply": 1.05}
+
+
+def host_us(fn, calls=200):
+    """Host microseconds per call with the calls queued and not waited for."""
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    t = time.perf_counter() - t0
+    torch.cuda.synchronize()
+    return t / calls * 1e6
 
 
 def time_ms(fn, inner):
@@ -90,7 +102,8 @@ def case(op, shape):
 
 def main(path):
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
-    print(f"{'op':38s} {'shape':22s} {'ours ms':>10s} {'torch ms':>10s} {'ratio':>7s} target")
+    print(f"{'op':38s} {'shape':22s} {'ours ms':>10s} {'torch ms':>10s} {'ratio':>7s} target"
+          "   host us/call ours, torch (small sizes)")
     for line in open(path):
         if not line.startswith("BENCH "):
             continue
@@ -104,9 +117,12 @@ def main(path):
             op == "matrix_multiply" and "8192" not in shape) else 1
         theirs = time_ms(fn, inner)
         target = TARGETS.get(op, 1.0)
-        flag = "" if ours / theirs <= target else "  <-- over"
+        flag = "" if ours / theirs <= target else " <-- over"
+        host = ""
+        if "host" in parts and inner > 1:
+            host = f"   {float(parts[parts.index('host') + 1]):5.2f}, {host_us(fn):5.2f}"
         print(f"{op:38s} {shape:22s} {ours:10.4f} {theirs:10.4f} {ours / theirs:7.2f} "
-              f"{target:.2f}{flag}")
+              f"{target:.2f}{flag}{host}")
         del fn
         torch.cuda.empty_cache()
 

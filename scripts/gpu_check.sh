@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The GPU machine's whole check in one command: build and install (no package downloads), the
+# doctest and pytest suites, compute-sanitizer over the GPU tests, and the GPU benchmarks.
+# Logs go to $OUT (or ./gpu_logs). Usage: scripts/gpu_check.sh [quick|full]
+set -uo pipefail
+mode=${1:-full}
+out=${OUT:-$PWD/gpu_logs}
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1 DLARRAY_TEST_PLUGIN_DIR=$PWD/build/gpu/test_plugins
+site=/tmp/dlarray_site
+step() { echo "== $1 ($(date +%T))"; }
+
+step build
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/gpu.txt"
+CC=/usr/bin/gcc CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++ python3 -m pip install -q --no-build-isolation --no-deps --target "$site" --upgrade \
+  --config-settings=build-dir=build/gpu --config-settings=cmake.define.DLARRAY_BUILD_TESTS=ON \
+  . >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+export PYTHONPATH=$site
+grep -i "warning" "$out/build.log" | head -5
+
+step ctest
+ctest --test-dir build/gpu --output-on-failure -j8 >"$out/ctest.log" 2>&1
+tail -3 "$out/ctest.log"
+
+step pytest
+(cd tests/python && python3 -X faulthandler -m pytest -q -ra -p no:cacheprovider . ) \
+  >"$out/pytest.log" 2>&1
+tail -15 "$out/pytest.log"
+
+if [ "$mode" = full ]; then
+  step memcheck
+  (cd tests/python && compute-sanitizer --tool memcheck --error-exitcode 9 \
+     python3 -m pytest -q -x -p no:cacheprovider test_cuda.py test_ops.py -k "gpu" ) \
+    >"$out/memcheck.log" 2>&1
+  echo "memcheck exit $?"; grep -E "ERROR SUMMARY|passed|failed" "$out/memcheck.log" | tail -3
+
+  step bench-ops
+  python3 bench/ops.py --device gpu --repeat 15 --json "$out/ops_gpu.json" >"$out/ops_gpu.txt" 2>&1
+  cat "$out/ops_gpu.txt"
+fi
+step done
