@@ -37,5 +37,13 @@ if [ "$mode" = full ]; then
   step bench-ops
   python3 bench/ops.py --device gpu --repeat 15 --json "$out/ops_gpu.json" >"$out/ops_gpu.txt" 2>&1
   cat "$out/ops_gpu.txt"
+
+  step bench-mlp
+  python3 bench/mlp_step.py --device gpu >"$out/mlp_gpu.txt" 2>&1
+  cat "$out/mlp_gpu.txt"
+
+  step mnist
+  python3 examples/mnist.py --device gpu --model mlp --epochs 10 >"$out/mnist_gpu.txt" 2>&1
+  tail -4 "$out/mnist_gpu.txt"
 fi
 step done
