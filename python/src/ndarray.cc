@@ -46,17 +46,23 @@ DLArray HostView(py::array& arr, DLArrayDType dtype, std::vector<int64_t>& shape
   return v;
 }
 
+// Copies with the GIL released for large or device arrays; the GIL is held again on return, so
+// callers may build Python objects right after.
+void Copy(const DLArray* from, DLArray* to) {
+  if (ShouldReleaseGil(from) || ShouldReleaseGil(to)) {
+    py::gil_scoped_release release;
+    CopyFromTo(from, to);
+  } else {
+    CopyFromTo(from, to);
+  }
+}
+
 py::array AsNumpy(const NDArray& self) {
   const Array& a = *self.array;
   py::array out(DTypeToNumpy(a.dtype()), a.shape());
   std::vector<int64_t> shape;
   DLArray host = HostView(out, a.dtype(), shape);
-  if (ShouldReleaseGil(a.dl())) {
-    py::gil_scoped_release release;
-    CopyFromTo(a.dl(), &host);
-  } else {
-    CopyFromTo(a.dl(), &host);
-  }
+  Copy(a.dl(), &host);
   return out;
 }
 
@@ -78,12 +84,7 @@ void CopyFromNumpy(NDArray& self, const py::object& value) {
   }
   std::vector<int64_t> shape;
   DLArray host = HostView(src, a.dtype(), shape);
-  if (ShouldReleaseGil(a.dl())) {
-    py::gil_scoped_release release;
-    CopyFromTo(&host, a.dl());
-  } else {
-    CopyFromTo(&host, a.dl());
-  }
+  Copy(&host, a.dl());
 }
 
 NDArray Empty(const py::handle& shape, const DLContext& ctx, const py::object& dtype) {
@@ -99,8 +100,7 @@ NDArray FromObject(const py::object& obj, const DLContext& ctx, const py::object
     if (t != src.array->dtype())
       throw DTypeError("array(): dtype conversion of an NDArray is not supported");
     NDArray out{Array::Empty(src.array->shape(), ctx, t)};
-    py::gil_scoped_release release;
-    CopyFromTo(src.dl(), out.dl());
+    Copy(src.dl(), out.dl());
     return out;
   }
   py::module_ np = py::module_::import("numpy");
@@ -153,14 +153,12 @@ void BindNDArray(py::module_& m) {
             if (py::isinstance<DLContext>(target)) {
               NDArray out{
                   Array::Empty(self.array->shape(), target.cast<DLContext>(), self.array->dtype())};
-              py::gil_scoped_release release;
-              CopyFromTo(self.dl(), out.dl());
+              Copy(self.dl(), out.dl());
               return py::cast(std::move(out));
             }
             if (py::isinstance<NDArray>(target)) {
               const NDArray& out = target.cast<const NDArray&>();
-              py::gil_scoped_release release;
-              CopyFromTo(self.dl(), out.dl());
+              Copy(self.dl(), out.dl());
               return target;
             }
             throw DTypeError("copyto: target must be a DLContext or an NDArray, got " +
@@ -179,8 +177,7 @@ void BindNDArray(py::module_& m) {
              if (py::isinstance<NDArray>(value)) {
                const NDArray& src = value.cast<const NDArray&>();
                if (src.dl() == self.dl()) return;
-               py::gil_scoped_release release;
-               CopyFromTo(src.dl(), self.dl());
+               Copy(src.dl(), self.dl());
                return;
              }
              CopyFromNumpy(self, value);

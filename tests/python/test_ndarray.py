@@ -133,3 +133,28 @@ def test_matmul_precision_setting():
         assert dlarray.get_matmul_precision() == "tf32"
     finally:
         dlarray.set_matmul_precision("highest")
+
+
+def test_copies_are_safe_while_other_python_threads_run(ctx):
+    """Copies release the GIL; the Python objects they return must be made with it held again."""
+    stop = threading.Event()
+
+    def churn():
+        while not stop.is_set():
+            [object() for _ in range(1000)]
+
+    threads = [threading.Thread(target=churn) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        x = np.arange(1 << 16, dtype=np.float32)
+        a = dlarray.array(x, ctx)
+        for _ in range(300):
+            b = a.copyto(ctx)
+            c = dlarray.array(b, ctx)
+            c[:] = b
+        np.testing.assert_array_equal(c.asnumpy(), x)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
