@@ -5,9 +5,12 @@ PY     := $(VENV)/bin/python
 BUILD  := build/py
 export DLARRAY_TEST_PLUGIN_DIR := $(CURDIR)/$(BUILD)/test_plugins
 
-.PHONY: demo test install deps venv cpp-test py-test bench format clean
+.PHONY: demo check test install deps venv cpp-test py-test bench format clean
 
 demo: install
+	$(PY) examples/mnist.py --model mlp
+
+check: install
 	$(PY) -m dlarray
 
 test: install cpp-test py-test
@@ -37,6 +40,7 @@ py-test:
 
 bench: install
 	$(PY) bench/ops.py
+	$(PY) bench/mlp_step.py --device cpu
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h' '*.cu' '*.cuh')

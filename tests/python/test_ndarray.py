@@ -85,28 +85,32 @@ def test_other_dtypes_travel(ctx):
 
 
 def test_gil_is_released_while_kernels_run():
-    n = 1536
-    a = dlarray.array(np.random.default_rng(0).standard_normal((n, n)))
-    c = dlarray.empty((n, n))
+    rng = np.random.default_rng(0)
+    n, once = 256, 0.0
+    while once < 0.03 and n < 4096:  # a product long enough to tick through, on any machine
+        n *= 2
+        a = dlarray.array(rng.standard_normal((n, n)))
+        c = dlarray.empty((n, n))
+        t0 = time.perf_counter()
+        dlarray.ops.matrix_multiply(a, False, a, False, c)
+        once = time.perf_counter() - t0
+    count = 5
     ticks = []
     done = threading.Event()
 
     def work():
-        for _ in range(3):
+        for _ in range(count):
             dlarray.ops.matrix_multiply(a, False, a, False, c)
         done.set()
 
     t = threading.Thread(target=work)
-    start = time.perf_counter()
     t.start()
     while not done.is_set():
         ticks.append(time.perf_counter())
-        time.sleep(0.001)
+        time.sleep(0.002)
     t.join()
-    elapsed = time.perf_counter() - start
-    # With the GIL held for the whole product the main thread could not tick in between.
-    assert elapsed > 0.02
-    assert len(ticks) >= 5, (len(ticks), elapsed)
+    # With the GIL held through each product the main thread could tick only between them.
+    assert len(ticks) >= 4 * count, (len(ticks), n, once)
 
 
 def test_memory_stats_count_cpu_allocations():
