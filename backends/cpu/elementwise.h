@@ -15,8 +15,7 @@
 
 namespace dlarray::cpu {
 
-/*! \brief Output size from which stores bypass the caches (the data would not stay cached anyway).
- */
+/*! \brief Output bytes from which stores may bypass the caches (too big to stay cached). */
 int64_t StreamingStoreBytes();
 
 /*! \brief Whether a map writing n floats to y may use non-temporal stores. */
@@ -26,7 +25,10 @@ inline bool UseStreamingStores(const float* y, int64_t n, const In*... in) {
   return !aliased && n * static_cast<int64_t>(sizeof(float)) >= StreamingStoreBytes();
 }
 
-/*! \brief y[i] = op(in[i]...) for i in [begin, end) on the calling thread. */
+/*!
+ * \brief y[i] = op(in[i]...) for i in [begin, end) on the calling thread. kStream: non-temporal
+ *        stores (after a scalar head up to the first aligned y), which skip the read for ownership.
+ */
 template <bool kStream, typename Op, typename... In>
 inline void MapRange(int64_t begin, int64_t end, float* y, Op op, const In*... in) {
   int64_t i = begin;
@@ -45,7 +47,7 @@ inline void MapRange(int64_t begin, int64_t end, float* y, Op op, const In*... i
   if constexpr (kStream) StreamFence();
 }
 
-/*! \brief y[i] = value for i in [begin, end) on the calling thread. */
+/*! \brief y[i] = value for i in [begin, end) (the op ignores its input: no load is made). */
 template <bool kStream>
 inline void FillRange(int64_t begin, int64_t end, float* y, float value) {
   MapRange<kStream>(

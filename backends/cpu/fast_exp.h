@@ -1,6 +1,6 @@
 /*!
  * \file fast_exp.h
- * \brief A branch-free expf for float and VecF, within about 1.5 ulp: exp(0) = 1 exactly,
+ * \brief A branch-free expf for float and VecF, within about 1 ulp: exp(0) = 1 exactly,
  *        x < -104 gives 0, x > 88.73 gives inf, NaN stays NaN.
  *
  * exp(x) = 2^n * exp(r) with n = round(x / ln 2), r = x - n ln 2 (two-step Cody-Waite, exact

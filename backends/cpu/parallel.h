@@ -29,9 +29,9 @@ inline int64_t ChunkBegin(int64_t n, int64_t align, int64_t c, int64_t num_chunk
 }
 
 /*!
- * \brief Calls body(begin, end) on disjoint ranges covering [0, n): once on the calling thread when
- *        work < kParallelWork, else one contiguous range per thread, range starts multiples of
- * align.
+ * \brief Calls body(begin, end) on disjoint ranges covering [0, n): once, on the calling thread,
+ *        when work < kParallelWork; else one contiguous range per thread, starting at multiples
+ *        of align.
  */
 template <typename Body>
 inline void ParallelFor(int64_t n, int64_t work, int64_t align, Body&& body) {

@@ -13,7 +13,7 @@
 namespace dlarray::cpu {
 namespace {
 
-// Columns summed together: one 4 KiB block of out stays in L1 while all rows stream past.
+// Columns summed together: one 8 KiB block of out stays in L1 while all rows stream past.
 constexpr int64_t kColumnBlock = 2048;
 // Outputs narrower than this split the rows instead of the columns.
 constexpr int64_t kNarrowColumns = 64;
@@ -38,20 +38,23 @@ void SumColumns(const float* x, float* y, int64_t rows, int64_t cols, int64_t c0
   }
 }
 
-// Sum of x[0, n) with kVecWidth * 4 running sums.
+// Sum of x[0, n): four vector sums per kSumBlock elements, block totals in double.
 float SumContiguous(const float* x, int64_t n) {
-  VecF s0{}, s1{}, s2{}, s3{};
+  double sum = 0.0;
   int64_t i = 0;
-  for (; i + 4 * kVecWidth <= n; i += 4 * kVecWidth) {
-    s0 += LoadU(x + i);
-    s1 += LoadU(x + i + kVecWidth);
-    s2 += LoadU(x + i + 2 * kVecWidth);
-    s3 += LoadU(x + i + 3 * kVecWidth);
+  while (i + 4 * kVecWidth <= n) {
+    const int64_t block_end = std::min(n, i + kSumBlock);
+    VecF s0{}, s1{}, s2{}, s3{};
+    for (; i + 4 * kVecWidth <= block_end; i += 4 * kVecWidth) {
+      s0 += LoadU(x + i);
+      s1 += LoadU(x + i + kVecWidth);
+      s2 += LoadU(x + i + 2 * kVecWidth);
+      s3 += LoadU(x + i + 3 * kVecWidth);
+    }
+    sum += HorizontalSum((s0 + s1) + (s2 + s3));
   }
-  for (; i + kVecWidth <= n; i += kVecWidth) s0 += LoadU(x + i);
-  float s = HorizontalSum((s0 + s1) + (s2 + s3));
-  for (; i < n; ++i) s += x[i];
-  return s;
+  for (; i < n; ++i) sum += x[i];
+  return static_cast<float>(sum);
 }
 
 // Narrow output: row blocks summed (in parallel when threads > 1), then combined in block order.

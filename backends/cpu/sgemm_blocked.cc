@@ -28,7 +28,7 @@ constexpr int kNr = 2 * kVecWidth;
 constexpr int64_t kKc = 384;
 constexpr int64_t kMc = kMr * 16;
 constexpr int64_t kNc = kNr * 96;
-constexpr int64_t kColumnGroup = kNr * 8;  // columns of one parallel task
+constexpr int64_t kColumnGroup = kNr * 8;  // most columns of one parallel task
 
 // op(X) as a strided view: element (i, j) at data[i * row_stride + j * col_stride].
 struct View {
@@ -132,6 +132,13 @@ void MicroKernel(int64_t kc, const float* ap, const float* bp, float* c, int64_t
   }
 }
 
+// Columns of one task: kColumnGroup, or fewer when that would leave threads without a task.
+int64_t GroupWidth(int64_t nc, int64_t m_blocks, int threads) {
+  const int64_t wanted_groups = (2 * threads + m_blocks - 1) / m_blocks;
+  const int64_t width = (nc / wanted_groups + kNr - 1) / kNr * kNr;
+  return std::clamp(width, static_cast<int64_t>(kNr), kColumnGroup);
+}
+
 }  // namespace
 
 void SgemmBlocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
@@ -149,7 +156,8 @@ void SgemmBlocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
   for (int64_t jc = 0; jc < n; jc += kNc) {
     const int64_t nc = std::min(kNc, n - jc);
     const int64_t panels = (nc + kNr - 1) / kNr;
-    const int64_t groups = (nc + kColumnGroup - 1) / kColumnGroup;
+    const int64_t group_width = GroupWidth(nc, m_blocks, threads);
+    const int64_t groups = (nc + group_width - 1) / group_width;
     for (int64_t pc = 0; pc < k; pc += kKc) {
       const int64_t kc = std::min(kKc, k - pc);
       const bool accumulate = pc > 0;
@@ -163,8 +171,8 @@ void SgemmBlocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
       for (int64_t task = 0; task < m_blocks * groups; ++task) {
         const int64_t ic = task / groups * kMc;
         const int64_t mc = std::min(kMc, m - ic);
-        const int64_t g0 = task % groups * kColumnGroup;
-        const int64_t g1 = std::min(nc, g0 + kColumnGroup);
+        const int64_t g0 = task % groups * group_width;
+        const int64_t g1 = std::min(nc, g0 + group_width);
         float* ap = a_pack.get() + omp_get_thread_num() * kMc * kc_max;
         PackA(av, ic, mc, pc, kc, ap);
         for (int64_t jr = g0; jr < g1; jr += kNr) {

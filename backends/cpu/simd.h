@@ -100,6 +100,12 @@ inline float HorizontalMax(VecF v) {
   return t[0];
 }
 
+/*!
+ * \brief Long sums add float lanes within blocks of this many elements and the block totals in
+ *        double: the error stays near pairwise summation's instead of growing with n / lanes.
+ */
+constexpr int64_t kSumBlock = 1024;
+
 /*! \brief Largest of x[0..n), n >= 1 (NaN lanes are skipped unless all are NaN). */
 inline float MaxOf(const float* x, int64_t n) {
   auto max = [](VecF a, VecF b) { return b > a ? b : a; };

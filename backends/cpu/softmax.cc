@@ -3,6 +3,7 @@
  * \brief softmax over the last axis, fused per row: max, then exp and sum, then scale (the row
  *        stays in cache between the passes). Rows are spread over the OpenMP threads.
  */
+#include <algorithm>
 #include <type_traits>
 
 #include "cpu_kernels.h"
@@ -21,20 +22,24 @@ constexpr int64_t kScratchFloats = 16384;
 // tmp[i] = exp(x[i] - m); returns the sum. Meanwhile the next row (x + n) is fetched into the
 // cache, so that its max pass does not wait on memory (prefetches never fault).
 float ExpAndSum(const float* x, float m, float* tmp, int64_t n) {
-  VecF vsum{};
+  double sum = 0.0;
   int64_t i = 0;
-  for (; i + kVecWidth <= n; i += kVecWidth) {
-    __builtin_prefetch(x + n + i, 0, 2);
-    const VecF e = Exp(LoadU(x + i) - m);
-    StoreU(tmp + i, e);
-    vsum += e;
+  while (i + kVecWidth <= n) {
+    const int64_t block_end = std::min(n, i + kSumBlock);
+    VecF vsum{};
+    for (; i + kVecWidth <= block_end; i += kVecWidth) {
+      __builtin_prefetch(x + n + i, 0, 2);
+      const VecF e = Exp(LoadU(x + i) - m);
+      StoreU(tmp + i, e);
+      vsum += e;
+    }
+    sum += HorizontalSum(vsum);
   }
-  float sum = HorizontalSum(vsum);
   for (; i < n; ++i) {
     tmp[i] = Exp(x[i] - m);
     sum += tmp[i];
   }
-  return sum;
+  return static_cast<float>(sum);
 }
 
 template <bool kStream>

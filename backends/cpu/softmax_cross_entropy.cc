@@ -4,6 +4,7 @@
  *        log(s) * sum(y_) - sum(y_ * (y - m)) with m = max(y), s = sum(exp(y - m)): one exp per
  *        element and no temporary.
  */
+#include <algorithm>
 #include <cmath>
 
 #include "cpu_kernels.h"
@@ -16,20 +17,25 @@ namespace {
 
 double CrossEntropyRow(const float* y, const float* label, int64_t n) {
   const float m = MaxOf(y, n);
-  VecF vexp{}, vdot{}, vlabel{};
+  double exp_sum = 0.0, dot = 0.0, label_sum = 0.0;
   int64_t i = 0;
-  for (; i + kVecWidth <= n; i += kVecWidth) {
-    // Fetch the next row while this one computes (prefetches never fault).
-    __builtin_prefetch(y + n + i, 0, 2);
-    __builtin_prefetch(label + n + i, 0, 2);
-    const VecF d = LoadU(y + i) - m;
-    const VecF t = LoadU(label + i);
-    vexp += Exp(d);
-    vdot += t * d;
-    vlabel += t;
+  while (i + kVecWidth <= n) {
+    const int64_t block_end = std::min(n, i + kSumBlock);
+    VecF vexp{}, vdot{}, vlabel{};
+    for (; i + kVecWidth <= block_end; i += kVecWidth) {
+      // Fetch the next row while this one computes (prefetches never fault).
+      __builtin_prefetch(y + n + i, 0, 2);
+      __builtin_prefetch(label + n + i, 0, 2);
+      const VecF d = LoadU(y + i) - m;
+      const VecF t = LoadU(label + i);
+      vexp += Exp(d);
+      vdot += t * d;
+      vlabel += t;
+    }
+    exp_sum += HorizontalSum(vexp);
+    dot += HorizontalSum(vdot);
+    label_sum += HorizontalSum(vlabel);
   }
-  double exp_sum = HorizontalSum(vexp), dot = HorizontalSum(vdot),
-         label_sum = HorizontalSum(vlabel);
   for (; i < n; ++i) {
     const float d = y[i] - m;
     exp_sum += Exp(d);
