@@ -90,7 +90,6 @@ def run_gpu(args, sizes_list):
             rows.append(dict(sizes=label, op=case.op, shape=case.shape_text, ok=ok, rel_err=err,
                              ours_s=ours, peer_s=peer, ratio=ours / peer, rate=_opbench.rate(case, ours)))
             print_row(rows[-1], "torch")
-            del a, o, ta, to
         if label != "seed":
             dlarray.empty_cache(ctx)
             torch.cuda.empty_cache()

@@ -18,8 +18,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DLContext", "NDArray", "array", "cpu", "devices", "empty", "empty_cache", "get_matmul_precision",
-    "gpu", "is_gpu_ctx", "load_plugin", "memory_stats", "ops", "plugins", "set_matmul_precision",
-    "synchronize",
+    "gpu", "gpu_op", "is_gpu_ctx", "load_plugin", "memory_stats", "ndarray", "ops", "plugins",
+    "set_matmul_precision", "synchronize",
 ]
 
 

@@ -3,6 +3,8 @@
 from . import DLContext, NDArray, cpu, gpu, is_gpu_ctx  # noqa: F401
 from . import _core
 
+__all__ = ["DLContext", "NDArray", "array", "cpu", "empty", "gpu", "is_gpu_ctx"]
+
 
 def empty(shape, ctx=None, dtype=None):
     """An uninitialised float32 array on ``ctx`` (default cpu(0))."""

@@ -7,6 +7,11 @@ from ._core import (array_set, broadcast_to, copy, invoke, matrix_elementwise_ad
                     matrix_elementwise_multiply_by_const, matrix_multiply, op_info, op_names, relu,
                     reduce_sum_axis_zero, relu_gradient, softmax, softmax_cross_entropy)
 
+__all__ = ["array_set", "broadcast_to", "copy", "invoke", "matrix_elementwise_add",
+           "matrix_elementwise_add_by_const", "matrix_elementwise_multiply",
+           "matrix_elementwise_multiply_by_const", "matrix_multiply", "op_info", "op_names", "relu",
+           "reduce_sum_axis_zero", "relu_gradient", "softmax", "softmax_cross_entropy"]
+
 
 def __getattr__(name):
     """Ops declared by plugins: inputs, then outputs, then scalar attributes, positionally."""

@@ -117,7 +117,8 @@ std::shared_ptr<Array> Array::Empty(const std::vector<int64_t>& shape, DLContext
   int64_t size = 1;
   bool too_large = false;
   for (int64_t d : shape) {
-    if (d < 1) throw ShapeError("shape " + ShapeToString(a->dl()) + ": every dimension must be >= 1");
+    if (d < 1)
+      throw ShapeError("shape " + ShapeToString(a->dl()) + ": every dimension must be >= 1");
     too_large = too_large || size > max_bytes / elem / d;
     if (!too_large) size *= d;
   }
