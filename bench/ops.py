@@ -37,12 +37,16 @@ def gpu_timer(torch):
     return timeit
 
 
+def selected(cases, only):
+    return [c for c in cases if not only or c.op in only]
+
+
 def run_cpu(args, sizes_list):
     rows = []
     ctx = dlarray.cpu(0)
     rng = np.random.default_rng(0)
     for label, sizes in sizes_list:
-        for case in _opbench.cases(sizes, rng):
+        for case in selected(_opbench.cases(sizes, rng), args.only):
             ok, err = _opbench.check(case, ctx)
             ours = _opbench.time_ours_cpu(case, ctx, args.repeat, args.min_time)
             peer = _opbench.time_numpy(case, args.repeat, args.min_time)
@@ -76,7 +80,7 @@ def run_gpu(args, sizes_list):
     rows = []
     rng = np.random.default_rng(0)
     for label, sizes in sizes_list:
-        for case in _opbench.cases(sizes, rng):
+        for case in selected(_opbench.cases(sizes, rng), args.only):
             ok, err = _opbench.check(case, ctx)
             a = [dlarray.array(x, ctx) for x in case.inputs]
             o = dlarray.empty(case.out_shape, ctx)
@@ -143,6 +147,8 @@ def main():
     p.add_argument("--sizes", choices=["seed", "large", "all"], default="all")
     p.add_argument("--repeat", type=int, default=15)
     p.add_argument("--min-time", type=float, default=0.2, help="seconds of timing per side (cpu)")
+    p.add_argument("--only", metavar="OP", action="append",
+                   help="time only this op (repeatable), e.g. --only softmax")
     p.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     args = p.parse_args()
     large = _opbench.GPU_LARGE_SIZES if args.device == "gpu" else _opbench.LARGE_SIZES

@@ -16,6 +16,53 @@ namespace {
 
 constexpr int kWarpRowsPerBlock = 4;
 
+// Loads a row into registers: v[k] holds column first + stride k (kVec: the float4 at
+// first + stride k fills v[4k..4k+3]); columns past the end read -inf.
+template <int kPer, bool kVec>
+__device__ __forceinline__ void LoadRow(const float* x, int cols, int first, int stride,
+                                        float (&v)[kPer]) {
+  if constexpr (kVec) {
+#pragma unroll
+    for (int k = 0; k < kPer / 4; ++k) {
+      const int q = first + stride * k;
+      const float4 t = q < cols / 4 ? reinterpret_cast<const float4*>(x)[q]
+                                    : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+      v[4 * k] = t.x;
+      v[4 * k + 1] = t.y;
+      v[4 * k + 2] = t.z;
+      v[4 * k + 3] = t.w;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int j = first + stride * k;
+      v[k] = j < cols ? x[j] : -INFINITY;
+    }
+  }
+}
+
+// Stores v * scale back in LoadRow's layout, skipping columns past the end.
+template <int kPer, bool kVec>
+__device__ __forceinline__ void StoreRow(float* y, int cols, int first, int stride,
+                                         const float (&v)[kPer], float scale) {
+  if constexpr (kVec) {
+#pragma unroll
+    for (int k = 0; k < kPer / 4; ++k) {
+      const int q = first + stride * k;
+      if (q < cols / 4) {
+        reinterpret_cast<float4*>(y)[q] = make_float4(v[4 * k] * scale, v[4 * k + 1] * scale,
+                                                      v[4 * k + 2] * scale, v[4 * k + 3] * scale);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int j = first + stride * k;
+      if (j < cols) y[j] = v[k] * scale;
+    }
+  }
+}
+
 // A warp per row; lane holds kPerLane columns: float4 q = lane + 32 k when kVec, else single
 // columns lane + 32 k.
 template <int kPerLane, bool kVec>
@@ -27,24 +74,7 @@ __global__ void __launch_bounds__(32 * kWarpRowsPerBlock)
   const float* x = in + row * cols;
   float* y = out + row * cols;
   float v[kPerLane];
-  if constexpr (kVec) {
-#pragma unroll
-    for (int k = 0; k < kPerLane / 4; ++k) {
-      const int q = lane + 32 * k;
-      const float4 t = q < cols / 4 ? reinterpret_cast<const float4*>(x)[q]
-                                    : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
-      v[4 * k] = t.x;
-      v[4 * k + 1] = t.y;
-      v[4 * k + 2] = t.z;
-      v[4 * k + 3] = t.w;
-    }
-  } else {
-#pragma unroll
-    for (int k = 0; k < kPerLane; ++k) {
-      const int j = lane + 32 * k;
-      v[k] = j < cols ? x[j] : -INFINITY;
-    }
-  }
+  LoadRow<kPerLane, kVec>(x, cols, lane, 32, v);
   float m = -INFINITY;
 #pragma unroll
   for (int k = 0; k < kPerLane; ++k) m = fmaxf(m, v[k]);
@@ -55,23 +85,7 @@ __global__ void __launch_bounds__(32 * kWarpRowsPerBlock)
     v[k] = __expf(v[k] - m);
     s += v[k];
   }
-  const float inv = 1.f / WarpSum(s);
-  if constexpr (kVec) {
-#pragma unroll
-    for (int k = 0; k < kPerLane / 4; ++k) {
-      const int q = lane + 32 * k;
-      if (q < cols / 4) {
-        reinterpret_cast<float4*>(y)[q] =
-            make_float4(v[4 * k] * inv, v[4 * k + 1] * inv, v[4 * k + 2] * inv, v[4 * k + 3] * inv);
-      }
-    }
-  } else {
-#pragma unroll
-    for (int k = 0; k < kPerLane; ++k) {
-      const int j = lane + 32 * k;
-      if (j < cols) y[j] = v[k] * inv;
-    }
-  }
+  StoreRow<kPerLane, kVec>(y, cols, lane, 32, v, 1.f / WarpSum(s));
 }
 
 // A block per row; thread holds kPerThread columns: float4 q = tid + kThreads k when kVec, else
@@ -83,24 +97,7 @@ __global__ void __launch_bounds__(kThreads)
   const float* x = in + static_cast<int64_t>(blockIdx.x) * cols;
   float* y = out + static_cast<int64_t>(blockIdx.x) * cols;
   float v[kPerThread];
-  if constexpr (kVec) {
-#pragma unroll
-    for (int k = 0; k < kPerThread / 4; ++k) {
-      const int q = threadIdx.x + kThreads * k;
-      const float4 t = q < cols / 4 ? reinterpret_cast<const float4*>(x)[q]
-                                    : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
-      v[4 * k] = t.x;
-      v[4 * k + 1] = t.y;
-      v[4 * k + 2] = t.z;
-      v[4 * k + 3] = t.w;
-    }
-  } else {
-#pragma unroll
-    for (int k = 0; k < kPerThread; ++k) {
-      const int j = threadIdx.x + kThreads * k;
-      v[k] = j < cols ? x[j] : -INFINITY;
-    }
-  }
+  LoadRow<kPerThread, kVec>(x, cols, threadIdx.x, kThreads, v);
   float m = -INFINITY;
 #pragma unroll
   for (int k = 0; k < kPerThread; ++k) m = fmaxf(m, v[k]);
@@ -111,23 +108,8 @@ __global__ void __launch_bounds__(kThreads)
     v[k] = __expf(v[k] - m);
     s += v[k];
   }
-  const float inv = 1.f / BlockReduce(s, scratch, SumOp());
-  if constexpr (kVec) {
-#pragma unroll
-    for (int k = 0; k < kPerThread / 4; ++k) {
-      const int q = threadIdx.x + kThreads * k;
-      if (q < cols / 4) {
-        reinterpret_cast<float4*>(y)[q] =
-            make_float4(v[4 * k] * inv, v[4 * k + 1] * inv, v[4 * k + 2] * inv, v[4 * k + 3] * inv);
-      }
-    }
-  } else {
-#pragma unroll
-    for (int k = 0; k < kPerThread; ++k) {
-      const int j = threadIdx.x + kThreads * k;
-      if (j < cols) y[j] = v[k] * inv;
-    }
-  }
+  StoreRow<kPerThread, kVec>(y, cols, threadIdx.x, kThreads, v,
+                             1.f / BlockReduce(s, scratch, SumOp()));
 }
 
 constexpr int kLongRowThreads = 1024;
