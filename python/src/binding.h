@@ -18,11 +18,17 @@ struct NDArray {
   DLArray* dl() const { return array->dl(); }
 };
 
-/*! \brief Arrays this large run their kernels with the GIL released (smaller ones are faster
- *         without the hand-off). Work on devices other than the CPU always releases it. */
+/*! \brief Ops on arrays this large run with the GIL released; smaller ones are faster without
+ *         the hand-off (a CPU kernel that short, or an asynchronous device launch). */
 constexpr int64_t kReleaseGilElements = 1 << 15;
 
-inline bool ShouldReleaseGil(const DLArray* a) {
+inline bool ShouldReleaseGilForOp(const DLArray* a) {
+  return NumElements(a) >= kReleaseGilElements;
+}
+
+/*! \brief Copies release the GIL when large or when a device is involved (they may wait for
+ *         the device's queued work). */
+inline bool ShouldReleaseGilForCopy(const DLArray* a) {
   return a->ctx.device_type != kDLArrayCPU || NumElements(a) >= kReleaseGilElements;
 }
 

@@ -49,7 +49,7 @@ DLArray HostView(py::array& arr, DLArrayDType dtype, std::vector<int64_t>& shape
 // Copies with the GIL released for large or device arrays; the GIL is held again on return, so
 // callers may build Python objects right after.
 void Copy(const DLArray* from, DLArray* to) {
-  if (ShouldReleaseGil(from) || ShouldReleaseGil(to)) {
+  if (ShouldReleaseGilForCopy(from) || ShouldReleaseGilForCopy(to)) {
     py::gil_scoped_release release;
     CopyFromTo(from, to);
   } else {

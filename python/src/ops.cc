@@ -10,43 +10,46 @@
 namespace dlarray {
 namespace {
 
+// Runs op, with the GIL released when any operand is large enough for it to pay.
+void InvokeOp(int op, const DLArray* const* ins, int nin, DLArray* const* outs, int nout,
+              const double* attrs, int nattrs) {
+  bool release = false;
+  for (int i = 0; i < nin && !release; ++i) release = ShouldReleaseGilForOp(ins[i]);
+  for (int i = 0; i < nout && !release; ++i) release = ShouldReleaseGilForOp(outs[i]);
+  if (release) {
+    py::gil_scoped_release r;
+    Invoke(op, ins, nin, outs, nout, attrs, nattrs);
+  } else {
+    Invoke(op, ins, nin, outs, nout, attrs, nattrs);
+  }
+}
+
 template <size_t NI, size_t NA>
 void Run(int op, const std::array<const NDArray*, NI>& in, const NDArray& out,
          const std::array<double, NA>& attrs) {
   std::array<const DLArray*, NI == 0 ? 1 : NI> ins{};
   for (size_t i = 0; i < NI; ++i) ins[i] = in[i]->dl();
   DLArray* outs[1] = {out.dl()};
-  if (ShouldReleaseGil(outs[0])) {
-    py::gil_scoped_release release;
-    Invoke(op, ins.data(), NI, outs, 1, attrs.data(), NA);
-  } else {
-    Invoke(op, ins.data(), NI, outs, 1, attrs.data(), NA);
-  }
+  InvokeOp(op, ins.data(), NI, outs, 1, attrs.data(), NA);
 }
 
 using A = const NDArray&;
 
 void InvokeByName(const std::string& name, const std::vector<const NDArray*>& inputs,
                   const std::vector<const NDArray*>& outputs, const std::vector<double>& attrs) {
-  int op = RequireOp(name);
+  const int op = RequireOp(name);
   std::vector<const DLArray*> ins;
   std::vector<DLArray*> outs;
-  bool release = false;
+  for (const auto* list : {&inputs, &outputs}) {
+    for (const NDArray* a : *list) {
+      if (a == nullptr)
+        throw DTypeError("invoke(" + name + "): operands must be NDArrays, got None");
+    }
+  }
   for (const NDArray* a : inputs) ins.push_back(a->dl());
-  for (const NDArray* a : outputs) {
-    outs.push_back(a->dl());
-    release = release || ShouldReleaseGil(a->dl());
-  }
-  auto call = [&] {
-    Invoke(op, ins.data(), static_cast<int>(ins.size()), outs.data(), static_cast<int>(outs.size()),
+  for (const NDArray* a : outputs) outs.push_back(a->dl());
+  InvokeOp(op, ins.data(), static_cast<int>(ins.size()), outs.data(), static_cast<int>(outs.size()),
            attrs.data(), static_cast<int>(attrs.size()));
-  };
-  if (release) {
-    py::gil_scoped_release r;
-    call();
-  } else {
-    call();
-  }
 }
 
 }  // namespace

@@ -117,6 +117,16 @@ def test_wrong_argument_types(ctx):
         a.copyto("cpu")
 
 
+def test_none_operands(ctx):
+    a = dlarray.empty((2,), ctx)
+    with pytest.raises(TypeError):
+        ops.relu(None, a)
+    with pytest.raises(TypeError, match="got None"):
+        ops.invoke("relu", [None], [a])
+    with pytest.raises(TypeError, match="got None"):
+        ops.invoke("relu", [a], [None])
+
+
 def test_device_id_out_of_range():
     with pytest.raises(ValueError, match=r"cpu\(3\) does not exist"):
         dlarray.empty((2,), dlarray.cpu(3))
