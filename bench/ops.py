@@ -51,7 +51,8 @@ def run_cpu(args, sizes_list):
             ours = _opbench.time_ours_cpu(case, ctx, args.repeat, args.min_time)
             peer = _opbench.time_numpy(case, args.repeat, args.min_time)
             rows.append(dict(sizes=label, op=case.op, shape=case.shape_text, ok=ok, rel_err=err,
-                             ours_s=ours, peer_s=peer, ratio=ours / peer, rate=_opbench.rate(case, ours)))
+                             ours_s=ours, peer_s=peer, ratio=ours / peer,
+                             rate=_opbench.rate(case, ours)))
             print_row(rows[-1], "numpy")
     over = _opbench.overhead_per_call(ctx)
     np_over = _opbench.numpy_overhead_per_call()
@@ -92,7 +93,8 @@ def run_gpu(args, sizes_list):
             peer = timeit(lambda: case.torch_fn(torch, *ta, to), torch.cuda.current_stream(tdev),
                           args.repeat, inner)
             rows.append(dict(sizes=label, op=case.op, shape=case.shape_text, ok=ok, rel_err=err,
-                             ours_s=ours, peer_s=peer, ratio=ours / peer, rate=_opbench.rate(case, ours)))
+                             ours_s=ours, peer_s=peer, ratio=ours / peer,
+                             rate=_opbench.rate(case, ours)))
             print_row(rows[-1], "torch")
         if label != "seed":
             dlarray.empty_cache(ctx)

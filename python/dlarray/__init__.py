@@ -17,7 +17,8 @@ from ._core import DLContext, NDArray, array, devices, empty, synchronize
 __version__ = "0.1.0"
 
 __all__ = [
-    "DLContext", "NDArray", "array", "cpu", "devices", "empty", "empty_cache", "get_matmul_precision",
+    "DLContext", "NDArray", "array", "cpu", "devices", "empty", "empty_cache",
+    "get_matmul_precision",
     "gpu", "gpu_op", "is_gpu_ctx", "load_plugin", "memory_stats", "ndarray", "ops", "plugins",
     "set_matmul_precision", "synchronize",
 ]

@@ -23,8 +23,8 @@ def main(argv=None):
     print("\nplugins (search path: " + ", ".join(dlarray._core.plugin_search_path()) + ")")
     for p in dlarray.plugins():
         served = p["device_type"] or "ops only"
-        line = f"  {p['name']:<14} {p['status']:<22} {served:<9} devices={p['device_count']}  {p['path']}"
-        print(line)
+        print(f"  {p['name']:<14} {p['status']:<22} {served:<9} "
+              f"devices={p['device_count']}  {p['path']}")
         if p["reason"]:
             print(f"  {'':<14} reason: {p['reason']}")
     print("\ndevices")
@@ -34,7 +34,8 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     repeat = 3 if quick else 7
     print(f"\nops against NumPy at the seed's sizes (median of {repeat}; ratio = ours / NumPy)")
-    header = f"{'op':<38} {'shape':<22} {'device':<8} {'ok':<4} {'ours':>10} {'rate':>16} {'numpy':>10} {'ratio':>7}"
+    header = (f"{'op':<38} {'shape':<22} {'device':<8} {'ok':<4} {'ours':>10} {'rate':>16} "
+              f"{'numpy':>10} {'ratio':>7}")
     print(header)
     print("-" * len(header))
     failures = 0

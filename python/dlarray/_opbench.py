@@ -128,7 +128,7 @@ def cases(sizes, rng):
 
 
 def median_time(fn, repeat, min_time=0.0):
-    """Median seconds of fn() over `repeat` runs (more when runs are shorter than min_time/repeat)."""
+    """Median seconds of fn() over `repeat` runs (more while min_time has not passed)."""
     fn()
     times = []
     start = time.perf_counter()

@@ -23,7 +23,8 @@ def __getattr__(name):
     def op(*args):
         if len(args) != n_in + n_out + n_attr:
             raise TypeError(f"{name}() takes {n_in} inputs, {n_out} outputs and attributes "
-                            f"{info['attr_names']}: {n_in + n_out + n_attr} arguments, got {len(args)}")
+                            f"{info['attr_names']}: {n_in + n_out + n_attr} arguments, "
+                            f"got {len(args)}")
         invoke(name, list(args[:n_in]), list(args[n_in:n_in + n_out]),
                [float(a) for a in args[n_in + n_out:]])
 

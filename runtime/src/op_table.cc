@@ -86,7 +86,8 @@ void OpTable::Commit(const StagingRegistry& staged, const std::string& plugin_na
     }
     if (it != ids_.end() && kernels_[it->second][k.device_type].load() != nullptr) {
       throw BackendError("register_kernel: op '" + k.op + "' on " + DeviceTypeName(k.device_type) +
-                         " already has a kernel (from plugin '" + owners_[it->second] + "')");
+                         " already has a kernel (from plugin '" +
+                         owners_[{it->second, k.device_type}] + "')");
     }
   }
   if (size() + static_cast<int>(new_ops.size()) > kMaxOps) {
@@ -97,7 +98,7 @@ void OpTable::Commit(const StagingRegistry& staged, const std::string& plugin_na
   }
   for (const auto& k : staged.kernels) {
     int id = ids_.at(k.op);
-    owners_[id] = plugin_name;
+    owners_[{id, k.device_type}] = plugin_name;
     kernels_[id][k.device_type].store(k.fn, std::memory_order_release);
   }
 }

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,7 +52,7 @@ class OpTable {
   mutable std::mutex mu_;
   std::unordered_map<std::string, int> ids_;
   std::array<std::unique_ptr<OpSchema>, kMaxOps> schemas_;
-  std::array<std::string, kMaxOps> owners_;  // plugin that registered each kernel, per op
+  std::map<std::pair<int, int>, std::string> owners_;  // (op, device type) -> plugin name
   std::array<std::array<std::atomic<KernelFn>, DLARRAY_MAX_DEVICE_TYPES>, kMaxOps> kernels_{};
   std::atomic<int> num_ops_{0};
 };

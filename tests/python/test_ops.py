@@ -45,7 +45,8 @@ def test_binary(ctx, rng, shape, name, fn):
 
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("name,fn", [
-    ("matrix_elementwise_add_by_const", np.add), ("matrix_elementwise_multiply_by_const", np.multiply)])
+    ("matrix_elementwise_add_by_const", np.add),
+    ("matrix_elementwise_multiply_by_const", np.multiply)])
 def test_by_const(ctx, rng, shape, name, fn):
     x = rand(rng, shape)
     a, c = to(ctx, x), dlarray.empty(shape, ctx)

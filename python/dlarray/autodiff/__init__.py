@@ -1,0 +1,29 @@
+"""Reverse-mode automatic differentiation over dlarray, with the dlsys API.
+
+Build a graph from ``Variable`` nodes and the ``*_op`` functions, ask ``gradients`` for
+gradient nodes, and evaluate any list of nodes with an ``Executor``::
+
+    x, w, y_ = Variable("x"), Variable("w"), Variable("y_")
+    loss = softmaxcrossentropy_op(matmul_op(x, w), y_)
+    grad_w, = gradients(loss, [w])
+    executor = Executor([loss, grad_w], ctx=dlarray.cpu(0))
+    loss_val, grad_w_val = executor.run({x: x_val, w: w_val, y_: y_val})
+
+``Executor(nodes, ctx=None)`` computes with NumPy, in the dtype of the values fed (float64
+too): the reference. With a dlarray context it runs the runtime's ops in float32 from a plan
+made once per set of feed shapes: every node's shape is inferred, buffers are allocated once
+and shared by nodes whose lifetimes do not overlap, and each run is a loop over op calls
+bound to their arrays, with no allocation.
+"""
+
+from .executor import Executor
+from .gradients import find_topo_sort, gradients, sum_node_list
+from .graph import Node, Op, Variable
+from .ops import (add_byconst_op, add_op, broadcastto_op, matmul_op, mul_byconst_op, mul_op,
+                  oneslike_op, placeholder_op, reducesumaxiszero_op, relu_gradient_op, relu_op,
+                  softmax_func, softmax_op, softmaxcrossentropy_op, zeroslike_op)
+
+__all__ = ["Executor", "Node", "Op", "Variable", "add_byconst_op", "add_op", "broadcastto_op",
+           "find_topo_sort", "gradients", "matmul_op", "mul_byconst_op", "mul_op", "oneslike_op",
+           "placeholder_op", "reducesumaxiszero_op", "relu_gradient_op", "relu_op", "softmax_func",
+           "softmax_op", "softmaxcrossentropy_op", "sum_node_list", "zeroslike_op"]

@@ -1,0 +1,187 @@
+"""The Executor of dlarray.autodiff: NumPy reference, or planned runs on a dlarray device."""
+
+import collections
+
+import numpy as np
+
+import dlarray
+
+from .graph import Node
+from .gradients import _topo_sort, find_topo_sort
+from .ops import placeholder_op
+
+
+class Executor:
+    """Evaluates the nodes of ``eval_node_list`` for the values of a feed dict.
+
+    ``ctx=None`` computes with NumPy; a dlarray context (``dlarray.cpu(0)``,
+    ``dlarray.gpu(0)``) runs the runtime's ops on that device. Feed values are NumPy arrays
+    (copied into float32 buffers that the executor owns) or NDArrays on ``ctx`` (used as they
+    are). Any node of the graph may be fed; what only it depends on is then not evaluated.
+
+    On a device, ``run`` returns the executor's own NDArrays, as dlsys does: the next ``run``
+    overwrites them, so copy them (or pass ``convert_to_numpy_ret_vals=True``) to keep them.
+    ``run`` does not wait for the device; reading a value (``asnumpy``) does.
+
+    The first run for a set of feed shapes makes a plan: node shapes, buffers, bound op calls.
+    Later runs with the same shapes reuse it and allocate nothing; each set of shapes keeps
+    its own plan and buffers.
+    """
+
+    def __init__(self, eval_node_list, ctx=None):
+        eval_node_list = list(eval_node_list)
+        for node in eval_node_list:
+            if not isinstance(node, Node):
+                raise TypeError("Executor evaluates Nodes, got %s" % type(node).__name__)
+        self.eval_node_list = eval_node_list
+        self.ctx = ctx
+        self.topo_order = find_topo_sort(eval_node_list)
+        self._graph = set(self.topo_order)
+        self._plans = {}
+
+    def run(self, feed_dict, convert_to_numpy_ret_vals=False):
+        """Values of ``eval_node_list``, in its order, for the values fed."""
+        key = self._feed_key(feed_dict)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._make_plan(dict(key))
+        values = plan.run(feed_dict)
+        if convert_to_numpy_ret_vals and self.ctx is not None:
+            return [value.asnumpy() for value in values]
+        return values
+
+    def _feed_key(self, feed_dict):
+        """The fed nodes with their shapes, after checking nodes, types and devices."""
+        key = []
+        for node, value in feed_dict.items():
+            if node not in self._graph:
+                if not isinstance(node, Node):
+                    raise TypeError("feed_dict keys must be Nodes, got %s" % type(node).__name__)
+                raise ValueError("feed_dict node '%s' is not in this executor's graph (a node "
+                                 "of another graph?)" % node.name)
+            if not isinstance(value, np.ndarray):
+                self._check_ndarray(node, value)
+            key.append((node, tuple(value.shape)))
+        return frozenset(key)
+
+    def _check_ndarray(self, node, value):
+        if self.ctx is not None and isinstance(value, dlarray.NDArray):
+            if value.ctx != self.ctx:
+                raise ValueError("feed for node '%s': the NDArray is on %s, the executor runs on "
+                                 "%s (copy it with .copyto(ctx))"
+                                 % (node.name, value.ctx, self.ctx))
+        elif self.ctx is None and isinstance(value, dlarray.NDArray):
+            raise TypeError("feed for node '%s': an NDArray on %s, but the executor computes with "
+                            "NumPy (ctx=None): feed value.asnumpy()" % (node.name, value.ctx))
+        else:
+            raise TypeError("feed for node '%s': expected a NumPy array or an NDArray, got %s"
+                            % (node.name, type(value).__name__))
+
+    def _make_plan(self, fed_shapes):
+        order = _topo_sort(self.eval_node_list, fed_shapes)
+        missing = [n.name for n in order if n.op is placeholder_op and n not in fed_shapes]
+        if missing:
+            raise ValueError("feed_dict has no value for placeholder %s"
+                             % ", ".join("'%s'" % name for name in missing))
+        shapes = dict(fed_shapes)
+        for node in order:
+            if node not in shapes:
+                shapes[node] = node.op.infer_shape(node, [shapes[i] for i in node.inputs])
+        if self.ctx is None:
+            return _NumpyPlan(self.eval_node_list, order, fed_shapes)
+        return _DevicePlan(self.eval_node_list, order, shapes, fed_shapes, self.ctx)
+
+
+class _NumpyPlan:
+    """The NumPy reference: every run computes each node into a new array."""
+
+    def __init__(self, eval_nodes, order, fed):
+        self.eval_nodes = eval_nodes
+        self.order = [node for node in order if node not in fed]
+
+    def run(self, feed_dict):
+        vals = dict(feed_dict)
+        for node in self.order:
+            vals[node] = node.op.compute(node, [vals[i] for i in node.inputs])
+        return [vals[node] for node in self.eval_nodes]
+
+
+class _FeedSlot:
+    """Stands for a fed node's array in a bound call until ``run`` binds the array."""
+
+    def __init__(self, node):
+        self.node = node
+
+
+class _DevicePlan:
+    """Buffers and bound op calls for one set of feed shapes on one device.
+
+    Buffers come from a free list keyed by shape: a node's buffer goes back to it after the
+    node's last use in the topological order, and an op that may run in place writes over a
+    dying input of its shape. Evaluated nodes keep their buffers; constants are computed once.
+    """
+
+    def __init__(self, eval_nodes, order, shapes, fed, ctx):
+        self.eval_nodes = eval_nodes
+        self.ctx = ctx
+        self.bound = {node: None for node in order if node in fed}
+        self.slots = {node: [] for node in self.bound}
+        self.staging = {}
+        self.arrays = {}
+        self.calls = []
+        last_use = {}
+        for i, node in enumerate(order):
+            for inp in node.inputs:
+                last_use[inp] = i
+        for node in eval_nodes:
+            last_use[node] = len(order)
+        free = collections.defaultdict(list)
+        pooled = set()
+        for i, node in enumerate(order):
+            if node in fed:
+                continue
+            shape = shapes[node]
+            if node.op.constant:
+                out = self.arrays[node] = dlarray.empty(shape, ctx)
+                fn, args = node.op.kernel(node, [], out)
+                fn(*args)
+                continue
+            dying = [inp for inp in dict.fromkeys(node.inputs)
+                     if inp in pooled and last_use[inp] == i]
+            reusable = [inp for inp in dying if node.op.inplace and shapes[inp] == shape]
+            if reusable:
+                out = self.arrays[reusable[0]]
+                dying.remove(reusable[0])
+            else:
+                out = free[shape].pop() if free[shape] else dlarray.empty(shape, ctx)
+            for inp in dying:
+                free[shapes[inp]].append(self.arrays[inp])
+            self.arrays[node] = out
+            pooled.add(node)
+            inputs = [_FeedSlot(inp) if inp in fed else self.arrays[inp] for inp in node.inputs]
+            fn, args = node.op.kernel(node, inputs, out)
+            for j, arg in enumerate(args):
+                if isinstance(arg, _FeedSlot):
+                    self.slots[arg.node].append((args, j))
+            self.calls.append((fn, args))
+        self.owned = {id(array) for array in self.arrays.values()}
+
+    def run(self, feed_dict):
+        for node, value in feed_dict.items():
+            if node not in self.bound:
+                continue
+            if isinstance(value, np.ndarray) or id(value) in self.owned:
+                array = self.staging.get(node)
+                if array is None:
+                    array = self.staging[node] = dlarray.empty(value.shape, self.ctx)
+                array[:] = value
+            else:
+                array = value
+            if array is not self.bound[node]:
+                for args, j in self.slots[node]:
+                    args[j] = array
+                self.bound[node] = array
+        for fn, args in self.calls:
+            fn(*args)
+        return [self.bound[node] if node in self.bound else self.arrays[node]
+                for node in self.eval_nodes]

@@ -1,0 +1,382 @@
+"""The ops of dlarray.autodiff: shape inference, NumPy reference, runtime kernel, gradient."""
+
+import numpy as np
+
+import dlarray
+
+from .graph import Node, Op, _check_number, _describe, _error, _name, _rows, _same_shapes
+
+
+class AddOp(Op):
+    label = "add_op"
+    inplace = True
+
+    def __call__(self, a, b):
+        return Node(self, [a, b], _name("(%s+%s)", a.name, b.name))
+
+    def infer_shape(self, node, input_shapes):
+        return _same_shapes(node, input_shapes)
+
+    def compute(self, node, input_vals):
+        return input_vals[0] + input_vals[1]
+
+    def kernel(self, node, inputs, out):
+        return dlarray.ops.matrix_elementwise_add, [inputs[0], inputs[1], out]
+
+    def gradient(self, node, output_grad):
+        return [output_grad, output_grad]
+
+
+class AddByConstOp(Op):
+    label = "add_byconst_op"
+    inplace = True
+
+    def __call__(self, a, const):
+        const = _check_number(self.label, const)
+        return Node(self, [a], _name("(%s+%s)", a.name, const), const)
+
+    def compute(self, node, input_vals):
+        return input_vals[0] + node.const_attr
+
+    def kernel(self, node, inputs, out):
+        return dlarray.ops.matrix_elementwise_add_by_const, [inputs[0], node.const_attr, out]
+
+    def gradient(self, node, output_grad):
+        return [output_grad]
+
+
+class MulOp(Op):
+    label = "mul_op"
+    inplace = True
+
+    def __call__(self, a, b):
+        return Node(self, [a, b], _name("(%s*%s)", a.name, b.name))
+
+    def infer_shape(self, node, input_shapes):
+        return _same_shapes(node, input_shapes)
+
+    def compute(self, node, input_vals):
+        return input_vals[0] * input_vals[1]
+
+    def kernel(self, node, inputs, out):
+        return dlarray.ops.matrix_elementwise_multiply, [inputs[0], inputs[1], out]
+
+    def gradient(self, node, output_grad):
+        a, b = node.inputs
+        return [output_grad * b, output_grad * a]
+
+
+class MulByConstOp(Op):
+    label = "mul_byconst_op"
+    inplace = True
+
+    def __call__(self, a, const):
+        const = _check_number(self.label, const)
+        return Node(self, [a], _name("(%s*%s)", a.name, const), const)
+
+    def compute(self, node, input_vals):
+        return input_vals[0] * node.const_attr
+
+    def kernel(self, node, inputs, out):
+        return (dlarray.ops.matrix_elementwise_multiply_by_const,
+                [inputs[0], node.const_attr, out])
+
+    def gradient(self, node, output_grad):
+        return [output_grad * node.const_attr]
+
+
+class MatMulOp(Op):
+    label = "matmul_op"
+
+    def __call__(self, a, b, trans_A=False, trans_B=False):
+        node = Node(self, [a, b], _name("MatMul(%s,%s,%s,%s)", a.name, b.name, trans_A, trans_B))
+        node.matmul_attr_trans_A = bool(trans_A)
+        node.matmul_attr_trans_B = bool(trans_B)
+        return node
+
+    def infer_shape(self, node, input_shapes):
+        a, b = (tuple(s) for s in input_shapes)
+        if len(a) != 2 or len(b) != 2:
+            raise _error(node, "inputs must be 2-D, got %s" % _describe(node.inputs, input_shapes))
+        m, k = a[::-1] if node.matmul_attr_trans_A else a
+        k2, n = b[::-1] if node.matmul_attr_trans_B else b
+        if k != k2:
+            raise _error(node, "inner dimensions differ (%d vs %d), got %s (trans_A=%s, "
+                         "trans_B=%s)" % (k, k2, _describe(node.inputs, input_shapes),
+                                          node.matmul_attr_trans_A, node.matmul_attr_trans_B))
+        return (m, n)
+
+    def compute(self, node, input_vals):
+        a, b = input_vals
+        return np.matmul(a.T if node.matmul_attr_trans_A else a,
+                         b.T if node.matmul_attr_trans_B else b)
+
+    def kernel(self, node, inputs, out):
+        return dlarray.ops.matrix_multiply, [inputs[0], node.matmul_attr_trans_A, inputs[1],
+                                             node.matmul_attr_trans_B, out]
+
+    def gradient(self, node, output_grad):
+        # C = op(A) op(B): d op(A) = G op(B)^T and d op(B) = op(A)^T G, transposed back.
+        a, b = node.inputs
+        trans_a, trans_b = node.matmul_attr_trans_A, node.matmul_attr_trans_B
+        grad_a = (matmul_op(b, output_grad, trans_b, True) if trans_a
+                  else matmul_op(output_grad, b, False, not trans_b))
+        grad_b = (matmul_op(output_grad, a, True, trans_a) if trans_b
+                  else matmul_op(a, output_grad, not trans_a, False))
+        return [grad_a, grad_b]
+
+
+class PlaceholderOp(Op):
+    label = "placeholder_op"
+
+    def __call__(self):
+        return Node(self, [], "placeholder")
+
+    def gradient(self, node, output_grad):
+        return []
+
+
+class _FillOp(Op):
+    """An array of the input's shape, filled with ``value``."""
+
+    constant = True
+    value = None
+
+    def __call__(self, a):
+        return Node(self, [a], _name("%s(%s)", self.label[:-3], a.name))
+
+    def compute(self, node, input_vals):
+        return np.full_like(input_vals[0], self.value)
+
+    def kernel(self, node, inputs, out):
+        return dlarray.ops.array_set, [out, self.value]
+
+    def gradient(self, node, output_grad):
+        return [None]
+
+
+class OnesLikeOp(_FillOp):
+    label = "oneslike_op"
+    value = 1.0
+
+
+class ZerosLikeOp(_FillOp):
+    label = "zeroslike_op"
+    value = 0.0
+
+
+class ReduceSumAxisZeroOp(Op):
+    label = "reducesumaxiszero_op"
+
+    def __call__(self, a):
+        return Node(self, [a], _name("ReduceSumAxisZero(%s)", a.name))
+
+    def infer_shape(self, node, input_shapes):
+        shape = tuple(input_shapes[0])
+        return shape[1:] if len(shape) > 1 else (1,)
+
+    def compute(self, node, input_vals):
+        a = input_vals[0]
+        return a.sum(axis=0) if a.ndim > 1 else a.sum(keepdims=True)
+
+    def kernel(self, node, inputs, out):
+        return dlarray.ops.reduce_sum_axis_zero, [inputs[0], out]
+
+    def gradient(self, node, output_grad):
+        return [broadcastto_op(output_grad, node.inputs[0])]
+
+
+class BroadcastToOp(Op):
+    """``a`` broadcast (NumPy rules) to the shape of ``b``; ``b``'s value is not read.
+
+    As in dlsys the gradient for ``a`` is ``reducesumaxiszero_op``, which is right for the
+    common case of ``a`` of shape (k..) and ``b`` of shape (n, k..).
+    """
+
+    label = "broadcastto_op"
+
+    def __call__(self, a, b):
+        return Node(self, [a, b], _name("BroadcastTo(%s,%s.shape)", a.name, b.name))
+
+    def infer_shape(self, node, input_shapes):
+        src, dst = (tuple(s) for s in input_shapes)
+        if len(src) > len(dst) or any(s not in (1, d) for s, d in zip(src[::-1], dst[::-1])):
+            raise _error(node, "cannot broadcast '%s' %s to the shape %s of '%s'"
+                         % (node.inputs[0].name, src, dst, node.inputs[1].name))
+        return dst
+
+    def compute(self, node, input_vals):
+        return np.broadcast_to(input_vals[0], input_vals[1].shape)
+
+    def kernel(self, node, inputs, out):
+        return dlarray.ops.broadcast_to, [inputs[0], out]
+
+    def gradient(self, node, output_grad):
+        return [reducesumaxiszero_op(output_grad), None]
+
+
+def _log_softmax(y):
+    z = y - y.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def softmax_func(y):
+    """Numerically stable softmax over the last axis (NumPy)."""
+    z = np.exp(y - y.max(axis=-1, keepdims=True))
+    return z / z.sum(axis=-1, keepdims=True)
+
+
+class SoftmaxCrossEntropyOp(Op):
+    """Mean over rows of ``-sum(y_ * log_softmax(y))``; shape (1,).
+
+    As in dlsys, ``y_`` (the labels) gets a zero gradient.
+    """
+
+    label = "softmaxcrossentropy_op"
+
+    def __call__(self, y, y_):
+        return Node(self, [y, y_], _name("SoftmaxXEntropy(%s,%s)", y.name, y_.name))
+
+    def infer_shape(self, node, input_shapes):
+        _same_shapes(node, input_shapes)
+        return (1,)
+
+    def compute(self, node, input_vals):
+        y, y_ = input_vals
+        loss = -(y_ * _log_softmax(y)).sum(axis=-1)
+        return np.reshape(loss.mean(), (1,))
+
+    def kernel(self, node, inputs, out):
+        return dlarray.ops.softmax_cross_entropy, [inputs[0], inputs[1], out]
+
+    def gradient(self, node, output_grad):
+        y, y_ = node.inputs
+        grad = _divbyrows_op(softmax_op(y) + -1 * y_)
+        if output_grad.op is not oneslike_op:  # a gradient of ones needs no multiply
+            grad = grad * broadcastto_op(output_grad, y)
+        return [grad, None]
+
+
+class SoftmaxOp(Op):
+    """Softmax over the last axis. Its gradient is built for 2-D inputs."""
+
+    label = "softmax_op"
+    inplace = True
+
+    def __call__(self, a):
+        return Node(self, [a], _name("Softmax(%s)", a.name))
+
+    def compute(self, node, input_vals):
+        return softmax_func(input_vals[0])
+
+    def kernel(self, node, inputs, out):
+        return dlarray.ops.softmax, [inputs[0], out]
+
+    def gradient(self, node, output_grad):
+        # dx = s * (g - rowsum(g * s)), the row sums as a product with a column of ones.
+        row_sums = matmul_op(output_grad * node, _onescolumn_op(node))
+        return [node * (output_grad + -1 * broadcastto_op(row_sums, node))]
+
+
+class ReluOp(Op):
+    label = "relu_op"
+    inplace = True
+
+    def __call__(self, a):
+        return Node(self, [a], _name("Relu(%s)", a.name))
+
+    def compute(self, node, input_vals):
+        return np.maximum(input_vals[0], 0)
+
+    def kernel(self, node, inputs, out):
+        return dlarray.ops.relu, [inputs[0], out]
+
+    def gradient(self, node, output_grad):
+        return [relu_gradient_op(node.inputs[0], output_grad)]
+
+
+class ReluGradientOp(Op):
+    """``grad * (a > 0)``; the gradient for ``a`` is zero (almost everywhere)."""
+
+    label = "relu_gradient_op"
+    inplace = True
+
+    def __call__(self, a, grad):
+        return Node(self, [a, grad], _name("ReluGradient(%s,%s)", a.name, grad.name))
+
+    def infer_shape(self, node, input_shapes):
+        return _same_shapes(node, input_shapes)
+
+    def compute(self, node, input_vals):
+        a, grad = input_vals
+        return grad * (a > 0)
+
+    def kernel(self, node, inputs, out):
+        return dlarray.ops.relu_gradient, [inputs[0], inputs[1], out]
+
+    def gradient(self, node, output_grad):
+        return [None, relu_gradient_op(node.inputs[0], output_grad)]
+
+
+class _DivByRowsOp(Op):
+    """``a`` divided by its number of rows (the mean in softmax cross entropy's gradient)."""
+
+    label = "divbyrows_op"
+    inplace = True
+
+    def __call__(self, a):
+        return Node(self, [a], _name("DivByRows(%s)", a.name))
+
+    def compute(self, node, input_vals):
+        return input_vals[0] * (1.0 / _rows(input_vals[0].shape))
+
+    def kernel(self, node, inputs, out):
+        scale = 1.0 / _rows(out.shape)
+        return dlarray.ops.matrix_elementwise_multiply_by_const, [inputs[0], scale, out]
+
+    def gradient(self, node, output_grad):
+        return [_divbyrows_op(output_grad)]
+
+
+class _OnesColumnOp(Op):
+    """A (n, 1) column of ones for a 2-D input of shape (m, n): a row-sum operand."""
+
+    label = "onescolumn_op"
+    constant = True
+
+    def __call__(self, a):
+        return Node(self, [a], _name("OnesColumn(%s)", a.name))
+
+    def infer_shape(self, node, input_shapes):
+        shape = tuple(input_shapes[0])
+        if len(shape) != 2:
+            raise _error(node, "the softmax_op gradient needs a 2-D input, got '%s' %s"
+                         % (node.inputs[0].name, shape))
+        return (shape[1], 1)
+
+    def compute(self, node, input_vals):
+        return np.ones((input_vals[0].shape[1], 1), dtype=input_vals[0].dtype)
+
+    def kernel(self, node, inputs, out):
+        return dlarray.ops.array_set, [out, 1.0]
+
+    def gradient(self, node, output_grad):
+        return [None]
+
+
+add_op = AddOp()
+mul_op = MulOp()
+add_byconst_op = AddByConstOp()
+mul_byconst_op = MulByConstOp()
+matmul_op = MatMulOp()
+placeholder_op = PlaceholderOp()
+oneslike_op = OnesLikeOp()
+zeroslike_op = ZerosLikeOp()
+reducesumaxiszero_op = ReduceSumAxisZeroOp()
+broadcastto_op = BroadcastToOp()
+softmaxcrossentropy_op = SoftmaxCrossEntropyOp()
+softmax_op = SoftmaxOp()
+relu_op = ReluOp()
+relu_gradient_op = ReluGradientOp()
+_divbyrows_op = _DivByRowsOp()
+_onescolumn_op = _OnesColumnOp()
