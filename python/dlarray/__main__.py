@@ -45,8 +45,10 @@ def main(argv=None):
             failures += not ok
             args = [dlarray.array(x, ctx) for x in case.inputs]
             out = dlarray.empty(case.out_shape, ctx)
-            ours = _opbench.median_time(_sync_timer(ctx, lambda: case.ours(*args, out)), repeat)
-            peer = _opbench.time_numpy(case, repeat, 0.0)
+            _opbench.let_peer_idle()
+            ours = _opbench.median_time(_sync_timer(ctx, lambda: case.ours(*args, out)), repeat,
+                                         min_time=0.05)
+            peer = _opbench.time_numpy(case, repeat, 0.05)
             print(f"{case.op:<38} {case.shape_text:<22} {ctx!r:<8} {'yes' if ok else 'NO':<4} "
                   f"{ours * 1e3:8.3f}ms {_opbench.rate(case, ours):>16} {peer * 1e3:8.3f}ms "
                   f"{ours / peer:7.2f}")
