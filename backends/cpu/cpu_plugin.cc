@@ -37,8 +37,4 @@ void RegisterKernels(dlarray::Registry* registry) {
 
 }  // namespace
 
-DLARRAY_PLUGIN_ENTRY {
-  static const DLArrayPluginDescriptor descriptor{DLARRAY_PLUGIN_ABI_VERSION, "cpu", kDLArrayCPU,
-                                                  &CreateDevice, &RegisterKernels};
-  return &descriptor;
-}
+DLARRAY_DEFINE_PLUGIN("cpu", kDLArrayCPU, &CreateDevice, &RegisterKernels)

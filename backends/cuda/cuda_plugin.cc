@@ -34,8 +34,4 @@ void RegisterKernels(dlarray::Registry* registry) {
 
 }  // namespace
 
-DLARRAY_PLUGIN_ENTRY {
-  static const DLArrayPluginDescriptor descriptor{DLARRAY_PLUGIN_ABI_VERSION, "cuda", kDLArrayCUDA,
-                                                  &CreateDevice, &RegisterKernels};
-  return &descriptor;
-}
+DLARRAY_DEFINE_PLUGIN("cuda", kDLArrayCUDA, &CreateDevice, &RegisterKernels)

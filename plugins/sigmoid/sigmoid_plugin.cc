@@ -49,8 +49,4 @@ void RegisterKernels(dlarray::Registry* r) {
 
 }  // namespace
 
-DLARRAY_PLUGIN_ENTRY {
-  static const DLArrayPluginDescriptor descriptor{DLARRAY_PLUGIN_ABI_VERSION, "sigmoid_ops", 0,
-                                                  nullptr, &RegisterKernels};
-  return &descriptor;
-}
+DLARRAY_DEFINE_PLUGIN("sigmoid_ops", 0, nullptr, &RegisterKernels)

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "binding.h"
-#include "dlarray/plugin.h"
+#include "dlarray/plugin_api.h"
 
 namespace dlarray {
 namespace {
@@ -41,7 +41,9 @@ py::dict PluginToDict(const PluginInfo& p) {
   d["reason"] = p.reason;
   d["device_type"] = p.device_type == 0 ? std::string() : DeviceTypeName(p.device_type);
   d["device_count"] = p.device_count;
-  d["abi_version"] = p.abi_version;
+  d["abi_version"] = py::make_tuple(p.abi_version, p.abi_minor);
+  d["version"] = p.version;
+  d["declared_ops"] = p.declared_ops;
   d["ops"] = p.ops;
   return d;
 }
@@ -99,15 +101,14 @@ PYBIND11_MODULE(_core, m) {
   m.def("devices", &Devices, "Every usable device context, CPU first.");
   m.def("device_count", &DeviceCount, py::arg("device_type"));
   m.def(
-      "device_name",
-      [](const DLContext& ctx) { return GetDevice(ctx)->device_name(ctx.device_id); },
-      py::arg("ctx"));
+      "device_name", [](const DLContext& ctx) { return DeviceName(ctx); }, py::arg("ctx"));
   m.def("plugins", [] {
     py::list out;
     for (const PluginInfo& p : Plugins()) out.append(PluginToDict(p));
     return out;
   });
   m.def("plugin_search_path", &PluginSearchPath);
+  m.def("core_library_path", &CoreLibraryPath, "Absolute path of libdlarray_runtime.so.");
   m.def(
       "load_plugin",
       [](const std::string& path) {
@@ -130,7 +131,7 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "memory_stats",
       [](const DLContext& ctx) {
-        MemoryStats s = GetDevice(ctx)->memory_stats(ctx.device_id);
+        MemoryStats s = GetMemoryStats(ctx);
         py::dict d;
         d["bytes_in_use"] = s.bytes_in_use;
         d["bytes_reserved"] = s.bytes_reserved;
@@ -143,26 +144,24 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "empty_cache",
       [](const py::object& ctx) {
-        for (const DLContext& c : ContextsOrAll(ctx)) GetDevice(c)->empty_cache(c.device_id);
+        for (const DLContext& c : ContextsOrAll(ctx)) EmptyCache(c);
       },
       py::arg("ctx") = py::none());
   m.def(
       "set_option",
       [](const DLContext& ctx, const std::string& key, const std::string& value) {
-        GetDevice(ctx)->set_option(key, value);
+        SetDeviceOption(ctx, key, value);
       },
       py::arg("ctx"), py::arg("key"), py::arg("value"));
   m.def(
       "get_option",
-      [](const DLContext& ctx, const std::string& key) { return GetDevice(ctx)->get_option(key); },
+      [](const DLContext& ctx, const std::string& key) { return GetDeviceOption(ctx, key); },
       py::arg("ctx"), py::arg("key"));
   m.def(
       "stream_handle",
-      [](const DLContext& ctx) {
-        return reinterpret_cast<uintptr_t>(GetDevice(ctx)->stream(ctx.device_id));
-      },
+      [](const DLContext& ctx) { return reinterpret_cast<uintptr_t>(DeviceStream(ctx)); },
       py::arg("ctx"), "The device stream ops on ctx run on (cudaStream_t as an int), 0 if none.");
-  m.attr("PLUGIN_ABI_VERSION") = DLARRAY_PLUGIN_ABI_VERSION;
+  m.attr("PLUGIN_ABI_VERSION") = py::make_tuple(DLARRAY_PLUGIN_ABI_MAJOR, DLARRAY_PLUGIN_ABI_MINOR);
 
   BindNDArray(m);
   BindOps(m);

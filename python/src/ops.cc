@@ -131,13 +131,36 @@ void BindOps(py::module_& m) {
   m.def(
       "op_info",
       [](const std::string& name) {
-        const OpSchema& s = GetOpSchema(RequireOp(name));
+        const OpInfo& s = GetOpInfo(RequireOp(name));
         py::dict d;
         d["name"] = s.name;
         d["num_inputs"] = s.num_inputs;
         d["num_outputs"] = s.num_outputs;
         d["attr_names"] = s.attr_names;
         d["allow_inplace"] = s.allow_inplace;
+        d["input_names"] = s.input_names;
+        d["output_names"] = s.output_names;
+        d["owner"] = s.owner;
+        py::list dtypes;
+        for (const DLArrayDType& t : s.dtypes) dtypes.append(DTypeToString(t));
+        if (s.dtypes.empty()) dtypes.append("float32");
+        d["dtypes"] = dtypes;
+        py::list grads;
+        for (const GradientInfo& g : s.gradients) {
+          py::list args;
+          for (const GradArg& a : g.args) {
+            const char* kind = a.kind == kDLArrayGradInput    ? "input"
+                               : a.kind == kDLArrayGradOutput ? "output"
+                                                              : "output_grad";
+            args.append(py::make_tuple(kind, a.index));
+          }
+          py::dict gd;
+          gd["input"] = g.input;
+          gd["op"] = g.op;
+          gd["args"] = args;
+          grads.append(gd);
+        }
+        d["gradients"] = grads;
         d["doc"] = s.doc;
         std::vector<std::string> devices;
         for (int t = 1; t < DLARRAY_MAX_DEVICE_TYPES; ++t) {

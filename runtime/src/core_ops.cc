@@ -6,12 +6,13 @@
 
 #include "dlarray/errors.h"
 #include "dlarray/kernel.h"
+#include "dlarray/runtime.h"
 
 namespace dlarray {
 namespace {
 
-std::string Describe(const OpCall& c) {
-  std::string s = *c.op_name + ": ";
+std::string Describe(const DLArrayOpCall& c) {
+  std::string s = std::string(c.op_name) + ": ";
   for (int i = 0; i < c.num_inputs; ++i) s += "input " + ShapeToString(c.inputs[i]) + ", ";
   for (int i = 0; i < c.num_outputs; ++i) {
     s += "output " + ShapeToString(c.outputs[i]) + (i + 1 < c.num_outputs ? ", " : "");
@@ -27,7 +28,7 @@ bool SameShape(const DLArray* a, const DLArray* b) {
   return true;
 }
 
-void ValidateBroadcastTo(const OpCall& c) {
+void ValidateBroadcastTo(const DLArrayOpCall& c) {
   const DLArray* in = c.inputs[0];
   const DLArray* out = c.outputs[0];
   bool ok = in->ndim <= out->ndim;
@@ -42,7 +43,7 @@ void ValidateBroadcastTo(const OpCall& c) {
   }
 }
 
-void ValidateReduceSumAxisZero(const OpCall& c) {
+void ValidateReduceSumAxisZero(const DLArrayOpCall& c) {
   const DLArray* in = c.inputs[0];
   const DLArray* out = c.outputs[0];
   if (in->ndim < 1) throw ShapeError(Describe(c) + ": the input needs at least one dimension");
@@ -58,7 +59,7 @@ void ValidateReduceSumAxisZero(const OpCall& c) {
   }
 }
 
-void ValidateMatrixMultiply(const OpCall& c) {
+void ValidateMatrixMultiply(const DLArrayOpCall& c) {
   const DLArray* a = c.inputs[0];
   const DLArray* b = c.inputs[1];
   const DLArray* out = c.outputs[0];
@@ -82,7 +83,7 @@ void ValidateMatrixMultiply(const OpCall& c) {
   }
 }
 
-void ValidateRowwise(const OpCall& c) {
+void ValidateRowwise(const DLArrayOpCall& c) {
   for (int i = 0; i < c.num_inputs; ++i) {
     if (c.inputs[i]->ndim < 1) throw ShapeError(Describe(c) + ": inputs need at least 1 dimension");
     if (!SameShape(c.inputs[i], c.inputs[0])) {
@@ -91,14 +92,14 @@ void ValidateRowwise(const OpCall& c) {
   }
 }
 
-void ValidateSoftmax(const OpCall& c) {
+void ValidateSoftmax(const DLArrayOpCall& c) {
   ValidateRowwise(c);
   if (!SameShape(c.inputs[0], c.outputs[0])) {
     throw ShapeError(Describe(c) + ": the output must have the input's shape");
   }
 }
 
-void ValidateSoftmaxCrossEntropy(const OpCall& c) {
+void ValidateSoftmaxCrossEntropy(const DLArrayOpCall& c) {
   ValidateRowwise(c);
   if (NumElements(c.outputs[0]) != 1) {
     throw ShapeError(Describe(c) + ": the output must hold 1 element, e.g. shape (1,)");
@@ -107,7 +108,7 @@ void ValidateSoftmaxCrossEntropy(const OpCall& c) {
 
 }  // namespace
 
-void ValidateSameShape(const OpCall& c) {
+void ValidateSameShape(const DLArrayOpCall& c) {
   const DLArray* first = c.num_inputs ? c.inputs[0] : c.outputs[0];
   for (int i = 0; i < c.num_inputs; ++i) {
     if (!SameShape(c.inputs[i], first)) {
@@ -121,38 +122,43 @@ void ValidateSameShape(const OpCall& c) {
   }
 }
 
-std::vector<OpSchema> CoreOpSchemas() {
-  std::vector<OpSchema> ops(kNumCoreOps);
-  auto def = [&](CoreOp id, const char* name, int nin, std::vector<std::string> attrs,
-                 ValidateFn validate, bool inplace, const char* doc) {
-    OpSchema& s = ops[id];
+std::vector<OpInfo> CoreOps() {
+  std::vector<OpInfo> ops(kNumCoreOps);
+  using Validate = void (*)(const DLArrayOpCall&);
+  auto def = [&](CoreOp id, const char* name, std::vector<std::string> inputs,
+                 std::vector<std::string> attrs, Validate validate, bool inplace, const char* doc) {
+    OpInfo& s = ops[id];
     s.name = name;
-    s.num_inputs = nin;
+    s.owner = "core";
+    s.num_inputs = static_cast<int>(inputs.size());
     s.num_outputs = 1;
+    s.input_names = std::move(inputs);
+    s.output_names = {"out"};
     s.attr_names = std::move(attrs);
-    s.validate = validate;
+    s.core_validate = validate != nullptr ? validate : &ValidateSameShape;
     s.allow_inplace = inplace;
     s.doc = doc;
   };
-  def(kArraySet, "array_set", 0, {"value"}, nullptr, true, "out[:] = value");
-  def(kBroadcastTo, "broadcast_to", 1, {}, ValidateBroadcastTo, false,
+  def(kArraySet, "array_set", {}, {"value"}, nullptr, true, "out[:] = value");
+  def(kBroadcastTo, "broadcast_to", {"x"}, {}, ValidateBroadcastTo, false,
       "out = broadcast of in to out's shape (NumPy rules)");
-  def(kReduceSumAxisZero, "reduce_sum_axis_zero", 1, {}, ValidateReduceSumAxisZero, false,
+  def(kReduceSumAxisZero, "reduce_sum_axis_zero", {"x"}, {}, ValidateReduceSumAxisZero, false,
       "out = in.sum(axis=0)");
-  def(kMatrixElementwiseAdd, "matrix_elementwise_add", 2, {}, nullptr, true, "c = a + b");
-  def(kMatrixElementwiseAddByConst, "matrix_elementwise_add_by_const", 1, {"value"}, nullptr, true,
-      "out = in + value");
-  def(kMatrixElementwiseMultiply, "matrix_elementwise_multiply", 2, {}, nullptr, true, "c = a * b");
-  def(kMatrixElementwiseMultiplyByConst, "matrix_elementwise_multiply_by_const", 1, {"value"},
+  def(kMatrixElementwiseAdd, "matrix_elementwise_add", {"a", "b"}, {}, nullptr, true, "c = a + b");
+  def(kMatrixElementwiseAddByConst, "matrix_elementwise_add_by_const", {"x"}, {"value"}, nullptr,
+      true, "out = in + value");
+  def(kMatrixElementwiseMultiply, "matrix_elementwise_multiply", {"a", "b"}, {}, nullptr, true,
+      "c = a * b");
+  def(kMatrixElementwiseMultiplyByConst, "matrix_elementwise_multiply_by_const", {"x"}, {"value"},
       nullptr, true, "out = in * value");
-  def(kMatrixMultiply, "matrix_multiply", 2, {"trans_a", "trans_b"}, ValidateMatrixMultiply, false,
-      "c = op(a) @ op(b)");
-  def(kRelu, "relu", 1, {}, nullptr, true, "out = max(in, 0)");
-  def(kReluGradient, "relu_gradient", 2, {}, nullptr, true, "out = grad * (in > 0)");
-  def(kSoftmax, "softmax", 1, {}, ValidateSoftmax, true, "row-wise softmax over the last axis");
-  def(kSoftmaxCrossEntropy, "softmax_cross_entropy", 2, {}, ValidateSoftmaxCrossEntropy, false,
-      "mean over rows of -sum(y_ * log softmax(y))");
-  def(kCopy, "copy", 1, {}, nullptr, true, "out = in");
+  def(kMatrixMultiply, "matrix_multiply", {"a", "b"}, {"trans_a", "trans_b"},
+      ValidateMatrixMultiply, false, "c = op(a) @ op(b)");
+  def(kRelu, "relu", {"x"}, {}, nullptr, true, "out = max(in, 0)");
+  def(kReluGradient, "relu_gradient", {"x", "grad"}, {}, nullptr, true, "out = grad * (in > 0)");
+  def(kSoftmax, "softmax", {"x"}, {}, ValidateSoftmax, true, "row-wise softmax over the last axis");
+  def(kSoftmaxCrossEntropy, "softmax_cross_entropy", {"y", "y_"}, {}, ValidateSoftmaxCrossEntropy,
+      false, "mean over rows of -sum(y_ * log softmax(y))");
+  def(kCopy, "copy", {"x"}, {}, nullptr, true, "out = in");
   return ops;
 }
 

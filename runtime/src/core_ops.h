@@ -4,7 +4,8 @@
 
 #include <vector>
 
-#include "dlarray/kernel.h"
+#include "dlarray/plugin_api.h"
+#include "dlarray/runtime.h"
 
 namespace dlarray {
 
@@ -25,11 +26,11 @@ enum CoreOp : int {
   kNumCoreOps,
 };
 
-/*! \brief Schemas of the core ops, indexed by CoreOp. */
-std::vector<OpSchema> CoreOpSchemas();
+/*! \brief Declarations of the core ops, indexed by CoreOp. */
+std::vector<OpInfo> CoreOps();
 
 /*! \brief The default shape rule: every input and output has the same shape. */
-void ValidateSameShape(const OpCall& call);
+void ValidateSameShape(const DLArrayOpCall& call);
 
 }  // namespace dlarray
 

@@ -1,6 +1,8 @@
 // One op call: validate once, here, then run the kernel registered for (op, device type).
 #include <string>
 
+#include "core_api.h"
+#include "core_ops.h"
 #include "dlarray/runtime.h"
 #include "runtime_state.h"
 
@@ -18,11 +20,11 @@ int RequireOp(const std::string& name) {
   throw Error(ErrorKind::kValue, "unknown op '" + name + "' (declared ops: " + known + ")");
 }
 
-const OpSchema& GetOpSchema(int op) {
+const OpInfo& GetOpInfo(int op) {
   OpTable& t = RuntimeState::Get().ops;
   if (op < 0 || op >= t.size())
     throw Error(ErrorKind::kValue, "op id " + std::to_string(op) + " is not declared");
-  return t.schema(op);
+  return t.info(op);
 }
 
 bool HasKernel(int op, int device_type) {
@@ -31,13 +33,82 @@ bool HasKernel(int op, int device_type) {
          t.kernel(op, device_type) != nullptr;
 }
 
+std::vector<OutputSpec> InferOutputs(int op, const Shapes& input_shapes,
+                                     const std::vector<DLArrayDType>& input_dtypes,
+                                     const std::vector<double>& attrs) {
+  const OpInfo& s = GetOpInfo(op);
+  if (static_cast<int>(input_shapes.size()) != s.num_inputs ||
+      static_cast<int>(input_dtypes.size()) != s.num_inputs ||
+      static_cast<int>(attrs.size()) != static_cast<int>(s.attr_names.size())) {
+    throw Error(ErrorKind::kValue, s.name + ": takes " + std::to_string(s.num_inputs) +
+                                       " inputs and " + std::to_string(s.attr_names.size()) +
+                                       " attributes; got " + std::to_string(input_shapes.size()) +
+                                       " and " + std::to_string(attrs.size()));
+  }
+  const DLArrayDType first = s.num_inputs > 0 ? input_dtypes[0] : kFloat32;
+  std::vector<OutputSpec> out(static_cast<size_t>(s.num_outputs));
+  if (s.plugin_infer != nullptr) {
+    std::vector<const int64_t*> in_shapes;
+    std::vector<int32_t> in_ndims;
+    for (const auto& shape : input_shapes) {
+      in_shapes.push_back(shape.data());
+      in_ndims.push_back(static_cast<int32_t>(shape.size()));
+    }
+    std::vector<std::vector<int64_t>> buffers(out.size(),
+                                              std::vector<int64_t>(DLARRAY_MAX_NDIM, 0));
+    std::vector<int64_t*> out_shapes;
+    for (auto& b : buffers) out_shapes.push_back(b.data());
+    std::vector<int32_t> out_ndims(out.size(), -1);
+    std::vector<DLArrayDType> out_dtypes(out.size(), first);
+    const DLArrayShapeCall call{sizeof(DLArrayShapeCall),
+                                s.name.c_str(),
+                                in_shapes.data(),
+                                in_ndims.data(),
+                                input_dtypes.data(),
+                                attrs.data(),
+                                out_shapes.data(),
+                                out_ndims.data(),
+                                out_dtypes.data(),
+                                s.num_inputs,
+                                s.num_outputs,
+                                static_cast<int32_t>(attrs.size()),
+                                0};
+    ClearPluginError();
+    if (s.plugin_infer(&call, s.infer_data) != 0) {
+      ThrowPluginError(s.name + ": the shape inference of plugin '" + s.owner + "'");
+    }
+    for (size_t o = 0; o < out.size(); ++o) {
+      if (out_ndims[o] < 0 || out_ndims[o] > DLARRAY_MAX_NDIM) {
+        throw BackendError(s.name + ": the shape inference of plugin '" + s.owner +
+                           "' gave no valid rank for output " + std::to_string(o));
+      }
+      out[o].shape.assign(buffers[o].begin(), buffers[o].begin() + out_ndims[o]);
+      out[o].dtype = out_dtypes[o];
+    }
+    return out;
+  }
+  const bool same_shape_rule =
+      s.plugin_validate == nullptr &&
+      (s.core_validate == nullptr || s.core_validate == &ValidateSameShape) && s.num_inputs > 0;
+  if (!same_shape_rule) {
+    throw Error(ErrorKind::kValue, s.name +
+                                       ": the op cannot infer its output shapes (it has "
+                                       "no infer_shape): give the output arrays");
+  }
+  for (OutputSpec& o : out) {
+    o.shape = input_shapes[0];
+    o.dtype = first;
+  }
+  return out;
+}
+
 namespace {
 
-[[noreturn]] void Fail(const OpSchema& s, const std::string& msg) {
+[[noreturn]] void Fail(const OpInfo& s, const std::string& msg) {
   throw Error(ErrorKind::kValue, s.name + ": " + msg);
 }
 
-void CheckOperand(const OpSchema& s, const DLArray* a, const char* kind, int i,
+void CheckOperand(const OpInfo& s, const DLArray* a, const char* kind, int i,
                   const DLArray* first) {
   auto what = [&] { return std::string(kind) + " " + std::to_string(i); };
   if (a == nullptr) Fail(s, what() + " is null");
@@ -88,7 +159,7 @@ void Invoke(int op, const DLArray* const* inputs, int num_inputs, DLArray* const
   RuntimeState& rt = RuntimeState::Get();
   if (op < 0 || op >= rt.ops.size())
     throw Error(ErrorKind::kValue, "op id " + std::to_string(op) + " is not declared");
-  const OpSchema& s = rt.ops.schema(op);
+  const OpInfo& s = rt.ops.info(op);
   if (num_inputs != s.num_inputs || num_outputs != s.num_outputs ||
       num_attrs != static_cast<int>(s.attr_names.size())) {
     Fail(s, "takes " + std::to_string(s.num_inputs) + " inputs, " + std::to_string(s.num_outputs) +
@@ -101,8 +172,19 @@ void Invoke(int op, const DLArray* const* inputs, int num_inputs, DLArray* const
   if (first == nullptr) Fail(s, "operand 0 is null");
   for (int i = 0; i < num_inputs; ++i) CheckOperand(s, inputs[i], "input", i, first);
   for (int i = 0; i < num_outputs; ++i) CheckOperand(s, outputs[i], "output", i, first);
-  OpCall call{&s.name, inputs, num_inputs, outputs, num_outputs, attrs, num_attrs};
-  s.validate(call);
+  const DLArrayOpCall call{
+      sizeof(DLArrayOpCall), s.name.c_str(), inputs, outputs, attrs, num_inputs,
+      num_outputs,           num_attrs,      0};
+  if (s.core_validate != nullptr) {
+    s.core_validate(call);
+  } else if (s.plugin_validate != nullptr) {
+    ClearPluginError();
+    if (s.plugin_validate(&call, s.validate_data) != 0) {
+      ThrowPluginError(s.name + ": the shape check of plugin '" + s.owner + "'");
+    }
+  } else {
+    ValidateSameShape(call);
+  }
   if (!s.allow_inplace) {
     for (int o = 0; o < num_outputs; ++o) {
       for (int i = 0; i < num_inputs; ++i) {
@@ -115,16 +197,31 @@ void Invoke(int op, const DLArray* const* inputs, int num_inputs, DLArray* const
     }
   }
   const DLContext ctx = first->ctx;
-  Device* device = rt.DeviceFor(ctx);
-  KernelFn fn = rt.ops.kernel(op, ctx.device_type);
-  if (fn == nullptr) {
+  PluginDevice* device = rt.DeviceFor(ctx);
+  const KernelEntry* kernel = rt.ops.kernel(op, ctx.device_type);
+  if (kernel == nullptr) {
     throw BackendError(s.name + ": no kernel is registered for " + DeviceTypeName(ctx.device_type) +
                        " devices (no loaded plugin provides it)");
   }
-  KernelContext kc{device,      ctx.device_id, device->stream(ctx.device_id),
-                   inputs,      num_inputs,    outputs,
-                   num_outputs, attrs,         num_attrs};
-  fn(kc);
+  const DLArrayKernelCall call_info{sizeof(DLArrayKernelCall),
+                                    CoreApi(),
+                                    device->api(),
+                                    ctx.device_type,
+                                    ctx.device_id,
+                                    device->stream(ctx.device_id),
+                                    inputs,
+                                    outputs,
+                                    attrs,
+                                    num_inputs,
+                                    num_outputs,
+                                    num_attrs,
+                                    0,
+                                    s.name.c_str()};
+  ClearPluginError();
+  if (kernel->fn(&call_info, kernel->data) != 0) {
+    ThrowPluginError(s.name + ": the kernel of plugin '" + kernel->plugin + "' on " +
+                     ContextToString(ctx));
+  }
 }
 
 }  // namespace dlarray

@@ -5,40 +5,163 @@
 
 #include "core_ops.h"
 #include "dlarray/errors.h"
-#include "dlarray/runtime.h"
 
 namespace dlarray {
+namespace {
 
-void StagingRegistry::declare_op(const OpSchema& schema) {
-  if (schema.name.empty()) throw BackendError("declare_op: the op has no name");
-  if (schema.num_inputs < 0 || schema.num_outputs < 1 || schema.num_inputs > 16 ||
-      schema.num_outputs > 16) {
-    throw BackendError("declare_op(" + schema.name + "): needs 0..16 inputs and 1..16 outputs");
+[[noreturn]] void Bad(const std::string& what) { throw BackendError(what); }
+
+bool IsIdentifier(const char* s) {
+  if (s == nullptr || *s == '\0' || (*s >= '0' && *s <= '9')) return false;
+  for (; *s != '\0'; ++s) {
+    const char c = *s;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+      return false;
   }
-  declared.push_back(schema);
+  return true;
 }
 
-void StagingRegistry::register_kernel(const std::string& op, int device_type, KernelFn fn) {
-  if (fn == nullptr) throw BackendError("register_kernel(" + op + "): the kernel is null");
-  if (device_type <= 0 || device_type >= DLARRAY_MAX_DEVICE_TYPES) {
-    throw BackendError("register_kernel(" + op + "): device type " + std::to_string(device_type) +
-                       " is out of range");
+std::vector<std::string> Names(const char* const* names, int count, const std::string& op,
+                               const char* what) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (int i = 0; i < count; ++i) {
+    if (!IsIdentifier(names[i])) {
+      Bad("declare_op(" + op + "): " + what + " " + std::to_string(i) +
+          " is not a name (letters, digits and _)");
+    }
+    if (!seen.insert(names[i]).second) {
+      Bad("declare_op(" + op + "): " + what + " '" + names[i] + "' appears twice");
+    }
+    out.emplace_back(names[i]);
   }
-  kernels.push_back({op, device_type, fn});
+  return out;
+}
+
+std::vector<std::string> DefaultNames(const char* base, int count) {
+  std::vector<std::string> out;
+  for (int i = 0; i < count; ++i) out.push_back(i == 0 ? base : base + std::to_string(i));
+  return out;
+}
+
+OpInfo FromC(const DLArrayOpSchema* s, const std::string& plugin) {
+  if (s == nullptr) Bad("declare_op: the schema is null");
+  if (s->struct_size < offsetof(DLArrayOpSchema, num_gradients) + sizeof(int32_t)) {
+    Bad("declare_op: the schema's struct_size " + std::to_string(s->struct_size) +
+        " is smaller than any ABI 2 schema");
+  }
+  if (!IsIdentifier(s->name)) {
+    Bad(std::string("declare_op: op name '") + (s->name ? s->name : "(null)") +
+        "' is not a name (letters, digits and _)");
+  }
+  OpInfo op;
+  op.name = s->name;
+  op.owner = plugin;
+  op.doc = s->doc != nullptr ? s->doc : "";
+  if (s->num_inputs < 0 || s->num_inputs > DLARRAY_MAX_OPERANDS || s->num_outputs < 1 ||
+      s->num_outputs > DLARRAY_MAX_OPERANDS || s->num_attrs < 0 ||
+      s->num_attrs > DLARRAY_MAX_OPERANDS) {
+    Bad("declare_op(" + op.name + "): needs 0.." + std::to_string(DLARRAY_MAX_OPERANDS) +
+        " inputs, 1.." + std::to_string(DLARRAY_MAX_OPERANDS) + " outputs and at most " +
+        std::to_string(DLARRAY_MAX_OPERANDS) + " attributes");
+  }
+  op.num_inputs = s->num_inputs;
+  op.num_outputs = s->num_outputs;
+  if (s->num_attrs > 0 && s->attr_names == nullptr)
+    Bad("declare_op(" + op.name + "): no attr_names");
+  op.attr_names = Names(s->attr_names, s->num_attrs, op.name, "attribute");
+  op.input_names = s->input_names ? Names(s->input_names, s->num_inputs, op.name, "input name")
+                                  : DefaultNames("x", s->num_inputs);
+  op.output_names = s->output_names ? Names(s->output_names, s->num_outputs, op.name, "output name")
+                                    : DefaultNames("out", s->num_outputs);
+  if (s->num_dtypes < 0 || (s->num_dtypes > 0 && s->dtypes == nullptr)) {
+    Bad("declare_op(" + op.name + "): bad dtype list");
+  }
+  for (int i = 0; i < s->num_dtypes; ++i) {
+    const DLArrayDType t = s->dtypes[i];
+    if (t.lanes != 1 || t.bits == 0 || t.bits % 8 != 0 || t.code > kDLArrayFloat) {
+      Bad("declare_op(" + op.name + "): dtype " + DTypeToString(t) + " is not supported");
+    }
+    op.dtypes.push_back(t);
+  }
+  op.allow_inplace = s->allow_inplace != 0;
+  if (DLARRAY_STRUCT_HAS(s, DLArrayOpSchema, infer_shape_data)) {
+    op.plugin_infer = s->infer_shape;
+    op.infer_data = s->infer_shape_data;
+  }
+  op.plugin_validate = s->validate;
+  op.validate_data = s->validate_data;
+  if (s->num_gradients < 0 || (s->num_gradients > 0 && s->gradients == nullptr) ||
+      s->num_gradients > s->num_inputs) {
+    Bad("declare_op(" + op.name + "): bad gradient list");
+  }
+  std::set<int> differentiated;
+  for (int g = 0; g < s->num_gradients; ++g) {
+    const DLArrayGradient& c = s->gradients[g];
+    const std::string where = "declare_op(" + op.name + "): gradient " + std::to_string(g);
+    if (c.input < 0 || c.input >= op.num_inputs) Bad(where + ": input index out of range");
+    if (!differentiated.insert(c.input).second) Bad(where + ": input declared twice");
+    if (!IsIdentifier(c.op)) Bad(where + ": the gradient op is not a name");
+    if (c.num_args < 1 || c.num_args > DLARRAY_MAX_OPERANDS || c.args == nullptr) {
+      Bad(where + ": needs 1.." + std::to_string(DLARRAY_MAX_OPERANDS) + " arguments");
+    }
+    GradientInfo info;
+    info.input = c.input;
+    info.op = c.op;
+    for (int a = 0; a < c.num_args; ++a) {
+      const DLArrayGradArg arg = c.args[a];
+      const int limit = arg.kind == kDLArrayGradInput ? op.num_inputs : op.num_outputs;
+      if (arg.kind < kDLArrayGradInput || arg.kind > kDLArrayGradOutputGrad || arg.index < 0 ||
+          arg.index >= limit) {
+        Bad(where + ": argument " + std::to_string(a) + " names no input, output or gradient");
+      }
+      info.args.push_back({static_cast<DLArrayGradArgKind>(arg.kind), arg.index});
+    }
+    op.gradients.push_back(std::move(info));
+  }
+  return op;
+}
+
+}  // namespace
+
+bool SameSignature(const OpInfo& a, const OpInfo& b) {
+  return a.num_inputs == b.num_inputs && a.num_outputs == b.num_outputs &&
+         a.attr_names == b.attr_names && a.dtypes == b.dtypes;
+}
+
+void StagingRegistry::DeclareOp(const DLArrayOpSchema* schema) {
+  OpInfo op = FromC(schema, plugin_);
+  for (const OpInfo& d : declared) {
+    if (d.name != op.name) continue;
+    if (!SameSignature(d, op)) {
+      Bad("declare_op(" + op.name + "): declared twice by this plugin with different signatures");
+    }
+    return;  // the same declaration again
+  }
+  declared.push_back(std::move(op));
+}
+
+void StagingRegistry::RegisterKernel(const char* op, int32_t device_type, DLArrayKernelFn fn,
+                                     void* data) {
+  const std::string name = op != nullptr ? op : "(null)";
+  if (!IsIdentifier(op)) Bad("register_kernel: '" + name + "' is not an op name");
+  if (fn == nullptr) Bad("register_kernel(" + name + "): the kernel is null");
+  if (device_type <= 0 || device_type >= DLARRAY_MAX_DEVICE_TYPES) {
+    Bad("register_kernel(" + name + "): device type " + std::to_string(device_type) +
+        " is out of range (1.." + std::to_string(DLARRAY_MAX_DEVICE_TYPES - 1) + ")");
+  }
+  kernels.push_back({name, device_type, fn, data});
 }
 
 OpTable::OpTable() {
-  for (const OpSchema& s : CoreOpSchemas()) AddLocked(s);
+  for (const OpInfo& op : CoreOps()) AddLocked(op);
 }
 
-int OpTable::AddLocked(const OpSchema& schema) {
+int OpTable::AddLocked(const OpInfo& op) {
   int id = num_ops_.load(std::memory_order_relaxed);
-  if (id >= kMaxOps)
-    throw BackendError("too many ops declared (limit " + std::to_string(kMaxOps) + ")");
-  auto s = std::make_unique<OpSchema>(schema);
-  if (s->validate == nullptr) s->validate = &ValidateSameShape;
-  schemas_[id] = std::move(s);
-  ids_[schema.name] = id;
+  if (id >= kMaxOps) Bad("too many ops declared (limit " + std::to_string(kMaxOps) + ")");
+  ops_[id] = std::make_unique<OpInfo>(op);
+  ids_[op.name] = id;
   num_ops_.store(id + 1, std::memory_order_release);
   return id;
 }
@@ -52,25 +175,19 @@ int OpTable::Find(const std::string& name) const {
 std::vector<std::string> OpTable::Names() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> names;
-  for (int i = 0; i < size(); ++i) names.push_back(schemas_[i]->name);
+  for (int i = 0; i < size(); ++i) names.push_back(ops_[i]->name);
   return names;
 }
 
-namespace {
-bool SameSignature(const OpSchema& a, const OpSchema& b) {
-  return a.num_inputs == b.num_inputs && a.num_outputs == b.num_outputs &&
-         a.attr_names == b.attr_names;
-}
-}  // namespace
-
-void OpTable::Commit(const StagingRegistry& staged, const std::string& plugin_name) {
+void OpTable::Commit(const StagingRegistry& staged) {
   std::lock_guard<std::mutex> lock(mu_);
   // Check everything first, so a conflict leaves the table untouched.
   std::set<std::string> new_ops;
-  for (const OpSchema& s : staged.declared) {
+  for (const OpInfo& s : staged.declared) {
     auto it = ids_.find(s.name);
-    if (it != ids_.end() && !SameSignature(*schemas_[it->second], s)) {
-      throw BackendError("op '" + s.name + "' is already declared with another signature");
+    if (it != ids_.end() && !SameSignature(*ops_[it->second], s)) {
+      Bad("op '" + s.name + "' is already declared (by " + ops_[it->second]->owner +
+          ") with another signature");
     }
     if (it == ids_.end()) new_ops.insert(s.name);
   }
@@ -78,28 +195,31 @@ void OpTable::Commit(const StagingRegistry& staged, const std::string& plugin_na
   for (const auto& k : staged.kernels) {
     auto it = ids_.find(k.op);
     if (it == ids_.end() && !new_ops.count(k.op)) {
-      throw BackendError("register_kernel: op '" + k.op + "' is not declared (declare_op first)");
+      Bad("register_kernel: op '" + k.op + "' is not declared (declare_op first)");
     }
     if (!seen.insert({k.op, k.device_type}).second) {
-      throw BackendError("register_kernel: op '" + k.op + "' on " + DeviceTypeName(k.device_type) +
-                         " is registered twice");
+      Bad("register_kernel: op '" + k.op + "' on " + DeviceTypeName(k.device_type) +
+          " is registered twice");
     }
-    if (it != ids_.end() && kernels_[it->second][k.device_type].load() != nullptr) {
-      throw BackendError("register_kernel: op '" + k.op + "' on " + DeviceTypeName(k.device_type) +
-                         " already has a kernel (from plugin '" +
-                         owners_[{it->second, k.device_type}] + "')");
+    if (it != ids_.end()) {
+      const KernelEntry* existing = kernels_[it->second][k.device_type].load();
+      if (existing != nullptr) {
+        Bad("register_kernel: op '" + k.op + "' on " + DeviceTypeName(k.device_type) +
+            " already has a kernel (from plugin '" + existing->plugin + "')");
+      }
     }
   }
   if (size() + static_cast<int>(new_ops.size()) > kMaxOps) {
-    throw BackendError("too many ops declared (limit " + std::to_string(kMaxOps) + ")");
+    Bad("too many ops declared (limit " + std::to_string(kMaxOps) + ")");
   }
-  for (const OpSchema& s : staged.declared) {
+  for (const OpInfo& s : staged.declared) {
     if (!ids_.count(s.name)) AddLocked(s);
   }
   for (const auto& k : staged.kernels) {
-    int id = ids_.at(k.op);
-    owners_[{id, k.device_type}] = plugin_name;
-    kernels_[id][k.device_type].store(k.fn, std::memory_order_release);
+    const int id = ids_.at(k.op);
+    // Entries live as long as the process: kernels are read without locks.
+    auto* entry = new KernelEntry{k.fn, k.data, staged.plugin()};
+    kernels_[id][k.device_type].store(entry, std::memory_order_release);
   }
 }
 

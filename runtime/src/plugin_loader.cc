@@ -1,7 +1,9 @@
 // Plugin discovery and loading with Boost.DLL. A plugin that fails at any step is recorded with
-// the exact reason and never stops the others.
+// the exact reason and never stops the others; a failed library is unloaded again, so a fixed file
+// at the same path can be loaded later.
 #define BOOST_DLL_USE_STD_FS
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -10,7 +12,8 @@
 #include <filesystem>
 #include <sstream>
 
-#include "dlarray/plugin.h"
+#include "core_api.h"
+#include "dlarray/plugin_api.h"
 #include "runtime_state.h"
 
 namespace fs = std::filesystem;
@@ -18,11 +21,22 @@ namespace fs = std::filesystem;
 namespace dlarray {
 namespace {
 
+// Failed records kept from load_plugin calls; older ones are forgotten.
+constexpr size_t kMaxFailedRecords = 256;
+
+std::string Trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  const size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
 std::vector<std::string> Split(const std::string& s, char sep) {
   std::vector<std::string> parts;
   std::stringstream ss(s);
   std::string item;
   while (std::getline(ss, item, sep)) {
+    item = Trim(item);
     if (!item.empty()) parts.push_back(item);
   }
   return parts;
@@ -49,28 +63,35 @@ bool IsDisabled(const std::vector<std::string>& disabled, const std::string& nam
   return false;
 }
 
+// Regular files named *.so in dir (symlinks followed); FIFOs, sockets and devices are skipped.
 std::vector<std::string> LibrariesIn(const fs::path& dir) {
   std::vector<std::string> libs;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == ".so" && !entry.is_directory())
+    std::error_code type_ec;
+    if (entry.path().extension() == ".so" && entry.is_regular_file(type_ec))
       libs.push_back(entry.path().string());
   }
   std::sort(libs.begin(), libs.end());
   return libs;
 }
 
-std::string Describe(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    return ex.what();
-  } catch (...) {
-    return "an exception that is not a std::exception";
-  }
+std::string AbiText(uint32_t major, uint32_t minor) {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+bool Failed(PluginStatus s) {
+  return s == PluginStatus::kOpenFailed || s == PluginStatus::kMissingEntry ||
+         s == PluginStatus::kAbiMismatch || s == PluginStatus::kInitFailed;
 }
 
 }  // namespace
+
+std::string CoreLibraryPath() {
+  std::error_code ec;
+  fs::path core = boost::dll::this_line_location(ec);
+  return ec ? std::string() : core.string();
+}
 
 RuntimeState* RuntimeState::Create() {
   auto* state = new RuntimeState();
@@ -82,14 +103,21 @@ void RuntimeState::Discover() {
   if (const char* d = std::getenv("DLARRAY_DISABLE_PLUGINS")) disabled_ = Split(d, ',');
   std::error_code ec;
   fs::path core = boost::dll::this_line_location(ec);
-  if (!ec) search_path.push_back((core.parent_path() / "plugins").string());
+  std::vector<std::string> own;
+  if (!ec) {
+    // The wheel keeps plugins in dlarray/plugins next to the core; an installed SDK in
+    // <libdir>/dlarray/plugins.
+    own.push_back((core.parent_path() / "plugins").string());
+    own.push_back((core.parent_path() / "dlarray" / "plugins").string());
+  }
+  search_path = own;
   std::vector<std::string> from_env;
   if (const char* p = std::getenv("DLARRAY_PLUGIN_PATH")) from_env = Split(p, ':');
   search_path.insert(search_path.end(), from_env.begin(), from_env.end());
 
   std::lock_guard<std::mutex> lock(mu_);
-  if (!search_path.empty() && !ec) {
-    for (const std::string& lib : LibrariesIn(search_path[0])) LoadLocked(lib, "plugins folder");
+  for (const std::string& dir : own) {
+    for (const std::string& lib : LibrariesIn(dir)) LoadLocked(lib, "plugins folder");
   }
   for (const std::string& entry : from_env) {
     if (fs::is_directory(entry, ec)) {
@@ -112,30 +140,79 @@ std::vector<PluginInfo> RuntimeState::Records() {
   return out;
 }
 
+void RuntimeState::ForgetOldFailures() {
+  size_t failed = 0;
+  for (const auto& p : plugins_) failed += Failed(p->info.status);
+  for (auto it = plugins_.begin(); it != plugins_.end() && failed > kMaxFailedRecords;) {
+    if (Failed((*it)->info.status)) {
+      it = plugins_.erase(it);
+      --failed;
+    } else {
+      ++it;
+    }
+  }
+}
+
 PluginSlot& RuntimeState::LoadLocked(const std::string& path_in, const std::string& origin) {
-  std::error_code ec;
-  fs::path abs = fs::absolute(path_in, ec);
-  fs::path canon = fs::weakly_canonical(abs, ec);
-  std::string path = ec ? path_in : canon.string();
-  for (auto& p : plugins_) {
-    if (p->info.path == path) return *p;  // the same file twice: one record
+  std::string path = path_in;
+  if (path_in.find('\0') == std::string::npos && !path_in.empty()) {
+    std::error_code ec;
+    fs::path abs = fs::absolute(path_in, ec);
+    fs::path canon = ec ? fs::path() : fs::weakly_canonical(abs, ec);
+    if (!ec) path = canon.string();
+  }
+  for (auto it = plugins_.begin(); it != plugins_.end(); ++it) {
+    if ((*it)->info.path != path) continue;
+    // The same file again: one record. A failed one is tried afresh (the file may be fixed).
+    if (!Failed((*it)->info.status)) return **it;
+    plugins_.erase(it);
+    break;
   }
   plugins_.push_back(std::make_unique<PluginSlot>());
   PluginSlot& slot = *plugins_.back();
-  PluginInfo& info = slot.info;
-  info.path = path;
-  info.origin = origin;
-  info.name = NameFromPath(path);
-
-  if (IsDisabled(disabled_, info.name)) {
-    info.status = PluginStatus::kDisabled;
-    info.reason = "disabled by DLARRAY_DISABLE_PLUGINS";
-    return slot;
+  slot.info.path = path;
+  slot.info.origin = origin;
+  slot.info.name = NameFromPath(path);
+  LoadInto(slot);
+  if (Failed(slot.info.status)) {
+    // Nothing of a failed plugin is referenced any more: unload it.
+    if (slot.device) slot.device->destroy();
+    slot.device.reset();
+    slot.library.reset();
   }
-  if (!fs::exists(path, ec)) {
-    info.status = PluginStatus::kOpenFailed;
-    info.reason = "no such file";
-    return slot;
+  PluginSlot* result = &slot;
+  if (Failed(slot.info.status)) {
+    // Keep the newest record; make room by forgetting old failures (never this one).
+    std::unique_ptr<PluginSlot> newest = std::move(plugins_.back());
+    plugins_.pop_back();
+    ForgetOldFailures();
+    plugins_.push_back(std::move(newest));
+    result = plugins_.back().get();
+  }
+  return *result;
+}
+
+void RuntimeState::LoadInto(PluginSlot& slot) {
+  PluginInfo& info = slot.info;
+  const std::string& path = info.path;
+  auto fail = [&](PluginStatus status, std::string reason) {
+    info.status = status;
+    info.reason = std::move(reason);
+  };
+  if (path.find('\0') != std::string::npos) {
+    return fail(PluginStatus::kOpenFailed, "the path contains a NUL byte");
+  }
+  if (path.empty()) return fail(PluginStatus::kOpenFailed, "the path is empty");
+  if (IsDisabled(disabled_, info.name)) {
+    return fail(PluginStatus::kDisabled, "disabled by DLARRAY_DISABLE_PLUGINS");
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return fail(PluginStatus::kOpenFailed, "no such file");
+  if (!S_ISREG(st.st_mode)) {
+    return fail(PluginStatus::kOpenFailed,
+                S_ISDIR(st.st_mode)
+                    ? "a directory, not a library file"
+                    : "not a regular file (a FIFO, socket or device is never opened)");
   }
   auto lib = std::make_shared<boost::dll::shared_library>();
   dlerror();  // clear any stale message
@@ -143,105 +220,105 @@ PluginSlot& RuntimeState::LoadLocked(const std::string& path_in, const std::stri
   lib->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, load_ec);
   if (load_ec || !lib->is_loaded()) {
     const char* why = dlerror();
-    info.status = PluginStatus::kOpenFailed;
-    info.reason = why ? why : load_ec.message();
-    return slot;
+    return fail(PluginStatus::kOpenFailed, why ? why : load_ec.message());
   }
   slot.library = lib;
   if (!lib->has(DLARRAY_PLUGIN_ENTRY_SYMBOL)) {
-    info.status = PluginStatus::kMissingEntry;
-    info.reason =
-        std::string("no entry symbol '") + DLARRAY_PLUGIN_ENTRY_SYMBOL + "' (not a dlarray plugin)";
-    return slot;
+    return fail(PluginStatus::kMissingEntry, std::string("no entry symbol '") +
+                                                 DLARRAY_PLUGIN_ENTRY_SYMBOL +
+                                                 "' (not a dlarray plugin)");
   }
   const DLArrayPluginDescriptor* desc = nullptr;
   try {
     desc = lib->get<const DLArrayPluginDescriptor*()>(DLARRAY_PLUGIN_ENTRY_SYMBOL)();
   } catch (...) {
-    info.status = PluginStatus::kInitFailed;
-    info.reason = "the entry function threw: " + Describe(std::current_exception());
-    return slot;
+    return fail(PluginStatus::kInitFailed, "the entry function threw an exception");
   }
   if (desc == nullptr) {
-    info.status = PluginStatus::kInitFailed;
-    info.reason = "the entry function returned no descriptor";
-    return slot;
+    return fail(PluginStatus::kInitFailed, "the entry function returned no descriptor");
   }
-  info.abi_version = desc->abi_version;  // read before anything else
-  if (desc->abi_version != DLARRAY_PLUGIN_ABI_VERSION) {
-    info.status = PluginStatus::kAbiMismatch;
-    info.reason = "built for plugin ABI version " + std::to_string(desc->abi_version) +
-                  ", this runtime has ABI version " + std::to_string(DLARRAY_PLUGIN_ABI_VERSION);
-    return slot;
+  info.abi_version = desc->abi_major;  // read before anything else
+  if (desc->abi_major != DLARRAY_PLUGIN_ABI_MAJOR) {
+    // Before ABI 2 the descriptor held one version number; abi_minor means nothing then.
+    const std::string theirs = desc->abi_major < 2 ? std::to_string(desc->abi_major)
+                                                   : AbiText(desc->abi_major, desc->abi_minor);
+    return fail(PluginStatus::kAbiMismatch,
+                "built for plugin ABI " + theirs + ", this runtime has plugin ABI " +
+                    AbiText(DLARRAY_PLUGIN_ABI_MAJOR, DLARRAY_PLUGIN_ABI_MINOR) +
+                    " (major versions differ: rebuild the plugin against this dlarray SDK)");
+  }
+  info.abi_minor = desc->abi_minor;
+  if (desc->struct_size <
+      offsetof(DLArrayPluginDescriptor, register_kernels) + sizeof(desc->register_kernels)) {
+    return fail(PluginStatus::kInitFailed, "the descriptor's struct_size " +
+                                               std::to_string(desc->struct_size) +
+                                               " is smaller than any ABI 2 descriptor");
   }
   if (desc->name != nullptr && desc->name[0] != '\0') info.name = desc->name;
-  info.device_type = desc->device_type;
+  if (desc->version != nullptr) info.version = desc->version;
   if (IsDisabled(disabled_, info.name)) {
-    info.status = PluginStatus::kDisabled;
-    info.reason = "disabled by DLARRAY_DISABLE_PLUGINS";
-    return slot;
+    return fail(PluginStatus::kDisabled, "disabled by DLARRAY_DISABLE_PLUGINS");
   }
   if (desc->device_type < 0 || desc->device_type >= DLARRAY_MAX_DEVICE_TYPES) {
-    info.status = PluginStatus::kInitFailed;
-    info.reason = "device type " + std::to_string(desc->device_type) + " is out of range";
-    return slot;
+    return fail(PluginStatus::kInitFailed, "device type " + std::to_string(desc->device_type) +
+                                               " is out of range (0.." +
+                                               std::to_string(DLARRAY_MAX_DEVICE_TYPES - 1) + ")");
   }
-  bool serves_device = desc->device_type != 0;
+  info.device_type = desc->device_type;
+  const bool serves_device = desc->device_type != 0;
   if (serves_device) {
     if (devices[desc->device_type].device.load() != nullptr) {
+      std::string other = "another plugin";
       for (auto& p : plugins_) {
-        if (p->info.status == PluginStatus::kLoaded && p->info.device_type == desc->device_type) {
-          info.status = PluginStatus::kDuplicate;
-          info.reason =
-              DeviceTypeName(desc->device_type) + " devices are already served by " + p->info.path;
-        }
+        if (p->info.status == PluginStatus::kLoaded && p->info.device_type == desc->device_type)
+          other = p->info.path;
       }
-      return slot;
+      return fail(PluginStatus::kDuplicate,
+                  DeviceTypeName(desc->device_type) + " devices are already served by " + other);
     }
     if (desc->create_device == nullptr) {
-      info.status = PluginStatus::kInitFailed;
-      info.reason = "serves " + DeviceTypeName(desc->device_type) + " but has no create_device";
-      return slot;
+      return fail(PluginStatus::kInitFailed,
+                  "serves " + DeviceTypeName(desc->device_type) + " but has no create_device");
     }
     try {
-      slot.device.reset(desc->create_device());
-      if (!slot.device) throw BackendError("create_device returned null");
+      const DLArrayDeviceApi* table = nullptr;
+      ClearPluginError();
+      if (desc->create_device(CoreApi(), &table) != 0) ThrowPluginError("create_device");
+      slot.device = std::make_unique<PluginDevice>(table, info.name, desc->device_type);
       info.device_count = slot.device->device_count();
-    } catch (...) {
-      info.status = PluginStatus::kInitFailed;
-      info.reason = "initialisation threw: " + Describe(std::current_exception());
-      return slot;
+    } catch (const std::exception& e) {
+      return fail(PluginStatus::kInitFailed, std::string("initialisation failed: ") + e.what());
     }
     if (info.device_count <= 0) {
       info.device_count = 0;
-      info.status = PluginStatus::kNoDevices;
       std::string why;
       try {
         why = slot.device->unavailable_reason();
-      } catch (...) {
-        why = Describe(std::current_exception());
+      } catch (const std::exception& e) {
+        why = e.what();
       }
-      info.reason = "zero devices" + (why.empty() ? std::string() : ": " + why);
-      return slot;
+      return fail(PluginStatus::kNoDevices,
+                  "zero devices" + (why.empty() ? std::string() : ": " + why));
     }
   }
-  StagingRegistry staged;
+  StagingRegistry staged(info.name);
   try {
-    if (desc->register_kernels != nullptr) desc->register_kernels(&staged);
-    ops.Commit(staged, info.name);
-  } catch (...) {
-    info.status = PluginStatus::kInitFailed;
-    info.reason = "registering kernels threw: " + Describe(std::current_exception());
-    return slot;
+    ClearPluginError();
+    if (desc->register_kernels != nullptr && desc->register_kernels(CoreApi(), &staged) != 0) {
+      ThrowPluginError("register_kernels");
+    }
+    ops.Commit(staged);
+  } catch (const std::exception& e) {
+    return fail(PluginStatus::kInitFailed, std::string("registering kernels failed: ") + e.what());
   }
   for (const auto& k : staged.kernels) info.ops.push_back(k.op);
+  for (const auto& d : staged.declared) info.declared_ops.push_back(d.name);
   if (serves_device) {
     DeviceSlot& ds = devices[desc->device_type];
     ds.count = info.device_count;
     ds.device.store(slot.device.get(), std::memory_order_release);
   }
   info.status = PluginStatus::kLoaded;
-  return slot;
 }
 
 const char* PluginStatusName(PluginStatus status) {

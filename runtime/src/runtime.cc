@@ -43,7 +43,15 @@ std::string ConventionalPlugin(int device_type) {
 
 void RuntimeState::ThrowNoDevice(DLContext ctx) {
   const std::string where = ContextToString(ctx);
-  if (ctx.device_type > 0 && ctx.device_type < DLARRAY_MAX_DEVICE_TYPES) {
+  if (ctx.device_type <= 0 || ctx.device_type >= DLARRAY_MAX_DEVICE_TYPES) {
+    throw DeviceError(where + ": device type " + std::to_string(ctx.device_type) +
+                      " is not a device type (cpu = 1, gpu = 2, ... up to " +
+                      std::to_string(DLARRAY_MAX_DEVICE_TYPES - 1) + ")");
+  }
+  if (ctx.device_id < 0) {
+    throw DeviceError(where + ": device ids start at 0");
+  }
+  {
     DeviceSlot& slot = devices[ctx.device_type];
     if (slot.device.load(std::memory_order_acquire) != nullptr) {
       std::string n = std::to_string(slot.count);
@@ -56,8 +64,10 @@ void RuntimeState::ThrowNoDevice(DLContext ctx) {
   std::lock_guard<std::mutex> lock(mu_);
   const PluginSlot* best = nullptr;
   for (const auto& p : plugins_) {
-    bool serves = p->info.device_type == ctx.device_type ||
-                  (p->info.device_type == 0 && p->info.name == ConventionalPlugin(ctx.device_type));
+    bool serves =
+        (p->info.device_type == ctx.device_type && ctx.device_type != 0) ||
+        (p->info.device_type == 0 && p->info.name == ConventionalPlugin(ctx.device_type) &&
+         p->info.status != PluginStatus::kLoaded);
     if (serves) best = p.get();
   }
   if (best != nullptr) {
@@ -82,7 +92,33 @@ PluginInfo LoadPlugin(const std::string& path) {
 
 std::vector<std::string> PluginSearchPath() { return RuntimeState::Get().search_path; }
 
-Device* GetDevice(DLContext ctx) { return RuntimeState::Get().DeviceFor(ctx); }
+void CheckDevice(DLContext ctx) { RuntimeState::Get().DeviceFor(ctx); }
+
+std::string DeviceName(DLContext ctx) {
+  return RuntimeState::Get().DeviceFor(ctx)->device_name(ctx.device_id);
+}
+
+MemoryStats GetMemoryStats(DLContext ctx) {
+  return RuntimeState::Get().DeviceFor(ctx)->memory_stats(ctx.device_id);
+}
+
+void EmptyCache(DLContext ctx) { RuntimeState::Get().DeviceFor(ctx)->empty_cache(ctx.device_id); }
+
+void SetDeviceOption(DLContext ctx, const std::string& key, const std::string& value) {
+  RuntimeState::Get().DeviceFor(ctx)->set_option(key, value);
+}
+
+std::string GetDeviceOption(DLContext ctx, const std::string& key) {
+  return RuntimeState::Get().DeviceFor(ctx)->get_option(key);
+}
+
+void* DeviceStream(DLContext ctx) {
+  return RuntimeState::Get().DeviceFor(ctx)->stream(ctx.device_id);
+}
+
+const void* DeviceExtension(int device_type, const std::string& name) {
+  return RuntimeState::Get().DeviceFor(DLContext{device_type, 0})->extension(name);
+}
 
 int DeviceCount(int device_type) {
   if (device_type <= 0 || device_type >= DLARRAY_MAX_DEVICE_TYPES) return 0;
@@ -128,7 +164,7 @@ std::shared_ptr<Array> Array::Empty(const std::vector<int64_t>& shape, DLContext
   }
   a->size_ = size;
   a->nbytes_ = static_cast<size_t>(size) * DTypeBytes(dtype);
-  a->device_ = GetDevice(ctx);
+  a->device_ = RuntimeState::Get().DeviceFor(ctx);
   a->dl_.data = a->device_->allocate(ctx.device_id, a->nbytes_);
   return a;
 }
@@ -191,7 +227,7 @@ void CopyFromTo(const DLArray* from, DLArray* to) {
   if (src.device_type == kDLArrayCPU) {
     rt.DeviceFor(dst)->copy(Data(from), src, dst_ptr, dst, nbytes);
   } else if (dst.device_type == kDLArrayCPU || src.device_type == dst.device_type) {
-    Device* d = rt.DeviceFor(src);
+    PluginDevice* d = rt.DeviceFor(src);
     if (src.device_type == dst.device_type) rt.DeviceFor(dst);  // validates the target id
     d->copy(Data(from), src, dst_ptr, dst, nbytes);
   } else {

@@ -12,18 +12,19 @@
 
 #include "dlarray/runtime.h"
 #include "op_table.h"
+#include "plugin_device.h"
 
 namespace dlarray {
 
 /*! \brief A loaded or failed plugin: its record plus what keeps it alive. */
 struct PluginSlot {
   PluginInfo info;
-  std::shared_ptr<void> library;   // the boost::dll::shared_library, never unloaded
-  std::unique_ptr<Device> device;  // kept also when it reports zero devices
+  std::shared_ptr<void> library;         // the boost::dll::shared_library (failed ones unload)
+  std::unique_ptr<PluginDevice> device;  // kept also when it reports zero devices
 };
 
 struct DeviceSlot {
-  std::atomic<Device*> device{nullptr};
+  std::atomic<PluginDevice*> device{nullptr};
   int count = 0;  // written before device is published
 };
 
@@ -39,10 +40,10 @@ class RuntimeState {
   std::array<DeviceSlot, DLARRAY_MAX_DEVICE_TYPES> devices;
 
   /*! \brief The Device for ctx, or a thrown error with the stored reason. */
-  Device* DeviceFor(DLContext ctx) {
+  PluginDevice* DeviceFor(DLContext ctx) {
     if (ctx.device_type > 0 && ctx.device_type < DLARRAY_MAX_DEVICE_TYPES) {
       DeviceSlot& slot = devices[ctx.device_type];
-      Device* d = slot.device.load(std::memory_order_acquire);
+      PluginDevice* d = slot.device.load(std::memory_order_acquire);
       if (d != nullptr && ctx.device_id >= 0 && ctx.device_id < slot.count) return d;
     }
     ThrowNoDevice(ctx);
@@ -57,6 +58,8 @@ class RuntimeState {
   static RuntimeState* Create();
   void Discover();
   PluginSlot& LoadLocked(const std::string& path, const std::string& origin);
+  void LoadInto(PluginSlot& slot);
+  void ForgetOldFailures();
 
   std::mutex mu_;
   std::vector<std::unique_ptr<PluginSlot>> plugins_;

@@ -376,35 +376,42 @@ TEST_CASE("cpu: the own blocked SGEMM across its block sizes and edge tiles") {
 #endif
 
 TEST_CASE("cpu: the device allocates aligned memory, counts it and refuses impossible sizes") {
-  dlarray::Device* device = dlarray::GetDevice(Cpu());
-  CHECK(device->device_count() == 1);
-  CHECK(!device->device_name(0).empty());
-  const std::string gemm = device->get_option("gemm");
+  CHECK(dlarray::DeviceCount(kDLArrayCPU) == 1);
+  CHECK(!dlarray::DeviceName(Cpu()).empty());
+  const std::string gemm = dlarray::GetDeviceOption(Cpu(), "gemm");
   CHECK((gemm == "cblas" || gemm == "blocked"));
-  CHECK(std::stoi(device->get_option("num_threads")) >= 1);
-  const dlarray::MemoryStats before = device->memory_stats(0);
-  void* p = device->allocate(0, 100);
-  CHECK(reinterpret_cast<uintptr_t>(p) % 64 == 0);
-  const dlarray::MemoryStats during = device->memory_stats(0);
-  CHECK(during.bytes_in_use == before.bytes_in_use + 100);
-  CHECK(during.num_allocations == before.num_allocations + 1);
-  CHECK(during.peak_bytes_in_use >= during.bytes_in_use);
-  device->free(0, p, 100);
-  const dlarray::MemoryStats after = device->memory_stats(0);
+  CHECK(std::stoi(dlarray::GetDeviceOption(Cpu(), "num_threads")) >= 1);
+  const dlarray::MemoryStats before = dlarray::GetMemoryStats(Cpu());
+  {
+    auto a = dlarray::Array::Empty({25}, Cpu());  // 100 bytes
+    CHECK(reinterpret_cast<uintptr_t>(a->dl()->data) % 64 == 0);
+    const dlarray::MemoryStats during = dlarray::GetMemoryStats(Cpu());
+    CHECK(during.bytes_in_use == before.bytes_in_use + 100);
+    CHECK(during.num_allocations == before.num_allocations + 1);
+    CHECK(during.peak_bytes_in_use >= during.bytes_in_use);
+  }
+  const dlarray::MemoryStats after = dlarray::GetMemoryStats(Cpu());
   CHECK(after.bytes_in_use == before.bytes_in_use);
   CHECK(after.num_frees == before.num_frees + 1);
-  CHECK_THROWS_WITH_AS(device->allocate(0, size_t{1} << 60),
+  CHECK_THROWS_WITH_AS(dlarray::Array::Empty({int64_t{1} << 58}, Cpu()),
                        doctest::Contains("1152921504606846976 bytes"), dlarray::OutOfMemoryError);
-  CHECK_THROWS_AS(device->allocate(0, SIZE_MAX), dlarray::OutOfMemoryError);
-  CHECK_THROWS_AS(device->allocate(1, 16), dlarray::DeviceError);
+  CHECK_THROWS_AS(dlarray::Array::Empty({int64_t{1} << 60}, Cpu()), dlarray::OutOfMemoryError);
+  CHECK_THROWS_AS(dlarray::Array::Empty({4}, DLContext{kDLArrayCPU, 1}), dlarray::DeviceError);
 }
 
 TEST_CASE("cpu: large host copies (parallel) and overlapping ones") {
   std::vector<float> src = Random(3000001, -1, 1, 16), dst(src.size(), 0.0f);
-  dlarray::Device* device = dlarray::GetDevice(Cpu());
-  device->copy(src.data(), Cpu(), dst.data(), Cpu(), src.size() * sizeof(float));
+  auto View = [](std::vector<float>& v, int64_t* n, size_t offset, int64_t count) {
+    *n = count;
+    return DLArray{v.data(), Cpu(), 1, dlarray::kFloat32, n, nullptr, offset * sizeof(float)};
+  };
+  int64_t n1 = 0, n2 = 0;
+  DLArray s = View(src, &n1, 0, static_cast<int64_t>(src.size()));
+  DLArray d = View(dst, &n2, 0, static_cast<int64_t>(dst.size()));
+  dlarray::CopyFromTo(&s, &d);
   CHECK(src == dst);
   std::vector<float> overlap = {1, 2, 3, 4, 5};
-  device->copy(overlap.data(), Cpu(), overlap.data() + 1, Cpu(), 4 * sizeof(float));
+  DLArray from = View(overlap, &n1, 0, 4), to = View(overlap, &n2, 1, 4);
+  dlarray::CopyFromTo(&from, &to);
   CHECK(overlap == std::vector<float>{1, 1, 2, 3, 4});
 }

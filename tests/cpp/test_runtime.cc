@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "dlarray/errors.h"
-#include "dlarray/plugin.h"
+#include "dlarray/plugin_api.h"
 #include "dlarray/runtime.h"
 #include "test_helpers.h"
 
@@ -20,7 +20,8 @@ TEST_CASE("the CPU backend is discovered next to the core library") {
       found = true;
       CHECK(p.status == dlarray::PluginStatus::kLoaded);
       CHECK(p.origin == "plugins folder");
-      CHECK(p.abi_version == DLARRAY_PLUGIN_ABI_VERSION);
+      CHECK(p.abi_version == DLARRAY_PLUGIN_ABI_MAJOR);
+      CHECK(p.abi_minor == DLARRAY_PLUGIN_ABI_MINOR);
       CHECK(p.device_count == 1);
     }
   }

@@ -25,8 +25,4 @@ void Register(dlarray::Registry* r) {
 
 }  // namespace
 
-DLARRAY_PLUGIN_ENTRY {
-  static const DLArrayPluginDescriptor d{DLARRAY_PLUGIN_ABI_VERSION, "cuda_fault", 0, nullptr,
-                                         &Register};
-  return &d;
-}
+DLARRAY_DEFINE_PLUGIN("cuda_fault", 0, nullptr, &Register)

@@ -23,8 +23,4 @@ static void Register(dlarray::Registry* r) {
   r->register_kernel("copy", kTestDeviceType, &Copy);
 }
 
-DLARRAY_PLUGIN_ENTRY {
-  static const DLArrayPluginDescriptor d{DLARRAY_PLUGIN_ABI_VERSION, "fake_device", kTestDeviceType,
-                                         &CreateDevice, &Register};
-  return &d;
-}
+DLARRAY_DEFINE_PLUGIN("fake_device", kTestDeviceType, &CreateDevice, &Register)

@@ -5,8 +5,4 @@ static dlarray::Device* CreateDevice() {
   throw dlarray::BackendError("simulated failure while opening the test device");
 }
 
-DLARRAY_PLUGIN_ENTRY {
-  static const DLArrayPluginDescriptor d{DLARRAY_PLUGIN_ABI_VERSION, "init_throws",
-                                         kTestDeviceType + 2, &CreateDevice, nullptr};
-  return &d;
-}
+DLARRAY_DEFINE_PLUGIN("init_throws", kTestDeviceType + 2, &CreateDevice, nullptr)

@@ -7,8 +7,4 @@ static dlarray::Device* CreateDevice() {
   throw dlarray::BackendError("unreachable: " + std::to_string(dlarray_test_missing_dep_value()));
 }
 
-DLARRAY_PLUGIN_ENTRY {
-  static const DLArrayPluginDescriptor d{DLARRAY_PLUGIN_ABI_VERSION, "missing_dep", 21,
-                                         &CreateDevice, nullptr};
-  return &d;
-}
+DLARRAY_DEFINE_PLUGIN("missing_dep", 21, &CreateDevice, nullptr)

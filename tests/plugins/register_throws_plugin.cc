@@ -11,8 +11,4 @@ static void Register(dlarray::Registry* r) {
   throw dlarray::BackendError("simulated failure in register_kernels");
 }
 
-DLARRAY_PLUGIN_ENTRY {
-  static const DLArrayPluginDescriptor d{DLARRAY_PLUGIN_ABI_VERSION, "register_throws", 0, nullptr,
-                                         &Register};
-  return &d;
-}
+DLARRAY_DEFINE_PLUGIN("register_throws", 0, nullptr, &Register)

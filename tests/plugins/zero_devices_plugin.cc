@@ -5,8 +5,4 @@ static dlarray::Device* CreateDevice() {
   return new HostMemoryDevice(0, "simulated: no test hardware present", kTestDeviceType + 3);
 }
 
-DLARRAY_PLUGIN_ENTRY {
-  static const DLArrayPluginDescriptor d{DLARRAY_PLUGIN_ABI_VERSION, "zero_devices",
-                                         kTestDeviceType + 3, &CreateDevice, nullptr};
-  return &d;
-}
+DLARRAY_DEFINE_PLUGIN("zero_devices", kTestDeviceType + 3, &CreateDevice, nullptr)

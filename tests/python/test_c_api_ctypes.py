@@ -7,7 +7,7 @@ import pytest
 
 import dlarray
 
-LIB = ctypes.CDLL(str(pathlib.Path(dlarray.__file__).parent / "libdlarray_runtime.so"),
+LIB = ctypes.CDLL(dlarray._core.core_library_path(),
                   ctypes.RTLD_GLOBAL)
 LIB.DLGetLastError.restype = ctypes.c_char_p
 

@@ -21,7 +21,7 @@ void LaunchEmptyKernel(cudaStream_t stream);  // launch_probe.cu
 
 namespace {
 
-cudaStream_t Stream() { return static_cast<cudaStream_t>(dlarray::GetDevice(Gpu())->stream(0)); }
+cudaStream_t Stream() { return static_cast<cudaStream_t>(dlarray::DeviceStream(Gpu())); }
 
 double HostSeconds(const std::function<void()>& fn) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -254,7 +254,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   const bool large_only = argc > 1 && std::strcmp(argv[1], "--large") == 0;
-  std::printf("gpu(0): %s\n", dlarray::GetDevice(Gpu())->device_name(0).c_str());
+  std::printf("gpu(0): %s\n", dlarray::DeviceName(Gpu()).c_str());
   BenchOverhead();
   if (!large_only) {
     BenchSet({500, 200}, {200, 300}, {130, 200, 300}, {500, 200, 100}, {400, 1000},
@@ -263,7 +263,7 @@ int main(int argc, char** argv) {
   BenchSet({8192, 8192}, {8192}, {8192, 8192}, {500, 200, 100}, {8192, 8192}, {{8192, 8192, 8192}},
            false);
   BenchCopies();
-  const auto st = dlarray::GetDevice(Gpu())->memory_stats(0);
+  const auto st = dlarray::GetMemoryStats(Gpu());
   std::printf("memory: in use %llu, reserved %llu, cudaMalloc calls %llu, frees %llu, peak %llu\n",
               (unsigned long long)st.bytes_in_use, (unsigned long long)st.bytes_reserved,
               (unsigned long long)st.num_allocations, (unsigned long long)st.num_frees,

@@ -198,18 +198,19 @@ void CheckMatmuls() {
   for (const auto& s : sizes) {
     for (int t = 0; t < 4; ++t) CheckMatmul(s[0], s[1], s[2], t & 1, t & 2, 1e-5);
   }
-  dlarray::Device* dev = dlarray::GetDevice(Gpu());
-  check.Expect(dev->get_option("matmul_precision") == "highest", "default precision is highest");
+  check.Expect(dlarray::GetDeviceOption(Gpu(), "matmul_precision") == "highest",
+               "default precision is highest");
   const double highest = CheckMatmul(512, 512, 2048, false, false, 1e-5);
-  dev->set_option("matmul_precision", "tf32");
-  check.Expect(dev->get_option("matmul_precision") == "tf32", "precision reads back tf32");
+  dlarray::SetDeviceOption(Gpu(), "matmul_precision", "tf32");
+  check.Expect(dlarray::GetDeviceOption(Gpu(), "matmul_precision") == "tf32",
+               "precision reads back tf32");
   const double tf32 = CheckMatmul(512, 512, 2048, false, true, 5e-3);
-  dev->set_option("matmul_precision", "highest");
+  dlarray::SetDeviceOption(Gpu(), "matmul_precision", "highest");
   std::printf("matmul relative error: highest %.3g, tf32 %.3g\n", highest, tf32);
   check.Expect(tf32 > 10 * highest, "tf32 changes the result (tensor cores used)");
   bool threw = false;
   try {
-    dev->set_option("matmul_precision", "fast");
+    dlarray::SetDeviceOption(Gpu(), "matmul_precision", "fast");
   } catch (const dlarray::Error& e) {
     threw = e.kind() == dlarray::ErrorKind::kValue;
   }
@@ -304,10 +305,9 @@ void CheckCrossEntropy() {
   }
 }
 
-dlarray::MemoryStats Stats(int id = 0) { return dlarray::GetDevice(Gpu(id))->memory_stats(id); }
+dlarray::MemoryStats Stats(int id = 0) { return dlarray::GetMemoryStats(Gpu(id)); }
 
 void CheckAllocator() {
-  dlarray::Device* dev = dlarray::GetDevice(Gpu());
   // A training-like loop: after the first iteration every block comes from the cache.
   auto x = Upload({500, 200}, Random(500 * 200));
   auto w = Upload({200, 100}, Random(200 * 100));
@@ -333,7 +333,7 @@ void CheckAllocator() {
                    " new cudaMalloc calls");
   check.Expect(steady.bytes_reserved >= steady.bytes_in_use, "reserved >= in use");
   check.Expect(steady.peak_bytes_in_use >= steady.bytes_in_use, "peak >= in use");
-  dev->empty_cache(0);
+  dlarray::EmptyCache(Gpu());
   const auto emptied = Stats();
   check.Expect(emptied.bytes_reserved == emptied.bytes_in_use,
                "empty_cache leaves reserved == in use");
@@ -375,7 +375,7 @@ void CheckAllocator() {
   }
   check.Expect(ok, "2 GiB after freeing a full GPU succeeds (cache emptied and retried)");
   check.Expect(Stats().num_frees > before.num_frees, "the retry freed cached blocks");
-  dev->empty_cache(0);
+  dlarray::EmptyCache(Gpu());
   auto small = Upload({3}, {1.f, -2.f, 3.f});
   Run("relu", {small->dl()}, {small->dl()});
   check.Close("runtime works after OOM", Download(small), {1, 0, 3});
@@ -439,7 +439,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (int i = 0; i < gpus; ++i) {
-    std::printf("gpu(%d): %s\n", i, dlarray::GetDevice(Gpu(i))->device_name(i).c_str());
+    std::printf("gpu(%d): %s\n", i, dlarray::DeviceName(Gpu(i)).c_str());
   }
   const std::vector<std::pair<const char*, void (*)()>> groups = {
       {"elementwise", CheckElementwise},

@@ -21,14 +21,6 @@ extern "C" {
 
 #define DLARRAY_DLL __attribute__((visibility("default")))
 
-/*! \brief Kinds of failure, as DLGetLastErrorKind returns them. */
-typedef enum {
-  kDLArrayErrRuntime = 0, /*!< backend or plugin failure */
-  kDLArrayErrValue = 1,   /*!< bad shape, device or argument */
-  kDLArrayErrType = 2,    /*!< unsupported dtype */
-  kDLArrayErrMemory = 3,  /*!< allocation failed */
-} DLArrayErrorKind;
-
 /*! \brief Message of the last failure on this thread. */
 DLARRAY_DLL const char* DLGetLastError(void);
 /*! \brief Kind of the last failure on this thread (a DLArrayErrorKind). */

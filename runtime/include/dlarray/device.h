@@ -1,6 +1,10 @@
 /*!
  * \file dlarray/device.h
- * \brief The abstract Device a backend plugin implements (plugin SDK).
+ * \brief The abstract C++ Device a backend plugin subclasses (header-only plugin SDK layer).
+ *
+ * A Device never crosses the library boundary itself: dlarray/plugin.h wraps it into the C table
+ * DLArrayDeviceApi of dlarray/plugin_api.h, catching every exception. So a plugin built with any
+ * compiler and C++ library can subclass it.
  */
 #ifndef DLARRAY_DEVICE_H_
 #define DLARRAY_DEVICE_H_
@@ -29,10 +33,10 @@ struct MemoryStats {
  * The core validates every argument before it calls in: ids are in range, sizes are consistent,
  * pointers come from allocate(). Thread-safety: methods may be called from several threads.
  */
-class DLARRAY_EXPORT Device {
+class Device {
  public:
-  virtual ~Device();
-  /*! \brief The DLArrayDeviceType served. */
+  virtual ~Device() = default;
+  /*! \brief The DLArrayDeviceType served; must equal the plugin descriptor's device type. */
   virtual int device_type() const = 0;
   /*! \brief How many devices exist; 0 means unusable (see unavailable_reason). */
   virtual int device_count() = 0;
@@ -59,13 +63,31 @@ class DLARRAY_EXPORT Device {
     return nullptr;
   }
   /*! \brief Allocator counters of device id. */
-  virtual MemoryStats memory_stats(int id);
+  virtual MemoryStats memory_stats(int id) {
+    (void)id;
+    return {};
+  }
   /*! \brief Returns cached, unused blocks of device id to the system. */
   virtual void empty_cache(int id) { (void)id; }
   /*! \brief Sets a backend option (e.g. "matmul_precision" = "tf32"); throws on unknown keys. */
-  virtual void set_option(const std::string& key, const std::string& value);
+  virtual void set_option(const std::string& key, const std::string& value) {
+    (void)value;
+    throw Error(ErrorKind::kValue,
+                "unknown option '" + key + "' for device type " + std::to_string(device_type()));
+  }
   /*! \brief Reads a backend option; throws on unknown keys. */
-  virtual std::string get_option(const std::string& key);
+  virtual std::string get_option(const std::string& key) {
+    throw Error(ErrorKind::kValue,
+                "unknown option '" + key + "' for device type " + std::to_string(device_type()));
+  }
+  /*!
+   * \brief A named extension table (e.g. "dlarray.rtc.v1"), whose C layout the extension's header
+   *        documents; nullptr when this device does not offer it.
+   */
+  virtual const void* extension(const std::string& name) {
+    (void)name;
+    return nullptr;
+  }
 };
 
 }  // namespace dlarray

@@ -55,11 +55,29 @@ typedef struct {
   uint64_t byte_offset; /*!< offset of the first element from data, in bytes */
 } DLArray;
 
+/*! \brief Kinds of failure (C API's DLGetLastErrorKind, plugins' set_error). */
+typedef enum {
+  kDLArrayErrRuntime = 0, /*!< backend or plugin failure (Python: RuntimeError) */
+  kDLArrayErrValue = 1,   /*!< bad shape, device or argument (ValueError) */
+  kDLArrayErrType = 2,    /*!< unsupported dtype or argument type (TypeError) */
+  kDLArrayErrMemory = 3,  /*!< allocation failed (MemoryError) */
+} DLArrayErrorKind;
+
 /*! \brief The handle the C API passes around. */
 typedef DLArray* DLArrayHandle;
 
 #ifdef __cplusplus
 }  // extern "C"
+
+/*! \brief Equality of dtypes and of devices (C++ only). */
+inline bool operator==(DLArrayDType a, DLArrayDType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+inline bool operator!=(DLArrayDType a, DLArrayDType b) { return !(a == b); }
+inline bool operator==(DLContext a, DLContext b) {
+  return a.device_type == b.device_type && a.device_id == b.device_id;
+}
+inline bool operator!=(DLContext a, DLContext b) { return !(a == b); }
 #endif
 
 #endif  // DLARRAY_DLARRAY_H_

@@ -1,6 +1,7 @@
 /*!
  * \file dlarray/kernel.h
- * \brief Kernels, op schemas and the registry a plugin fills (plugin SDK).
+ * \brief Kernels, op schemas and the registry, in C++ (header-only plugin SDK layer over the C
+ *        structs of dlarray/plugin_api.h).
  */
 #ifndef DLARRAY_KERNEL_H_
 #define DLARRAY_KERNEL_H_
@@ -11,34 +12,39 @@
 
 #include "dlarray/device.h"
 #include "dlarray/dlarray.h"
+#include "dlarray/errors.h"
+#include "dlarray/plugin_api.h"
 
 namespace dlarray {
 
 /*! \brief Everything one kernel call sees. Operands are validated by the core before the call. */
 struct KernelContext {
-  Device* device;                //!< the device API serving the operands
-  int device_id;                 //!< id of the operands' device
-  void* stream;                  //!< device->stream(device_id)
-  const DLArray* const* inputs;  //!< num_inputs arrays, compact row-major
-  int num_inputs;                //!< as declared by the op schema
-  DLArray* const* outputs;       //!< num_outputs arrays, compact row-major
-  int num_outputs;               //!< as declared by the op schema
-  const double* attrs;           //!< scalar attributes, in the schema's attr_names order
-  int num_attrs;                 //!< as declared by the op schema
+  Device* device;                 //!< this plugin's Device when it serves the operands, else null
+  int device_id;                  //!< id of the operands' device
+  void* stream;                   //!< the device's stream (nullptr: synchronous device)
+  const DLArray* const* inputs;   //!< num_inputs arrays, compact row-major
+  int num_inputs;                 //!< as declared by the op schema
+  DLArray* const* outputs;        //!< num_outputs arrays, compact row-major
+  int num_outputs;                //!< as declared by the op schema
+  const double* attrs;            //!< scalar attributes, in the schema's attr_names order
+  int num_attrs;                  //!< as declared by the op schema
+  int device_type;                //!< DLArrayDeviceType of the operands
+  const char* op_name;            //!< the op's name ("" before ABI 2.1 cores)
+  const DLArrayKernelCall* call;  //!< the C call: core functions, the device's C table
 };
 
 /*! \brief A kernel: one callable per (op, device type). May throw dlarray::Error. */
 using KernelFn = void (*)(const KernelContext& ctx);
 
-/*! \brief What the core checks for an op before any kernel runs. */
+/*! \brief What a shape check sees. */
 struct OpCall {
-  const std::string* op_name;    //!< the op's name, for messages
-  const DLArray* const* inputs;  //!< the inputs
-  int num_inputs;                //!< their count
-  DLArray* const* outputs;       //!< the outputs
-  int num_outputs;               //!< their count
-  const double* attrs;           //!< the attributes
-  int num_attrs;                 //!< their count
+  const char* op_name;            //!< the op's name, for messages
+  const DLArray* const* inputs;   //!< the inputs
+  int num_inputs;                 //!< their count
+  const DLArray* const* outputs;  //!< the outputs
+  int num_outputs;                //!< their count
+  const double* attrs;            //!< the attributes
+  int num_attrs;                  //!< their count
 };
 
 /*!
@@ -47,33 +53,61 @@ struct OpCall {
  */
 using ValidateFn = void (*)(const OpCall& call);
 
+/*! \brief Shapes of arrays, e.g. {{500, 200}, {200}}. */
+using Shapes = std::vector<std::vector<int64_t>>;
+
+/*!
+ * \brief Output shapes from input shapes and attributes; throws ShapeError when they do not fit.
+ *        Outputs get input 0's dtype.
+ */
+using InferShapeFn = Shapes (*)(const Shapes& input_shapes, const std::vector<double>& attrs);
+
+/*! \brief One argument of a gradient op: an input, an output, or an output's gradient. */
+struct GradArg {
+  DLArrayGradArgKind kind;  //!< which kind of value
+  int index;                //!< which input or output
+  static GradArg Input(int i) { return {kDLArrayGradInput, i}; }
+  static GradArg Output(int i) { return {kDLArrayGradOutput, i}; }
+  static GradArg OutputGrad(int i) { return {kDLArrayGradOutputGrad, i}; }
+};
+
+/*! \brief How input `input` is differentiated: op(args...) is its gradient (see DLArrayGradient).
+ */
+struct Gradient {
+  int input = 0;              //!< the differentiable input
+  std::string op;             //!< the gradient op (one output, shaped like the input)
+  std::vector<GradArg> args;  //!< its inputs, in order
+};
+
 /*! \brief The declaration of an op: the core declares its own, an op plugin may add more. */
 struct OpSchema {
-  std::string name;                     //!< e.g. "relu"
-  int num_inputs = 1;                   //!< exact input count
-  int num_outputs = 1;                  //!< exact output count
-  std::vector<std::string> attr_names;  //!< scalar attributes, in order (e.g. {"trans_a", ...})
-  ValidateFn validate = nullptr;        //!< nullptr: every input and output has the same shape
-  bool allow_inplace = true;            //!< may an output share memory with an input
-  std::vector<DLArrayDType> dtypes;     //!< allowed dtypes (operands alike); empty: float32 only
-  std::string doc;                      //!< one line for help texts
+  std::string name;                       //!< e.g. "relu"
+  int num_inputs = 1;                     //!< exact input count
+  int num_outputs = 1;                    //!< exact output count
+  std::vector<std::string> attr_names;    //!< scalar attributes, in order (e.g. {"trans_a", ...})
+  ValidateFn validate = nullptr;          //!< nullptr: every input and output has the same shape
+  bool allow_inplace = true;              //!< may an output share memory with an input
+  std::vector<DLArrayDType> dtypes;       //!< allowed dtypes (operands alike); empty: float32 only
+  std::string doc;                        //!< one line for help texts
+  std::vector<std::string> input_names;   //!< keyword names of the inputs (empty: x, x1, ...)
+  std::vector<std::string> output_names;  //!< keyword names of the outputs (empty: out, ...)
+  std::vector<Gradient> gradients;        //!< how inputs are differentiated (empty: not)
+  InferShapeFn infer_shape = nullptr;     //!< nullptr: outputs shaped like input 0 (see C ABI)
 };
-
-/*! \brief Formats a shape as "(500, 200)" for messages. */
-DLARRAY_EXPORT std::string ShapeToString(const DLArray* array);
 
 /*! \brief Number of elements of an array (1 for ndim == 0). */
-DLARRAY_EXPORT int64_t NumElements(const DLArray* array);
+inline int64_t NumElements(const DLArray* array) {
+  int64_t n = 1;
+  for (int i = 0; i < array->ndim; ++i) n *= array->shape[i];
+  return n;
+}
 
-/*! \brief The registry a plugin receives in register_kernels. Nothing is committed if it throws. */
-class DLARRAY_EXPORT Registry {
- public:
-  virtual ~Registry();
-  /*! \brief Declares an op the core does not know; an op of the same name must match exactly. */
-  virtual void declare_op(const OpSchema& schema) = 0;
-  /*! \brief Registers the kernel of (op, device_type); the op must be declared. */
-  virtual void register_kernel(const std::string& op, int device_type, KernelFn fn) = 0;
-};
+/*! \brief Formats a shape as "(500, 200)" for messages. */
+inline std::string ShapeToString(const DLArray* array) {
+  std::string s = "(";
+  for (int i = 0; i < array->ndim; ++i) s += (i ? ", " : "") + std::to_string(array->shape[i]);
+  return s + (array->ndim == 1 ? ",)" : ")");
+}
 
 }  // namespace dlarray
 

@@ -14,8 +14,11 @@
 #include "dlarray/device.h"
 #include "dlarray/dlarray.h"
 #include "dlarray/kernel.h"
+#include "dlarray/plugin_api.h"
 
 namespace dlarray {
+
+class PluginDevice;
 
 /*! \brief float32, the compute dtype. */
 constexpr DLArrayDType kFloat32{kDLArrayFloat, 32, 1};
@@ -26,7 +29,7 @@ enum class PluginStatus {
   kDisabled,      //!< named in DLARRAY_DISABLE_PLUGINS
   kOpenFailed,    //!< not a library, or a dependency is missing (dlerror text in reason)
   kMissingEntry,  //!< no DLARRAY_PLUGIN_ENTRY_SYMBOL
-  kAbiMismatch,   //!< built for another DLARRAY_PLUGIN_ABI_VERSION (both in reason)
+  kAbiMismatch,   //!< built for another plugin ABI major version (both versions in reason)
   kInitFailed,    //!< create_device or register_kernels threw (message in reason)
   kNoDevices,     //!< loaded, but device_count() is 0 (unavailable_reason in reason)
   kDuplicate,     //!< another plugin already serves its device type, or the same file
@@ -44,14 +47,19 @@ struct PluginInfo {
   std::string reason;            //!< why it is not loaded (empty when loaded)
   int device_type = 0;           //!< DLArrayDeviceType served, 0 for op-only plugins or unknown
   int device_count = 0;          //!< devices it reported
-  uint32_t abi_version = 0;      //!< the plugin's ABI version (0 when unknown)
+  uint32_t abi_version = 0;      //!< the plugin's ABI major version (0 when unknown)
+  uint32_t abi_minor = 0;        //!< the plugin's ABI minor version
+  std::string version;           //!< the plugin's own version string (may be empty)
   std::vector<std::string> ops;  //!< ops it registered kernels for
+  std::vector<std::string> declared_ops;  //!< ops it declared
 };
 
 /*! \brief Every plugin tried so far (discovery runs on first use of the runtime). */
 DLARRAY_EXPORT std::vector<PluginInfo> Plugins();
 /*! \brief Loads one plugin library explicitly; returns its record (check status). */
 DLARRAY_EXPORT PluginInfo LoadPlugin(const std::string& path);
+/*! \brief Absolute path of libdlarray_runtime.so itself (empty when it cannot be found). */
+DLARRAY_EXPORT std::string CoreLibraryPath();
 /*! \brief The folders searched at start-up, in order. */
 DLARRAY_EXPORT std::vector<std::string> PluginSearchPath();
 
@@ -63,20 +71,30 @@ DLARRAY_EXPORT std::string DeviceTypeName(int device_type);
 DLARRAY_EXPORT std::string DTypeToString(DLArrayDType dtype);
 /*! \brief Bytes per element. */
 inline size_t DTypeBytes(DLArrayDType t) { return (static_cast<size_t>(t.bits) * t.lanes + 7) / 8; }
-inline bool operator==(DLArrayDType a, DLArrayDType b) {
-  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
-}
-inline bool operator!=(DLArrayDType a, DLArrayDType b) { return !(a == b); }
-inline bool operator==(DLContext a, DLContext b) {
-  return a.device_type == b.device_type && a.device_id == b.device_id;
-}
-inline bool operator!=(DLContext a, DLContext b) { return !(a == b); }
 
 /*!
- * \brief The Device serving ctx; throws BackendError with the stored reason when its plugin is not
- *        loaded, DeviceError when the id is out of range.
+ * \brief Checks that ctx names a usable device; throws BackendError with the stored reason when its
+ *        plugin is not loaded, DeviceError when the id is out of range.
  */
-DLARRAY_EXPORT Device* GetDevice(DLContext ctx);
+DLARRAY_EXPORT void CheckDevice(DLContext ctx);
+/*! \brief Name of the device (e.g. the CPU or GPU model). */
+DLARRAY_EXPORT std::string DeviceName(DLContext ctx);
+/*! \brief Allocator counters of the device. */
+DLARRAY_EXPORT MemoryStats GetMemoryStats(DLContext ctx);
+/*! \brief Returns cached, unused memory of the device to the system. */
+DLARRAY_EXPORT void EmptyCache(DLContext ctx);
+/*! \brief Sets a backend option of the device's plugin; unknown keys raise ValueError. */
+DLARRAY_EXPORT void SetDeviceOption(DLContext ctx, const std::string& key,
+                                    const std::string& value);
+/*! \brief Reads a backend option of the device's plugin. */
+DLARRAY_EXPORT std::string GetDeviceOption(DLContext ctx, const std::string& key);
+/*! \brief The stream ops on ctx run on (nullptr: synchronous device). */
+DLARRAY_EXPORT void* DeviceStream(DLContext ctx);
+/*!
+ * \brief A named extension table of the plugin serving device_type (see DLArrayDeviceApi::
+ *        get_extension), or nullptr when it offers none; throws when no plugin serves the type.
+ */
+DLARRAY_EXPORT const void* DeviceExtension(int device_type, const std::string& name);
 /*! \brief Every usable context, CPU first. */
 DLARRAY_EXPORT std::vector<DLContext> Devices();
 /*! \brief Number of devices of a type (0 when no plugin serves it). */
@@ -107,15 +125,57 @@ class DLARRAY_EXPORT Array {
   std::vector<int64_t> shape_;
   int64_t size_ = 0;
   size_t nbytes_ = 0;
-  Device* device_ = nullptr;
+  PluginDevice* device_ = nullptr;
+};
+
+/*! \brief How one input of an op is differentiated (from the op's declaration). */
+struct GradientInfo {
+  int input = 0;              //!< the differentiable input
+  std::string op;             //!< the gradient op
+  std::vector<GradArg> args;  //!< its arguments, in order
+};
+
+/*! \brief A declared op, as the core keeps it. */
+struct OpInfo {
+  std::string name;                       //!< e.g. "relu"
+  std::string doc;                        //!< one line for help texts
+  std::string owner;                      //!< "core" or the plugin that declared it
+  int num_inputs = 1;                     //!< exact input count
+  int num_outputs = 1;                    //!< exact output count
+  std::vector<std::string> attr_names;    //!< scalar attributes, in order
+  std::vector<std::string> input_names;   //!< keyword names of the inputs
+  std::vector<std::string> output_names;  //!< keyword names of the outputs
+  std::vector<DLArrayDType> dtypes;       //!< allowed dtypes (operands alike); empty: float32
+  bool allow_inplace = true;              //!< may an output share memory with an input
+  std::vector<GradientInfo> gradients;    //!< declared gradients
+  // How shapes are checked: a core rule, a plugin function, or (neither) all shapes equal.
+  void (*core_validate)(const DLArrayOpCall& call) = nullptr;  //!< core ops only
+  DLArrayValidateFn plugin_validate = nullptr;                 //!< plugin ops
+  void* validate_data = nullptr;                               //!< for plugin_validate
+  DLArrayInferShapeFn plugin_infer = nullptr;                  //!< plugin ops (ABI 2.1)
+  void* infer_data = nullptr;                                  //!< for plugin_infer
+};
+
+/*! \brief Shape and dtype of each output of an op call, inferred from its inputs. */
+struct OutputSpec {
+  std::vector<int64_t> shape;  //!< the output's shape
+  DLArrayDType dtype;          //!< the output's dtype
 };
 
 /*! \brief Id of a declared op, or -1. */
 DLARRAY_EXPORT int FindOp(const std::string& name);
 /*! \brief Id of a declared op; throws ValueError listing the known ops when there is none. */
 DLARRAY_EXPORT int RequireOp(const std::string& name);
-/*! \brief The schema of op id. */
-DLARRAY_EXPORT const OpSchema& GetOpSchema(int op);
+/*! \brief The declaration of op id. */
+DLARRAY_EXPORT const OpInfo& GetOpInfo(int op);
+/*!
+ * \brief The outputs of op for inputs of these shapes and dtypes, from the op's infer_shape or,
+ *        for ops whose operands all share one shape, input 0's; throws ValueError when the op
+ *        cannot say (then callers must give the outputs).
+ */
+DLARRAY_EXPORT std::vector<OutputSpec> InferOutputs(int op, const Shapes& input_shapes,
+                                                    const std::vector<DLArrayDType>& input_dtypes,
+                                                    const std::vector<double>& attrs);
 /*! \brief Names of every declared op. */
 DLARRAY_EXPORT std::vector<std::string> ListOps();
 /*! \brief Whether a kernel for (op, device type) is registered. */

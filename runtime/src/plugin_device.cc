@@ -1,0 +1,152 @@
+#include "plugin_device.h"
+
+#include "core_api.h"
+#include "dlarray/errors.h"
+#include "dlarray/runtime.h"
+
+namespace dlarray {
+namespace {
+
+// Whether the table has a non-null function in field (older minors lack newer fields).
+#define HAS_FN(api, field) (DLARRAY_STRUCT_HAS(api, DLArrayDeviceApi, field) && (api)->field)
+
+}  // namespace
+
+PluginDevice::PluginDevice(const DLArrayDeviceApi* api, std::string plugin, int device_type)
+    : api_(api), plugin_(std::move(plugin)), device_type_(device_type) {
+  if (api == nullptr) throw BackendError("create_device gave no device table");
+  if (!DLARRAY_STRUCT_HAS(api, DLArrayDeviceApi, synchronize)) {
+    throw BackendError("the device table's struct_size " + std::to_string(api->struct_size) +
+                       " is smaller than any ABI 2 device table");
+  }
+  const char* missing = !api->device_count  ? "device_count"
+                        : !api->device_name ? "device_name"
+                        : !api->allocate    ? "allocate"
+                        : !api->free        ? "free"
+                        : !api->copy        ? "copy"
+                        : !api->synchronize ? "synchronize"
+                                            : nullptr;
+  if (missing != nullptr) {
+    throw BackendError(std::string("the device table has no ") + missing + " function");
+  }
+}
+
+std::string PluginDevice::Where(const char* what) const {
+  return "the " + plugin_ + " plugin's " + what;
+}
+
+void PluginDevice::Check(int rc, const char* what) {
+  if (rc != 0) ThrowPluginError(Where(what));
+}
+
+int PluginDevice::device_count() {
+  int32_t n = 0;
+  ClearPluginError();
+  Check(api_->device_count(api_->self, &n), "device_count");
+  return n < 0 ? 0 : n;
+}
+
+std::string PluginDevice::unavailable_reason() {
+  if (!HAS_FN(api_, unavailable_reason)) return {};
+  DLArrayString s;
+  ClearPluginError();
+  Check(api_->unavailable_reason(api_->self, &s), "unavailable_reason");
+  return s.value;
+}
+
+std::string PluginDevice::device_name(int id) {
+  DLArrayString s;
+  ClearPluginError();
+  Check(api_->device_name(api_->self, id, &s), "device_name");
+  return s.value;
+}
+
+void* PluginDevice::allocate(int id, size_t nbytes) {
+  void* p = nullptr;
+  ClearPluginError();
+  Check(api_->allocate(api_->self, id, nbytes, &p), "allocate");
+  if (p == nullptr) {
+    throw BackendError(Where("allocate") + " returned no memory (a null pointer) for " +
+                       std::to_string(nbytes) + " bytes on " +
+                       ContextToString(DLContext{device_type_, id}));
+  }
+  return p;
+}
+
+void PluginDevice::free(int id, void* ptr, size_t nbytes) noexcept {
+  api_->free(api_->self, id, ptr, nbytes);
+}
+
+void PluginDevice::copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
+                        size_t nbytes) {
+  ClearPluginError();
+  Check(api_->copy(api_->self, src, src_ctx, dst, dst_ctx, nbytes), "copy");
+}
+
+void PluginDevice::synchronize(int id) {
+  ClearPluginError();
+  Check(api_->synchronize(api_->self, id), "synchronize");
+}
+
+void* PluginDevice::stream(int id) {
+  if (!HAS_FN(api_, stream)) return nullptr;
+  void* s = nullptr;
+  ClearPluginError();
+  Check(api_->stream(api_->self, id, &s), "stream");
+  return s;
+}
+
+MemoryStats PluginDevice::memory_stats(int id) {
+  MemoryStats out;
+  if (!HAS_FN(api_, memory_stats)) return out;
+  DLArrayMemoryStats c{};
+  c.struct_size = sizeof(c);
+  ClearPluginError();
+  Check(api_->memory_stats(api_->self, id, &c), "memory_stats");
+  out.bytes_in_use = c.bytes_in_use;
+  out.bytes_reserved = c.bytes_reserved;
+  out.num_allocations = c.num_allocations;
+  out.num_frees = c.num_frees;
+  out.peak_bytes_in_use = c.peak_bytes_in_use;
+  return out;
+}
+
+void PluginDevice::empty_cache(int id) {
+  if (!HAS_FN(api_, empty_cache)) return;
+  ClearPluginError();
+  Check(api_->empty_cache(api_->self, id), "empty_cache");
+}
+
+void PluginDevice::set_option(const std::string& key, const std::string& value) {
+  if (!HAS_FN(api_, set_option)) {
+    throw Error(ErrorKind::kValue,
+                "unknown option '" + key + "': the " + plugin_ + " plugin has no options");
+  }
+  ClearPluginError();
+  Check(api_->set_option(api_->self, key.c_str(), value.c_str()), "set_option");
+}
+
+std::string PluginDevice::get_option(const std::string& key) {
+  if (!HAS_FN(api_, get_option)) {
+    throw Error(ErrorKind::kValue,
+                "unknown option '" + key + "': the " + plugin_ + " plugin has no options");
+  }
+  DLArrayString s;
+  ClearPluginError();
+  Check(api_->get_option(api_->self, key.c_str(), &s), "get_option");
+  return s.value;
+}
+
+const void* PluginDevice::extension(const std::string& name) {
+  if (!HAS_FN(api_, get_extension)) return nullptr;
+  const void* out = nullptr;
+  ClearPluginError();
+  Check(api_->get_extension(api_->self, name.c_str(), &out), "get_extension");
+  return out;
+}
+
+void PluginDevice::destroy() noexcept {
+  if (HAS_FN(api_, destroy)) api_->destroy(api_->self);
+}
+
+}  // namespace dlarray

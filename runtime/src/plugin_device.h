@@ -1,0 +1,51 @@
+// The core's view of a device type served by a plugin: the plugin's C table, called with every
+// return code checked and every failure turned into a typed exception naming the plugin.
+#ifndef DLARRAY_RUNTIME_SRC_PLUGIN_DEVICE_H_
+#define DLARRAY_RUNTIME_SRC_PLUGIN_DEVICE_H_
+
+#include <cstddef>
+#include <string>
+
+#include "dlarray/device.h"
+#include "dlarray/plugin_api.h"
+
+namespace dlarray {
+
+class PluginDevice {
+ public:
+  /*! \brief Checks the table (required functions present); throws BackendError naming a gap. */
+  PluginDevice(const DLArrayDeviceApi* api, std::string plugin, int device_type);
+
+  const DLArrayDeviceApi* api() const { return api_; }
+  const std::string& plugin() const { return plugin_; }
+  int device_type() const { return device_type_; }
+
+  int device_count();
+  std::string unavailable_reason();
+  std::string device_name(int id);
+  /*! \brief Never returns null: a plugin that gives no memory is reported as an error. */
+  void* allocate(int id, size_t nbytes);
+  void free(int id, void* ptr, size_t nbytes) noexcept;
+  void copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx, size_t nbytes);
+  void synchronize(int id);
+  void* stream(int id);
+  MemoryStats memory_stats(int id);
+  void empty_cache(int id);
+  void set_option(const std::string& key, const std::string& value);
+  std::string get_option(const std::string& key);
+  const void* extension(const std::string& name);
+  /*! \brief Lets the plugin release the device (only when its loading failed afterwards). */
+  void destroy() noexcept;
+
+ private:
+  void Check(int rc, const char* what);
+  std::string Where(const char* what) const;
+
+  const DLArrayDeviceApi* api_;
+  std::string plugin_;
+  int device_type_;
+};
+
+}  // namespace dlarray
+
+#endif  // DLARRAY_RUNTIME_SRC_PLUGIN_DEVICE_H_
