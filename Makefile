@@ -11,7 +11,7 @@ demo: install
 	$(PY) examples/mnist.py --model mlp
 
 check: install
-	$(PY) -m dlarray
+	$(PY) -m dlarray --check
 
 test: install cpp-test py-test
 

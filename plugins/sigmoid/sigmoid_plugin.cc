@@ -1,50 +1,37 @@
-// sigmoid_ops.so: declares two ops the core does not know and registers their CPU kernels.
-#include <cmath>
-#include <cstdint>
-
+// sigmoid_ops.so: the reference op plugin. It declares two ops the core does not know, sigmoid and
+// sigmoid_gradient, says how sigmoid is differentiated (so dlarray.autodiff trains through it with
+// no Python code), and registers CPU kernels and, when built with nvcc, CUDA kernels. Built
+// against the SDK only, with dlarray_add_plugin: a third party would write it the same way.
 #include "dlarray/plugin.h"
+#include "sigmoid_kernels.h"
 
 namespace {
 
-const float* In(const dlarray::KernelContext& c, int i) {
-  return reinterpret_cast<const float*>(static_cast<const char*>(c.inputs[i]->data) +
-                                        c.inputs[i]->byte_offset);
-}
-float* Out(const dlarray::KernelContext& c) {
-  return reinterpret_cast<float*>(static_cast<char*>(c.outputs[0]->data) +
-                                  c.outputs[0]->byte_offset);
-}
-
-// y = 1 / (1 + exp(-x))
-void Sigmoid(const dlarray::KernelContext& c) {
-  const float* x = In(c, 0);
-  float* y = Out(c);
-  const int64_t n = dlarray::NumElements(c.outputs[0]);
-  for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
-}
-
-// dx = grad * y * (1 - y), from the forward output y.
-void SigmoidGradient(const dlarray::KernelContext& c) {
-  const float* y = In(c, 0);
-  const float* g = In(c, 1);
-  float* dx = Out(c);
-  const int64_t n = dlarray::NumElements(c.outputs[0]);
-  for (int64_t i = 0; i < n; ++i) dx[i] = g[i] * y[i] * (1.0f - y[i]);
-}
-
 void RegisterKernels(dlarray::Registry* r) {
+  using dlarray::GradArg;
   dlarray::OpSchema sigmoid;
   sigmoid.name = "sigmoid";
-  sigmoid.num_inputs = 1;
-  sigmoid.doc = "out = 1 / (1 + exp(-in))";
+  sigmoid.doc = "y = 1 / (1 + exp(-x)), elementwise";
+  sigmoid.input_names = {"x"};
+  sigmoid.output_names = {"y"};
+  // dL/dx = sigmoid_gradient(y, dL/dy): from the output, not the input.
+  sigmoid.gradients = {{0, "sigmoid_gradient", {GradArg::Output(0), GradArg::OutputGrad(0)}}};
   r->declare_op(sigmoid);
+
   dlarray::OpSchema grad;
   grad.name = "sigmoid_gradient";
   grad.num_inputs = 2;
-  grad.doc = "out = grad * y * (1 - y), y the sigmoid output";
+  grad.doc = "dx = dy * y * (1 - y), with y the output of sigmoid";
+  grad.input_names = {"y", "dy"};
+  grad.output_names = {"dx"};
   r->declare_op(grad);
-  r->register_kernel("sigmoid", kDLArrayCPU, &Sigmoid);
-  r->register_kernel("sigmoid_gradient", kDLArrayCPU, &SigmoidGradient);
+
+  r->register_kernel("sigmoid", kDLArrayCPU, &sigmoid::SigmoidCpu);
+  r->register_kernel("sigmoid_gradient", kDLArrayCPU, &sigmoid::SigmoidGradientCpu);
+#ifdef DLARRAY_SIGMOID_CUDA
+  r->register_kernel("sigmoid", kDLArrayCUDA, &sigmoid::SigmoidCuda);
+  r->register_kernel("sigmoid_gradient", kDLArrayCUDA, &sigmoid::SigmoidGradientCuda);
+#endif
 }
 
 }  // namespace

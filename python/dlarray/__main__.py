@@ -1,12 +1,65 @@
-"""python -m dlarray: versions, every plugin with its status and reason, every device, then every
-op on every usable device checked against NumPy and timed (seed sizes; bench/ops.py has more)."""
+"""python -m dlarray: the command line of the dlarray package.
+
+With no option it reports versions, every plugin tried (status and reason), every device and the
+ops plugins declare. ``--check`` also checks every op on every usable device against NumPy and
+times it; ``--cmake-dir`` / ``--include-dir`` print where the SDK is, for building plugins
+(``cmake -Ddlarray_DIR=$(python -m dlarray --cmake-dir)``).
+"""
+import argparse
+import pathlib
 import platform
 import sys
 
 import numpy as np
 
 import dlarray
-from dlarray import _opbench
+
+_PACKAGE = pathlib.Path(dlarray.__file__).resolve().parent
+
+
+def _sdk_dir(*parts):
+    path = _PACKAGE.joinpath(*parts)
+    if not path.is_dir():
+        raise SystemExit("dlarray: %s is missing: this installation carries no SDK (install the "
+                         "dlarray wheel, or build with `pip install .`)" % path)
+    return path
+
+
+def cmake_dir():
+    """The folder holding dlarrayConfig.cmake (for ``-Ddlarray_DIR=``)."""
+    return _sdk_dir("lib", "cmake", "dlarray")
+
+
+def include_dir():
+    """The folder holding ``dlarray/plugin_api.h`` and the other SDK headers."""
+    return _sdk_dir("include")
+
+
+def report():
+    major, minor = dlarray._core.PLUGIN_ABI_VERSION
+    print(f"dlarray {dlarray.__version__} (plugin ABI {major}.{minor}), "
+          f"Python {platform.python_version()}, NumPy {np.__version__}")
+    print(f"core library: {dlarray._core.core_library_path()}")
+    print("\nplugins (search path: " + ", ".join(dlarray._core.plugin_search_path()) + ")")
+    for p in dlarray.plugins():
+        served = p["device_type"] or "ops only"
+        abi = "%d.%d" % tuple(p["abi_version"]) if p["abi_version"][0] else "-"
+        print(f"  {p['name']:<14} {p['status']:<22} {served:<9} devices={p['device_count']}  "
+              f"ABI {abi}  {p['path']}")
+        if p["reason"]:
+            print(f"  {'':<14} reason: {p['reason']}")
+    print("\ndevices")
+    for ctx in dlarray.devices():
+        print(f"  {ctx!r:<10} {dlarray._core.device_name(ctx)}")
+    core_ops = set(dlarray.ops.__all__)
+    declared = [n for n in dlarray.ops.op_names() if n not in core_ops]
+    print("\nops declared by plugins" + ("" if declared else ": none"))
+    for name in declared:
+        info = dlarray.ops.op_info(name)
+        sig = dlarray.ops.__getattr__(name).__signature__
+        print(f"  {name}{sig}  [{info['owner']}; kernels: {', '.join(info['devices']) or 'none'}]")
+        if info["doc"]:
+            print(f"      {info['doc']}")
 
 
 def _sync_timer(ctx, fn):
@@ -16,21 +69,8 @@ def _sync_timer(ctx, fn):
     return run
 
 
-def main(argv=None):
-    quick = "--quick" in (argv or sys.argv[1:])
-    print(f"dlarray {dlarray.__version__} (plugin ABI {dlarray._core.PLUGIN_ABI_VERSION}), "
-          f"Python {platform.python_version()}, NumPy {np.__version__}")
-    print("\nplugins (search path: " + ", ".join(dlarray._core.plugin_search_path()) + ")")
-    for p in dlarray.plugins():
-        served = p["device_type"] or "ops only"
-        print(f"  {p['name']:<14} {p['status']:<22} {served:<9} "
-              f"devices={p['device_count']}  {p['path']}")
-        if p["reason"]:
-            print(f"  {'':<14} reason: {p['reason']}")
-    print("\ndevices")
-    for ctx in dlarray.devices():
-        print(f"  {ctx!r:<10} {dlarray._core.device_name(ctx)}")
-
+def check(quick):
+    from dlarray import _opbench
     rng = np.random.default_rng(0)
     repeat = 3 if quick else 7
     print(f"\nops against NumPy at the seed's sizes (median of {repeat}; ratio = ours / NumPy)")
@@ -47,7 +87,7 @@ def main(argv=None):
             out = dlarray.empty(case.out_shape, ctx)
             _opbench.let_peer_idle()
             ours = _opbench.median_time(_sync_timer(ctx, lambda: case.ours(*args, out)), repeat,
-                                         min_time=0.05)
+                                        min_time=0.05)
             peer = _opbench.time_numpy(case, repeat, 0.05)
             print(f"{case.op:<38} {case.shape_text:<22} {ctx!r:<8} {'yes' if ok else 'NO':<4} "
                   f"{ours * 1e3:8.3f}ms {_opbench.rate(case, ours):>16} {peer * 1e3:8.3f}ms "
@@ -57,6 +97,32 @@ def main(argv=None):
         return 1
     print("\nevery op agrees with NumPy on every usable device")
     return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m dlarray",
+        description="Report dlarray's plugins, devices and ops; check ops against NumPy; locate "
+                    "the SDK for building plugins.")
+    parser.add_argument("--version", action="version", version=f"dlarray {dlarray.__version__}")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--cmake-dir", action="store_true",
+                       help="print the folder of dlarrayConfig.cmake and exit")
+    where.add_argument("--include-dir", action="store_true",
+                       help="print the SDK's include folder and exit")
+    parser.add_argument("--check", action="store_true",
+                        help="also check every op on every usable device against NumPy and time "
+                             "it (the seed's sizes)")
+    parser.add_argument("--quick", action="store_true", help="with --check: fewer repetitions")
+    args = parser.parse_args(argv)
+    if args.cmake_dir:
+        print(cmake_dir())
+        return 0
+    if args.include_dir:
+        print(include_dir())
+        return 0
+    report()
+    return check(args.quick) if args.check else 0
 
 
 if __name__ == "__main__":

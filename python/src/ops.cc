@@ -129,6 +129,20 @@ void BindOps(py::module_& m) {
         py::arg("attrs") = std::vector<double>{}, "Runs any declared op (core or plugin) by name.");
   m.def("op_names", &ListOps, "Names of every declared op, core and plugin.");
   m.def(
+      "infer_outputs",
+      [](const std::string& name, const std::vector<std::vector<int64_t>>& shapes,
+         const std::vector<py::dtype>& dtypes, const std::vector<double>& attrs) {
+        std::vector<DLArrayDType> types;
+        for (const py::dtype& d : dtypes) types.push_back(DTypeFromNumpy(d));
+        py::list out;
+        for (const OutputSpec& o : InferOutputs(RequireOp(name), shapes, types, attrs)) {
+          out.append(py::make_tuple(py::tuple(py::cast(o.shape)), DTypeToNumpy(o.dtype)));
+        }
+        return out;
+      },
+      py::arg("op"), py::arg("shapes"), py::arg("dtypes"), py::arg("attrs"),
+      "(shape, dtype) of each output of op for inputs of these shapes and dtypes.");
+  m.def(
       "op_info",
       [](const std::string& name) {
         const OpInfo& s = GetOpInfo(RequireOp(name));

@@ -1,8 +1,10 @@
 # dlarray_add_plugin(<name> SOURCES <src>... [OUTPUT_DIRECTORY <dir>] [INSTALL_DESTINATION <dir>]
-#                    [CUDA_ARCHITECTURES <archs>...] [CUDA_RUNTIME Static|Shared])
+#                    [CUDA_ARCHITECTURES <archs>...] [CUDA_RUNTIME Static|Shared]
+#                    [EXPORT_SYMBOLS <symbol>...])
 #
 # Builds a dlarray plugin: a MODULE library named <name>.so (no "lib" prefix) that exports only the
-# entry symbol (hidden visibility for everything else), links nothing of dlarray but the headers of
+# entry symbol (a linker version script hides everything else, C++ template instantiations
+# included; EXPORT_SYMBOLS adds C symbols to export), links nothing of dlarray but the headers of
 # the SDK (dlarray::sdk; the core hands the plugin its functions at load time), refuses undefined
 # symbols at link time, and finds its own dependencies next to itself ($ORIGIN).
 # .cu sources are compiled with nvcc: CUDA is enabled when needed (call it at directory scope), for
@@ -38,7 +40,7 @@ endmacro()
 
 function(_dlarray_add_plugin name)
   cmake_parse_arguments(ARG "" "OUTPUT_DIRECTORY;INSTALL_DESTINATION;CUDA_RUNTIME"
-                        "SOURCES;CUDA_ARCHITECTURES" ${ARGN})
+                        "SOURCES;CUDA_ARCHITECTURES;EXPORT_SYMBOLS" ${ARGN})
   set(sources ${ARG_SOURCES} ${ARG_UNPARSED_ARGUMENTS})
   if(NOT sources)
     message(FATAL_ERROR "dlarray_add_plugin(${name}): no SOURCES")
@@ -72,6 +74,13 @@ function(_dlarray_add_plugin name)
     endif()
   endforeach()
   target_link_libraries(${name} PRIVATE dlarray::sdk)
+  # Export the entry symbol only, so that nothing of one plugin can interpose on another library.
+  set(exports dlarray_plugin_entry ${ARG_EXPORT_SYMBOLS})
+  list(JOIN exports "; " exports)
+  set(map "${CMAKE_CURRENT_BINARY_DIR}/${name}.exports.map")
+  file(CONFIGURE OUTPUT "${map}" CONTENT "{ global: ${exports}; local: *; };\n")
+  target_link_options(${name} PRIVATE "LINKER:--version-script=${map}")
+  set_property(TARGET ${name} APPEND PROPERTY LINK_DEPENDS "${map}")
   # Plugins link nothing of dlarray: an undefined symbol is a mistake, reported now, not at load.
   if(NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize" AND NOT CMAKE_C_FLAGS MATCHES "-fsanitize")
     target_link_options(${name} PRIVATE "LINKER:--no-undefined")

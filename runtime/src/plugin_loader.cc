@@ -108,7 +108,9 @@ void RuntimeState::Discover() {
     // The wheel keeps plugins in dlarray/plugins next to the core; an installed SDK in
     // <libdir>/dlarray/plugins.
     own.push_back((core.parent_path() / "plugins").string());
-    own.push_back((core.parent_path() / "dlarray" / "plugins").string());
+    const fs::path installed = core.parent_path() / "dlarray" / "plugins";
+    std::error_code dir_ec;
+    if (fs::is_directory(installed, dir_ec)) own.push_back(installed.string());
   }
   search_path = own;
   std::vector<std::string> from_env;
@@ -143,7 +145,7 @@ std::vector<PluginInfo> RuntimeState::Records() {
 void RuntimeState::ForgetOldFailures() {
   size_t failed = 0;
   for (const auto& p : plugins_) failed += Failed(p->info.status);
-  for (auto it = plugins_.begin(); it != plugins_.end() && failed > kMaxFailedRecords;) {
+  for (auto it = plugins_.begin(); it != plugins_.end() && failed >= kMaxFailedRecords;) {
     if (Failed((*it)->info.status)) {
       it = plugins_.erase(it);
       --failed;
@@ -155,7 +157,19 @@ void RuntimeState::ForgetOldFailures() {
 
 PluginSlot& RuntimeState::LoadLocked(const std::string& path_in, const std::string& origin) {
   std::string path = path_in;
-  if (path_in.find('\0') == std::string::npos && !path_in.empty()) {
+  if (path_in.find('\0') != std::string::npos) {
+    // Kept printable: a NUL would cut every message that names the path.
+    path.clear();
+    for (char c : path_in) path += c == '\0' ? std::string("\\0") : std::string(1, c);
+    plugins_.push_back(std::make_unique<PluginSlot>());
+    PluginSlot& bad = *plugins_.back();
+    bad.info.path = path;
+    bad.info.origin = origin;
+    bad.info.name = NameFromPath(path);
+    bad.info.status = PluginStatus::kOpenFailed;
+    bad.info.reason = "the path contains a NUL byte (written here as \\0)";
+    return bad;
+  } else if (!path_in.empty()) {
     std::error_code ec;
     fs::path abs = fs::absolute(path_in, ec);
     fs::path canon = ec ? fs::path() : fs::weakly_canonical(abs, ec);
@@ -199,9 +213,6 @@ void RuntimeState::LoadInto(PluginSlot& slot) {
     info.status = status;
     info.reason = std::move(reason);
   };
-  if (path.find('\0') != std::string::npos) {
-    return fail(PluginStatus::kOpenFailed, "the path contains a NUL byte");
-  }
   if (path.empty()) return fail(PluginStatus::kOpenFailed, "the path is empty");
   if (IsDisabled(disabled_, info.name)) {
     return fail(PluginStatus::kDisabled, "disabled by DLARRAY_DISABLE_PLUGINS");

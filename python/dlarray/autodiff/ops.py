@@ -380,3 +380,103 @@ relu_op = ReluOp()
 relu_gradient_op = ReluGradientOp()
 _divbyrows_op = _DivByRowsOp()
 _onescolumn_op = _OnesColumnOp()
+
+
+class DeclaredOp(Op):
+    """A node kind for an op declared by a plugin (or the core): its shape comes from the op's
+    declaration, its value from the op's kernel on the executor's device (on the CPU device for
+    the NumPy executor), and its gradient from the gradient ops the declaration names.
+
+    Made by attribute access on this module: ``ops.sigmoid(x)``, ``ops.c99_axpy(x, y,
+    alpha=2.0)`` (attributes by keyword, or positionally after the inputs).
+    """
+
+    _instances = {}
+
+    @classmethod
+    def get(cls, name):
+        op = cls._instances.get(name)
+        if op is None:
+            op = cls._instances[name] = cls(name)
+        return op
+
+    def __init__(self, name):
+        info = dlarray.ops.op_info(name)
+        if info["num_outputs"] != 1:
+            raise TypeError("dlarray.autodiff: op '%s' has %d outputs; graph nodes have one"
+                            % (name, info["num_outputs"]))
+        self.name = self.label = name
+        self.info = info
+        self.inplace = bool(info["allow_inplace"])
+
+    def __call__(self, *inputs, **attrs):
+        info = self.info
+        names = info["attr_names"]
+        n_in = info["num_inputs"]
+        if len(inputs) > n_in:  # attributes given positionally after the inputs
+            extra = inputs[n_in:]
+            inputs = inputs[:n_in]
+            if len(extra) > len(names):
+                raise TypeError("%s takes %d inputs and attributes %s, got %d arguments"
+                                % (self.name, n_in, names, n_in + len(extra)))
+            for n, v in zip(names, extra):
+                if n in attrs:
+                    raise TypeError("%s: attribute %r given twice" % (self.name, n))
+                attrs[n] = v
+        if len(inputs) != n_in:
+            raise TypeError("%s takes %d input nodes (%s), got %d"
+                            % (self.name, n_in, ", ".join(info["input_names"]), len(inputs)))
+        for i, x in enumerate(inputs):
+            if not isinstance(x, Node):
+                raise TypeError("%s: input '%s' must be a graph Node, got %s"
+                                % (self.name, info["input_names"][i], type(x).__name__))
+        unknown = set(attrs) - set(names)
+        missing = [n for n in names if n not in attrs]
+        if unknown or missing:
+            raise TypeError("%s: attributes are %s; unknown %s, missing %s"
+                            % (self.name, names, sorted(unknown), missing))
+        node = Node(self, list(inputs),
+                    _name("%s(%s)", self.name, ",".join(x.name for x in inputs)))
+        node.attrs = tuple(_check_number(self.name, attrs[n]) for n in names)
+        return node
+
+    def infer_shape(self, node, input_shapes):
+        try:
+            (shape, _), = dlarray.ops.infer_outputs(
+                self.name, [tuple(s) for s in input_shapes],
+                [np.dtype(np.float32)] * len(input_shapes), list(node.attrs))
+        except ValueError as e:
+            raise _error(node, str(e)) from None
+        return tuple(shape)
+
+    def compute(self, node, input_vals):
+        # The NumPy executor has no NumPy code for a plugin op: run its CPU kernel.
+        cpu = dlarray.cpu(0)
+        dtype = np.result_type(*input_vals) if input_vals else np.float32
+        arrays = [dlarray.array(np.asarray(v, dtype=np.float32), cpu) for v in input_vals]
+        out = getattr(dlarray.ops, self.name)(*arrays, *node.attrs)
+        return out.asnumpy().astype(dtype, copy=False)
+
+    def kernel(self, node, inputs, out):
+        return getattr(dlarray.ops, self.name), [*inputs, *node.attrs, out]
+
+    def gradient(self, node, output_grad):
+        grads = [None] * len(node.inputs)
+        for g in self.info["gradients"]:
+            gop = DeclaredOp.get(g["op"])
+            args = [node.inputs[i] if kind == "input" else node if kind == "output"
+                    else output_grad for kind, i in g["args"]]
+            own = dict(zip(self.info["attr_names"], node.attrs))
+            missing = [n for n in gop.info["attr_names"] if n not in own]
+            if missing:
+                raise ValueError("%s: its gradient op %s needs attributes %s that %s does not have"
+                                 % (self.name, gop.name, missing, self.name))
+            grads[g["input"]] = gop(*args, **{n: own[n] for n in gop.info["attr_names"]})
+        return grads
+
+
+def __getattr__(name):
+    """Graph-node makers for ops declared by plugins: ``ops.sigmoid(x)``."""
+    if name.startswith("_") or name not in dlarray.ops.op_names():
+        raise AttributeError("module 'dlarray.autodiff.ops' has no attribute %r" % name)
+    return DeclaredOp.get(name)
