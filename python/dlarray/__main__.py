@@ -17,6 +17,9 @@ def _sync_timer(ctx, fn):
 
 
 def main(argv=None):
+    if "--seed-lib" in (sys.argv[1:] if argv is None else argv):
+        print(dlarray.seed_lib_path())  # the seed's C ABI library (libc_runtime_api.so)
+        return 0
     quick = "--quick" in (argv or sys.argv[1:])
     print(f"dlarray {dlarray.__version__} (plugin ABI {dlarray._core.PLUGIN_ABI_VERSION}), "
           f"Python {platform.python_version()}, NumPy {np.__version__}")
