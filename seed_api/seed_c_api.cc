@@ -22,8 +22,12 @@ namespace {
 
 thread_local std::string last_error;
 
-int Fail(const char* fn, const char* msg) {
-  last_error = std::string(fn) + ": " + msg;
+int Fail(const char* fn, const char* msg) noexcept {
+  try {
+    last_error = std::string(fn) + ": " + msg;
+  } catch (...) {  // no memory even for the message
+    last_error.clear();
+  }
   return -1;
 }
 
