@@ -43,7 +43,7 @@ bench: install
 	$(PY) bench/mlp_step.py --device cpu
 
 format:
-	clang-format -i $$(git ls-files '*.cc' '*.h' '*.cu' '*.cuh')
+	clang-format -i $$(git ls-files '*.c' '*.cc' '*.h' '*.cu' '*.cuh')
 
 clean:
 	rm -rf build $(VENV)

@@ -11,6 +11,8 @@ core library, then ``DLARRAY_PLUGIN_PATH``); ``dlarray.plugins()`` says what was
 plugin is not usable. A device whose plugin is missing raises that reason when it is first used.
 """
 
+import pathlib
+
 from . import _core
 from ._core import DLContext, NDArray, array, devices, empty, synchronize
 
@@ -20,7 +22,7 @@ __all__ = [
     "DLContext", "NDArray", "array", "cpu", "devices", "empty", "empty_cache",
     "get_matmul_precision",
     "gpu", "gpu_op", "is_gpu_ctx", "load_plugin", "memory_stats", "ndarray", "ops", "plugins",
-    "set_matmul_precision", "synchronize",
+    "seed_lib_path", "set_matmul_precision", "synchronize",
 ]
 
 
@@ -48,6 +50,29 @@ def plugins():
 def load_plugin(path):
     """Loads one plugin library; raises RuntimeError with the reason when it is not usable."""
     return _core.load_plugin(str(path))
+
+
+def seed_lib_path():
+    """Absolute path of ``libc_runtime_api.so``: the dlsys seed's C API with the seed's struct
+    layouts, for the seed's own ctypes client (``python -m dlarray --seed-lib`` prints it).
+
+    It loads ``libdlarray_runtime.so`` from its own folder: point the seed's ``build/lib`` at this
+    folder (a symlink to the folder, not to the file alone).
+
+    Returns
+    -------
+    str
+        The library's absolute path.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the package was built without it (``-DDLARRAY_SEED_API=OFF``).
+    """
+    path = pathlib.Path(__file__).resolve().with_name("libc_runtime_api.so")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: dlarray was built with DLARRAY_SEED_API=OFF")
+    return str(path)
 
 
 def memory_stats(ctx):

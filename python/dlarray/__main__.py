@@ -110,6 +110,8 @@ def main(argv=None):
                        help="print the folder of dlarrayConfig.cmake and exit")
     where.add_argument("--include-dir", action="store_true",
                        help="print the SDK's include folder and exit")
+    where.add_argument("--seed-lib", action="store_true",
+                       help="print the path of libc_runtime_api.so (the seed's C ABI) and exit")
     parser.add_argument("--check", action="store_true",
                         help="also check every op on every usable device against NumPy and time "
                              "it (the seed's sizes)")
@@ -120,6 +122,9 @@ def main(argv=None):
         return 0
     if args.include_dir:
         print(include_dir())
+        return 0
+    if args.seed_lib:
+        print(dlarray.seed_lib_path())
         return 0
     report()
     return check(args.quick) if args.check else 0

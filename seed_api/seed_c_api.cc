@@ -1,0 +1,250 @@
+// libc_runtime_api.so: the seed's C API (seed layouts) as a thin shim over the runtime's C++ API.
+// Arrays it allocates are runtime arrays; caller-made DLSeedArrays are wrapped as DLPack views of
+// the caller's memory, without copies. Only the C++ API (namespace dlarray) is called here, never a
+// C name, and every exported name is versioned (seed_c_api.map), so neither this library nor the
+// core can be routed to the other's same-named functions.
+#define DLARRAY_SEED_NO_SEED_NAMES
+#include "seed_c_api.h"
+
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "dlarray/errors.h"
+#include "dlarray/runtime.h"
+
+namespace {
+
+thread_local std::string last_error;
+
+int Fail(const char* fn, const char* msg) noexcept {
+  try {
+    last_error = std::string(fn) + ": " + msg;
+  } catch (...) {  // no memory even for the message
+    last_error.clear();
+  }
+  return -1;
+}
+
+// Runs body; any C++ exception becomes -1 plus a message that starts with the C function's name.
+template <typename Body>
+int Guard(const char* fn, Body&& body) noexcept {
+  try {
+    body();
+    return 0;
+  } catch (const std::bad_alloc&) {
+    return Fail(fn, "out of host memory");
+  } catch (const std::exception& e) {
+    return Fail(fn, e.what());
+  } catch (...) {
+    return Fail(fn, "unknown C++ exception");
+  }
+}
+
+[[noreturn]] void Throw(const std::string& msg) {
+  throw dlarray::Error(dlarray::ErrorKind::kValue, msg);
+}
+
+// What a handle from DLArrayAlloc points to: the seed's struct, in front of the runtime array.
+struct SeedHandle {
+  DLSeedArray seed{};
+  std::shared_ptr<dlarray::Array> array;
+  std::vector<int64_t> shape;  // seed.shape points here
+};
+
+// One operand as the runtime sees it: a runtime array (held for the call) or a DLPack-layout view
+// of a caller-made DLSeedArray.
+struct Operand {
+  std::shared_ptr<dlarray::Array> array;
+  DLArray view{};
+  DLArray* dl() { return array ? array->dl() : &view; }
+};
+
+// Handles made by DLArrayAlloc, and those freed since (until their address is reused), so that a
+// freed handle is reported instead of read.
+class HandleTable {
+ public:
+  DLSeedArray* Add(std::shared_ptr<dlarray::Array> array) {
+    auto h = std::make_unique<SeedHandle>();
+    const DLArray* dl = array->dl();
+    h->shape.assign(dl->shape, dl->shape + dl->ndim);
+    h->seed.data = static_cast<char*>(dl->data) + dl->byte_offset;
+    h->seed.ctx.device_id = dl->ctx.device_id;
+    h->seed.ctx.device_type = dl->ctx.device_type;
+    h->seed.ndim = dl->ndim;
+    h->seed.shape = h->shape.data();
+    h->array = std::move(array);
+    DLSeedArray* key = &h->seed;
+    std::lock_guard<std::mutex> lock(mu_);
+    freed_.erase(key);
+    live_[key] = std::move(h);
+    return key;
+  }
+
+  // Takes the handle out of the table; the caller destroys it outside the lock.
+  std::unique_ptr<SeedHandle> Remove(DLSeedArray* h) {
+    if (h == nullptr) Throw("null handle");
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = live_.find(h);
+    if (it == live_.end()) {
+      Throw(freed_.count(h) ? "the handle was already freed"
+                            : "the handle was not made by DLArrayAlloc");
+    }
+    std::unique_ptr<SeedHandle> doomed = std::move(it->second);
+    live_.erase(it);
+    freed_.insert(h);
+    return doomed;
+  }
+
+  // A runtime array for handles from DLArrayAlloc, a view for caller-made arrays; rejects null and
+  // freed handles.
+  Operand Resolve(const DLSeedArray* h, const char* what) {
+    if (h == nullptr) Throw(std::string(what) + " is a null handle");
+    Operand op;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = live_.find(h);
+      if (it != live_.end()) {
+        op.array = it->second->array;
+        return op;
+      }
+      if (freed_.count(h)) Throw(std::string(what) + " is a freed handle");
+    }
+    op.view.data = h->data;
+    op.view.ctx.device_type = h->ctx.device_type;
+    op.view.ctx.device_id = h->ctx.device_id;
+    op.view.ndim = h->ndim;
+    op.view.dtype = dlarray::kFloat32;
+    op.view.shape = h->shape;
+    op.view.strides = nullptr;
+    op.view.byte_offset = 0;
+    return op;
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<const DLSeedArray*, std::unique_ptr<SeedHandle>> live_;
+  std::unordered_set<const DLSeedArray*> freed_;
+};
+
+HandleTable& Handles() {
+  static HandleTable* table = new HandleTable();  // never destroyed: handles may outlive exit
+  return *table;
+}
+
+// Runs a core op by name on seed handles (inputs, one output, float attributes).
+void RunOp(const char* op, std::initializer_list<const DLSeedArray*> inputs, DLSeedArray* output,
+           std::initializer_list<double> attrs) {
+  const char* names[] = {"input 0", "input 1"};
+  std::vector<Operand> in;
+  in.reserve(inputs.size());
+  for (const DLSeedArray* h : inputs) in.push_back(Handles().Resolve(h, names[in.size()]));
+  Operand out = Handles().Resolve(output, "output");
+  std::vector<const DLArray*> in_dl;
+  for (Operand& o : in) in_dl.push_back(o.dl());
+  DLArray* out_dl[] = {out.dl()};
+  dlarray::Invoke(dlarray::RequireOp(op), in_dl.data(), static_cast<int>(in_dl.size()), out_dl, 1,
+                  attrs.begin(), static_cast<int>(attrs.size()));
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* DLGetLastError(void) { return last_error.c_str(); }
+
+int DLArrayAlloc(const int64_t* shape, int ndim, DLSeedContext ctx, DLSeedArrayHandle* out) {
+  return Guard("DLArrayAlloc", [&] {
+    if (out == nullptr) Throw("out is null");
+    if (ndim < 0 || ndim > 64) Throw("ndim " + std::to_string(ndim) + " is not in [0, 64]");
+    if (ndim > 0 && shape == nullptr) Throw("shape is null");
+    std::vector<int64_t> dims(shape, shape + ndim);
+    DLContext dl_ctx{ctx.device_type, ctx.device_id};
+    *out = Handles().Add(dlarray::Array::Empty(dims, dl_ctx, dlarray::kFloat32));
+  });
+}
+
+int DLArrayFree(DLSeedArrayHandle handle) {
+  return Guard("DLArrayFree", [&] { Handles().Remove(handle).reset(); });
+}
+
+int DLArrayCopyFromTo(DLSeedArrayHandle from, DLSeedArrayHandle to, void* stream) {
+  return Guard("DLArrayCopyFromTo", [&] {
+    if (stream != nullptr) Throw("streams are not supported: pass NULL (None)");
+    Operand src = Handles().Resolve(from, "copy source");
+    Operand dst = Handles().Resolve(to, "copy target");
+    dlarray::CopyFromTo(src.dl(), dst.dl());
+  });
+}
+
+int DLGpuArraySet(DLSeedArrayHandle arr, float value) {
+  return Guard("DLGpuArraySet", [&] { RunOp("array_set", {}, arr, {value}); });
+}
+
+int DLGpuBroadcastTo(const DLSeedArrayHandle input, DLSeedArrayHandle output) {
+  return Guard("DLGpuBroadcastTo", [&] { RunOp("broadcast_to", {input}, output, {}); });
+}
+
+int DLGpuReduceSumAxisZero(const DLSeedArrayHandle input, DLSeedArrayHandle output) {
+  return Guard("DLGpuReduceSumAxisZero",
+               [&] { RunOp("reduce_sum_axis_zero", {input}, output, {}); });
+}
+
+int DLGpuMatrixElementwiseAdd(const DLSeedArrayHandle matA, const DLSeedArrayHandle matB,
+                              DLSeedArrayHandle output) {
+  return Guard("DLGpuMatrixElementwiseAdd", [&] {
+    RunOp("matrix_elementwise_add", {matA, matB}, output, {});
+  });
+}
+
+int DLGpuMatrixElementwiseAddByConst(const DLSeedArrayHandle input, float val,
+                                     DLSeedArrayHandle output) {
+  return Guard("DLGpuMatrixElementwiseAddByConst",
+               [&] { RunOp("matrix_elementwise_add_by_const", {input}, output, {val}); });
+}
+
+int DLGpuMatrixElementwiseMultiply(const DLSeedArrayHandle matA, const DLSeedArrayHandle matB,
+                                   DLSeedArrayHandle output) {
+  return Guard("DLGpuMatrixElementwiseMultiply", [&] {
+    RunOp("matrix_elementwise_multiply", {matA, matB}, output, {});
+  });
+}
+
+int DLGpuMatrixMultiplyByConst(const DLSeedArrayHandle input, float val, DLSeedArrayHandle output) {
+  return Guard("DLGpuMatrixMultiplyByConst",
+               [&] { RunOp("matrix_elementwise_multiply_by_const", {input}, output, {val}); });
+}
+
+int DLGpuMatrixMultiply(const DLSeedArrayHandle matA, bool transposeA, const DLSeedArrayHandle matB,
+                        bool transposeB, DLSeedArrayHandle matC) {
+  return Guard("DLGpuMatrixMultiply", [&] {
+    RunOp("matrix_multiply", {matA, matB}, matC, {transposeA ? 1.0 : 0.0, transposeB ? 1.0 : 0.0});
+  });
+}
+
+int DLGpuRelu(const DLSeedArrayHandle input, DLSeedArrayHandle output) {
+  return Guard("DLGpuRelu", [&] { RunOp("relu", {input}, output, {}); });
+}
+
+int DLGpuReluGradient(const DLSeedArrayHandle input, const DLSeedArrayHandle in_grad,
+                      DLSeedArrayHandle output) {
+  return Guard("DLGpuReluGradient", [&] { RunOp("relu_gradient", {input, in_grad}, output, {}); });
+}
+
+int DLGpuSoftmax(const DLSeedArrayHandle input, DLSeedArrayHandle output) {
+  return Guard("DLGpuSoftmax", [&] { RunOp("softmax", {input}, output, {}); });
+}
+
+int DLGpuSoftmaxCrossEntropy(const DLSeedArrayHandle input_a, const DLSeedArrayHandle input_b,
+                             DLSeedArrayHandle output) {
+  return Guard("DLGpuSoftmaxCrossEntropy", [&] {
+    RunOp("softmax_cross_entropy", {input_a, input_b}, output, {});
+  });
+}
+
+}  // extern "C"
