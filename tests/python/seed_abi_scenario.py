@@ -63,7 +63,7 @@ class DLArray(ctypes.Structure):  # DLPack's DLTensor
 
 
 def load_core():
-    lib = ctypes.CDLL(str(PKG_DIR / "libdlarray_runtime.so"), ctypes.RTLD_GLOBAL)
+    lib = ctypes.CDLL(str(next(PKG_DIR.glob("libdlarray_runtime.so*"))), ctypes.RTLD_GLOBAL)
     lib.DLGetLastError.restype = ctypes.c_char_p
     return lib
 

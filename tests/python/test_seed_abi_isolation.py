@@ -66,7 +66,7 @@ def test_seed_lib_exports_exactly_the_seed_api_under_its_own_version():
 
 
 def test_core_c_api_names_carry_the_core_version():
-    syms = defined_symbols(PKG_DIR / "libdlarray_runtime.so")
+    syms = defined_symbols(next(PKG_DIR.glob("libdlarray_runtime.so*")))
     c_api = {n: v for n, v in syms.items() if n.startswith(("DLArray", "DLGpu", "DLGetLastError"))}
     assert SEED_NAMES <= set(c_api)  # the clash the versions resolve
     assert set(c_api.values()) == {"DLARRAY_C_API_1"}
@@ -99,4 +99,4 @@ def test_cli_prints_the_seed_lib_path():
     assert out == dlarray.seed_lib_path()
     path = pathlib.Path(out)
     assert path.is_absolute() and path.is_file() and path.name == "libc_runtime_api.so"
-    assert (path.parent / "libdlarray_runtime.so").is_file()
+    assert any(path.parent.glob("libdlarray_runtime.so*"))

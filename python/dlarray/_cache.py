@@ -1,0 +1,149 @@
+"""The on-disk cache shared by everything that builds code at run time (cpp_extension, custom's
+auto-compiled AOT sources, rtc's NVRTC kernels).
+
+Layout: ``cache_dir() / <namespace> / <key> / <files>``. A key is a hash of everything the result
+depends on (sources, options, compiler and SDK versions, GPU architecture, ...), so a change of any
+of them is a different entry and entries never need invalidating. Many processes may share the
+cache: results are written under a temporary name and renamed into place (atomic on one
+filesystem), a per-entry lock makes concurrent builders of the same entry build once, and every
+stored file has a SHA-256 manifest, so a truncated or corrupt file is detected, dropped and rebuilt.
+"""
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import tempfile
+
+__all__ = ["cache_dir", "make_key", "entry_dir", "locked", "store_file", "verified_file",
+           "store_bytes", "load_bytes"]
+
+_MANIFEST = ".sha256"
+
+
+def cache_dir():
+    """The cache's root: ``$DLARRAY_CACHE_DIR``, else ``~/.cache/dlarray`` (created on demand).
+
+    Raises
+    ------
+    OSError
+        When the folder cannot be created (the message names it and the variable to set).
+    """
+    root = os.environ.get("DLARRAY_CACHE_DIR")
+    path = pathlib.Path(root).expanduser() if root else pathlib.Path.home() / ".cache" / "dlarray"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OSError(e.errno, "dlarray cannot create its cache folder %s (%s); set "
+                               "DLARRAY_CACHE_DIR to a writable folder" % (path, e.strerror)) from e
+    return path
+
+
+def make_key(*parts):
+    """A hex key for ``parts`` (strings, numbers, bytes, lists or dicts of them)."""
+    h = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, bytes):
+            data = part
+        else:
+            data = json.dumps(part, sort_keys=True, default=str).encode()
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()[:32]
+
+
+def entry_dir(namespace, key):
+    """The folder of one entry (created)."""
+    path = cache_dir() / namespace / key
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@contextlib.contextmanager
+def locked(folder):
+    """Holds an exclusive lock on ``folder`` (a file lock: processes and threads alike)."""
+    lock_path = pathlib.Path(folder) / ".lock"
+    with open(lock_path, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _atomic_write_text(path, text):
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def store_file(src, dest):
+    """Moves (or copies) the file ``src`` to ``dest`` atomically and records its checksum."""
+    dest = pathlib.Path(dest)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".tmp")
+    os.close(fd)
+    try:
+        try:
+            os.replace(src, tmp)
+        except OSError as e:
+            if e.errno != errno.EXDEV:
+                raise
+            shutil.copyfile(src, tmp)
+        digest = _digest(tmp)
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _atomic_write_text(dest.with_name(dest.name + _MANIFEST), digest)
+    return dest
+
+
+def verified_file(path):
+    """``path`` when it exists and matches its recorded checksum; otherwise removes what is there
+    (a truncated, corrupt or half-written entry) and returns None."""
+    path = pathlib.Path(path)
+    manifest = path.with_name(path.name + _MANIFEST)
+    try:
+        expected = manifest.read_text().strip()
+        if path.is_file() and _digest(path) == expected:
+            return path
+    except OSError:
+        pass
+    for p in (path, manifest):
+        with contextlib.suppress(OSError):
+            p.unlink()
+    return None
+
+
+def store_bytes(dest, data):
+    """Writes ``data`` to ``dest`` atomically, with its checksum."""
+    dest = pathlib.Path(dest)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".tmp")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return store_file(tmp, dest)
+
+
+def load_bytes(path):
+    """The bytes of a verified cache file, or None (see ``verified_file``)."""
+    p = verified_file(path)
+    return p.read_bytes() if p is not None else None
