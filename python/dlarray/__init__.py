@@ -12,9 +12,7 @@ plugin is not usable. A device whose plugin is missing raises that reason when i
 """
 
 from . import _core
-from ._core import DLContext, NDArray, array, devices, empty, synchronize
-
-__version__ = "0.1.0"
+from ._core import DLContext, NDArray, __version__, array, devices, empty, synchronize
 
 __all__ = [
     "DLContext", "NDArray", "array", "cpu", "devices", "empty", "empty_cache",

@@ -1,5 +1,6 @@
 """python -m dlarray: versions, every plugin with its status and reason, every device, then every
-op on every usable device checked against NumPy and timed (seed sizes; bench/ops.py has more)."""
+op on every usable device checked against NumPy and timed (seed sizes; bench/ops.py has more).
+``--quick``: fewer timing repeats. ``--version``: print the version and stop."""
 import platform
 import sys
 
@@ -17,7 +18,11 @@ def _sync_timer(ctx, fn):
 
 
 def main(argv=None):
-    quick = "--quick" in (argv or sys.argv[1:])
+    argv = sys.argv[1:] if argv is None else argv
+    if "--version" in argv:
+        print(f"dlarray {dlarray.__version__}")
+        return 0
+    quick = "--quick" in argv
     print(f"dlarray {dlarray.__version__} (plugin ABI {dlarray._core.PLUGIN_ABI_VERSION}), "
           f"Python {platform.python_version()}, NumPy {np.__version__}")
     print("\nplugins (search path: " + ", ".join(dlarray._core.plugin_search_path()) + ")")

@@ -163,6 +163,7 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("ctx"), "The device stream ops on ctx run on (cudaStream_t as an int), 0 if none.");
   m.attr("PLUGIN_ABI_VERSION") = DLARRAY_PLUGIN_ABI_VERSION;
+  m.attr("__version__") = DLARRAY_VERSION;  // from the VERSION file, through CMake
 
   BindNDArray(m);
   BindOps(m);
