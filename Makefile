@@ -49,7 +49,7 @@ bench: install
 
 # The docs site (docs/): Sphinx, warnings as errors, into $(DOCS)/index.html.
 docs: install docs-deps
-	$(PY) -m sphinx -W --keep-going -q -b html docs $(DOCS)
+	$(PY) -m sphinx -E -W --keep-going -q -b html docs $(DOCS)
 	@echo "docs: $(DOCS)/index.html"
 
 docs-deps: venv
