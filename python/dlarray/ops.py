@@ -14,7 +14,16 @@ __all__ = ["array_set", "broadcast_to", "copy", "invoke", "matrix_elementwise_ad
 
 
 def __getattr__(name):
-    """Ops declared by plugins: inputs, then outputs, then scalar attributes, positionally."""
+    """An op that a plugin declared, as a function: ``dlarray.ops.sigmoid(x, y)``.
+
+    The function takes the op's inputs, then its outputs, then its scalar attributes,
+    positionally, and calls :func:`invoke`; its docstring is the op's (:func:`op_info`).
+
+    Raises
+    ------
+    AttributeError
+        When no op has that name (the message lists the declared ones).
+    """
     if name.startswith("_") or name not in op_names():
         raise AttributeError(f"module 'dlarray.ops' has no op {name!r} (declared: {op_names()})")
     info = op_info(name)
@@ -29,5 +38,11 @@ def __getattr__(name):
                [float(a) for a in args[n_in + n_out:]])
 
     op.__name__ = name
-    op.__doc__ = info["doc"]
+    attrs = ", ".join(info["attr_names"]) or "none"
+    op.__doc__ = (f"{info['doc']}\n\nAn op declared by a plugin; kernels for: "
+                  f"{', '.join(info['devices']) or 'no device'}.\n\n"
+                  f"Parameters\n----------\n*args\n    {n_in} input NDArray(s), then {n_out} "
+                  f"output NDArray(s), then the scalar attributes ({attrs}).\n\n"
+                  f"Raises\n------\nTypeError\n    For a wrong number of arguments.\n"
+                  f"ValueError, RuntimeError\n    As :func:`dlarray.ops.invoke`.\n")
     return op
