@@ -12,8 +12,8 @@ logger = logging.getLogger(__name__)
 def table(header, rows):
     """A docutils table with a header row."""
     tgroup = nodes.tgroup(cols=len(header))
-    for _ in header:
-        tgroup += nodes.colspec(colwidth=1)
+    for i, title in enumerate(header):
+        tgroup += nodes.colspec(colwidth=max([len(title)] + [len(str(r[i])) for r in rows]))
 
     def row(cells):
         r = nodes.row()
