@@ -16,11 +16,10 @@ class ReportError(ValueError):
 
 
 def seconds(value):
-    """A duration with a unit that keeps three significant digits readable."""
+    """A duration in the unit that shows it with three significant digits (``4.30 ms``)."""
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
-        if value >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value / 1e-9:.3g} ns"
+        if value >= scale or unit == "ns":
+            return f"{value / scale:#.3g}".rstrip(".") + f" {unit}"
 
 
 def ratio(value):

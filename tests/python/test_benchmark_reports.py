@@ -58,8 +58,10 @@ def test_ops_report_values(tmp_path):
     path.write_text(json.dumps(ops_json()))
     report = benchmark_report.report(path)
     assert report["header"][4] == "NumPy"
-    assert report["rows"] == [["relu", "500x200", "seed", "25 us", "50 us", "0.50", "8.0 GB/s",
-                               "yes"]]
+    assert report["rows"] == [["relu", "500x200", "seed", "25.0 us", "50.0 us", "0.50",
+                               "8.0 GB/s", "yes"]]
+    assert [benchmark_report.seconds(v) for v in (1.5, 0.1, 4.3e-3, 1e-7, 5e-10)] == [
+        "1.50 s", "100 ms", "4.30 ms", "100 ns", "0.500 ns"]
     assert report["anchor"] == "bench-ops-cpu-test"
     assert ("Load average at start", "0.1 / 0.2 / 0.3 (1 / 5 / 15 min)") in report["fields"]
 
