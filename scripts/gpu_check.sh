@@ -39,7 +39,7 @@ if [ "$mode" = full ]; then
   cat "$out/ops_gpu.txt"
 
   step bench-mlp
-  python3 bench/mlp_step.py --device gpu >"$out/mlp_gpu.txt" 2>&1
+  python3 bench/mlp_step.py --device gpu --json "$out/mlp_step_gpu.json" >"$out/mlp_gpu.txt" 2>&1
   cat "$out/mlp_gpu.txt"
 
   step mnist
