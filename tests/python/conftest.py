@@ -43,3 +43,8 @@ def test_plugin_dir():
 
 def has_gpu():
     return any(c.device_type == 2 for c in dlarray.devices())
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "large: allocates arrays of 1e8 elements (400 MB each); "
+                            "deselect with -m 'not large'")
