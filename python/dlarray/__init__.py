@@ -11,6 +11,8 @@ core library, then ``DLARRAY_PLUGIN_PATH``); ``dlarray.plugins()`` says what was
 plugin is not usable. A device whose plugin is missing raises that reason when it is first used.
 """
 
+import os
+
 from . import _core
 from ._core import DLContext, NDArray, array, devices, empty, synchronize
 
@@ -46,8 +48,28 @@ def plugins():
 
 
 def load_plugin(path):
-    """Loads one plugin library; raises RuntimeError with the reason when it is not usable."""
-    return _core.load_plugin(str(path))
+    """Loads one plugin library. Loading a plugin runs its code: load only libraries you trust.
+
+    Parameters
+    ----------
+    path : str, bytes or os.PathLike
+        The shared library (an absolute path, or relative to the working directory).
+
+    Returns
+    -------
+    dict
+        The plugin's record (as in ``plugins()``).
+
+    Raises
+    ------
+    TypeError
+        ``path`` is not a path.
+    ValueError
+        ``path`` is empty or contains a NUL byte.
+    RuntimeError
+        The plugin is not usable; the message holds its status and the reason.
+    """
+    return _core.load_plugin(os.fsdecode(os.fspath(path)))
 
 
 def memory_stats(ctx):

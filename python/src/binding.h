@@ -18,6 +18,39 @@ struct NDArray {
   DLArray* dl() const { return array->dl(); }
 };
 
+/*!
+ * \brief Releases the GIL for long work (an op, a copy, a device wait), like
+ *        py::gil_scoped_release, but safely at interpreter exit: the exit hook registered by
+ *        RegisterExitHook waits until no thread is inside such a scope, and scopes entered after
+ *        that keep the GIL. Without it a daemon thread coming back from a long op after Python
+ *        has begun finalizing is ended by pthread_exit inside a destructor: std::terminate.
+ */
+class ReleaseGil {
+ public:
+  ReleaseGil();
+  ~ReleaseGil();
+  ReleaseGil(const ReleaseGil&) = delete;
+  ReleaseGil& operator=(const ReleaseGil&) = delete;
+
+ private:
+  PyThreadState* state_ = nullptr;
+};
+
+/*! \brief Registers (with Python's atexit) the wait for ReleaseGil scopes described above. */
+void RegisterExitHook();
+
+/*! \brief Throws TypeError naming type_name: an object made by __new__ without __init__. */
+[[noreturn]] void ThrowNotConstructed(const char* type_name);
+
+/*! \brief Throws when obj is a T (a bound class) that was made by __new__ alone. */
+template <typename T>
+inline void RequireConstructed(py::handle obj, const char* type_name) {
+  if (!obj) return;
+  const py::detail::type_info* info = py::detail::get_type_info(typeid(T));
+  if (info == nullptr || !PyObject_TypeCheck(obj.ptr(), info->type)) return;  // caster says no
+  if (!py::detail::is_holder_constructed(obj.ptr())) ThrowNotConstructed(type_name);
+}
+
 /*! \brief Ops on arrays this large run with the GIL released; smaller ones are faster without
  *         the hand-off (a CPU kernel that short, or an asynchronous device launch). */
 constexpr int64_t kReleaseGilElements = 1 << 15;
@@ -40,5 +73,29 @@ void BindNDArray(py::module_& m);
 void BindOps(py::module_& m);
 
 }  // namespace dlarray
+
+namespace pybind11::detail {
+
+// NDArray and DLContext arguments are checked for objects made by Cls.__new__(Cls) without
+// __init__: pybind11 would hand out uninitialised memory for them (a segfault at first use).
+template <>
+class type_caster<dlarray::NDArray> : public type_caster_base<dlarray::NDArray> {
+ public:
+  bool load(handle src, bool convert) {
+    dlarray::RequireConstructed<dlarray::NDArray>(src, "NDArray");
+    return type_caster_base<dlarray::NDArray>::load(src, convert);
+  }
+};
+
+template <>
+class type_caster<DLContext> : public type_caster_base<DLContext> {
+ public:
+  bool load(handle src, bool convert) {
+    dlarray::RequireConstructed<DLContext>(src, "DLContext");
+    return type_caster_base<DLContext>::load(src, convert);
+  }
+};
+
+}  // namespace pybind11::detail
 
 #endif  // DLARRAY_PYTHON_SRC_BINDING_H_

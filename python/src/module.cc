@@ -46,8 +46,13 @@ py::dict PluginToDict(const PluginInfo& p) {
   return d;
 }
 
-std::vector<DLContext> ContextsOrAll(const py::object& ctx) {
+std::vector<DLContext> ContextsOrAll(const py::object& ctx, const char* fn) {
   if (ctx.is_none()) return Devices();
+  if (!py::isinstance<DLContext>(ctx)) {
+    throw DTypeError(std::string(fn) +
+                     ": ctx must be a DLContext (e.g. dlarray.cpu(0)) or None, got " +
+                     std::string(py::str(py::type::of(ctx).attr("__name__"))));
+  }
   return {ctx.cast<DLContext>()};
 }
 
@@ -122,8 +127,8 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "synchronize",
       [](const py::object& ctx) {
-        std::vector<DLContext> all = ContextsOrAll(ctx);
-        py::gil_scoped_release release;
+        std::vector<DLContext> all = ContextsOrAll(ctx, "synchronize");
+        ReleaseGil release;
         for (const DLContext& c : all) Synchronize(c);
       },
       py::arg("ctx") = py::none());
@@ -143,7 +148,9 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "empty_cache",
       [](const py::object& ctx) {
-        for (const DLContext& c : ContextsOrAll(ctx)) GetDevice(c)->empty_cache(c.device_id);
+        for (const DLContext& c : ContextsOrAll(ctx, "empty_cache")) {
+          GetDevice(c)->empty_cache(c.device_id);
+        }
       },
       py::arg("ctx") = py::none());
   m.def(
@@ -166,6 +173,7 @@ PYBIND11_MODULE(_core, m) {
 
   BindNDArray(m);
   BindOps(m);
+  RegisterExitHook();
 }
 
 }  // namespace dlarray

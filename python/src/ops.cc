@@ -17,7 +17,7 @@ void InvokeOp(int op, const DLArray* const* ins, int nin, DLArray* const* outs, 
   for (int i = 0; i < nin && !release; ++i) release = ShouldReleaseGilForOp(ins[i]);
   for (int i = 0; i < nout && !release; ++i) release = ShouldReleaseGilForOp(outs[i]);
   if (release) {
-    py::gil_scoped_release r;
+    ReleaseGil r;
     Invoke(op, ins, nin, outs, nout, attrs, nattrs);
   } else {
     Invoke(op, ins, nin, outs, nout, attrs, nattrs);
@@ -34,6 +34,26 @@ void Run(int op, const std::array<const NDArray*, NI>& in, const NDArray& out,
 }
 
 using A = const NDArray&;
+
+// A transpose flag: bool, numpy.bool_, or the int 0 or 1. None, floats and strings are refused
+// (pybind11's bool conversion would take None as False).
+double Flag(const py::handle& v, const char* name) {
+  if (PyBool_Check(v.ptr())) return v.ptr() == Py_True ? 1.0 : 0.0;
+  if (PyLong_Check(v.ptr())) {
+    const long long i = PyLong_AsLongLong(v.ptr());
+    if ((i == 0 || i == 1) && !PyErr_Occurred()) return static_cast<double>(i);
+    PyErr_Clear();
+    throw Error(ErrorKind::kValue, std::string("matrix_multiply: ") + name +
+                                       " must be True or False (or 1 or 0), got " +
+                                       std::string(py::repr(v)));
+  }
+  if (py::hasattr(v, "dtype") && py::str(v.attr("dtype")).cast<std::string>() == "bool") {
+    return PyObject_IsTrue(v.ptr()) == 1 ? 1.0 : 0.0;
+  }
+  throw DTypeError(std::string("matrix_multiply: ") + name + " must be a bool, got " +
+                   std::string(py::str(py::type::of(v).attr("__name__"))) + " (" +
+                   std::string(py::repr(v)) + ")");
+}
 
 void InvokeByName(const std::string& name, const std::vector<const NDArray*>& inputs,
                   const std::vector<const NDArray*>& outputs, const std::vector<double>& attrs) {
@@ -96,8 +116,8 @@ void BindOps(py::module_& m) {
       py::arg("val"), py::arg("out_mat"), "out_mat = in_mat * val");
   m.def(
       "matrix_multiply",
-      [mm](A a, bool ta, A b, bool tb, A c) {
-        Run<2, 2>(mm, {&a, &b}, c, {ta ? 1.0 : 0.0, tb ? 1.0 : 0.0});
+      [mm](A a, const py::object& ta, A b, const py::object& tb, A c) {
+        Run<2, 2>(mm, {&a, &b}, c, {Flag(ta, "transA"), Flag(tb, "transB")});
       },
       py::arg("matA"), py::arg("transA"), py::arg("matB"), py::arg("transB"), py::arg("matC"),
       "matC = op(matA) @ op(matB), op transposes when its flag is set");
