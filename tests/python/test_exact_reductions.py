@@ -22,6 +22,11 @@ pytestmark = pytest.mark.large
 
 
 def rel_err(got, ref):
+    """Largest relative error of got (float32) against ref (float64 scalar or array)."""
+    if np.ndim(ref) == 0 and got.size > 1_000_000:
+        # A large output against one value: float32 temporaries (the float32 rounding of ref,
+        # 6e-8 relative at most, is far below the tolerance).
+        return float(np.max(np.abs(got - np.float32(ref)))) / abs(ref)
     got = np.asarray(got, np.float64)
     return float(np.max(np.abs(got - ref) / np.abs(ref)))
 
@@ -77,9 +82,9 @@ def test_softmax_cross_entropy_mean_of_constants(ctx, shape):
                          ids=lambda s: "x".join(map(str, s)))
 def test_softmax_cross_entropy_mean_of_varied_rows(ctx, shape):
     rows, cols = shape
-    # Logits and labels repeat every 997 rows (or are a single long row pattern): the float64
+    # Logits and labels repeat every 997 rows (every 2 rows for a few long rows): the float64
     # reference is computed on one period and weighted.
-    period = min(rows, 997)
+    period = 997 if rows > 997 else 2
     rng = np.random.default_rng(1)
     base_y = rng.standard_normal((period, cols), dtype=np.float32)
     base_l = rng.random((period, cols), dtype=np.float32)
