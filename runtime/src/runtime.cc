@@ -5,6 +5,8 @@
 #include <limits>
 #include <vector>
 
+#include "dlarray/plugin.h"
+#include "elf_check.h"
 #include "runtime_state.h"
 #include "validate.h"
 
@@ -83,6 +85,19 @@ PluginInfo LoadPlugin(const std::string& path) {
                                        path.substr(0, path.find('\0')) + "\\0...'");
   }
   if (path.empty()) throw Error(ErrorKind::kValue, "load_plugin: the path is empty");
+  // Files the dynamic loader would crash on (truncated ELF), and libraries that are not plugins,
+  // are refused before dlopen. TODO(lead): call CheckPluginFile in the loader itself (discovery
+  // too) and record these refusals in Plugins().
+  const PluginFileCheck check = CheckPluginFile(path, DLARRAY_PLUGIN_ENTRY_SYMBOL);
+  if (!check.ok) {
+    PluginInfo info;
+    info.path = path;
+    info.name = path.substr(path.find_last_of('/') + 1);
+    info.origin = "load_plugin";
+    info.status = check.status;
+    info.reason = check.reason;
+    return info;
+  }
   return RuntimeState::Get().Load(path, "load_plugin");
 }
 

@@ -1,6 +1,7 @@
 // Array fields and operand counts, checked before anything is read through them.
 #include "validate.h"
 
+#include <cstdint>
 #include <limits>
 
 #include "dlarray/errors.h"
@@ -53,6 +54,12 @@ int64_t CheckArrayFields(const DLArray* a, const std::string& what) {
                      DTypeToString(a->dtype) + ") overflows int64");
   }
   if (a->data == nullptr) throw Error(ErrorKind::kValue, what + " has no data (null pointer)");
+  // Kernels read whole elements (and vectors of them): data + byte_offset must be a multiple of
+  // the element size.
+  if ((reinterpret_cast<uintptr_t>(a->data) + a->byte_offset) % static_cast<uint64_t>(elem) != 0) {
+    throw Error(ErrorKind::kValue, what + ": data + byte_offset is not aligned to its " +
+                                       std::to_string(elem) + "-byte elements");
+  }
   if (a->strides != nullptr) {
     int64_t expect = 1;
     for (int i = a->ndim - 1; i >= 0; --i) {

@@ -17,7 +17,8 @@ bool IsSupportedDType(DLArrayDType t);
 /*!
  * \brief Validates the fields of an array: ndim in [0, 64], a shape when ndim > 0, every
  *        dimension >= 1, an element count and byte size that fit in int64, a supported dtype,
- *        data, and compact row-major strides (or none). Throws a dlarray::Error naming `what`.
+ *        data (with byte_offset) aligned to the element size, and compact row-major strides (or
+ *        none). Throws a dlarray::Error naming `what`.
  *        The context is not checked here (see CheckContext). Returns the element count.
  */
 int64_t CheckArrayFields(const DLArray* a, const std::string& what);
