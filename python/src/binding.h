@@ -19,24 +19,39 @@ struct NDArray {
 };
 
 /*!
- * \brief Releases the GIL for long work (an op, a copy, a device wait), like
- *        py::gil_scoped_release, but safely at interpreter exit: the exit hook registered by
- *        RegisterExitHook waits until no thread is inside such a scope, and scopes entered after
- *        that keep the GIL. Without it a daemon thread coming back from a long op after Python
- *        has begun finalizing is ended by pthread_exit inside a destructor: std::terminate.
+ * \brief Wraps every binding function that runs long work or calls back into Python (NumPy,
+ *        __index__, __array__), as py::call_guard<CallGuard>. At interpreter exit, daemon
+ *        threads are ended by pthread_exit when they next take the GIL; inside such a function
+ *        that unwinds C++ frames without the GIL (std::terminate in a destructor, or Py_DECREF
+ *        racing the final garbage collection). So the exit hook (RegisterExitHook) waits until
+ *        no thread is inside a guarded call, and afterwards a thread other than the exiting one
+ *        that enters a guarded call is parked (GIL released, never returning) until the process
+ *        ends, as Python 3.14 does with daemon threads.
  */
+class CallGuard {
+ public:
+  CallGuard();
+  ~CallGuard();
+  CallGuard(const CallGuard&) = delete;
+  CallGuard& operator=(const CallGuard&) = delete;
+};
+
+/*! \brief The call guard to pass to def(). */
+using Guard = py::call_guard<CallGuard>;
+
+/*! \brief Releases the GIL in a scope (inside a CallGuard: the exit hook waits for it). */
 class ReleaseGil {
  public:
-  ReleaseGil();
-  ~ReleaseGil();
+  ReleaseGil() : state_(PyEval_SaveThread()) {}
+  ~ReleaseGil() { PyEval_RestoreThread(state_); }
   ReleaseGil(const ReleaseGil&) = delete;
   ReleaseGil& operator=(const ReleaseGil&) = delete;
 
  private:
-  PyThreadState* state_ = nullptr;
+  PyThreadState* state_;
 };
 
-/*! \brief Registers (with Python's atexit) the wait for ReleaseGil scopes described above. */
+/*! \brief Registers the exit hook (Python's atexit) described at CallGuard. */
 void RegisterExitHook();
 
 /*! \brief Throws TypeError naming type_name: an object made by __new__ without __init__. */

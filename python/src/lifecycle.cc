@@ -1,51 +1,55 @@
-// The GIL around long work, interpreter exit, and objects that were never initialised.
+// Interpreter exit with threads inside binding calls, and objects that were never initialised.
+#include <pthread.h>
+
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "binding.h"
 
 namespace dlarray {
 namespace {
 
-std::mutex in_flight_mu;
-std::condition_variable in_flight_done;
-int in_flight = 0;                 // threads inside a ReleaseGil scope
-std::atomic<bool> exiting{false};  // set by the exit hook (with the GIL held)
+std::atomic<int> in_flight{0};     // guarded calls running, all threads
+std::atomic<bool> exiting{false};  // the exit hook has begun
+thread_local int depth = 0;        // guarded calls running on this thread (nested via Python)
+thread_local bool exiting_thread = false;
 
 // Python's atexit runs this before finalization begins, with the GIL held.
-void WaitForReleasedScopes() {
+void WaitForGuardedCalls() {
+  exiting_thread = true;
   exiting.store(true);
-  py::gil_scoped_release release;  // let the waited-for threads take the GIL back
-  std::unique_lock<std::mutex> lock(in_flight_mu);
-  in_flight_done.wait(lock, [] { return in_flight == 0; });
+  py::gil_scoped_release release;  // the waited-for threads may need the GIL to finish
+  while (in_flight.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
+
+[[noreturn]] void Park() {
+  (void)PyEval_SaveThread();
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+// A forked child has only the forking thread: the parent's other calls are not its own.
+void OnForkChild() { in_flight.store(depth); }
+
+const bool fork_handler_registered = pthread_atfork(nullptr, nullptr, &OnForkChild) == 0;
 
 }  // namespace
 
-ReleaseGil::ReleaseGil() {
-  if (exiting.load()) return;  // exiting: keep the GIL, finalization waits for this op instead
-  {
-    std::lock_guard<std::mutex> lock(in_flight_mu);
-    ++in_flight;
-  }
-  state_ = PyEval_SaveThread();
+CallGuard::CallGuard() {
+  (void)fork_handler_registered;
+  if (depth == 0 && exiting.load() && !exiting_thread) Park();
+  ++depth;
+  in_flight.fetch_add(1);
 }
 
-ReleaseGil::~ReleaseGil() {
-  if (state_ == nullptr) return;
-  // Finalization cannot have begun: the exit hook waits for this scope before it returns.
-  PyEval_RestoreThread(state_);
-  {
-    std::lock_guard<std::mutex> lock(in_flight_mu);
-    --in_flight;
-  }
-  in_flight_done.notify_all();
+CallGuard::~CallGuard() {
+  in_flight.fetch_sub(1);
+  --depth;
 }
 
 void RegisterExitHook() {
-  py::module_::import("atexit").attr("register")(py::cpp_function(&WaitForReleasedScopes));
+  py::module_::import("atexit").attr("register")(py::cpp_function(&WaitForGuardedCalls));
 }
 
 void ThrowNotConstructed(const char* type_name) {

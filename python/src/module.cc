@@ -131,7 +131,7 @@ PYBIND11_MODULE(_core, m) {
         ReleaseGil release;
         for (const DLContext& c : all) Synchronize(c);
       },
-      py::arg("ctx") = py::none());
+      py::arg("ctx") = py::none(), Guard());
   m.def(
       "memory_stats",
       [](const DLContext& ctx) {
@@ -152,7 +152,7 @@ PYBIND11_MODULE(_core, m) {
           GetDevice(c)->empty_cache(c.device_id);
         }
       },
-      py::arg("ctx") = py::none());
+      py::arg("ctx") = py::none(), Guard());
   m.def(
       "set_option",
       [](const DLContext& ctx, const std::string& key, const std::string& value) {

@@ -168,14 +168,15 @@ void BindNDArray(py::module_& m) {
       .def_property_readonly(
           "data_ptr", [](const NDArray& s) { return reinterpret_cast<uintptr_t>(s.dl()->data); },
           "Address of the first element (device pointer for device arrays).")
-      .def("asnumpy", &AsNumpy, "Copies to a new NumPy array (waits for pending device work).")
+      .def("asnumpy", &AsNumpy, "Copies to a new NumPy array (waits for pending device work).",
+           Guard())
       .def(
           "__array__",
           [](const NDArray& s, const py::object& dtype, const py::object&) {
             py::array a = AsNumpy(s);
             return dtype.is_none() ? py::object(a) : py::object(a.attr("astype")(dtype));
           },
-          py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+          py::arg("dtype") = py::none(), py::arg("copy") = py::none(), Guard())
       .def(
           "copyto",
           [](const NDArray& self, const py::object& target) -> py::object {
@@ -193,36 +194,40 @@ void BindNDArray(py::module_& m) {
             throw DTypeError("copyto: target must be a DLContext or an NDArray, got " +
                              TypeName(target));
           },
-          py::arg("target"), "Copies into a new array on a context, or into an existing NDArray.")
-      .def("__setitem__",
-           [](NDArray& self, const py::object& key, const py::object& value) {
-             bool full = py::isinstance<py::slice>(key) && key.attr("start").is_none() &&
-                         key.attr("stop").is_none() && key.attr("step").is_none();
-             if (!full && !(py::isinstance<py::tuple>(key) && py::len(key) == 0) &&
-                 !key.is(py::ellipsis())) {
-               throw Error(ErrorKind::kValue,
-                           "NDArray supports only whole-array assignment: arr[:] = value");
-             }
-             if (py::isinstance<NDArray>(value)) {
-               const NDArray& src = value.cast<const NDArray&>();
-               if (src.dl() == self.dl()) return;
-               Copy(src.dl(), self.dl());
-               return;
-             }
-             CopyFromNumpy(self, value);
-           })
+          py::arg("target"), "Copies into a new array on a context, or into an existing NDArray.",
+          Guard())
+      .def(
+          "__setitem__",
+          [](NDArray& self, const py::object& key, const py::object& value) {
+            bool full = py::isinstance<py::slice>(key) && key.attr("start").is_none() &&
+                        key.attr("stop").is_none() && key.attr("step").is_none();
+            if (!full && !(py::isinstance<py::tuple>(key) && py::len(key) == 0) &&
+                !key.is(py::ellipsis())) {
+              throw Error(ErrorKind::kValue,
+                          "NDArray supports only whole-array assignment: arr[:] = value");
+            }
+            if (py::isinstance<NDArray>(value)) {
+              const NDArray& src = value.cast<const NDArray&>();
+              if (src.dl() == self.dl()) return;
+              Copy(src.dl(), self.dl());
+              return;
+            }
+            CopyFromNumpy(self, value);
+          },
+          Guard())
       .def("__len__",
            [](const NDArray& s) {
              if (s.array->shape().empty()) throw DTypeError("len() of a 0-d NDArray");
              return s.array->shape()[0];
            })
-      .def("__repr__", &Repr);
+      .def("__repr__", &Repr, Guard());
 
   m.def("empty", &Empty, py::arg("shape"), py::arg("ctx") = DLContext{kDLArrayCPU, 0},
-        py::arg("dtype") = py::none(), "An uninitialised array (float32 unless dtype is given).");
+        py::arg("dtype") = py::none(), "An uninitialised array (float32 unless dtype is given).",
+        Guard());
   m.def("array", &FromObject, py::arg("obj"), py::arg("ctx") = DLContext{kDLArrayCPU, 0},
         py::arg("dtype") = py::none(),
-        "Copies array-like data to ctx (float32 unless dtype is given, as in the seed).");
+        "Copies array-like data to ctx (float32 unless dtype is given, as in the seed).", Guard());
 }
 
 }  // namespace dlarray

@@ -87,66 +87,67 @@ void BindOps(py::module_& m) {
 
   m.def(
       "array_set", [set](A arr, double v) { Run<0, 1>(set, {}, arr, {v}); }, py::arg("arr"),
-      py::arg("value"), "arr[:] = value");
+      py::arg("value"), "arr[:] = value", Guard());
   m.def(
       "broadcast_to", [bcast](A in, A out) { Run<1, 0>(bcast, {&in}, out, {}); }, py::arg("in_arr"),
-      py::arg("out_arr"), "out_arr = in_arr broadcast to out_arr's shape");
+      py::arg("out_arr"), "out_arr = in_arr broadcast to out_arr's shape", Guard());
   m.def(
       "reduce_sum_axis_zero", [rsum](A in, A out) { Run<1, 0>(rsum, {&in}, out, {}); },
-      py::arg("in_arr"), py::arg("out_arr"), "out_arr = in_arr.sum(axis=0)");
+      py::arg("in_arr"), py::arg("out_arr"), "out_arr = in_arr.sum(axis=0)", Guard());
   m.def(
       "matrix_elementwise_add",
       [add](A a, A b, A c) {
         Run<2, 0>(add, {&a, &b}, c, {});
       },
-      py::arg("matA"), py::arg("matB"), py::arg("matC"), "matC = matA + matB");
+      py::arg("matA"), py::arg("matB"), py::arg("matC"), "matC = matA + matB", Guard());
   m.def(
       "matrix_elementwise_add_by_const",
       [addc](A in, double v, A out) { Run<1, 1>(addc, {&in}, out, {v}); }, py::arg("in_mat"),
-      py::arg("val"), py::arg("out_mat"), "out_mat = in_mat + val");
+      py::arg("val"), py::arg("out_mat"), "out_mat = in_mat + val", Guard());
   m.def(
       "matrix_elementwise_multiply",
       [mul](A a, A b, A c) {
         Run<2, 0>(mul, {&a, &b}, c, {});
       },
-      py::arg("matA"), py::arg("matB"), py::arg("matC"), "matC = matA * matB");
+      py::arg("matA"), py::arg("matB"), py::arg("matC"), "matC = matA * matB", Guard());
   m.def(
       "matrix_elementwise_multiply_by_const",
       [mulc](A in, double v, A out) { Run<1, 1>(mulc, {&in}, out, {v}); }, py::arg("in_mat"),
-      py::arg("val"), py::arg("out_mat"), "out_mat = in_mat * val");
+      py::arg("val"), py::arg("out_mat"), "out_mat = in_mat * val", Guard());
   m.def(
       "matrix_multiply",
       [mm](A a, const py::object& ta, A b, const py::object& tb, A c) {
         Run<2, 2>(mm, {&a, &b}, c, {Flag(ta, "transA"), Flag(tb, "transB")});
       },
       py::arg("matA"), py::arg("transA"), py::arg("matB"), py::arg("transB"), py::arg("matC"),
-      "matC = op(matA) @ op(matB), op transposes when its flag is set");
+      "matC = op(matA) @ op(matB), op transposes when its flag is set", Guard());
   m.def(
       "relu", [relu](A in, A out) { Run<1, 0>(relu, {&in}, out, {}); }, py::arg("in_arr"),
-      py::arg("out_arr"), "out_arr = max(in_arr, 0)");
+      py::arg("out_arr"), "out_arr = max(in_arr, 0)", Guard());
   m.def(
       "relu_gradient",
       [relug](A in, A grad, A out) {
         Run<2, 0>(relug, {&in, &grad}, out, {});
       },
       py::arg("in_arr"), py::arg("in_grad_arr"), py::arg("out_arr"),
-      "out_arr = in_grad_arr * (in_arr > 0)");
+      "out_arr = in_grad_arr * (in_arr > 0)", Guard());
   m.def(
       "softmax", [smax](A in, A out) { Run<1, 0>(smax, {&in}, out, {}); }, py::arg("in_arr"),
-      py::arg("out_arr"), "row-wise softmax over the last axis");
+      py::arg("out_arr"), "row-wise softmax over the last axis", Guard());
   m.def(
       "softmax_cross_entropy",
       [sce](A y, A y_, A out) {
         Run<2, 0>(sce, {&y, &y_}, out, {});
       },
       py::arg("in_arr_a"), py::arg("in_arr_b"), py::arg("out_arr"),
-      "out_arr (1 element) = mean over rows of -sum(b * log softmax(a))");
+      "out_arr (1 element) = mean over rows of -sum(b * log softmax(a))", Guard());
   m.def(
       "copy", [copy](A in, A out) { Run<1, 0>(copy, {&in}, out, {}); }, py::arg("in_arr"),
-      py::arg("out_arr"), "out_arr = in_arr");
+      py::arg("out_arr"), "out_arr = in_arr", Guard());
 
   m.def("invoke", &InvokeByName, py::arg("op"), py::arg("inputs"), py::arg("outputs"),
-        py::arg("attrs") = std::vector<double>{}, "Runs any declared op (core or plugin) by name.");
+        py::arg("attrs") = std::vector<double>{}, "Runs any declared op (core or plugin) by name.",
+        Guard());
   m.def("op_names", &ListOps, "Names of every declared op, core and plugin.");
   m.def(
       "op_info",
