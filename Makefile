@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 BUILD  := build/py
 export DLARRAY_TEST_PLUGIN_DIR := $(CURDIR)/$(BUILD)/test_plugins
 
-.PHONY: demo check test install deps venv cpp-test py-test bench format clean
+.PHONY: demo check test install deps venv cpp-test py-test bench format clean sanitize fuzz
 
 demo: install
 	$(PY) examples/mnist.py --model mlp
@@ -41,6 +41,15 @@ py-test:
 bench: install
 	$(PY) bench/ops.py
 	$(PY) bench/mlp_step.py --device cpu
+
+# ASan + UBSan (ctest and pytest) and TSan (the C API stress test) builds in build/asan, build/tsan.
+sanitize: venv
+	bash scripts/sanitize.sh all
+
+# libFuzzer targets (clang) in build/fuzz, each run for FUZZ_SECONDS (default 60).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz.sh
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h' '*.cu' '*.cuh')
