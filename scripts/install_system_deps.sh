@@ -2,8 +2,10 @@
 # Installs the Debian packages the build needs, only those missing. The CUDA toolkit is optional
 # (without it the build has no CUDA plugin) and is not installed here.
 set -euo pipefail
+# clang, libclang-rt-dev (libFuzzer, sanitizer runtimes) and libomp-dev (OpenMP for clang) are
+# for `make fuzz`.
 packages=(build-essential cmake ninja-build python3 python3-venv python3-dev libboost-dev
-          doctest-dev libopenblas-dev clang-format)
+          doctest-dev libopenblas-dev clang-format clang libclang-rt-dev libomp-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
