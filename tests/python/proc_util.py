@@ -1,4 +1,5 @@
 """Runs Python snippets in fresh interpreters, for cases that may hang or crash the process."""
+import json
 import os
 import signal
 import subprocess
@@ -63,3 +64,59 @@ def run_many(code, count, timeout=60, env=None, parallel=2):
             results.append(finish(running.pop(0), timeout))
     results.extend(finish(p, timeout) for p in running)
     return results
+
+
+def run_cases(module_file, names, timeout=180, env=None):
+    """Runs CASES[name]() of the test module at `module_file` for each name, in order, in one
+    child interpreter. Returns ({name: (status, detail)}, Result); status is "pass" or "fail"
+    (the traceback in detail). Cases after a crash have no entry."""
+    paths = [os.path.dirname(os.path.abspath(module_file)),
+             os.path.dirname(os.path.abspath(__file__))]
+    code = f"""
+import importlib.util, json, sys, traceback
+sys.path[:0] = {paths!r}
+spec = importlib.util.spec_from_file_location("hostile_cases", {module_file!r})
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+for name in {list(names)!r}:
+    print("START " + name, flush=True)
+    try:
+        mod.CASES[name]()
+        res = ["pass", ""]
+    except BaseException:
+        res = ["fail", traceback.format_exc()[-3000:]]
+    print("RESULT " + json.dumps([name] + res), flush=True)
+"""
+    r = finish(start(code, env), timeout)
+    results = {}
+    for line in r.stdout.splitlines():
+        if line.startswith("RESULT "):
+            name, status, detail = json.loads(line[len("RESULT "):])
+            results[name] = (status, detail)
+    return results, r
+
+
+def check_case(outcome, name):
+    """Asserts that case `name` passed in the child of run_cases."""
+    results, r = outcome
+    if name not in results:
+        started = [ln[6:] for ln in r.stdout.splitlines() if ln.startswith("START ")]
+        raise AssertionError(f"the child died (last case started: {started[-1:]}): {r}")
+    status, detail = results[name]
+    assert status == "pass", detail
+
+
+def run_script(code, timeout=60, env=None):
+    """Runs `code` as a script file (needed by multiprocessing's 'spawn', which re-imports the
+    main module); returns a Result."""
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(textwrap.dedent(code))
+    try:
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        proc = subprocess.Popen([sys.executable, f.name], env=full_env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        return finish(proc, timeout)
+    finally:
+        os.unlink(f.name)

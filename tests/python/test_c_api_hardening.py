@@ -127,8 +127,9 @@ def test_caller_array_with_context_out_of_range(bad_ctx):
 def test_caller_array_other_broken_fields():
     x = np.zeros(8, np.float32)
     cases = [HostArray(x, ndim=-1), HostArray(x, ndim=65), HostArray(x, shape=(0,)),
-             HostArray(x, shape=(-4,)), HostArray(x, data=False), HostArray(x, shape=(2, 4),
-                                                                               strides=(1, 2))]
+             HostArray(x, shape=(-4,)), HostArray(x, data=False),
+             HostArray(x, shape=(2, 4), strides=(1, 2)),
+             HostArray(x, shape=(4,), byte_offset=2)]  # found by the fuzzer: misaligned floats
     good = HostArray(np.zeros(8, np.float32))
     for c in cases:
         assert LIB.DLArrayCopyFromTo(c.ref, good.ref, None) == -1
