@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU machine's whole check in one command: build and install (no package downloads), the
-# doctest and pytest suites, compute-sanitizer over the GPU tests, and the GPU benchmarks.
+# doctest and pytest suites, compute-sanitizer (memcheck, racecheck, synccheck) over the GPU
+# tests, and the GPU benchmarks.
 # Logs go to $OUT (or ./gpu_logs). Usage: scripts/gpu_check.sh [quick|full]
 set -uo pipefail
 mode=${1:-full}
@@ -28,11 +29,17 @@ step pytest
 tail -15 "$out/pytest.log"
 
 if [ "$mode" = full ]; then
-  step memcheck
-  (cd tests/python && compute-sanitizer --tool memcheck --error-exitcode 9 \
-     python3 -m pytest -q -x -p no:cacheprovider test_cuda.py test_ops.py -k "gpu" ) \
-    >"$out/memcheck.log" 2>&1
-  echo "memcheck exit $?"; grep -E "ERROR SUMMARY|passed|failed" "$out/memcheck.log" | tail -3
+  # memcheck: out-of-bounds and misaligned accesses; racecheck: shared-memory hazards between
+  # threads of a block; synccheck: barriers that not every thread reaches. The 1e8-element
+  # reductions (marked large) and the out-of-memory test run in the pytest step above.
+  for tool in memcheck racecheck synccheck; do
+    step "$tool"
+    (cd tests/python && compute-sanitizer --tool "$tool" --error-exitcode 9 \
+       python3 -m pytest -q -x -p no:cacheprovider -m "not large" \
+       test_cuda.py test_ops.py -k "gpu" ) \
+      >"$out/$tool.log" 2>&1
+    echo "$tool exit $?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$out/$tool.log" | tail -3
+  done
 
   step bench-ops
   python3 bench/ops.py --device gpu --repeat 15 --json "$out/ops_gpu.json" >"$out/ops_gpu.txt" 2>&1
