@@ -13,6 +13,7 @@
  * Every order of addition is fixed by the shape and the thread count.
  */
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -23,33 +24,67 @@
 namespace dlarray::cpu {
 namespace {
 
-// Columns summed together: the float and double sums of one block stay in L1.
-constexpr int64_t kColumnBlock = 1024;
+// Columns summed together: the float block (8 KiB) stays in L1, its double sums near it.
+constexpr int64_t kColumnBlock = 2048;
 // Rows added in float before their sum moves to the double accumulator.
 constexpr int64_t kRowGroup = 16;
 // Outputs narrower than this take the narrow path.
 constexpr int64_t kNarrowColumns = 64;
 constexpr int kMaxRowBlocks = 64;
 
-// acc[0, w) += sum over r in [0, rows) of x[r * ld + j]; w <= kColumnBlock.
+// Half a vector of floats, and the same lanes as doubles.
+typedef float HalfF __attribute__((vector_size(kVecWidth / 2 * sizeof(float))));
+typedef double HalfD __attribute__((vector_size(kVecWidth / 2 * sizeof(double))));
+
+// acc[0, kVecWidth) += v, in double (two widening conversions, no scalar loop).
+inline void AddToDouble(double* acc, VecF v) {
+  HalfF lo, hi;
+  std::memcpy(&lo, &v, sizeof(lo));
+  std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof(lo), sizeof(hi));
+  HalfD a0, a1;
+  std::memcpy(&a0, acc, sizeof(a0));
+  std::memcpy(&a1, acc + kVecWidth / 2, sizeof(a1));
+  a0 += __builtin_convertvector(lo, HalfD);
+  a1 += __builtin_convertvector(hi, HalfD);
+  std::memcpy(acc, &a0, sizeof(a0));
+  std::memcpy(acc + kVecWidth / 2, &a1, sizeof(a1));
+}
+
+// acc[0, w) += sum over r in [0, rows) of x[r * ld + j]; w <= kColumnBlock. Rows stream past an
+// L1-resident float block; every kRowGroup rows the block moves to acc in the same pass that
+// loads the next row into it, so the stream of row loads never pauses.
 void AccumulateRows(const float* x, int64_t ld, int64_t rows, int64_t w, double* acc) {
+  if (rows <= 0) return;
   alignas(64) float part[kColumnBlock];
-  for (int64_t g0 = 0; g0 < rows; g0 += kRowGroup) {
-    const int64_t g1 = std::min(rows, g0 + kRowGroup);
-    std::copy(x + g0 * ld, x + g0 * ld + w, part);
-    for (int64_t r = g0 + 1; r < g1; ++r) {
-      const float* row = x + r * ld;
-      int64_t j = 0;
-      for (; j + kVecWidth <= w; j += kVecWidth) {
-        // The rows are far apart: without a prefetch two rows ahead (into L2) the loads wait on
-        // memory (measured 2x). Prefetches past the end are harmless.
-        __builtin_prefetch(row + 2 * ld + j, 0, 1);
-        StoreU(part + j, LoadU(part + j) + LoadU(row + j));
+  std::copy(x, x + w, part);
+  for (int64_t r = 1; r < rows; ++r) {
+    const float* row = x + r * ld;
+    const bool flush = r % kRowGroup == 0;
+    int64_t j = 0;
+    for (; j + kVecWidth <= w; j += kVecWidth) {
+      // The rows are far apart: without a prefetch two rows ahead (into L2) the loads wait on
+      // memory (measured 2x). Prefetches past the end are harmless.
+      __builtin_prefetch(row + 2 * ld + j, 0, 1);
+      const VecF v = LoadU(row + j);
+      if (flush) {
+        AddToDouble(acc + j, LoadU(part + j));
+        StoreU(part + j, v);
+      } else {
+        StoreU(part + j, LoadU(part + j) + v);
       }
-      for (; j < w; ++j) part[j] += row[j];
     }
-    for (int64_t j = 0; j < w; ++j) acc[j] += part[j];
+    for (; j < w; ++j) {
+      if (flush) {
+        acc[j] += part[j];
+        part[j] = row[j];
+      } else {
+        part[j] += row[j];
+      }
+    }
   }
+  int64_t j = 0;
+  for (; j + kVecWidth <= w; j += kVecWidth) AddToDouble(acc + j, LoadU(part + j));
+  for (; j < w; ++j) acc[j] += part[j];
 }
 
 // y[c0, c1) = column sums of the (rows, cols) matrix x.

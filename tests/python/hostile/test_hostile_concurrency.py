@@ -2,9 +2,7 @@
 racing to free C API handles and to use them, fork() and multiprocessing with the 'fork' start
 method while threads compute, and interpreter exit while daemon threads are inside large ops.
 The in-process cases run in one child interpreter; exit cases each start their own."""
-import ctypes
 import os
-import sys
 import threading
 import time
 

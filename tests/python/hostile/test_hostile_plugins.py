@@ -124,9 +124,10 @@ for name, (path, _, _) in cases.items():
 CASE_NAMES = ["text.so", "empty.so", "random.so", "magic_only.so", "header_only.so", "elf32.so",
               "big_endian.so", "executable.so", "object_file.so", "aarch64.so", "phnum_huge.so",
               "segment_past_end.so", "truncated_64.so", "truncated_200.so", "truncated_1000.so",
-              "truncated_4096.so", "truncated_third.so", "truncated_last_byte.so", "phdrs_past_end.so",
-              "segment_grown.so", "a_directory.so", "fifo.so", "symlink_loop.so",
-              "dangling_symlink.so", "missing.so", "long_path", "nul_in_path", "empty_path",
+              "truncated_4096.so", "truncated_third.so", "truncated_last_byte.so",
+              "phdrs_past_end.so", "segment_grown.so", "a_directory.so", "fifo.so",
+              "symlink_loop.so", "dangling_symlink.so", "missing.so", "long_path", "nul_in_path",
+              "empty_path",
               "not_a_plugin_libm.so.6", "not_a_plugin_libz.so.1"]
 
 

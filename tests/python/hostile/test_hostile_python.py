@@ -261,11 +261,15 @@ def _uninitialised(fn, word):
     return case
 
 
-for _name, (_fn, _word) in {"shape": (lambda n: n.shape, "__new__"),
-                            "asnumpy": (lambda n: n.asnumpy(), "__new__"),
-                            "repr": (repr, "__new__"), "relu": (lambda n: ops.relu(n, n), "__new__"),
-                            "deepcopy": (copy.deepcopy, ""),
-                            "setitem": (lambda n: n.__setitem__(slice(None), 1), "__new__")}.items():
+UNINITIALISED_USES = {
+    "shape": (lambda n: n.shape, "__new__"),
+    "asnumpy": (lambda n: n.asnumpy(), "__new__"),
+    "repr": (repr, "__new__"),
+    "relu": (lambda n: ops.relu(n, n), "__new__"),
+    "deepcopy": (copy.deepcopy, ""),
+    "setitem": (lambda n: n.__setitem__(slice(None), 1), "__new__"),
+}
+for _name, (_fn, _word) in UNINITIALISED_USES.items():
     CASES[f"uninitialised_ndarray_{_name}"] = _uninitialised(_fn, _word)
 
 
