@@ -169,6 +169,14 @@ class CustomOp:
         raise NotImplementedError("%s has no %s for %s executors: define one of %s"
                                   % (self.label(), kind, device, ", ".join(tried)))
 
+    def _has_backward(self):
+        return any(name.startswith("backward") and getattr(type(self), name) is not
+                   getattr(CustomOp, name, None) for name in dir(type(self)))
+
+    def _no_backward_message(self):
+        return ("%s has no backward: define backward (or backward_numpy, backward_gpu, ...)"
+                % self.label())
+
     def _fallback_ctx(self):
         return self.fallback_ctx if self.fallback_ctx is not None else dlarray.cpu(0)
 
@@ -244,6 +252,8 @@ class _ForwardOp(Op):
 
     def gradient(self, node, output_grad):
         custom = self.custom
+        if not custom._has_backward():
+            raise _error(node, custom._no_backward_message())
         top = [output_grad] if custom.need_top_grad() else []
         backward = Node(_BackwardOp(custom), [*node.inputs, node, *top],
                         _name("%sGrad(%s)", custom.label(), node.name))
