@@ -6,7 +6,9 @@
 
 #include "caching_allocator.h"
 #include "cuda_check.h"
+#include "current_device_ext.h"
 #include "dlarray/errors.h"
+#include "dlarray/ext/current_device.h"
 #include "host_staging.h"
 
 namespace dlarray {
@@ -279,6 +281,11 @@ void CudaDevice::set_option(const std::string& key, const std::string& value) {
 std::string CudaDevice::get_option(const std::string& key) {
   if (key != "matmul_precision") return Device::get_option(key);
   return matmul_tf32() ? "tf32" : "highest";
+}
+
+const void* CudaDevice::extension(const std::string& name) {
+  if (name == DLARRAY_EXT_CURRENT_DEVICE) return CurrentDeviceExtension();
+  return nullptr;
 }
 
 }  // namespace cuda

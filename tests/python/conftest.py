@@ -43,3 +43,9 @@ def test_plugin_dir():
 
 def has_gpu():
     return any(c.device_type == 2 for c in dlarray.devices())
+
+
+@pytest.fixture(scope="session")
+def aot_cache(tmp_path_factory):
+    """A DLARRAY_CACHE_DIR for the sources dlarray.custom compiles, shared by the session."""
+    return tmp_path_factory.mktemp("dlarray-cache")
