@@ -301,12 +301,15 @@ DLArrayAotExtra AotOp::MakeExtra(const AotImpl* impl, DLContext ctx, int nin) co
 py::tuple AotOp::LibraryInfer(int device_type, const std::vector<std::vector<int64_t>>& shapes,
                               const std::vector<std::string>& dtypes) {
   const int nin = static_cast<int>(shapes.size()), nall = nin + num_outputs_;
+  // device_type's library first, then any other that has the function.
   const AotImpl* shape_impl = nullptr;
   const AotImpl* type_impl = nullptr;
-  for (const auto& impl : impls_) {
-    if (device_type != 0 && impl->device_type != device_type) continue;
-    if (shape_impl == nullptr && impl->infer_shape != nullptr) shape_impl = impl.get();
-    if (type_impl == nullptr && impl->infer_type != nullptr) type_impl = impl.get();
+  for (bool exact : {true, false}) {
+    for (const auto& impl : impls_) {
+      if (exact && impl->device_type != device_type) continue;
+      if (shape_impl == nullptr && impl->infer_shape != nullptr) shape_impl = impl.get();
+      if (type_impl == nullptr && impl->infer_type != nullptr) type_impl = impl.get();
+    }
   }
   py::object out_shapes = py::none(), out_types = py::none();
   if (shape_impl != nullptr) {
@@ -395,16 +398,29 @@ void AotOp::CheckOutput(const DLArray* a, const OutSpec* spec, DLContext ctx, in
 const std::vector<OutSpec>* AotOp::Specs(py::handle self, const DLArray* const* ins, int nin,
                                          DLContext ctx, bool outs_given) {
   if (specs_fixed_) return &specs_;
-  std::vector<int64_t> key;
-  key.reserve(2 + 3 * nin);
-  key.push_back(ctx.device_type);
+  // The key of this call: device type, then per input its dtype, rank and extents. Compared in
+  // place with the last one (no allocation when it is the same).
+  auto dtype_code = [](DLArrayDType t) {
+    return (int64_t{t.code} << 32) | (int64_t{t.bits} << 16) | t.lanes;
+  };
+  if (specs_valid_) {
+    size_t at = 0;
+    const size_t size = specs_key_.size();
+    bool same = size > 0 && specs_key_[at++] == ctx.device_type;
+    for (int i = 0; i < nin && same; ++i) {
+      same = at + 2 + static_cast<size_t>(ins[i]->ndim) <= size &&
+             specs_key_[at] == dtype_code(ins[i]->dtype) && specs_key_[at + 1] == ins[i]->ndim &&
+             std::equal(ins[i]->shape, ins[i]->shape + ins[i]->ndim, specs_key_.begin() + at + 2);
+      at += 2 + static_cast<size_t>(ins[i]->ndim);
+    }
+    if (same && at == size) return &specs_;
+  }
+  std::vector<int64_t> key{ctx.device_type};
   for (int i = 0; i < nin; ++i) {
-    const DLArrayDType t = ins[i]->dtype;
-    key.push_back((int64_t{t.code} << 32) | (int64_t{t.bits} << 16) | t.lanes);
+    key.push_back(dtype_code(ins[i]->dtype));
     key.push_back(ins[i]->ndim);
     key.insert(key.end(), ins[i]->shape, ins[i]->shape + ins[i]->ndim);
   }
-  if (specs_valid_ && key == specs_key_) return &specs_;
   py::list shapes, dtypes;
   for (int i = 0; i < nin; ++i) {
     shapes.append(
