@@ -75,6 +75,24 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
 
 Error ValueError(const std::string& message) { return Error(ErrorKind::kValue, message); }
 
+/*! \brief Whether an array is compact row-major (what AOT functions are given). */
+bool IsCompact(const DLArray* a) {
+  if (a->strides == nullptr) return true;
+  int64_t expected = 1;
+  for (int d = a->ndim - 1; d >= 0; --d) {
+    if (a->shape[d] != 1 && a->strides[d] != expected) return false;
+    expected *= a->shape[d];
+  }
+  return true;
+}
+
+void CheckCompact(const DLArray* a, const std::string& op, const char* what, int i) {
+  if (!IsCompact(a)) {
+    throw ValueError("dlarray.custom: " + op + ": " + what + " " + std::to_string(i) +
+                     " is a strided view; AOT functions take compact arrays (copy it first)");
+  }
+}
+
 /*! \brief Small arrays on the stack for the common case, on the heap past N entries. */
 template <typename T, size_t N>
 class SmallBuffer {
@@ -367,6 +385,7 @@ void AotOp::CheckInputs(const DLArray* const* ins, int nin, DLContext ctx) const
                      " input(s), got " + std::to_string(nin));
   }
   for (int i = 0; i < nin; ++i) {
+    CheckCompact(ins[i], name_, "input", i);
     if (ins[i]->ctx != ctx) {
       throw ValueError("dlarray.custom: " + name_ + ": input " + std::to_string(i) + " is on " +
                        ContextToString(ins[i]->ctx) + ", input 0 on " + ContextToString(ctx));
@@ -381,6 +400,7 @@ void AotOp::CheckInputs(const DLArray* const* ins, int nin, DLContext ctx) const
 }
 
 void AotOp::CheckOutput(const DLArray* a, const OutSpec* spec, DLContext ctx, int k) const {
+  CheckCompact(a, name_, "output", k);
   if (a->ctx != ctx) {
     throw ValueError("dlarray.custom: " + name_ + ": output " + std::to_string(k) + " is on " +
                      ContextToString(a->ctx) + ", the inputs on " + ContextToString(ctx));
