@@ -28,13 +28,29 @@ _SYSTEM_PREFIXES = ("/usr/", "/opt/", "/lib/", "/lib64/")
 
 
 class CompileError(RuntimeError):
-    """A source that does not compile: the message holds the command and the compiler's output."""
+    """A source that does not compile, or a compiler that cannot run.
+
+    Parameters
+    ----------
+    message : str
+        The source, the command line and the compiler's output.
+    """
 
 
 def compiler_for(suffix):
     """The compiler for a source suffix: for ``.cu`` nvcc (``$DLARRAY_NVCC``, ``$CUDA_HOME/bin``,
     PATH, /usr/local/cuda/bin, as dlarray.cpp_extension looks), for ``.c`` ``$CC`` or cc, else
     ``$CXX`` or g++.
+
+    Parameters
+    ----------
+    suffix : str
+        ``".cu"``, ``".cc"``, ``".cpp"``, ``".cxx"`` or ``".c"``.
+
+    Returns
+    -------
+    str
+        The compiler's path or command.
 
     Raises
     ------
@@ -64,6 +80,16 @@ def default_flags(suffix):
     ``.cc``/``.cpp``/``.cxx``: ``-shared -fPIC -O3 -std=c++17``. ``.c``: ``-shared -fPIC -O3``.
     Whatever the flags, ``-I`` the source's folder and dlarray's include folder (for
     ``dlarray/aot.h``) are added.
+
+    Parameters
+    ----------
+    suffix : str
+        The source's suffix (``".cu"``, ``".cc"``, ...).
+
+    Returns
+    -------
+    list of str
+        The flags.
     """
     if suffix == ".cu":
         flags = ["--shared", "-Xcompiler", "-fPIC", "-O3", "-std=c++17",

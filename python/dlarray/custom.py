@@ -79,6 +79,16 @@ def load_library(path):
     A library whose file changed since it was loaded is loaded again from a copy (the dynamic
     loader would otherwise return the old code).
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The shared library.
+
+    Returns
+    -------
+    dlarray._core.AotLibrary
+        The loaded library (the same object for every call with the same file).
+
     Raises
     ------
     PermissionError
