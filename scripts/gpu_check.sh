@@ -58,7 +58,8 @@ if has test; then
 fi
 
 if has sanitize; then
-  gpu_tests=(test_cuda.py test_ops.py test_sigmoid_plugin.py test_seed_ctypes.py)
+  gpu_tests=(test_cuda.py test_ops.py test_sigmoid_plugin.py test_seed_ctypes.py
+             test_custom.py test_custom_autodiff.py test_custom_op_node.py)
   for tool in memcheck racecheck synccheck; do
     step "compute-sanitizer $tool"
     (cd tests/python && compute-sanitizer --tool "$tool" --error-exitcode 9 \
@@ -85,7 +86,13 @@ if has bench; then
   cat "$logs/mlp_gpu.txt"
   step bench-cpp-extension
   python3 bench/cpp_extension.py 2>&1 | tee "$logs/cpp_extension.txt"
+  step bench-custom-ops
+  python3 bench/custom_ops.py --json "$logs/custom_ops.json" 2>&1 | tee "$logs/custom_ops.txt"
   step mnist
   python3 examples/mnist.py --device gpu --model mlp --epochs 10 >"$logs/mnist_gpu.txt" 2>&1
   tail -4 "$logs/mnist_gpu.txt"
+  step mnist-custom-ops
+  python3 examples/mnist.py --device gpu --model mlp --epochs 10 --custom-ops \
+    >"$logs/mnist_gpu_custom.txt" 2>&1
+  tail -4 "$logs/mnist_gpu_custom.txt"
 fi

@@ -267,6 +267,7 @@ Examples
   BindNDArray(m);
   BindOps(m);
   RegisterExitHook();
+  BindCustom(m);
 }
 
 }  // namespace dlarray
