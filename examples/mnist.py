@@ -12,6 +12,9 @@ On a device the whole step stays there: each epoch's batches are uploaded once, 
 update (w += -lr * grad) runs as ops in place, and the loss is summed on the device and read
 only every few steps for the progress bar.
 
+--custom-ops does the bias-adds with AOT custom ops (examples/custom_ops, dlarray.custom): C++
+and CUDA kernels compiled on first use, differentiated through a MindSpore-style bprop.
+
 Optional packages: tqdm (a progress bar) and matplotlib (--plot); without them the script runs
 the same and says what it skips.
 """
@@ -56,18 +59,34 @@ def load_data(path):
     raise ValueError("--data: expected a .npz or .pkl.gz file, got %r" % path)
 
 
+def custom_bias_add():
+    """The bias-add as AOT custom ops (examples/custom_ops/mlp_ops.py; dlarray.custom)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "custom_ops"))
+    try:
+        import mlp_ops
+    finally:
+        sys.path.pop(0)
+    return mlp_ops.bias_add_op()
+
+
 def one_hot(labels, classes=10):
     return np.eye(classes, dtype=np.float32)[labels]
 
 
-def build_model(model, x):
-    """The parameter nodes (W1, b1, W2, ...) and the logits node of ``model`` for input ``x``."""
+def build_model(model, x, bias_add=None):
+    """The parameter nodes (W1, b1, W2, ...) and the logits node of ``model`` for input ``x``.
+
+    ``bias_add(product, b)``, when given, makes the bias-add nodes (e.g. an AOT custom op).
+    """
     layers = LAYERS[model]
     params, h = [], x
     for i, _ in enumerate(layers[1:], start=1):
         w, b = ad.Variable("W%d" % i), ad.Variable("b%d" % i)
         product = ad.matmul_op(h, w)
-        h = product + ad.broadcastto_op(b, product)
+        if bias_add is None:
+            h = product + ad.broadcastto_op(b, product)
+        else:
+            h = bias_add(product, b)
         if i < len(layers) - 1:
             h = ad.relu_op(h)
         params += [w, b]
@@ -88,10 +107,10 @@ def init_params(model, seed):
 class Trainer:
     """A model on one device (ctx=None: NumPy): its executors, parameters and SGD steps."""
 
-    def __init__(self, model, ctx, lr, seed):
+    def __init__(self, model, ctx, lr, seed, custom_ops=False):
         self.ctx, self.lr = ctx, lr
         self.x, self.y_ = ad.Variable("x"), ad.Variable("y_")
-        params, logits = build_model(model, self.x)
+        params, logits = build_model(model, self.x, custom_bias_add() if custom_ops else None)
         loss = ad.softmaxcrossentropy_op(logits, self.y_)
         self.train_executor = ad.Executor([loss] + ad.gradients(loss, params), ctx)
         self.eval_executor = ad.Executor([logits], ctx)
@@ -266,6 +285,8 @@ def parse_args(argv):
                         "(default: data/mnist10k.npz)")
     parser.add_argument("--plot", metavar="FILE.png",
                         help="save the loss and accuracy curves (needs matplotlib)")
+    parser.add_argument("--custom-ops", action="store_true",
+                        help="do the bias-adds with the AOT kernels of examples/custom_ops")
     args = parser.parse_args(argv)
     for name in ("epochs", "batch_size"):
         if getattr(args, name) < 1:
@@ -284,12 +305,14 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(argv)
     train_x, train_y, test_x, test_y = load_data(args.data)
-    trainer = Trainer(args.model, device_context(args.device), args.lr, args.seed)
+    trainer = Trainer(args.model, device_context(args.device), args.lr, args.seed,
+                      custom_ops=args.custom_ops)
     test_images = trainer.to_device(test_x)
     batches = EpochBatches(trainer, train_x, train_y, args.batch_size)
     rng = np.random.default_rng(args.seed)
-    print("%s on %s: %d training and %d test images, batch %d, lr %g"
-          % (args.model, args.device, len(train_x), len(test_x), args.batch_size, args.lr))
+    print("%s on %s: %d training and %d test images, batch %d, lr %g%s"
+          % (args.model, args.device, len(train_x), len(test_x), args.batch_size, args.lr,
+             ", bias-add by AOT custom ops" if args.custom_ops else ""))
     losses, accuracies = [], []
     for epoch in range(1, args.epochs + 1):
         start = time.perf_counter()

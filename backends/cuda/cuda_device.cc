@@ -6,7 +6,9 @@
 
 #include "caching_allocator.h"
 #include "cuda_check.h"
+#include "current_device_ext.h"
 #include "dlarray/errors.h"
+#include "dlarray/ext/current_device.h"
 #include "host_staging.h"
 
 namespace dlarray {
@@ -296,6 +298,11 @@ std::string CudaDevice::get_option(const std::string& key) {
     return std::to_string(major) + "." + std::to_string(minor);
   }
   return Device::get_option(key);
+}
+
+const void* CudaDevice::extension(const std::string& name) {
+  if (name == DLARRAY_EXT_CURRENT_DEVICE) return CurrentDeviceExtension();
+  return nullptr;
 }
 
 }  // namespace cuda

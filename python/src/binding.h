@@ -38,6 +38,7 @@ py::dtype DTypeToNumpy(DLArrayDType t);
 
 void BindNDArray(py::module_& m);
 void BindOps(py::module_& m);
+void BindCustom(py::module_& m);  // custom.cc: AOT custom ops (dlarray.custom)
 
 }  // namespace dlarray
 

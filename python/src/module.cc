@@ -261,6 +261,7 @@ Examples
 
   BindNDArray(m);
   BindOps(m);
+  BindCustom(m);
 }
 
 }  // namespace dlarray

@@ -92,3 +92,9 @@ def built_sdist(tmp_path_factory):
     name = subprocess.run([sys.executable, "-c", hook, str(out)], cwd=ROOT, check=True,
                           capture_output=True, text=True).stdout.strip().splitlines()[-1]
     return out / name
+
+
+@pytest.fixture(scope="session")
+def aot_cache(tmp_path_factory):
+    """A DLARRAY_CACHE_DIR for the sources dlarray.custom compiles, shared by the session."""
+    return tmp_path_factory.mktemp("dlarray-cache")
