@@ -262,6 +262,7 @@ Examples
   BindNDArray(m);
   BindOps(m);
   BindCustom(m);
+  BindRtc(m);
 }
 
 }  // namespace dlarray

@@ -13,8 +13,9 @@ import dlarray.autodiff
 import dlarray.gpu_op
 import dlarray.ndarray
 import dlarray.ops
+import dlarray.rtc
 
-MODULES = [dlarray, dlarray.ops, dlarray.autodiff, dlarray.ndarray, dlarray.gpu_op]
+MODULES = [dlarray, dlarray.ops, dlarray.autodiff, dlarray.ndarray, dlarray.gpu_op, dlarray.rtc]
 
 
 def public_objects():
