@@ -257,4 +257,4 @@ def get_matmul_precision():
     return _matmul_precision
 
 
-from . import ops, ndarray, gpu_op, cpp_extension, rtc  # noqa: E402  (they import names defined above)
+from . import ops, ndarray, gpu_op, cpp_extension, rtc  # noqa: E402  (they use names above)

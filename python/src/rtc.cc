@@ -363,23 +363,49 @@ class RtcKernel {
       StorePython(h, i, t, slot);
       return;
     }
-    static py::object generic = py::module_::import("numpy").attr("generic");
-    if (PyObject_IsInstance(o, generic.ptr()) == 1) {
-      const DLArrayDType t = DTypeFromNumpy(h.attr("dtype").cast<py::dtype>());
+    DLArrayDType t{};
+    if (NumpyScalar(o, &t, slot)) {
       if (p != nullptr && p->kind == ParamKind::kScalar && p->dtype.bits != 0 &&
           (p->dtype.code != t.code || p->dtype.bits != t.bits)) {
-        throw DTypeError(Who() + ": " + Arg(i) + " is " + DTypeToString(p->dtype) + ", got numpy." +
-                         DTypeToString(t) + ": pass numpy." + DTypeToString(p->dtype) +
-                         "(...) or a Python number");
+        throw DTypeError(Who() + ": " + Arg(i) + " is " + DTypeToString(p->dtype) +
+                         ", got numpy." + DTypeToString(t) + ": pass numpy." +
+                         DTypeToString(p->dtype) + "(...) or a Python number");
       }
-      if (t.bits > 64) throw DTypeError(Who() + ": " + Arg(i) + ": scalars of more than 8 bytes");
-      py::bytes raw = h.attr("tobytes")();
-      const std::string b = raw;
-      std::memcpy(slot->bytes, b.data(), b.size() < 8 ? b.size() : 8);
       return;
     }
     throw DTypeError(Who() + ": " + Arg(i) + ": cannot pass " + TypeName(h) +
                      " (NDArray, int, float, bool, a NumPy scalar or None)");
+  }
+
+  // A NumPy scalar (np.float32(1), ...): its dtype and bytes, read through the buffer protocol.
+  static bool NumpyScalar(PyObject* o, DLArrayDType* t, ArgSlot* slot) {
+    static PyObject* generic = py::object(py::module_::import("numpy").attr("generic")).release().ptr();
+    if (PyObject_IsInstance(o, generic) != 1) {
+      PyErr_Clear();
+      return false;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_FORMAT) != 0) {
+      PyErr_Clear();
+      return false;
+    }
+    const char f = view.format != nullptr && view.format[0] != '\0' ? view.format[0] : '?';
+    const size_t size = static_cast<size_t>(view.len);
+    uint8_t code = kDLArrayInt;
+    if (f == 'f' || f == 'd' || f == 'e') {
+      code = kDLArrayFloat;
+    } else if (f == 'B' || f == 'H' || f == 'I' || f == 'L' || f == 'Q' || f == '?') {
+      code = kDLArrayUInt;
+    } else if (f != 'b' && f != 'h' && f != 'i' && f != 'l' && f != 'q') {
+      PyBuffer_Release(&view);
+      return false;  // complex, strings, ...: not a kernel scalar
+    }
+    const bool fits = size >= 1 && size <= sizeof slot->bytes;
+    if (fits) std::memcpy(slot->bytes, view.buf, size);
+    PyBuffer_Release(&view);
+    if (!fits) return false;
+    *t = DLArrayDType{code, static_cast<uint8_t>(size * 8), 1};
+    return true;
   }
 
   // A Python bool, int or float as a scalar of dtype t.

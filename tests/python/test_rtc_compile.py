@@ -144,7 +144,8 @@ def test_options_reach_nvrtc():
 
 
 def test_an_unknown_kernel_name_lists_the_kernels():
-    with pytest.raises(ValueError, match=r"no kernel named 'sub' in the source \(it declares: add\)"):
+    with pytest.raises(ValueError,
+                       match=r"no kernel named 'sub' in the source \(it declares: add\)"):
         rtc.RawKernel(ADD, "sub")
     module = rtc.RawModule(code="template <typename T> __global__ void scale(T* x) {}\n" + ADD)
     with pytest.raises(ValueError, match=r"name_expressions=\['scale<float>'\]"):
