@@ -433,7 +433,33 @@ True
         return out;
       },
       py::arg("op"), py::arg("shapes"), py::arg("dtypes"), py::arg("attrs"),
-      "(shape, dtype) of each output of op for inputs of these shapes and dtypes.");
+      R"doc(The shape and dtype of each output of an op, for inputs of these shapes and dtypes.
+
+From the op's declared shape inference or, for ops whose operands all share one shape, the first
+input's. Python uses it to allocate outputs that a call leaves out.
+
+Parameters
+----------
+op : str
+    A declared op's name.
+shapes : list of tuple of int
+    The inputs' shapes.
+dtypes : list of numpy.dtype
+    The inputs' dtypes.
+attrs : list of float
+    The op's attributes, in declared order.
+
+Returns
+-------
+list of (tuple of int, numpy.dtype)
+    One entry per output.
+
+Raises
+------
+ValueError
+    An unknown op, wrong counts, shapes the op refuses, or an op that cannot infer its outputs
+    (then the outputs must be given).
+)doc");
   m.def(
       "op_info",
       [](const std::string& name) {

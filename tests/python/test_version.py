@@ -71,7 +71,28 @@ def command_line_version():
     return m.group(1)
 
 
+def package_config_version():
+    """PACKAGE_VERSION of the installed package's dlarrayConfig-version.cmake."""
+    out = subprocess.run([sys.executable, "-m", "dlarray", "--cmake-dir"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    text = (pathlib.Path(out) / "dlarrayConfig-version.cmake").read_text()
+    return re.search(r'set\(PACKAGE_VERSION "([^"]+)"\)', text).group(1)
+
+
+def core_soname_version():
+    """The core library's file name carries the version's major.minor (its SONAME)."""
+    name = pathlib.Path(dlarray._core.core_library_path()).name
+    m = re.fullmatch(r"libdlarray_runtime\.so\.(\d+)\.(\d+)", name)
+    assert m, f"the core library {name} is not named by its SONAME"
+    major, minor = m.groups()
+    if not VERSION.startswith(f"{major}.{minor}."):
+        return name
+    return VERSION
+
+
 VERSION_SOURCES = {
+    "dlarrayConfig-version.cmake (installed SDK)": package_config_version,
+    "libdlarray_runtime.so SONAME (major.minor)": core_soname_version,
     "CMake project (CMakeCache.txt)": cmake_project_version,
     "dlarray._core.__version__": core_module_version,
     "dlarray.__version__": package_version,
