@@ -12,16 +12,16 @@ On a device the whole step stays there: each epoch's batches are uploaded once, 
 update (w += -lr * grad) runs as ops in place, and the loss is summed on the device and read
 only every few steps for the progress bar.
 
---model reorg takes the digits as (N, 1, 28, 28) images, reorganises each into (4, 14, 14)
-with YOLO's reorg layer, flattens them and trains the MLP with a softmax cross-entropy layer:
-both layers are seed 003's custom layers (examples/rtc_layers), CUDA kernels compiled at run
-time with dlarray.rtc on a GPU and NumPy code on the CPU.
+Optional packages: tqdm (a progress bar) and matplotlib (--plot); without them the script runs
+the same and says what it skips.
 
 --custom-ops does the bias-adds with AOT custom ops (examples/custom_ops, dlarray.custom): C++
 and CUDA kernels compiled on first use, differentiated through a MindSpore-style bprop.
 
-Optional packages: tqdm (a progress bar) and matplotlib (--plot); without them the script runs
-the same and says what it skips.
+--model reorg takes the digits as (N, 1, 28, 28) images, reorganises each into (4, 14, 14)
+with YOLO's reorg layer, flattens them and trains the MLP with a softmax cross-entropy layer:
+both layers are seed 003's custom layers (examples/rtc_layers), CUDA kernels compiled at run
+time with dlarray.rtc on a GPU and NumPy code on the CPU.
 """
 
 import argparse

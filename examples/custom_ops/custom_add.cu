@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -53,14 +54,16 @@ bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 // Multiprocessors of the current GPU, asked once per GPU.
 int SmCount() {
-  static int counts[64] = {};
-  int device = 0;
+  static std::atomic<int> counts[64] = {};
+  int device = 0, count = 0;
   if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) return 80;
-  if (counts[device] == 0 && cudaDeviceGetAttribute(&counts[device], cudaDevAttrMultiProcessorCount,
-                                                    device) != cudaSuccess) {
-    return 80;
+  if ((count = counts[device].load(std::memory_order_relaxed)) == 0) {
+    if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      return 80;
+    }
+    counts[device].store(count, std::memory_order_relaxed);
   }
-  return counts[device];
+  return count;
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 """Compiles AOT custom op sources (``.cu`` with nvcc, ``.cc``/``.cpp``/``.cxx`` with g++, ``.c``
 with cc) into shared libraries, cached on disk with ``dlarray._cache`` (see dlarray.custom).
 
-An entry is keyed by the source's path and bytes, the compiler and its version, the flags and, for CUDA, the
-GPUs it is built for; the headers the source includes (from the compiler's dependency list, system
+An entry is keyed by the source's path and bytes, the compiler and its version and the flags (for
+CUDA, the GPU architectures it is built for are among them); the headers the source includes (from the compiler's dependency list, system
 headers aside) are checked by content on every look-up, so editing one rebuilds.
 """
 
@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 
 from . import _cache
+from .cpp_extension import _cuda_archs, _nvcc, _version
 
 __all__ = ["CompileError", "SOURCE_DEVICES", "compile_source", "compiler_for", "default_flags",
            "include_dir"]
@@ -24,16 +25,32 @@ SOURCE_DEVICES = {".cu": "gpu", ".cc": "cpu", ".cpp": "cpu", ".cxx": "cpu", ".c"
 
 _NAMESPACE = "aot"
 _SYSTEM_PREFIXES = ("/usr/", "/opt/", "/lib/", "/lib64/")
-_versions = {}
 
 
 class CompileError(RuntimeError):
-    """A source that does not compile: the message holds the command and the compiler's output."""
+    """A source that does not compile, or a compiler that cannot run.
+
+    Parameters
+    ----------
+    message : str
+        The source, the command line and the compiler's output.
+    """
 
 
 def compiler_for(suffix):
-    """The compiler command for a source suffix: ``$DLARRAY_NVCC`` or nvcc for ``.cu``, ``$CC`` or
-    cc for ``.c``, ``$CXX`` or g++ otherwise.
+    """The compiler for a source suffix: for ``.cu`` nvcc (``$DLARRAY_NVCC``, ``$CUDA_HOME/bin``,
+    PATH, /usr/local/cuda/bin, as dlarray.cpp_extension looks), for ``.c`` ``$CC`` or cc, else
+    ``$CXX`` or g++.
+
+    Parameters
+    ----------
+    suffix : str
+        ``".cu"``, ``".cc"``, ``".cpp"``, ``".cxx"`` or ``".c"``.
+
+    Returns
+    -------
+    str
+        The compiler's path or command.
 
     Raises
     ------
@@ -42,7 +59,7 @@ def compiler_for(suffix):
     """
     if suffix == ".cu":
         env, default = "DLARRAY_NVCC", "nvcc"
-        found = os.environ.get(env) or shutil.which(default)
+        found = _nvcc()
         if not found and os.path.exists("/usr/local/cuda/bin/nvcc"):
             found = "/usr/local/cuda/bin/nvcc"
     else:
@@ -57,36 +74,33 @@ def compiler_for(suffix):
 def default_flags(suffix):
     """The flags a source of this suffix is compiled with unless ``compile_flags`` replaces them.
 
-    ``.cu``: ``--shared -Xcompiler -fPIC -O3 -std=c++17 --expt-relaxed-constexpr``, plus
-    ``-arch=native`` when a GPU is usable (else nvcc's default architectures).
+    ``.cu``: ``--shared -Xcompiler -fPIC -O3 -std=c++17 --expt-relaxed-constexpr``, then
+    ``-gencode`` for the compute capability of each usable GPU (else 8.0 and 9.0) and PTX of the
+    newest, like dlarray.cpp_extension.
     ``.cc``/``.cpp``/``.cxx``: ``-shared -fPIC -O3 -std=c++17``. ``.c``: ``-shared -fPIC -O3``.
     Whatever the flags, ``-I`` the source's folder and dlarray's include folder (for
     ``dlarray/aot.h``) are added.
+
+    Parameters
+    ----------
+    suffix : str
+        The source's suffix (``".cu"``, ``".cc"``, ...).
+
+    Returns
+    -------
+    list of str
+        The flags.
     """
     if suffix == ".cu":
         flags = ["--shared", "-Xcompiler", "-fPIC", "-O3", "-std=c++17",
                  "--expt-relaxed-constexpr"]
-        return flags + (["-arch=native"] if _gpu_names() else [])
+        archs = _cuda_archs()
+        for arch in archs:
+            flags += ["-gencode", "arch=compute_%s,code=sm_%s" % (arch, arch)]
+        return flags + ["-gencode", "arch=compute_%s,code=compute_%s" % (archs[-1], archs[-1])]
     if suffix == ".c":
         return ["-shared", "-fPIC", "-O3"]
     return ["-shared", "-fPIC", "-O3", "-std=c++17"]
-
-
-def _gpu_names():
-    import dlarray
-    return [dlarray._core.device_name(c) for c in dlarray.devices() if c.device_type == 2]
-
-
-def _version(compiler):
-    if compiler not in _versions:
-        try:
-            proc = subprocess.run([compiler, "--version"], capture_output=True, text=True,
-                                  timeout=60)
-            _versions[compiler] = proc.stdout + proc.stderr
-        except (OSError, subprocess.TimeoutExpired) as e:
-            raise CompileError("dlarray.custom: cannot run the compiler %s: %s"
-                               % (compiler, e)) from None
-    return _versions[compiler]
 
 
 def include_dir():
@@ -151,9 +165,14 @@ def compile_source(source, flags=None):
     code = pathlib.Path(source).read_bytes()
     compiler = compiler_for(suffix)
     flags = list(default_flags(suffix) if flags is None else flags)
-    arch = _gpu_names() if suffix == ".cu" else []
-    # The path is part of the key: its folder is on the include path.
-    key = _cache.make_key(_NAMESPACE, source, code, compiler, _version(compiler), flags, arch)
+    try:
+        version = _version(compiler)
+    except OSError as e:
+        raise CompileError("dlarray.custom: cannot run the compiler %s: %s"
+                           % (compiler, e)) from None
+    # The path is part of the key: its folder is on the include path. (GPU architectures are in
+    # the flags.)
+    key = _cache.make_key(_NAMESPACE, source, code, compiler, version, flags)
     entry = _cache.entry_dir(_NAMESPACE, key)
     library = entry / (pathlib.Path(source).stem + ".so")
     deps_file = entry / "deps.json"

@@ -79,6 +79,16 @@ def load_library(path):
     A library whose file changed since it was loaded is loaded again from a copy (the dynamic
     loader would otherwise return the old code).
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The shared library.
+
+    Returns
+    -------
+    dlarray._core.AotLibrary
+        The loaded library (the same object for every call with the same file).
+
     Raises
     ------
     PermissionError
@@ -131,7 +141,8 @@ def _shapes(value, num_outputs, what):
     """A list of ``num_outputs`` shape tuples from a shape or a list of shapes."""
     if num_outputs == 1 and _is_shape(value):
         return [tuple(int(d) for d in value)]
-    if isinstance(value, (list, tuple)) and len(value) == num_outputs and all(map(_is_shape, value)):
+    if (isinstance(value, (list, tuple)) and len(value) == num_outputs
+            and all(map(_is_shape, value))):
         return [tuple(int(d) for d in s) for s in value]
     raise ValueError("dlarray.custom: %s must be a shape (a list of ints) or, for %d outputs, a "
                      "list of %d shapes; got %r" % (what, num_outputs, num_outputs, value))
@@ -373,7 +384,7 @@ class Custom(_core.AotOp):
                 return None
             else:
                 raise ValueError("dlarray.custom: %s: out_shape is None and its library exports "
-                                 "no %sInferShape: give out_shape, or out=" % (self.name, self.name))
+                                 "no InferShape function: give out_shape, or out=" % self.name)
         if out_dtypes is None:
             if _is_function(self._out_dtype):
                 out_dtypes = _dtypes(self._out_dtype(*dtypes), n, "out_dtype(...)")

@@ -75,6 +75,24 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
 
 Error ValueError(const std::string& message) { return Error(ErrorKind::kValue, message); }
 
+/*! \brief Whether an array is compact row-major (what AOT functions are given). */
+bool IsCompact(const DLArray* a) {
+  if (a->strides == nullptr) return true;
+  int64_t expected = 1;
+  for (int d = a->ndim - 1; d >= 0; --d) {
+    if (a->shape[d] != 1 && a->strides[d] != expected) return false;
+    expected *= a->shape[d];
+  }
+  return true;
+}
+
+void CheckCompact(const DLArray* a, const std::string& op, const char* what, int i) {
+  if (!IsCompact(a)) {
+    throw ValueError("dlarray.custom: " + op + ": " + what + " " + std::to_string(i) +
+                     " is a strided view; AOT functions take compact arrays (copy it first)");
+  }
+}
+
 /*! \brief Small arrays on the stack for the common case, on the heap past N entries. */
 template <typename T, size_t N>
 class SmallBuffer {
@@ -301,12 +319,15 @@ DLArrayAotExtra AotOp::MakeExtra(const AotImpl* impl, DLContext ctx, int nin) co
 py::tuple AotOp::LibraryInfer(int device_type, const std::vector<std::vector<int64_t>>& shapes,
                               const std::vector<std::string>& dtypes) {
   const int nin = static_cast<int>(shapes.size()), nall = nin + num_outputs_;
+  // device_type's library first, then any other that has the function.
   const AotImpl* shape_impl = nullptr;
   const AotImpl* type_impl = nullptr;
-  for (const auto& impl : impls_) {
-    if (device_type != 0 && impl->device_type != device_type) continue;
-    if (shape_impl == nullptr && impl->infer_shape != nullptr) shape_impl = impl.get();
-    if (type_impl == nullptr && impl->infer_type != nullptr) type_impl = impl.get();
+  for (bool exact : {true, false}) {
+    for (const auto& impl : impls_) {
+      if (exact && impl->device_type != device_type) continue;
+      if (shape_impl == nullptr && impl->infer_shape != nullptr) shape_impl = impl.get();
+      if (type_impl == nullptr && impl->infer_type != nullptr) type_impl = impl.get();
+    }
   }
   py::object out_shapes = py::none(), out_types = py::none();
   if (shape_impl != nullptr) {
@@ -364,6 +385,7 @@ void AotOp::CheckInputs(const DLArray* const* ins, int nin, DLContext ctx) const
                      " input(s), got " + std::to_string(nin));
   }
   for (int i = 0; i < nin; ++i) {
+    CheckCompact(ins[i], name_, "input", i);
     if (ins[i]->ctx != ctx) {
       throw ValueError("dlarray.custom: " + name_ + ": input " + std::to_string(i) + " is on " +
                        ContextToString(ins[i]->ctx) + ", input 0 on " + ContextToString(ctx));
@@ -378,6 +400,7 @@ void AotOp::CheckInputs(const DLArray* const* ins, int nin, DLContext ctx) const
 }
 
 void AotOp::CheckOutput(const DLArray* a, const OutSpec* spec, DLContext ctx, int k) const {
+  CheckCompact(a, name_, "output", k);
   if (a->ctx != ctx) {
     throw ValueError("dlarray.custom: " + name_ + ": output " + std::to_string(k) + " is on " +
                      ContextToString(a->ctx) + ", the inputs on " + ContextToString(ctx));
@@ -395,16 +418,29 @@ void AotOp::CheckOutput(const DLArray* a, const OutSpec* spec, DLContext ctx, in
 const std::vector<OutSpec>* AotOp::Specs(py::handle self, const DLArray* const* ins, int nin,
                                          DLContext ctx, bool outs_given) {
   if (specs_fixed_) return &specs_;
-  std::vector<int64_t> key;
-  key.reserve(2 + 3 * nin);
-  key.push_back(ctx.device_type);
+  // The key of this call: device type, then per input its dtype, rank and extents. Compared in
+  // place with the last one (no allocation when it is the same).
+  auto dtype_code = [](DLArrayDType t) {
+    return (int64_t{t.code} << 32) | (int64_t{t.bits} << 16) | t.lanes;
+  };
+  if (specs_valid_) {
+    size_t at = 0;
+    const size_t size = specs_key_.size();
+    bool same = size > 0 && specs_key_[at++] == ctx.device_type;
+    for (int i = 0; i < nin && same; ++i) {
+      same = at + 2 + static_cast<size_t>(ins[i]->ndim) <= size &&
+             specs_key_[at] == dtype_code(ins[i]->dtype) && specs_key_[at + 1] == ins[i]->ndim &&
+             std::equal(ins[i]->shape, ins[i]->shape + ins[i]->ndim, specs_key_.begin() + at + 2);
+      at += 2 + static_cast<size_t>(ins[i]->ndim);
+    }
+    if (same && at == size) return &specs_;
+  }
+  std::vector<int64_t> key{ctx.device_type};
   for (int i = 0; i < nin; ++i) {
-    const DLArrayDType t = ins[i]->dtype;
-    key.push_back((int64_t{t.code} << 32) | (int64_t{t.bits} << 16) | t.lanes);
+    key.push_back(dtype_code(ins[i]->dtype));
     key.push_back(ins[i]->ndim);
     key.insert(key.end(), ins[i]->shape, ins[i]->shape + ins[i]->ndim);
   }
-  if (specs_valid_ && key == specs_key_) return &specs_;
   py::list shapes, dtypes;
   for (int i = 0; i < nin; ++i) {
     shapes.append(

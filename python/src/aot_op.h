@@ -63,7 +63,7 @@ class AotOp {
   uint64_t WorkspaceSize(int device_type) const;
 
   /*! \brief (output shapes or None, output dtype names or None) from FuncInferShape /
-   *         FuncInferType of device_type's library (0: the first that has them). */
+   *         FuncInferType of device_type's library, else of another implementation's. */
   py::tuple LibraryInfer(int device_type, const std::vector<std::vector<int64_t>>& shapes,
                          const std::vector<std::string>& dtypes);
 

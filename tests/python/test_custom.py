@@ -44,7 +44,8 @@ def test_add_matches_numpy(ctx, add, shape, rng):
 
 def test_large_add_releases_the_gil_and_is_right(ctx, add, rng):
     a, b = rng.standard_normal((2, 1 << 17)).astype(np.float32)
-    np.testing.assert_array_equal(add(dlarray.array(a, ctx), dlarray.array(b, ctx)).asnumpy(), a + b)
+    got = add(dlarray.array(a, ctx), dlarray.array(b, ctx))
+    np.testing.assert_array_equal(got.asnumpy(), a + b)
 
 
 def test_what_the_library_sees():
@@ -87,7 +88,8 @@ def test_shapes_and_dtypes_from_the_library():
     assert y.shape == (2, 3) and y.dtype == np.float64
     np.testing.assert_array_equal(y.asnumpy(), 2 * x)
     assert op.infer_outputs([(4, 5)]) == [((4, 5), np.dtype(np.float64))]
-    with pytest.raises(RuntimeError, match=r"TwiceInferType failed .*returned 1: Twice takes float32"):
+    with pytest.raises(RuntimeError,
+                       match=r"TwiceInferType failed .*returned 1: Twice takes float32"):
         op(dlarray.array(x, dlarray.cpu(), dtype=np.int32))
 
 

@@ -192,3 +192,11 @@ def test_mlp_with_aot_bias_add_trains_like_the_built_in_path(exec_ctx):
     assert custom_accuracy > 0.85, results
     assert abs(custom_accuracy - accuracy) <= 0.005, results
     np.testing.assert_allclose(custom_loss, loss, rtol=2e-3)
+
+
+def test_mnist_command_line_custom_ops(capsys):
+    pytest.importorskip("tqdm")
+    losses, accuracies = load_mnist().main(["--device", "cpu", "--model", "logreg", "--epochs",
+                                            "1", "--custom-ops"])
+    assert "bias-add by AOT custom ops" in capsys.readouterr().out
+    assert accuracies[-1] > 0.85

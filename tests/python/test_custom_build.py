@@ -61,7 +61,8 @@ def test_an_edited_header_rebuilds(tmp_path):
 
 def test_flags_can_be_replaced(tmp_path):
     source = value_source(tmp_path, "EXTRA")
-    (tmp_path / "value.h").write_text("#ifndef EXTRA\n#define EXTRA 1\n#endif\n#define VALUE EXTRA\n")
+    (tmp_path / "value.h").write_text(
+        "#ifndef EXTRA\n#define EXTRA 1\n#endif\n#define VALUE EXTRA\n")
     flags = custom.default_flags(".cc")
     assert flags == ["-shared", "-fPIC", "-O3", "-std=c++17"]
     assert run_value(source) == 1
@@ -170,7 +171,8 @@ def test_the_header_is_clean_c_and_cpp(tmp_path, compiler, flags):
     source.write_text('#include "dlarray/aot.h"\n'
                       "int Use(void* extra) {\n"
                       "  DLArrayAotExtra* e = DLArrayAotExtraOf(extra);\n"
-                      '  return (int)DLArrayAotAttrInt(e, "n", 1) + (int)DLArrayAotAttrFloat(e, "f", 0)'
+                      '  return (int)DLArrayAotAttrInt(e, "n", 1)'
+                      ' + (int)DLArrayAotAttrFloat(e, "f", 0)'
                       ' + (DLArrayAotAttrString(e, "s", 0) != 0);\n}\n')
     include = custom.include_dir()
     assert (include / "dlarray" / "aot.h").is_file()

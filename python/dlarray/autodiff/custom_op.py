@@ -80,9 +80,23 @@ class CustomOp:
         return ["output"]
 
     def infer_shape(self, in_shape):
-        """``(input shapes, output shapes)`` for inputs of shapes ``in_shape`` (a list of lists).
+        """The output shapes for inputs of shapes ``in_shape`` (MXNet's convention).
 
-        The default gives the one output the first input's shape.
+        Parameters
+        ----------
+        in_shape : list of list of int
+            The input shapes, in ``list_arguments()`` order.
+
+        Returns
+        -------
+        tuple
+            ``(input shapes, output shapes)``: the inputs' as given, and one shape per output.
+            The default gives the one output the first input's shape.
+
+        Raises
+        ------
+        ValueError
+            When the inputs do not fit the op (the executor adds the node's name).
         """
         return in_shape, [in_shape[0]]
 
@@ -91,11 +105,32 @@ class CustomOp:
         return True
 
     def forward(self, in_data, out_data):
-        """Writes the outputs: ``out_data[k]`` from ``in_data`` (NDArrays on one device)."""
+        """Computes the outputs (for any device; see the module docstring for per-device ones).
+
+        Parameters
+        ----------
+        in_data : list of NDArray
+            The inputs, on the executor's device.
+        out_data : list of NDArray
+            The outputs to write (the executor's buffers, not cleared).
+        """
         raise NotImplementedError
 
     def backward(self, out_grad, in_data, out_data, in_grad):
-        """Writes ``in_grad[i]``, the loss's gradient for input ``i``, for every input."""
+        """Computes the gradient of the loss for every input.
+
+        Parameters
+        ----------
+        out_grad : list of NDArray or None
+            The gradient flowing into each output (None entries when ``need_top_grad()`` is
+            False).
+        in_data : list of NDArray
+            The inputs of the forward call.
+        out_data : list of NDArray
+            Its outputs.
+        in_grad : list of NDArray
+            Where to write the gradient for each input (every one; they are not cleared).
+        """
         raise NotImplementedError
 
     def label(self):
