@@ -343,9 +343,12 @@ void ModuleFree(DLArrayRtcModule* m) {
   if (m == nullptr) return;
   const CudaDriverLibrary& drv = CudaDriverLibrary::Get();
   if (drv.ok && m->module != nullptr) {
-    int current = -1;
-    if (cudaGetDevice(&current) == cudaSuccess && current != m->device_id) {
-      (void)cudaSetDevice(m->device_id);
+    try {
+      // Kernels of the module may still be queued: let them finish first.
+      (void)cudaStreamSynchronize(TheDevice().cuda_stream(m->device_id));
+      SetDevice(m->device_id);
+    } catch (...) {
+      // A failed device: unloading below fails harmlessly too.
     }
     (void)drv.ModuleUnload(m->module);  // fails harmlessly once the driver is shutting down
     (void)cudaGetLastError();
@@ -430,30 +433,32 @@ std::string Dims(const uint32_t d[3]) {
          ")";
 }
 
+std::string Who(const DLArrayRtcFunction& f) { return "dlarray.rtc: kernel '" + f.name + "'"; }
+
+// Checks a launch against the kernel's and the device's limits (messages built only on error).
 void CheckConfig(const DLArrayRtcFunction& f, const uint32_t grid[3], const uint32_t block[3],
                  uint32_t shared_mem) {
-  const std::string who = "dlarray.rtc: kernel '" + f.name + "'";
   static const uint32_t kGridMax[3] = {2147483647u, 65535u, 65535u};
   static const uint32_t kBlockMax[3] = {1024u, 1024u, 64u};
   for (int i = 0; i < 3; ++i) {
     if (grid[i] == 0 || grid[i] > kGridMax[i]) {
-      throw ValueError(who + ": grid " + Dims(grid) +
+      throw ValueError(Who(f) + ": grid " + Dims(grid) +
                        " is out of range (each size from 1; at most " + Dims(kGridMax) + ")");
     }
     if (block[i] == 0 || block[i] > kBlockMax[i]) {
-      throw ValueError(who + ": block " + Dims(block) +
+      throw ValueError(Who(f) + ": block " + Dims(block) +
                        " is out of range (each size from 1; at most " + Dims(kBlockMax) + ")");
     }
   }
   const uint64_t threads = uint64_t{block[0]} * block[1] * block[2];
   if (threads > static_cast<uint64_t>(f.max_threads)) {
-    throw ValueError(who + ": a block of " + std::to_string(threads) + " threads " + Dims(block) +
-                     " exceeds the kernel's limit of " + std::to_string(f.max_threads) +
-                     " threads per block (" + std::to_string(f.registers) +
-                     " registers per thread)");
+    throw ValueError(Who(f) + ": a block of " + std::to_string(threads) + " threads " +
+                     Dims(block) + " exceeds the kernel's limit of " +
+                     std::to_string(f.max_threads) + " threads per block (" +
+                     std::to_string(f.registers) + " registers per thread)");
   }
   if (shared_mem > static_cast<uint32_t>(f.max_dynamic_shared)) {
-    throw ValueError(who + ": " + std::to_string(shared_mem) +
+    throw ValueError(Who(f) + ": " + std::to_string(shared_mem) +
                      " bytes of dynamic shared memory exceed what " + Gpu(f.device_id) +
                      " allows it: " + std::to_string(f.max_dynamic_shared) + " bytes (" +
                      std::to_string(f.static_shared) + " more are declared in the kernel)");

@@ -25,7 +25,7 @@ from . import _cache, _core
 from ._rtc_source import log_locations
 
 __all__ = ["CompileError", "Program", "status", "device_arch", "compile_program",
-           "load_function", "clear_memory_cache", "disk_cache_enabled"]
+           "load_module", "load_function", "clear_memory_cache", "disk_cache_enabled"]
 
 #: Bumped when the layout of program.bin changes.
 FORMAT = 1
@@ -44,8 +44,19 @@ class CompileError(RuntimeError):
 
     The message has NVRTC's log and, for each error, the line of the code the user wrote (the
     kernel body of :class:`dlarray.rtc.Rtc`, the operation of an ElementwiseKernel, the source
-    of a RawKernel). Attributes: ``log`` (NVRTC's log), ``source`` (what was compiled) and
-    ``locations``, a list of ``(where, message, code line)``.
+    of a RawKernel). dlarray.rtc raises it; the parameters are its attributes.
+
+    Parameters
+    ----------
+    message : str
+        The text shown.
+    log : str
+        NVRTC's log.
+    source : str
+        What was compiled (for an Rtc, the decorated body).
+    locations : list of (str, str, str)
+        For each line of the log that names a line: where it is in the user's code (e.g.
+        "kernel body line 3"), NVRTC's message, and that line of code.
     """
 
     def __init__(self, message, log, source, locations):
@@ -233,13 +244,11 @@ def _compile_error(what, log, source, arch, locate):
     return CompileError("\n".join(parts), log, source, locations)
 
 
-def load_function(program, device_id, symbol, what):
-    """The kernel ``symbol`` of ``program`` loaded on ``gpu(device_id)`` (modules are cached).
+def load_module(program, device_id):
+    """``program`` loaded on ``gpu(device_id)`` (one module per program and device).
 
     Raises
     ------
-    ValueError
-        The program has no kernel of that name.
     RuntimeError
         The driver or the GPU is not available, or loading failed.
     """
@@ -250,7 +259,21 @@ def load_function(program, device_id, symbol, what):
         module = _core._RtcModule(device_id, program.code, program.kind)
         with _lock:
             module = _modules.setdefault(key, module)
+    return module
+
+
+def load_function(program, device_id, symbol, what):
+    """The kernel ``symbol`` of ``program`` loaded on ``gpu(device_id)``.
+
+    Raises
+    ------
+    ValueError
+        The program has no kernel of that name.
+    RuntimeError
+        The driver or the GPU is not available, or loading failed.
+    """
+    module = load_module(program, device_id)
     try:
         return module.get_function(symbol)
     except ValueError as e:
-        raise ValueError("%s: %s" % (what, e)) from None
+        raise ValueError("%s: %s" % (what, str(e).replace("dlarray.rtc: ", "", 1))) from None

@@ -207,10 +207,7 @@ class RawModule:
             return self._program(_arch_number(arch)).code
         device_id = _device_id(ctx)
         program = self._program(_build.device_arch(device_id))
-        names = sorted(self._kernels) or []
-        if names:
-            _build.load_function(program, device_id, program.symbol(names[0]),
-                                 self._describe(names[0]))
+        _build.load_module(program, device_id)
         return program.code
 
     def get_function(self, name):
@@ -286,10 +283,11 @@ class RawKernel(_core._RtcKernel):
     ...   int i = blockIdx.x * blockDim.x + threadIdx.x;
     ...   if (i < n) z[i] = x[i] + y[i];
     ... }''', "add")
-    >>> add.compile(arch=90)[:4]             # a cubin for sm_90, made without a GPU
-    b'\\x7fELF'
+    >>> add.name
+    'add'
 
-    On a GPU: ``add(((n + 255) // 256,), (256,), (x, y, z, n))``.
+    ``add.compile(arch=90)`` gives a cubin for sm_90, without a GPU; on a GPU,
+    ``add(((n + 255) // 256,), (256,), (x, y, z, n))`` launches it.
     """
 
     def __init__(self, code, name, options=(), *, name_expressions=None, _module=None):
@@ -405,13 +403,16 @@ class Rtc:
     Examples
     --------
     >>> import numpy as np, dlarray, dlarray.rtc
-    >>> x = dlarray.array(np.ones((4, 3)), dlarray.cpu())   # shapes only: compiled for sm_90
+    >>> x = dlarray.array(np.ones((4, 3)), dlarray.cpu())   # for its shape and dtype
     >>> copy = dlarray.rtc.Rtc("copy", [("x", x)], [("y", x)],
     ...                        "y[threadIdx.x] = x[threadIdx.x];")
     >>> print(copy.source().splitlines()[0])
     extern "C" __global__ void copy(float *x, float *y) {
-    >>> copy.compile(arch=90)[:4]
-    b'\\x7fELF'
+    >>> print(copy.source().splitlines()[2])
+    const int x_dims[] = {4, 3};
+
+    ``copy.compile(arch=90)`` compiles it for sm_90 (no GPU needed); ``copy.push([x], [y],
+    (1, 1, 1), (12, 1, 1))`` runs it on arrays on a GPU.
     """
 
     def __init__(self, name, inputs, outputs, kernel):

@@ -255,14 +255,14 @@ class RtcKernel {
       Pack(py::handle(items[i]), i, &slots[i], &device, &device_from);
     }
     if (device < 0) device = 0;  // no GPU array and no ctx: the first GPU
-    const FunctionHandle& f = FunctionFor(self, device);
-    if (!known_ && f.info.num_params >= 0 && static_cast<size_t>(f.info.num_params) != n) {
-      throw DTypeError(Who() + " takes " + std::to_string(f.info.num_params) +
+    const std::shared_ptr<FunctionHandle> f = FunctionFor(self, device);
+    if (!known_ && f->info.num_params >= 0 && static_cast<size_t>(f->info.num_params) != n) {
+      throw DTypeError(Who() + " takes " + std::to_string(f->info.num_params) +
                        " arguments (as the driver reports), got " + std::to_string(n));
     }
     const DLArrayRtcExt* ext = Rtc();
     Call("launch", [&] {
-      return ext->launch(f.function, g, b, static_cast<uint32_t>(shared_mem), ptrs, device,
+      return ext->launch(f->function, g, b, static_cast<uint32_t>(shared_mem), ptrs, device,
                          nullptr);
     });
   }
@@ -367,9 +367,9 @@ class RtcKernel {
     if (NumpyScalar(o, &t, slot)) {
       if (p != nullptr && p->kind == ParamKind::kScalar && p->dtype.bits != 0 &&
           (p->dtype.code != t.code || p->dtype.bits != t.bits)) {
-        throw DTypeError(Who() + ": " + Arg(i) + " is " + DTypeToString(p->dtype) +
-                         ", got numpy." + DTypeToString(t) + ": pass numpy." +
-                         DTypeToString(p->dtype) + "(...) or a Python number");
+        throw DTypeError(Who() + ": " + Arg(i) + " is " + DTypeToString(p->dtype) + ", got numpy." +
+                         DTypeToString(t) + ": pass numpy." + DTypeToString(p->dtype) +
+                         "(...) or a Python number");
       }
       return;
     }
@@ -379,7 +379,8 @@ class RtcKernel {
 
   // A NumPy scalar (np.float32(1), ...): its dtype and bytes, read through the buffer protocol.
   static bool NumpyScalar(PyObject* o, DLArrayDType* t, ArgSlot* slot) {
-    static PyObject* generic = py::object(py::module_::import("numpy").attr("generic")).release().ptr();
+    static PyObject* generic =
+        py::object(py::module_::import("numpy").attr("generic")).release().ptr();
     if (PyObject_IsInstance(o, generic) != 1) {
       PyErr_Clear();
       return false;
@@ -457,14 +458,14 @@ class RtcKernel {
     std::memcpy(slot->bytes, &v, static_cast<size_t>(bits / 8));  // little-endian
   }
 
-  const FunctionHandle& FunctionFor(const py::object& self, int device) {
+  std::shared_ptr<FunctionHandle> FunctionFor(const py::object& self, int device) {
     if (static_cast<size_t>(device) < functions_.size() && functions_[device]) {
-      return *functions_[device];
+      return functions_[device];
     }
     // First launch on this GPU: the Python side compiles (or finds in its caches) and loads.
     auto f = self.attr("_load")(device).cast<std::shared_ptr<FunctionHandle>>();
     SetFunction(device, f);
-    return *functions_[device];
+    return f;
   }
 
   std::string name_;
