@@ -293,16 +293,17 @@ const char* ProgramLoweredName(const DLArrayRtcProgram* p, int32_t index) {
 
 void ProgramFree(DLArrayRtcProgram* p) { delete p; }
 
-// Makes GPU id current with its primary context bound (the driver API needs a context).
+// Makes GPU id current on this thread with its primary context bound: the driver API needs the
+// context, and a thread that never called the runtime has none even when device 0 is "current".
 void MakeCurrent(const CudaDriverLibrary& drv, int id) {
-  TheDevice().cuda_stream(id);  // first use of the GPU: creates the runtime's context and stream
   SetDevice(id);
   CUcontext ctx = nullptr;
+  if (drv.CtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx != nullptr) return;
+  CUDA_CALL(cudaSetDevice(id));  // binds the primary context (CUDA 12 and newer)
+  if (drv.CtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx != nullptr) return;
+  CUDA_CALL(cudaFree(nullptr));  // older runtimes bind it at the first call that needs it
   if (drv.CtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr) {
-    CUDA_CALL(cudaFree(nullptr));  // binds the primary context on this thread
-    if (drv.CtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr) {
-      throw BackendError("dlarray.rtc: no CUDA context is current for " + Gpu(id));
-    }
+    throw BackendError("dlarray.rtc: no CUDA context is current for " + Gpu(id));
   }
 }
 
@@ -316,6 +317,7 @@ int ModuleLoad(int32_t device_id, const void* code, uint64_t size, int32_t kind,
       throw ValueError("dlarray.rtc: module_load: unknown code kind " + std::to_string(kind));
     }
     const CudaDriverLibrary& drv = DriverFor(device_id);
+    TheDevice().cuda_stream(device_id);  // first use of the GPU: the runtime's context and stream
     MakeCurrent(drv, device_id);
     std::string ptx;
     const void* image = code;
@@ -398,11 +400,13 @@ int GetFunction(DLArrayRtcModule* m, const char* name, DLArrayRtcFunction** out)
       int n = 0;
       size_t offset = 0;
       size_t psize = 0;
-      while (n < 4096 &&
-             drv.FuncGetParamInfo(f->fn, static_cast<size_t>(n), &offset, &psize) == CUDA_SUCCESS) {
+      CUresult last = CUDA_SUCCESS;
+      while (n < 4096 && (last = drv.FuncGetParamInfo(f->fn, static_cast<size_t>(n), &offset,
+                                                      &psize)) == CUDA_SUCCESS) {
         ++n;
       }
-      f->num_params = n;
+      // Past the last parameter the driver says "invalid value"; anything else: it cannot tell.
+      f->num_params = last == CUDA_ERROR_INVALID_VALUE ? n : -1;
     }
     *out = f.get();
     m->functions.emplace(f->name, std::move(f));
@@ -488,9 +492,8 @@ int Launch(const DLArrayRtcFunction* fc, const uint32_t grid[3], const uint32_t 
       }
       f.dynamic_shared_allowed.store(static_cast<int>(shared_mem), std::memory_order_relaxed);
     }
-    CudaDevice& device = TheDevice();
-    if (stream == nullptr) stream = device.cuda_stream(device_id);
-    SetDevice(device_id);
+    if (stream == nullptr) stream = TheDevice().cuda_stream(device_id);
+    MakeCurrent(drv, device_id);
     const CUresult r =
         drv.LaunchKernel(f.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_mem,
                          static_cast<CUstream>(stream), args, nullptr);

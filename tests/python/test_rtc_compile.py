@@ -219,6 +219,30 @@ def test_elementwise_code_for_types_scalars_and_aliasing():
     assert cubin_arch(k.compile(["float64", "float64", "float32", "float64"], arch=90)) == 90
 
 
+def test_elementwise_vector_code_loads_only_what_it_reads():
+    k = rtc.ElementwiseKernel("float32 x, raw float32 t", "float32 y, float32 acc",
+                              "y = x * t[0]; acc += y", "vec")
+    src = k.source(["float32"] * 4, vector=True)
+    assert "struct alignas(16) _V4_float { float v[4]; };" in src
+    assert "_v_x[_u] = reinterpret_cast<const _V4_float*>(_raw_x)[_j];" in src
+    assert "_v_acc[_u] = " in src and "_v_y[_u] = " not in src  # y is written before it is read
+    assert "reinterpret_cast<_V4_float*>(_raw_y)[_j] = _v_y[_u];" in src
+    assert src.count("y = x * t[0]; acc += y;") == 2  # vectors, then the last n % 4 elements
+    assert cubin_arch(k.compile(["float32"] * 4, arch=90)) == 90
+    with pytest.raises(rtc.CompileError, match="operation line 1: error: identifier \"oops\""):
+        rtc.ElementwiseKernel("float32 x", "float32 y", "y = oops", "bad").compile(
+            ["float32"] * 2, arch=90)
+
+
+@pytest.mark.parametrize("operation,written_first", [
+    ("y = x + 1", True), ("y = x == 1", True), ("t = 1; y = t", True), ("y += x", False),
+    ("y = y * 2", False), ("if (x > 0) y = x", False), ("y = x > 0 ? x : 0", False),
+    ("t = y; y = 1", False), ("x + 1", False), ("yy = 1; y = 2", True)])
+def test_which_outputs_the_vector_kernel_need_not_load(operation, written_first):
+    from dlarray._rtc_elementwise_code import write_only
+    assert write_only(operation, "y") == written_first
+
+
 @pytest.mark.parametrize("params,message", [
     (("float32", "float32 y"), "cannot read the in parameter 'float32'"),
     (("float32 x, float32 x", "float32 y"), "unique"),

@@ -192,13 +192,18 @@ def test_gpu_kernels_run_on_each_devices_arrays():
         add(1, 32, (x.copyto(GPUS[0]), x.copyto(GPUS[0]), other, 10))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])  # 16-byte vectors or not
 @pytest.mark.parametrize("shape", [(1,), (3,), (1023,), (1025,), (4099, 5), (2, 3, 513)])
-def test_gpu_elementwise_kernel_matches_numpy(gpu, shape):
-    add = rtc.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x + y", "ew_add")
-    x, y = rand(shape, 1), rand(shape, 2)
-    z = add(dlarray.array(x, gpu), dlarray.array(y, gpu))
-    assert z.shape == shape and z.ctx == gpu and z.dtype == np.float32
+def test_gpu_elementwise_kernel_matches_numpy(gpu, shape, dtype):
+    add = rtc.ElementwiseKernel("T x, T y", "T z", "z = x + y", "ew_add")
+    x, y = (rand(shape, 1) * 100).astype(dtype), (rand(shape, 2) * 100).astype(dtype)
+    z = add(dlarray.array(x, gpu, dtype=dtype), dlarray.array(y, gpu, dtype=dtype))
+    assert z.shape == shape and z.ctx == gpu and z.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(z.asnumpy(), x + y)
+    acc = dlarray.array(x, gpu, dtype=dtype)
+    rtc.ElementwiseKernel("T y", "T acc", "acc += y", "ew_acc")(dlarray.array(y, gpu, dtype=dtype),
+                                                               acc)
+    np.testing.assert_array_equal(acc.asnumpy(), x + y)  # an output that is read: loaded
 
 
 def test_gpu_elementwise_scalars_types_raw_and_in_place(gpu):
