@@ -178,7 +178,7 @@ class ElementwiseKernel:
         kernel = self._kernels.get(key)
         if kernel is None:
             from . import _rtc_build
-            from .rtc import RawKernel
+            from ._rtc_raw import RawKernel
             dtypes, scalars, mode, index = key
             source, operation_lines = generate(self, [np.dtype(d) for d in dtypes], scalars,
                                                mode, index)
