@@ -50,6 +50,34 @@ def test_reorg_layout_is_the_seeds(shape):
     np.testing.assert_array_equal(layers.reorg_grad_numpy(y), x)
 
 
+def seed_reorg_grad_as_written(gy, x_shape):
+    """What the seed's reorg_grad body computes (each thread i: one input channel)."""
+    n, c, h, w = x_shape
+    yh, yw = h // 2, w // 2
+    block = h * w
+    flat_gy, dx = gy.reshape(n * c, -1), np.zeros((n * c, block), gy.dtype)
+    for k in range(4):
+        for j in range(yw):
+            for t in range(yh):
+                dx[:, 2 * j * yw + t * 2 + k] = flat_gy[:, k * yh * yw + j * yw + t]
+    return dx.reshape(x_shape)
+
+
+def test_the_seeds_reorg_grad_is_not_the_gradient_and_ours_is():
+    # Seed 003's reorg_grad writes input row j where it means rows 2j and 2j + 1 (and leaves
+    # rows unwritten): its result fails the adjoint identity of reorg; ours passes it.
+    # test_rtc_gpu.py checks on a GPU that the seed's own body computes what this emulates.
+    rng = np.random.default_rng(2)
+    shape = (2, 3, 8, 8)
+    x, g = rng.standard_normal(shape), rng.standard_normal((2, 12, 4, 4))
+    forward = np.sum(layers.reorg_numpy(x) * g)
+    seed, ours = seed_reorg_grad_as_written(g, shape), layers.reorg_grad_numpy(g)
+    assert np.isclose(np.sum(x * ours), forward)
+    assert not np.isclose(np.sum(x * seed), forward)
+    # It writes offsets 8j + 2t + k < 34 of each 8x8 channel: the rest stays as it was.
+    assert np.all(seed.reshape(6, 64)[:, 34:] == 0) and np.count_nonzero(ours == 0) == 0
+
+
 def test_reorg_refuses_odd_sizes():
     x = ad.Variable("x")
     y = layers.Reorg()(x)
