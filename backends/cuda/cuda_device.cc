@@ -11,7 +11,9 @@
 #include "current_device_ext.h"
 #include "dlarray/errors.h"
 #include "dlarray/ext/current_device.h"
+#include "dlarray/ext/rtc.h"
 #include "host_staging.h"
+#include "rtc_ext.h"
 
 namespace dlarray {
 namespace cuda {
@@ -327,6 +329,7 @@ std::string CudaDevice::get_option(const std::string& key) {
 
 const void* CudaDevice::extension(const std::string& name) {
   if (name == DLARRAY_EXT_CURRENT_DEVICE) return CurrentDeviceExtension();
+  if (name == DLARRAY_EXT_RTC) return RtcExtension(this);
   return nullptr;
 }
 

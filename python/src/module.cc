@@ -268,6 +268,7 @@ Examples
   BindOps(m);
   RegisterExitHook();
   BindCustom(m);
+  BindRtc(m);
 }
 
 }  // namespace dlarray

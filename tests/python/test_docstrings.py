@@ -14,9 +14,10 @@ import dlarray.custom
 import dlarray.gpu_op
 import dlarray.ndarray
 import dlarray.ops
+import dlarray.rtc
 
 MODULES = [dlarray, dlarray.ops, dlarray.autodiff, dlarray.ndarray, dlarray.gpu_op,
-           dlarray.custom]
+           dlarray.custom, dlarray.rtc]
 
 
 def public_objects():
