@@ -26,7 +26,7 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 venv: deps $(PY)
-	$(PY) -m pip install -q "scikit-build-core>=1.0" "pybind11>=2.11" numpy pytest tqdm matplotlib
+	$(PY) -m pip install -q "scikit-build-core>=1.0" "pybind11>=2.11" scipy-openblas32 numpy pytest tqdm matplotlib
 
 # One CMake build (in $(BUILD)) gives the package, the plugins, the doctest suite and the
 # test-only plugins; its wheel (kept in $(WHEELS) for the packaging tests) is what gets installed.

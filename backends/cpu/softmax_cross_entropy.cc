@@ -6,6 +6,7 @@
  */
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "cpu_kernels.h"
 #include "fast_exp.h"
@@ -54,16 +55,19 @@ void SoftmaxCrossEntropyKernel(const KernelContext& ctx) {
   const int64_t rows = numel / cols;
   const float* y = InData(in);
   const float* label = InData(ctx.inputs[1]);
-  double total = 0.0;
+  // Per-chunk partial sums, added in chunk order: the result does not depend on which thread
+  // ran which chunk.
   const int threads = ThreadsFor(numel * 8);
-  if (threads <= 1) {
-    for (int64_t r = 0; r < rows; ++r)
-      total += CrossEntropyRow(y + r * cols, label + r * cols, cols);
-  } else {
-#pragma omp parallel for schedule(static) reduction(+ : total) num_threads(threads)
-    for (int64_t r = 0; r < rows; ++r)
-      total += CrossEntropyRow(y + r * cols, label + r * cols, cols);
-  }
+  const int64_t chunks = threads <= 1 ? 1 : std::min<int64_t>(rows, threads * kChunksPerThread);
+  std::vector<double> partial(static_cast<size_t>(chunks), 0.0);
+  ParallelTasks(chunks, threads, [&](int64_t c, int) {
+    double sum = 0.0;
+    for (int64_t r = ChunkBegin(rows, 1, c, chunks); r < ChunkBegin(rows, 1, c + 1, chunks); ++r)
+      sum += CrossEntropyRow(y + r * cols, label + r * cols, cols);
+    partial[static_cast<size_t>(c)] = sum;
+  });
+  double total = 0.0;
+  for (double p : partial) total += p;
   OutData(ctx.outputs[0])[0] = static_cast<float>(total / static_cast<double>(rows));
 }
 

@@ -18,12 +18,13 @@ import pathlib
 
 from . import _core
 from ._core import DLContext, NDArray, __version__, array, devices, empty, synchronize
+from ._config import get_num_threads, set_num_threads, show_config
 
 __all__ = [
     "DLContext", "NDArray", "array", "cpp_extension", "cpu", "devices", "empty", "empty_cache",
-    "get_matmul_precision",
+    "get_matmul_precision", "get_num_threads",
     "gpu", "gpu_op", "is_gpu_ctx", "load_plugin", "memory_stats", "ndarray", "ops", "plugins",
-    "rtc", "seed_lib_path", "set_matmul_precision", "synchronize",
+    "rtc", "seed_lib_path", "set_matmul_precision", "set_num_threads", "show_config", "synchronize",
 ]
 
 

@@ -7,7 +7,6 @@ times it; ``--cmake-dir`` / ``--include-dir`` print where the SDK is, for buildi
 """
 import argparse
 import pathlib
-import platform
 import sys
 
 import numpy as np
@@ -36,10 +35,9 @@ def include_dir():
 
 
 def report():
-    major, minor = dlarray._core.PLUGIN_ABI_VERSION
-    print(f"dlarray {dlarray.__version__} (plugin ABI {major}.{minor}), "
-          f"Python {platform.python_version()}, NumPy {np.__version__}")
-    print(f"core library: {dlarray._core.core_library_path()}")
+    from dlarray import _config
+    text = _config._format(_config._config())
+    print(text[:text.index("\nplugins:")])  # versions, the CPU's threads, ISA path and BLAS
     print("\nplugins (search path: " + ", ".join(dlarray._core.plugin_search_path()) + ")")
     for p in dlarray.plugins():
         served = p["device_type"] or "ops only"
