@@ -45,7 +45,7 @@ def report():
         print(f"  {p['name']:<14} {p['status']:<22} {served:<9} devices={p['device_count']}  "
               f"ABI {abi}  {p['path']}")
         if p["reason"]:
-            print(f"  {'':<14} reason: {p['reason']}")
+            print(f"  {'':<14} reason: {_config.plugin_reason(p)}")
     print("\ndevices")
     for ctx in dlarray.devices():
         print(f"  {ctx!r:<10} {dlarray._core.device_name(ctx)}")

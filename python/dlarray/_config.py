@@ -73,6 +73,22 @@ def get_num_threads():
     return int(_core.get_option(_CPU, "num_threads"))
 
 
+_CUDA_LIBRARY_HINT = (
+    "; the CUDA plugin looks for the CUDA runtime and cuBLAS where NVIDIA's CUDA wheels put them "
+    "(site-packages/nvidia/cu13/lib: pip install nvidia-cuda-runtime nvidia-cublas; CUDA 12: "
+    "nvidia/cuda_runtime/lib and nvidia/cublas/lib), then where the system's loader looks "
+    "(ldconfig, LD_LIBRARY_PATH)")
+
+
+def plugin_reason(plugin):
+    """A plugin's reason, with where to get the CUDA libraries when the CUDA plugin lacks them."""
+    reason = plugin["reason"]
+    if (plugin["name"] == "cuda" and plugin["status"] == "open failed"
+            and "libcu" in reason and "nvidia" not in reason):
+        reason += _CUDA_LIBRARY_HINT
+    return reason
+
+
 def _config():
     major, minor = _core.PLUGIN_ABI_VERSION
     cfg = {
@@ -100,7 +116,7 @@ def _config():
         }
     else:
         cfg["cpu"] = None
-    cfg["plugins"] = {p["name"]: {"status": p["status"], "reason": p["reason"],
+    cfg["plugins"] = {p["name"]: {"status": p["status"], "reason": plugin_reason(p),
                                   "devices": p["device_count"]} for p in _core.plugins()}
     return cfg
 
