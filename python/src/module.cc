@@ -269,6 +269,7 @@ Examples
   RegisterExitHook();
   BindCustom(m);
   BindRtc(m);
+  BindGraph(m);
 }
 
 }  // namespace dlarray
