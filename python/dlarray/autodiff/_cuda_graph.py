@@ -108,3 +108,59 @@ class GraphRunner:
                     plan.stage(node, value)  # into the buffer the graph reads
         self.graph.launch()
         self.replays += 1
+
+
+class RecordedGraph:
+    """Device ops recorded once from a GPU's stream, replayed by :meth:`launch`."""
+
+    def __init__(self, graph, ctx):
+        self._graph, self.ctx = graph, ctx
+
+    def launch(self):
+        """Queues one replay on the GPU's stream (does not wait for it)."""
+        self._graph.launch()
+
+    @property
+    def num_nodes(self):
+        """Operations (kernels, copies) in the graph."""
+        return self._graph.num_nodes
+
+
+def record_cuda_graph(fn, ctx):
+    """Records the device ops that ``fn()`` queues on ``ctx``'s stream as a CUDA graph.
+
+    While recording, ops are recorded, not run: launch the graph to run them. Replays read and
+    write the same arrays as the recorded calls (keep them alive, update them in place). Run the
+    same ops once without recording first, so that their scratch memory is cached: nothing may
+    be allocated while recording, nor may anything wait for the GPU (``asnumpy``,
+    ``synchronize``, copies with the host).
+
+    Parameters
+    ----------
+    fn : callable
+        Called once, with no arguments, while recording.
+    ctx : DLContext
+        A GPU context.
+
+    Returns
+    -------
+    RecordedGraph
+        With ``launch()`` and ``num_nodes``.
+
+    Raises
+    ------
+    ValueError
+        When ``ctx`` is not a usable GPU, or it is already recording.
+    RuntimeError
+        When the CUDA plugin offers no graphs, or ``fn`` did something a recording may not do
+        (the recording is discarded; the message says what). Exceptions of ``fn`` propagate,
+        after the recording is discarded.
+    """
+    _register_shutdown()
+    _core._graph_begin_capture(ctx)
+    try:
+        fn()
+    except BaseException:
+        _core._graph_abort_capture(ctx)
+        raise
+    return RecordedGraph(_core._graph_end_capture(ctx), ctx)
