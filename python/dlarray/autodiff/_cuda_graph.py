@@ -111,7 +111,16 @@ class GraphRunner:
 
 
 class RecordedGraph:
-    """Device ops recorded once from a GPU's stream, replayed by :meth:`launch`."""
+    """Device ops recorded once from a GPU's stream, replayed by :meth:`launch`; made by
+    :func:`record_cuda_graph`.
+
+    Parameters
+    ----------
+    graph : dlarray._core._CudaGraph
+        The recorded graph.
+    ctx : DLContext
+        Its GPU.
+    """
 
     def __init__(self, graph, ctx):
         self._graph, self.ctx = graph, ctx
