@@ -18,6 +18,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -50,6 +51,14 @@ constexpr uint64_t kUnitMask = (uint64_t{1} << kUnitBits) - 1;
 constexpr uint64_t kParticipantMask = (uint64_t{1} << kParticipantBits) - 1;
 constexpr int64_t kMaxUnits = static_cast<int64_t>(kUnitMask);
 constexpr int kMaxThreads = static_cast<int>(kParticipantMask);
+// Long enough to bridge the Python between two ops of a training step, short enough that a
+// worker sharing its core with another process sleeps (and is woken with priority) instead of
+// being time-sliced with it.
+constexpr long kDefaultSpinUs = 50;
+// A worker preempted twice within kContendedWindow sleeps at once (no spinning) for
+// kContendedPause.
+constexpr std::chrono::milliseconds kContendedWindow(20);
+constexpr std::chrono::milliseconds kContendedPause(50);
 
 uint64_t MakeTicket(uint64_t generation, uint64_t participants, uint64_t units) {
   return (generation << (2 * kUnitBits + kParticipantBits)) | (participants << (2 * kUnitBits)) |
@@ -90,12 +99,20 @@ int DefaultThreads() {
   return n == 0 ? 1 : static_cast<int>(std::min<unsigned>(n, kMaxThreads));
 }
 
-// How long an idle worker spins before it sleeps, from OMP_WAIT_POLICY.
+// How long an idle worker spins before it sleeps: DLARRAY_SPIN_US (microseconds), else from
+// OMP_WAIT_POLICY, else kDefaultSpinUs.
 std::chrono::nanoseconds SpinTime() {
+  if (const char* us = std::getenv("DLARRAY_SPIN_US")) {
+    char* end = nullptr;
+    const long n = std::strtol(us, &end, 10);
+    if (end != us && *end == '\0' && n >= 0) {
+      return std::chrono::microseconds(std::min<long>(n, 1000000));
+    }
+  }
   const char* policy = std::getenv("OMP_WAIT_POLICY");
   if (policy != nullptr && strcasecmp(policy, "passive") == 0) return std::chrono::nanoseconds(0);
   if (policy != nullptr && strcasecmp(policy, "active") == 0) return std::chrono::milliseconds(2);
-  return std::chrono::microseconds(50);
+  return std::chrono::microseconds(kDefaultSpinUs);
 }
 
 // Keeps this library mapped for the life of the process: the pool's threads run its code, so a
@@ -214,6 +231,9 @@ class ThreadPool {
   void WorkerLoop(int slot) {
     t_inside_task = true;  // loops inside a task run serially
     uint32_t seen = epoch_.load(std::memory_order_acquire);
+    long switches = InvoluntarySwitches();
+    auto quiet_from = std::chrono::steady_clock::time_point{};
+    auto last_preempted = std::chrono::steady_clock::time_point{};
     for (;;) {
       int64_t unit = Claim(slot);
       if (unit >= 0) {
@@ -223,17 +243,39 @@ class ThreadPool {
           ++finished;
         } while ((unit = Claim(slot)) >= 0);
         done_.fetch_add(finished, std::memory_order_acq_rel);
+        // Preempted since the last loop: the core is shared with another busy thread. Spinning
+        // would then only compete with it (and make the OS slice this thread like a CPU hog,
+        // so that it holds up loops); sleeping keeps its wake-ups prompt. Spin again once a
+        // while has passed without preemption.
+        const long now_switches = InvoluntarySwitches();
+        if (now_switches != switches) {
+          // One preemption now and then is the OS's other work; two close together mean a
+          // thread that wants this core all the time.
+          const auto now = std::chrono::steady_clock::now();
+          if (now_switches - switches >= 2 || now - last_preempted < kContendedWindow) {
+            quiet_from = now + kContendedPause;
+          }
+          switches = now_switches;
+          last_preempted = now;
+        }
       }
-      seen = WaitForEpoch(seen);
+      const bool contended = std::chrono::steady_clock::now() < quiet_from;
+      seen = WaitForEpoch(seen, contended ? std::chrono::nanoseconds(0) : spin_);
     }
   }
 
-  // Waits until epoch_ differs from seen (a new loop): spins for spin_, then sleeps.
-  uint32_t WaitForEpoch(uint32_t seen) {
+  // This thread's involuntary context switches so far (preemptions by the OS).
+  static long InvoluntarySwitches() {
+    struct rusage usage;
+    return getrusage(RUSAGE_THREAD, &usage) == 0 ? usage.ru_nivcsw : 0;
+  }
+
+  // Waits until epoch_ differs from seen (a new loop): spins for `spin`, then sleeps.
+  uint32_t WaitForEpoch(uint32_t seen, std::chrono::nanoseconds spin) {
     uint32_t now = epoch_.load(std::memory_order_acquire);
     if (now != seen) return now;
-    if (spin_.count() > 0) {
-      const auto until = std::chrono::steady_clock::now() + spin_;
+    if (spin.count() > 0) {
+      const auto until = std::chrono::steady_clock::now() + spin;
       for (;;) {
         for (int i = 0; i < 64; ++i) {
           DLARRAY_CPU_RELAX();
