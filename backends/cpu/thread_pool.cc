@@ -365,10 +365,10 @@ void SetNumThreads(int threads) { Pool()->SetThreads(std::max(1, std::min(thread
 
 std::string WaitPolicy() {
   const auto spin = Pool()->spin();
-  if (spin.count() == 0) return "sleep at once (OMP_WAIT_POLICY=passive)";
+  if (spin.count() == 0) return "sleep at once";
   return "spin " +
          std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(spin).count()) +
-         " us, then sleep";
+         " us, then sleep (at once while preempted: a core shared with a busy thread)";
 }
 
 void RunTasks(int64_t num_tasks, int threads, TaskFn fn, void* context) {

@@ -164,6 +164,17 @@ def test_idle_threads_sleep(policy):
     assert float(busy) < 0.05, r  # ... and do not burn CPU when idle
 
 
+@pytest.mark.parametrize("env, text", [({"OMP_WAIT_POLICY": "passive"}, "sleep at once"),
+                                       ({"OMP_WAIT_POLICY": "active"}, "spin 2000 us"),
+                                       ({"DLARRAY_SPIN_US": "7"}, "spin 7 us"),
+                                       ({}, "spin 50 us")])
+def test_wait_policy_follows_the_environment(env, text):
+    env = dict({"OMP_WAIT_POLICY": "", "DLARRAY_SPIN_US": ""}, **env)
+    r = proc_util.run("import dlarray; print(dlarray.show_config('dicts')['cpu']['wait_policy'])",
+                      env=env, timeout=60)
+    assert r.returncode == 0 and text in r.stdout, r
+
+
 def test_show_config_reports_threads_and_blas(capsys):
     cfg = dlarray.show_config(mode="dicts")
     cpu = cfg["cpu"]
