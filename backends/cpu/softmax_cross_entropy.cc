@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "cpu_kernels.h"
+#include "dtype.h"
 #include "fast_exp.h"
 #include "parallel.h"
 #include "simd.h"
@@ -45,6 +46,30 @@ double CrossEntropyRow(const float* y, const float* label, int64_t n) {
   return std::log(exp_sum) * label_sum - dot;
 }
 
+// Every dtype but float32: the same per-row formula in double, the mean rounded to T once.
+template <typename T>
+void CrossEntropyTyped(const T* y, const T* label, T* out, int64_t rows, int64_t cols) {
+  double total = 0.0;
+  const int threads = ThreadsFor(rows * cols * 8);
+#pragma omp parallel for schedule(static) reduction(+ : total) num_threads(threads)
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* yr = y + r * cols;
+    const T* lr = label + r * cols;
+    double m = Load(yr[0]);
+    for (int64_t i = 1; i < cols; ++i) m = Load(yr[i]) > m ? static_cast<double>(Load(yr[i])) : m;
+    double exp_sum = 0.0, dot = 0.0, label_sum = 0.0;
+    for (int64_t i = 0; i < cols; ++i) {
+      const double d = static_cast<double>(Load(yr[i])) - m;
+      const double t = Load(lr[i]);
+      exp_sum += std::exp(d);
+      dot += t * d;
+      label_sum += t;
+    }
+    total += std::log(exp_sum) * label_sum - dot;
+  }
+  out[0] = Store<T>(total / static_cast<double>(rows));
+}
+
 }  // namespace
 
 void SoftmaxCrossEntropyKernel(const KernelContext& ctx) {
@@ -52,6 +77,14 @@ void SoftmaxCrossEntropyKernel(const KernelContext& ctx) {
   const int64_t numel = NumElements(in);
   const int64_t cols = in->ndim > 0 ? in->shape[in->ndim - 1] : 1;
   const int64_t rows = numel / cols;
+  if (!IsFloat32(in->dtype)) {
+    Dispatch(in->dtype, kFloatTypes, ctx.op_name, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      CrossEntropyTyped(TypedData<const T>(in), TypedData<const T>(ctx.inputs[1]),
+                        TypedData<T>(ctx.outputs[0]), rows, cols);
+    });
+    return;
+  }
   const float* y = InData(in);
   const float* label = InData(ctx.inputs[1]);
   double total = 0.0;

@@ -14,26 +14,23 @@ plugin is not usable. A device whose plugin is missing raises that reason when i
 import pathlib
 
 from . import _core
-from ._core import DLContext, NDArray, array, devices, empty, synchronize
+from ._core import DLContext, NDArray, devices, synchronize
+from ._creation import array, asarray, empty, from_dlpack
+from ._devices import (check_device, cpu, default_device, device, device_count, device_name,
+                       gpu, mem_info, set_default_device, using_device)
+from . import _operators
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DLContext", "NDArray", "array", "cpu", "devices", "empty", "empty_cache",
-    "get_matmul_precision",
-    "gpu", "gpu_op", "is_gpu_ctx", "load_plugin", "memory_stats", "ndarray", "ops", "plugins",
-    "seed_lib_path", "set_matmul_precision", "synchronize",
+    "DLContext", "NDArray", "array", "asarray", "check_device", "cpu", "default_device", "device",
+    "device_count", "device_name", "devices", "empty", "empty_cache", "from_dlpack",
+    "get_matmul_precision", "gpu", "gpu_op", "is_gpu_ctx", "load_plugin", "mem_info",
+    "memory_stats", "ndarray", "ops", "plugins", "seed_lib_path", "set_default_device",
+    "set_matmul_precision", "synchronize", "using_device",
 ]
 
-
-def cpu(dev_id=0):
-    """The context of CPU device ``dev_id`` (there is one, id 0)."""
-    return DLContext(dev_id, 1)
-
-
-def gpu(dev_id=0):
-    """The context of CUDA device ``dev_id``."""
-    return DLContext(dev_id, 2)
+_operators.install(NDArray)
 
 
 def is_gpu_ctx(ctx):

@@ -55,27 +55,6 @@ std::vector<DLContext> ContextsOrAll(const py::object& ctx) {
 
 }  // namespace
 
-DLArrayDType DTypeFromNumpy(const py::dtype& dt) {
-  char kind = dt.kind();
-  DLArrayDType t{kDLArrayFloat, static_cast<uint8_t>(dt.itemsize() * 8), 1};
-  if (kind == 'f') {
-    t.code = kDLArrayFloat;
-  } else if (kind == 'i') {
-    t.code = kDLArrayInt;
-  } else if (kind == 'u' || kind == 'b') {
-    t.code = kDLArrayUInt;
-  } else {
-    throw DTypeError("unsupported dtype " + std::string(py::str(dt)) +
-                     " (numeric types only: float, int, uint, bool)");
-  }
-  return t;
-}
-
-py::dtype DTypeToNumpy(DLArrayDType t) {
-  std::string code = t.code == kDLArrayFloat ? "f" : t.code == kDLArrayInt ? "i" : "u";
-  return py::dtype(code + std::to_string(t.bits / 8));
-}
-
 PYBIND11_MODULE(_core, m) {
   m.doc() = "dlarray runtime binding (see the dlarray package for the documented API)";
   py::register_exception_translator(&TranslateErrors);
@@ -85,6 +64,8 @@ PYBIND11_MODULE(_core, m) {
              return DLContext{device_type, device_id};
            }),
            py::arg("device_id"), py::arg("device_type"))
+      .def(py::init([](const std::string& text) { return ParseContext(text); }),
+           py::arg("device"), "From a device string: 'cpu', 'cuda:1', 'gpu:0', ...")
       .def_readonly("device_id", &DLContext::device_id)
       .def_readonly("device_type", &DLContext::device_type)
       .def("__repr__", &ContextToString)
@@ -98,10 +79,6 @@ PYBIND11_MODULE(_core, m) {
                         return DLContext{t[1].cast<int>(), t[0].cast<int>()};
                       }));
 
-  m.def("devices", &Devices, "Every usable device context, CPU first.");
-  m.def("device_count", &DeviceCount, py::arg("device_type"));
-  m.def(
-      "device_name", [](const DLContext& ctx) { return DeviceName(ctx); }, py::arg("ctx"));
   m.def("plugins", [] {
     py::list out;
     for (const PluginInfo& p : Plugins()) out.append(PluginToDict(p));
@@ -163,6 +140,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("ctx"), "The device stream ops on ctx run on (cudaStream_t as an int), 0 if none.");
   m.attr("PLUGIN_ABI_VERSION") = py::make_tuple(DLARRAY_PLUGIN_ABI_MAJOR, DLARRAY_PLUGIN_ABI_MINOR);
 
+  BindDevices(m);
   BindNDArray(m);
   BindOps(m);
 }

@@ -24,9 +24,18 @@ void InvokeOp(int op, const DLArray* const* ins, int nin, DLArray* const* outs, 
   }
 }
 
+void RequireWritable(const NDArray& out, int op) {
+  if (out.array->read_only()) {
+    throw Error(ErrorKind::kValue, GetOpInfo(op).name +
+                                       ": the output is read-only (it shares the memory of a "
+                                       "read-only source); write into a writable array");
+  }
+}
+
 template <size_t NI, size_t NA>
 void Run(int op, const std::array<const NDArray*, NI>& in, const NDArray& out,
          const std::array<double, NA>& attrs) {
+  RequireWritable(out, op);
   std::array<const DLArray*, NI == 0 ? 1 : NI> ins{};
   for (size_t i = 0; i < NI; ++i) ins[i] = in[i]->dl();
   DLArray* outs[1] = {out.dl()};
@@ -47,12 +56,26 @@ void InvokeByName(const std::string& name, const std::vector<const NDArray*>& in
     }
   }
   for (const NDArray* a : inputs) ins.push_back(a->dl());
-  for (const NDArray* a : outputs) outs.push_back(a->dl());
+  for (const NDArray* a : outputs) {
+    RequireWritable(*a, op);
+    outs.push_back(a->dl());
+  }
   InvokeOp(op, ins.data(), static_cast<int>(ins.size()), outs.data(), static_cast<int>(outs.size()),
            attrs.data(), static_cast<int>(attrs.size()));
 }
 
 }  // namespace
+
+void RunOp(int op, const std::vector<const DLArray*>& ins, const std::vector<const NDArray*>& outs,
+           const std::vector<double>& attrs) {
+  std::vector<DLArray*> out_dl;
+  for (const NDArray* o : outs) {
+    RequireWritable(*o, op);
+    out_dl.push_back(o->dl());
+  }
+  InvokeOp(op, ins.data(), static_cast<int>(ins.size()), out_dl.data(),
+           static_cast<int>(out_dl.size()), attrs.data(), static_cast<int>(attrs.size()));
+}
 
 void BindOps(py::module_& m) {
   // Core op ids are looked up once; the lambdas below capture them.
@@ -63,7 +86,10 @@ void BindOps(py::module_& m) {
             mulc = RequireOp("matrix_elementwise_multiply_by_const"),
             mm = RequireOp("matrix_multiply"), relu = RequireOp("relu"),
             relug = RequireOp("relu_gradient"), smax = RequireOp("softmax"),
-            sce = RequireOp("softmax_cross_entropy"), copy = RequireOp("copy");
+            sce = RequireOp("softmax_cross_entropy"), copy = RequireOp("copy"),
+            astype = RequireOp("astype"), cmp = RequireOp("compare"),
+            cmpc = RequireOp("compare_by_const"), div = RequireOp("matrix_elementwise_divide"),
+            divc = RequireOp("matrix_elementwise_divide_by_const");
 
   m.def(
       "array_set", [set](A arr, double v) { Run<0, 1>(set, {}, arr, {v}); }, py::arg("arr"),
@@ -124,6 +150,31 @@ void BindOps(py::module_& m) {
   m.def(
       "copy", [copy](A in, A out) { Run<1, 0>(copy, {&in}, out, {}); }, py::arg("in_arr"),
       py::arg("out_arr"), "out_arr = in_arr");
+
+  m.def(
+      "astype", [astype](A in, A out) { Run<1, 0>(astype, {&in}, out, {}); }, py::arg("in_arr"),
+      py::arg("out_arr"), "out_arr = in_arr converted to out_arr's dtype (NumPy's casts)");
+  m.def(
+      "compare", [cmp](A a, A b, A out, int op) { Run<2, 1>(cmp, {&a, &b}, out, {double(op)}); },
+      py::arg("a"), py::arg("b"), py::arg("out"), py::arg("cmp"),
+      "out (bool) = a <cmp> b; cmp: 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=");
+  m.def(
+      "compare_by_const",
+      [cmpc](A in, double v, A out, int op) {
+        Run<1, 2>(cmpc, {&in}, out, {v, double(op)});
+      },
+      py::arg("x"), py::arg("value"), py::arg("out"), py::arg("cmp"),
+      "out (bool) = x <cmp> value; cmp: 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=");
+  m.def(
+      "matrix_elementwise_divide",
+      [div](A a, A b, A c) {
+        Run<2, 0>(div, {&a, &b}, c, {});
+      },
+      py::arg("matA"), py::arg("matB"), py::arg("matC"), "matC = matA / matB");
+  m.def(
+      "matrix_elementwise_divide_by_const",
+      [divc](A in, double v, A out) { Run<1, 1>(divc, {&in}, out, {v}); }, py::arg("in_mat"),
+      py::arg("val"), py::arg("out_mat"), "out_mat = in_mat / val");
 
   m.def("invoke", &InvokeByName, py::arg("op"), py::arg("inputs"), py::arg("outputs"),
         py::arg("attrs") = std::vector<double>{}, "Runs any declared op (core or plugin) by name.");
