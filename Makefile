@@ -23,7 +23,8 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 venv: deps $(PY)
-	$(PY) -m pip install -q "scikit-build-core>=0.8" "pybind11>=2.11" numpy pytest tqdm matplotlib
+	$(PY) -m pip install -q "scikit-build-core>=0.8" "pybind11>=2.11" numpy pytest tqdm matplotlib \
+	  ml_dtypes mypy
 
 # One CMake build (in $(BUILD)) gives the package, the plugins, the doctest suite and the
 # test-only plugins; pip installs the package into the virtualenv from it.

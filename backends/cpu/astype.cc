@@ -26,9 +26,9 @@ void AstypeKernel(const KernelContext& ctx) {
     });
     return;
   }
-  Dispatch(in->dtype, kAllTypes, ctx.op_name, [&](auto from) {
+  Dispatch<kAllTypes>(in->dtype, ctx.op_name, [&](auto from) {
     using TI = typename decltype(from)::type;
-    Dispatch(out->dtype, kAllTypes, ctx.op_name, [&](auto to) {
+    Dispatch<kAllTypes>(out->dtype, ctx.op_name, [&](auto to) {
       using TO = typename decltype(to)::type;
       MapTyped(
           n, TypedData<TO>(out), [](auto x) { return x; }, TypedData<const TI>(in));

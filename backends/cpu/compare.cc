@@ -11,7 +11,7 @@ namespace dlarray::cpu {
 
 void CompareKernel(const KernelContext& ctx) {
   DLArray* out = ctx.outputs[0];
-  Dispatch(ctx.inputs[0]->dtype, kAllTypes, ctx.op_name, [&](auto tag) {
+  Dispatch<kAllTypes>(ctx.inputs[0]->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     WithComparison(ctx.attrs[0], [&](auto cmp) {
       MapTyped(NumElements(out), TypedData<bool>(out), cmp, TypedData<const T>(ctx.inputs[0]),

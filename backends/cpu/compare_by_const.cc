@@ -16,7 +16,7 @@ namespace dlarray::cpu {
 void CompareByConstKernel(const KernelContext& ctx) {
   DLArray* out = ctx.outputs[0];
   const double value = ctx.attrs[0];
-  Dispatch(ctx.inputs[0]->dtype, kAllTypes, ctx.op_name, [&](auto tag) {
+  Dispatch<kAllTypes>(ctx.inputs[0]->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     WithComparison(ctx.attrs[1], [&](auto cmp) {
       MapTyped(

@@ -192,29 +192,29 @@ enum DTypeSet : int { kFloatTypes = 1, kIntTypes = 2, kWideUInts = 4, kBoolType 
  * \brief Calls f(TypeTag<T>{}) with T the C++ type of dtype, when dtype is in `set`; throws
  *        DTypeError naming op otherwise. (float32 is included in kFloatTypes.)
  */
-template <typename F>
-inline void Dispatch(DLArrayDType t, int set, const char* op, F&& f) {
+template <int kSet, typename F>
+inline void Dispatch(DLArrayDType t, const char* op, F&& f) {
   if (t.lanes == 1) {
-    if ((set & kFloatTypes) != 0) {
+    if constexpr ((kSet & kFloatTypes) != 0) {
       if (t.code == kDLArrayFloat && t.bits == 32) return f(TypeTag<float>{});
       if (t.code == kDLArrayFloat && t.bits == 64) return f(TypeTag<double>{});
       if (t.code == kDLArrayFloat && t.bits == 16) return f(TypeTag<Half>{});
       if (t.code == kDLArrayBfloat && t.bits == 16) return f(TypeTag<BFloat16>{});
     }
-    if ((set & kIntTypes) != 0) {
+    if constexpr ((kSet & kIntTypes) != 0) {
       if (t.code == kDLArrayInt && t.bits == 8) return f(TypeTag<int8_t>{});
       if (t.code == kDLArrayInt && t.bits == 16) return f(TypeTag<int16_t>{});
       if (t.code == kDLArrayInt && t.bits == 32) return f(TypeTag<int32_t>{});
       if (t.code == kDLArrayInt && t.bits == 64) return f(TypeTag<int64_t>{});
       if (t.code == kDLArrayUInt && t.bits == 8) return f(TypeTag<uint8_t>{});
     }
-    if ((set & kWideUInts) != 0) {
+    if constexpr ((kSet & kWideUInts) != 0) {
       if (t.code == kDLArrayUInt && t.bits == 16) return f(TypeTag<uint16_t>{});
       if (t.code == kDLArrayUInt && t.bits == 32) return f(TypeTag<uint32_t>{});
       if (t.code == kDLArrayUInt && t.bits == 64) return f(TypeTag<uint64_t>{});
     }
-    if ((set & kBoolType) != 0 && t.code == kDLArrayBool && t.bits == 8) {
-      return f(TypeTag<bool>{});
+    if constexpr ((kSet & kBoolType) != 0) {
+      if (t.code == kDLArrayBool && t.bits == 8) return f(TypeTag<bool>{});
     }
   }
   throw DTypeError(std::string(op) + " on cpu: no kernel for dtype code " +

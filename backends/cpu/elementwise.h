@@ -104,14 +104,14 @@ inline void TypedKernelImpl(const KernelContext& ctx, Op op, std::integer_sequen
  *        Map (op called on VecF and float), the others through MapTyped (op called on compute
  *        values).
  */
-template <int kNumInputs, typename Op>
-inline void DispatchElementwise(const KernelContext& ctx, int set, Op op) {
+template <int kNumInputs, int kSet, typename Op>
+inline void DispatchElementwise(const KernelContext& ctx, Op op) {
   const DLArrayDType t = ctx.outputs[0]->dtype;
   if (IsFloat32(t)) {
     ElementwiseKernel<kNumInputs>(ctx, op);
     return;
   }
-  Dispatch(t, set, ctx.op_name, [&](auto tag) {
+  Dispatch<kSet>(t, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     TypedKernelImpl<T, kNumInputs>(ctx, op, std::make_integer_sequence<int, kNumInputs>{});
   });

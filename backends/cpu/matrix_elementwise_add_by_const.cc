@@ -18,7 +18,7 @@ void MatrixElementwiseAddByConstKernel(const KernelContext& ctx) {
     ElementwiseKernel<1>(ctx, [v](auto x) { return x + v; });
     return;
   }
-  Dispatch(t, kFloatTypes | kIntTypes, ctx.op_name, [&](auto tag) {
+  Dispatch<kFloatTypes | kIntTypes>(t, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = Compute<T>;
     C v;

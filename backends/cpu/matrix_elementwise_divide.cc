@@ -8,7 +8,7 @@
 namespace dlarray::cpu {
 
 void MatrixElementwiseDivideKernel(const KernelContext& ctx) {
-  DispatchElementwise<2>(ctx, kFloatTypes, [](auto a, auto b) { return a / b; });
+  DispatchElementwise<2, kFloatTypes>(ctx, [](auto a, auto b) { return a / b; });
 }
 
 }  // namespace dlarray::cpu

@@ -16,7 +16,7 @@ void MatrixElementwiseDivideByConstKernel(const KernelContext& ctx) {
     ElementwiseKernel<1>(ctx, [v](auto x) { return x / v; });
     return;
   }
-  Dispatch(t, kFloatTypes, ctx.op_name, [&](auto tag) {
+  Dispatch<kFloatTypes>(t, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = Compute<T>;
     const C v = static_cast<C>(Load(Store<T>(value)));

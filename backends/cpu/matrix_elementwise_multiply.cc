@@ -10,7 +10,7 @@
 namespace dlarray::cpu {
 
 void MatrixElementwiseMultiplyKernel(const KernelContext& ctx) {
-  DispatchElementwise<2>(ctx, kFloatTypes | kIntTypes, [](auto a, auto b) {
+  DispatchElementwise<2, kFloatTypes | kIntTypes>(ctx, [](auto a, auto b) {
     if constexpr (std::is_integral_v<decltype(a)>) {
       return MulOf(a, b);
     } else {

@@ -171,7 +171,7 @@ void MatrixMultiplyKernel(const KernelContext& ctx) {
   const int64_t k = trans_a ? a->shape[0] : a->shape[1];
   const int64_t n = trans_b ? b->shape[0] : b->shape[1];
   const int64_t lda = a->shape[1], ldb = b->shape[1], ldc = n;
-  Dispatch(c->dtype, kFloatTypes, ctx.op_name, [&](auto tag) {
+  Dispatch<kFloatTypes>(c->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float>) {
       MultiplyF32(trans_a, trans_b, m, n, k, InData(a), lda, InData(b), ldb, OutData(c), ldc);

@@ -117,7 +117,7 @@ void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
   const int64_t numel = NumElements(in);
   const int64_t cols = numel / rows;
   if (!IsFloat32(in->dtype)) {
-    Dispatch(in->dtype, kFloatTypes | kIntTypes, ctx.op_name, [&](auto tag) {
+    Dispatch<kFloatTypes | kIntTypes>(in->dtype, ctx.op_name, [&](auto tag) {
       using T = typename decltype(tag)::type;
       SumColumnsTyped(TypedData<const T>(in), TypedData<T>(ctx.outputs[0]), rows, cols);
     });

@@ -10,7 +10,7 @@
 namespace dlarray::cpu {
 
 void ReluGradientKernel(const KernelContext& ctx) {
-  DispatchElementwise<2>(ctx, kFloatTypes, [](auto x, auto grad) {
+  DispatchElementwise<2, kFloatTypes>(ctx, [](auto x, auto grad) {
     using T = decltype(x);
     if constexpr (std::is_floating_point_v<T>) {
       return grad * (x > T{} ? T{1} : T{});

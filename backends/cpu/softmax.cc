@@ -89,7 +89,7 @@ void SoftmaxKernel(const KernelContext& ctx) {
   const int64_t numel = NumElements(in);
   const int64_t cols = in->ndim > 0 ? in->shape[in->ndim - 1] : 1;
   if (!IsFloat32(in->dtype)) {
-    Dispatch(in->dtype, kFloatTypes, ctx.op_name, [&](auto tag) {
+    Dispatch<kFloatTypes>(in->dtype, ctx.op_name, [&](auto tag) {
       using T = typename decltype(tag)::type;
       SoftmaxTyped(TypedData<const T>(in), TypedData<T>(ctx.outputs[0]), numel / cols, cols);
     });

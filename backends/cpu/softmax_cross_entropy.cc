@@ -78,7 +78,7 @@ void SoftmaxCrossEntropyKernel(const KernelContext& ctx) {
   const int64_t cols = in->ndim > 0 ? in->shape[in->ndim - 1] : 1;
   const int64_t rows = numel / cols;
   if (!IsFloat32(in->dtype)) {
-    Dispatch(in->dtype, kFloatTypes, ctx.op_name, [&](auto tag) {
+    Dispatch<kFloatTypes>(in->dtype, ctx.op_name, [&](auto tag) {
       using T = typename decltype(tag)::type;
       CrossEntropyTyped(TypedData<const T>(in), TypedData<const T>(ctx.inputs[1]),
                         TypedData<T>(ctx.outputs[0]), rows, cols);

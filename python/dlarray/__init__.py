@@ -11,7 +11,10 @@ core library, then ``DLARRAY_PLUGIN_PATH``); ``dlarray.plugins()`` says what was
 plugin is not usable. A device whose plugin is missing raises that reason when it is first used.
 """
 
+from __future__ import annotations
+
 import pathlib
+from typing import Any, Optional, Union
 
 from . import _core
 from ._core import DLContext, NDArray, devices, synchronize
@@ -33,23 +36,23 @@ __all__ = [
 _operators.install(NDArray)
 
 
-def is_gpu_ctx(ctx):
+def is_gpu_ctx(ctx: Optional[DLContext]) -> bool:
     """Whether ``ctx`` is a GPU context."""
     return bool(ctx) and ctx.device_type == 2
 
 
-def plugins():
+def plugins() -> list[dict[str, Any]]:
     """Every plugin tried: a list of dicts with name, path, origin, status, reason, device_type,
     device_count, abi_version and ops."""
     return _core.plugins()
 
 
-def load_plugin(path):
+def load_plugin(path: Union[str, pathlib.Path]) -> dict[str, Any]:
     """Loads one plugin library; raises RuntimeError with the reason when it is not usable."""
     return _core.load_plugin(str(path))
 
 
-def seed_lib_path():
+def seed_lib_path() -> str:
     """Absolute path of ``libc_runtime_api.so``: the dlsys seed's C API with the seed's struct
     layouts, for the seed's own ctypes client (``python -m dlarray --seed-lib`` prints it).
 
@@ -72,13 +75,13 @@ def seed_lib_path():
     return str(path)
 
 
-def memory_stats(ctx):
+def memory_stats(ctx: Union[DLContext, str]) -> dict[str, int]:
     """Allocator counters of ``ctx``: bytes_in_use, bytes_reserved, num_allocations (system or
     driver allocations made so far), num_frees, peak_bytes_in_use."""
     return _core.memory_stats(ctx)
 
 
-def empty_cache(ctx=None):
+def empty_cache(ctx: Optional[Union[DLContext, str]] = None) -> None:
     """Returns cached device memory of ``ctx`` (default: every device) to the system."""
     _core.empty_cache(ctx)
 
@@ -86,7 +89,7 @@ def empty_cache(ctx=None):
 _PRECISIONS = ("highest", "tf32")
 
 
-def set_matmul_precision(precision):
+def set_matmul_precision(precision: str) -> None:
     """``"highest"`` (default): float32 matrix products in full float32. ``"tf32"``: GPU matrix
     products use TF32 tensor cores (about 10 mantissa bits; much faster on Ampere and newer).
     The CPU always computes in float32."""
@@ -102,7 +105,7 @@ def set_matmul_precision(precision):
 _matmul_precision = "highest"
 
 
-def get_matmul_precision():
+def get_matmul_precision() -> str:
     """The precision set by set_matmul_precision."""
     return _matmul_precision
 

@@ -1,13 +1,22 @@
 """Making arrays: empty, array (always a copy), asarray (shares memory when it can), from_dlpack."""
 
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, SupportsIndex, Union
+
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
-from ._core import NDArray
+from ._core import DLContext, NDArray
 from ._devices import device
 
+DeviceLike = Union[DLContext, str]
+ShapeLike = Union[SupportsIndex, Sequence[SupportsIndex]]
 
-def empty(shape, ctx=None, dtype=None):
+
+def empty(shape: ShapeLike, ctx: Optional[DeviceLike] = None,
+          dtype: npt.DTypeLike = None) -> NDArray:
     """An uninitialised array.
 
     Parameters
@@ -38,7 +47,7 @@ def empty(shape, ctx=None, dtype=None):
     return _core.empty(shape, device(ctx), _dtype(dtype))
 
 
-def array(obj, ctx=None, dtype=None):
+def array(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = None) -> NDArray:
     """A copy of array-like data on a device.
 
     Parameters
@@ -69,18 +78,19 @@ def array(obj, ctx=None, dtype=None):
     return _core.array(obj, device(ctx), _dtype(dtype))
 
 
-def _dtype(dtype):
+def _dtype(dtype: npt.DTypeLike) -> npt.DTypeLike:
     if isinstance(dtype, str) and dtype == "bfloat16":
         try:
             import ml_dtypes
         except ImportError:
             raise TypeError("dtype 'bfloat16' needs the ml_dtypes package (pip install "
                             "ml_dtypes)") from None
-        return ml_dtypes.bfloat16
+        return ml_dtypes.bfloat16  # type: ignore[no-any-return]
     return dtype
 
 
-def asarray(obj, ctx=None, dtype=None, copy=None):
+def asarray(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = None,
+            copy: Optional[bool] = None) -> NDArray:
     """An NDArray with obj's data, sharing its memory when it is already on ``ctx`` in ``dtype``.
 
     Parameters
@@ -149,7 +159,8 @@ def asarray(obj, ctx=None, dtype=None, copy=None):
     return src.copy() if copy else src
 
 
-def from_dlpack(x, *, device=None, copy=None):
+def from_dlpack(x: Any, *, device: Optional[DeviceLike] = None,
+                copy: Optional[bool] = None) -> NDArray:
     """An NDArray sharing the memory of a DLPack producer, without copying (array API standard).
 
     The producer's pending work is ordered before ours: on a GPU the producer is handed our

@@ -1,21 +1,27 @@
 """Devices: contexts from ids or strings, counts, names, memory, and the default device."""
 
+from __future__ import annotations
+
 import contextlib
 import contextvars
+from typing import Iterator, Optional, Union
 
 from . import _core
 from ._core import DLContext
 
-_default = contextvars.ContextVar("dlarray_default_device", default=None)
+DeviceLike = Union[DLContext, str]
+
+_default: contextvars.ContextVar[Optional[DLContext]] = contextvars.ContextVar(
+    "dlarray_default_device", default=None)
 
 _CPU = 1
 _GPU = 2
 
 
-def _context(kind, dev_id):
+def _context(kind: int, dev_id: int) -> DLContext:
     if isinstance(dev_id, bool) or not isinstance(dev_id, int):
         try:
-            dev_id = dev_id.__index__()
+            dev_id = int(dev_id.__index__())
         except AttributeError:
             raise TypeError("device id must be an int, got %s" % type(dev_id).__name__) from None
     if dev_id < 0:
@@ -27,7 +33,7 @@ def _context(kind, dev_id):
     return DLContext(dev_id, kind)
 
 
-def cpu(dev_id=0):
+def cpu(dev_id: int = 0) -> DLContext:
     """The context of CPU device ``dev_id`` (there is one, id 0).
 
     Parameters
@@ -50,7 +56,7 @@ def cpu(dev_id=0):
     return _context(_CPU, dev_id)
 
 
-def gpu(dev_id=0):
+def gpu(dev_id: int = 0) -> DLContext:
     """The context of CUDA device ``dev_id`` (also written ``"cuda:ID"`` or ``"gpu:ID"``).
 
     The context can be made on a machine without GPUs; using it there raises the reason.
@@ -75,7 +81,7 @@ def gpu(dev_id=0):
     return _context(_GPU, dev_id)
 
 
-def device(spec=None):
+def device(spec: Optional[DeviceLike] = None) -> DLContext:
     """The context a device specification names.
 
     Parameters
@@ -107,7 +113,7 @@ def device(spec=None):
                     % type(spec).__name__)
 
 
-def check_device(ctx):
+def check_device(ctx: DeviceLike) -> None:
     """Raises unless ``ctx`` names a usable device.
 
     Parameters
@@ -125,7 +131,7 @@ def check_device(ctx):
     _core.check_device(device(ctx))
 
 
-def default_device():
+def default_device() -> DLContext:
     """The device arrays are made on when no context is given (``cpu(0)`` unless set).
 
     Returns
@@ -137,7 +143,7 @@ def default_device():
     return cpu(0) if ctx is None else ctx
 
 
-def set_default_device(ctx):
+def set_default_device(ctx: Optional[DeviceLike]) -> None:
     """Sets the default device (for the current thread / async context).
 
     Parameters
@@ -155,13 +161,13 @@ def set_default_device(ctx):
     if ctx is None:
         _default.set(None)
         return
-    ctx = device(ctx)
-    check_device(ctx)
-    _default.set(ctx)
+    target = device(ctx)
+    check_device(target)
+    _default.set(target)
 
 
 @contextlib.contextmanager
-def using_device(ctx):
+def using_device(ctx: DeviceLike) -> Iterator[DLContext]:
     """A context manager that makes ``ctx`` the default device inside its block.
 
     Parameters
@@ -186,16 +192,16 @@ def using_device(ctx):
     >>> with dlarray.using_device("cpu"):
     ...     x = dlarray.empty((2, 3))
     """
-    ctx = device(ctx)
-    check_device(ctx)
-    token = _default.set(ctx)
+    target = device(ctx)
+    check_device(target)
+    token = _default.set(target)
     try:
-        yield ctx
+        yield target
     finally:
         _default.reset(token)
 
 
-def device_count(kind):
+def device_count(kind: Union[str, int, DLContext]) -> int:
     """How many devices of a kind exist.
 
     Parameters
@@ -217,7 +223,7 @@ def device_count(kind):
     return _core.device_count(kind)
 
 
-def device_name(ctx):
+def device_name(ctx: DeviceLike) -> str:
     """The name of a device (e.g. the CPU or GPU model).
 
     Parameters
@@ -240,7 +246,7 @@ def device_name(ctx):
     return _core.device_name(device(ctx))
 
 
-def mem_info(ctx):
+def mem_info(ctx: DeviceLike) -> tuple[int, int]:
     """Free and total memory of a device, in bytes.
 
     Parameters

@@ -8,6 +8,7 @@ device with the shapes the op infers, and returned. ``invoke`` runs any op by na
 """
 
 import inspect
+from typing import Any
 
 from . import _core
 from ._core import infer_outputs  # noqa: F401
@@ -103,7 +104,7 @@ def _make_wrapper(name):
     return op
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     """Ops declared by plugins, as functions with their declared signature."""
     if name.startswith("_"):
         raise AttributeError(name)
@@ -116,5 +117,5 @@ def __getattr__(name):
     return op
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(__all__) | set(op_names()) | set(globals()))

@@ -209,10 +209,9 @@ NDArray ConsumeCapsule(const py::handle& capsule) {
       auto* m = static_cast<DLArrayManagedTensorVersioned*>(p);
       if (m->deleter != nullptr && !Finalizing()) m->deleter(m);
     });
-    NDArray out = WrapTensor(mt->dl_tensor, owner,
-                             (mt->flags & DLARRAY_DLPACK_FLAG_READ_ONLY) != 0);
+    // Ours from here on (also when WrapTensor refuses it: owner then frees it once).
     PyCapsule_SetName(cap, DLARRAY_DLPACK_CAPSULE_VERSIONED_USED);
-    return out;
+    return WrapTensor(mt->dl_tensor, owner, (mt->flags & DLARRAY_DLPACK_FLAG_READ_ONLY) != 0);
   }
   if (PyCapsule_IsValid(cap, DLARRAY_DLPACK_CAPSULE_LEGACY)) {
     auto* mt =
@@ -221,9 +220,8 @@ NDArray ConsumeCapsule(const py::handle& capsule) {
       auto* m = static_cast<DLArrayManagedTensor*>(p);
       if (m->deleter != nullptr && !Finalizing()) m->deleter(m);
     });
-    NDArray out = WrapTensor(mt->dl_tensor, owner, false);
     PyCapsule_SetName(cap, DLARRAY_DLPACK_CAPSULE_LEGACY_USED);
-    return out;
+    return WrapTensor(mt->dl_tensor, owner, false);
   }
   throw py::buffer_error(
       "from_dlpack: the capsule is not an unused DLPack tensor (named 'dltensor' or "
