@@ -3,7 +3,7 @@
 # (without it the build has no CUDA plugin) and is not installed here.
 set -euo pipefail
 packages=(build-essential cmake ninja-build python3 python3-venv python3-dev libboost-dev
-          doctest-dev libopenblas-dev clang-format)
+          doctest-dev libopenblas-dev clang-format clang libc++-dev libc++abi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
