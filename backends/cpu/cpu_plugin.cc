@@ -9,8 +9,7 @@
 
 namespace {
 
-int CpuMemInfo(void* /*self*/, int32_t /*device_id*/, uint64_t* free_bytes,
-               uint64_t* total_bytes) {
+int CpuMemInfo(void* /*self*/, int32_t /*device_id*/, uint64_t* free_bytes, uint64_t* total_bytes) {
   return dlarray::sdk_detail::Guard(
       "mem_info", [&] { dlarray::cpu::CpuDevice::MemInfo(free_bytes, total_bytes); });
 }

@@ -66,7 +66,7 @@ inline uint16_t DoubleToHalf(double d) {
   }
   const int e = exp - 1023;  // unbiased
   if (e > 15) return sign | 0x7c00u;
-  if (e < -25) return sign;  // below half the smallest subnormal
+  if (e < -25) return sign;               // below half the smallest subnormal
   mant |= (exp != 0 ? (1ull << 52) : 0);  // implicit bit
   int shift;                              // bits of mant dropped
   uint16_t base;
@@ -217,8 +217,8 @@ inline void Dispatch(DLArrayDType t, const char* op, F&& f) {
       if (t.code == kDLArrayBool && t.bits == 8) return f(TypeTag<bool>{});
     }
   }
-  throw DTypeError(std::string(op) + " on cpu: no kernel for dtype code " +
-                   std::to_string(t.code) + ", " + std::to_string(t.bits) + " bits");
+  throw DTypeError(std::string(op) + " on cpu: no kernel for dtype code " + std::to_string(t.code) +
+                   ", " + std::to_string(t.bits) + " bits");
 }
 
 /*! \brief Every storage dtype. */

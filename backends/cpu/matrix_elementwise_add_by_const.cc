@@ -27,8 +27,9 @@ void MatrixElementwiseAddByConstKernel(const KernelContext& ctx) {
     } else {
       v = static_cast<C>(Load(Store<T>(value)));  // rounded to T first, as NumPy does
     }
-    MapTyped(NumElements(ctx.outputs[0]), TypedData<T>(ctx.outputs[0]),
-             [v](C x) { return AddOf(x, v); }, TypedData<const T>(ctx.inputs[0]));
+    MapTyped(
+        NumElements(ctx.outputs[0]), TypedData<T>(ctx.outputs[0]), [v](C x) { return AddOf(x, v); },
+        TypedData<const T>(ctx.inputs[0]));
   });
 }
 

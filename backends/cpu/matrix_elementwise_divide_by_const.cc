@@ -20,8 +20,9 @@ void MatrixElementwiseDivideByConstKernel(const KernelContext& ctx) {
     using T = typename decltype(tag)::type;
     using C = Compute<T>;
     const C v = static_cast<C>(Load(Store<T>(value)));
-    MapTyped(NumElements(ctx.outputs[0]), TypedData<T>(ctx.outputs[0]),
-             [v](C x) { return x / v; }, TypedData<const T>(ctx.inputs[0]));
+    MapTyped(
+        NumElements(ctx.outputs[0]), TypedData<T>(ctx.outputs[0]), [v](C x) { return x / v; },
+        TypedData<const T>(ctx.inputs[0]));
   });
 }
 

@@ -151,8 +151,8 @@ void MultiplyHalf(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
   };
   const std::vector<float> fa = widen(a), fb = widen(b);
   std::vector<float> fc(static_cast<size_t>(m * n));
-  MultiplyF32(trans_a, trans_b, m, n, k, fa.data(), a->shape[1], fb.data(), b->shape[1],
-              fc.data(), n);
+  MultiplyF32(trans_a, trans_b, m, n, k, fa.data(), a->shape[1], fb.data(), b->shape[1], fc.data(),
+              n);
   T* out = TypedData<T>(c);
   ParallelFor(m * n, m * n, kElementAlign, [&](int64_t b0, int64_t b1) {
     for (int64_t i = b0; i < b1; ++i) out[i] = Store<T>(fc[i]);

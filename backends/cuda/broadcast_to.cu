@@ -135,8 +135,7 @@ void LaunchRows(const LaunchEnv& env, const float* in, float* out, int64_t rows,
   CHECK_LAUNCH("BroadcastRowsKernel");
 }
 
-GenericDims ToGeneric(const std::vector<Dim>& dims, const DLArray* in_arr,
-                      const DLArray* out_arr) {
+GenericDims ToGeneric(const std::vector<Dim>& dims, const DLArray* in_arr, const DLArray* out_arr) {
   if (dims.size() > kMaxDims) {
     throw BackendError("broadcast_to on cuda: " + ShapeToString(in_arr) + " -> " +
                        ShapeToString(out_arr) + " alternates broadcast and kept dims more than " +

@@ -79,8 +79,8 @@ void LaunchStrided(const LaunchEnv& env, const DLArray* in, DLArray* out) {
   const StridedDims dims = Merge(in, out);
   const int64_t n = Numel(out);
   const int blocks = GridSize(n, kThreads, FullWaveBlocks(env, kThreads) * 4);
-  StridedCopyKernel<U><<<blocks, kThreads, 0, env.stream>>>(Data<const U>(in), Data<U>(out), n,
-                                                            dims);
+  StridedCopyKernel<U>
+      <<<blocks, kThreads, 0, env.stream>>>(Data<const U>(in), Data<U>(out), n, dims);
   CHECK_LAUNCH("StridedCopyKernel");
 }
 

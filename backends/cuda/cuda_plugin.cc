@@ -8,7 +8,9 @@
 
 namespace {
 
-dlarray::cuda::CudaDevice* Cuda(void* self) { return static_cast<dlarray::cuda::CudaDevice*>(self); }
+dlarray::cuda::CudaDevice* Cuda(void* self) {
+  return static_cast<dlarray::cuda::CudaDevice*>(self);
+}
 
 int CudaMemInfo(void* self, int32_t id, uint64_t* free_bytes, uint64_t* total_bytes) {
   return dlarray::sdk_detail::Guard("mem_info",

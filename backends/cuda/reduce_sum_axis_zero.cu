@@ -163,8 +163,8 @@ void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
     Dispatch<kFloatTypes | kIntTypes>(in->dtype, ctx.op_name, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const int blocks = GridSize(cols, 256, FullWaveBlocks(env, 256) * 4);
-      ReduceColumnsTypedKernel<T><<<blocks, 256, 0, env.stream>>>(
-          Data<const T>(in), Data<T>(ctx.outputs[0]), rows, cols);
+      ReduceColumnsTypedKernel<T>
+          <<<blocks, 256, 0, env.stream>>>(Data<const T>(in), Data<T>(ctx.outputs[0]), rows, cols);
       CHECK_LAUNCH("ReduceColumnsTypedKernel");
     });
     return;

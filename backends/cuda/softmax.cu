@@ -6,9 +6,9 @@
 // a second pass reads the row again and writes out.
 #include <cmath>
 
+#include "dtype.cuh"
 #include "kernel_util.cuh"
 #include "kernels.h"
-#include "dtype.cuh"
 #include "row_reduce.cuh"
 #include "typed_reduce.cuh"
 
@@ -208,8 +208,8 @@ void SoftmaxKernel(const KernelContext& ctx) {
     Dispatch<kFloatTypes>(in->dtype, ctx.op_name, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const int blocks = GridSize(rows, 1, FullWaveBlocks(env, 256) * 4);
-      SoftmaxTypedKernel<T><<<blocks, 256, 0, env.stream>>>(Data<const T>(in),
-                                                            Data<T>(ctx.outputs[0]), rows, cols);
+      SoftmaxTypedKernel<T>
+          <<<blocks, 256, 0, env.stream>>>(Data<const T>(in), Data<T>(ctx.outputs[0]), rows, cols);
       CHECK_LAUNCH("SoftmaxTypedKernel");
     });
     return;

@@ -9,9 +9,9 @@
 // no atomics on floats, the same result on every run.
 #include <cmath>
 
+#include "dtype.cuh"
 #include "kernel_util.cuh"
 #include "kernels.h"
-#include "dtype.cuh"
 #include "row_reduce.cuh"
 #include "typed_reduce.cuh"
 
@@ -174,8 +174,7 @@ void LaunchBlockKernel(const LaunchEnv& env, int blocks, bool vec, const float* 
 // double; the losses are added into *total (zeroed before), and TypedMeanKernel writes the mean.
 template <typename T>
 __global__ void __launch_bounds__(256)
-    CrossEntropyTypedKernel(const T* y, const T* label, int64_t rows, int64_t cols,
-                            double* total) {
+    CrossEntropyTypedKernel(const T* y, const T* label, int64_t rows, int64_t cols, double* total) {
   __shared__ double scratch[32];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* yr = y + r * cols;

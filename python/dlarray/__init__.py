@@ -37,13 +37,30 @@ _operators.install(NDArray)
 
 
 def is_gpu_ctx(ctx: Optional[DLContext]) -> bool:
-    """Whether ``ctx`` is a GPU context."""
-    return bool(ctx) and ctx.device_type == 2
+    """Whether ``ctx`` is a GPU (CUDA) context.
+
+    Parameters
+    ----------
+    ctx : DLContext or None
+        The context.
+
+    Returns
+    -------
+    bool
+        True for CUDA contexts.
+    """
+    return ctx is not None and ctx.device_type == 2
 
 
 def plugins() -> list[dict[str, Any]]:
-    """Every plugin tried: a list of dicts with name, path, origin, status, reason, device_type,
-    device_count, abi_version and ops."""
+    """Every plugin tried.
+
+    Returns
+    -------
+    list of dict
+        One dict per plugin: name, path, origin, status, reason, device_type, device_count,
+        abi_version, version, declared_ops and ops.
+    """
     return _core.plugins()
 
 
@@ -76,13 +93,42 @@ def seed_lib_path() -> str:
 
 
 def memory_stats(ctx: Union[DLContext, str]) -> dict[str, int]:
-    """Allocator counters of ``ctx``: bytes_in_use, bytes_reserved, num_allocations (system or
-    driver allocations made so far), num_frees, peak_bytes_in_use."""
+    """Allocator counters of a device.
+
+    Parameters
+    ----------
+    ctx : DLContext or str
+        The device.
+
+    Returns
+    -------
+    dict
+        bytes_in_use, bytes_reserved, num_allocations (system or driver allocations made so far),
+        num_frees, peak_bytes_in_use.
+
+    Raises
+    ------
+    ValueError
+        An id out of range or an unknown device name.
+    RuntimeError
+        No usable plugin serves the device.
+    """
     return _core.memory_stats(ctx)
 
 
 def empty_cache(ctx: Optional[Union[DLContext, str]] = None) -> None:
-    """Returns cached device memory of ``ctx`` (default: every device) to the system."""
+    """Returns cached device memory to the system.
+
+    Parameters
+    ----------
+    ctx : DLContext or str, optional
+        The device (default: every device).
+
+    Raises
+    ------
+    ValueError
+        An id out of range or an unknown device name.
+    """
     _core.empty_cache(ctx)
 
 

@@ -159,39 +159,5 @@ def asarray(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = N
     return src.copy() if copy else src
 
 
-def from_dlpack(x: Any, *, device: Optional[DeviceLike] = None,
-                copy: Optional[bool] = None) -> NDArray:
-    """An NDArray sharing the memory of a DLPack producer, without copying (array API standard).
-
-    The producer's pending work is ordered before ours: on a GPU the producer is handed our
-    stream (an event wait, never a device sync).
-
-    Parameters
-    ----------
-    x : object
-        An object with ``__dlpack__`` and ``__dlpack_device__`` (NumPy, PyTorch, CuPy, JAX,
-        NDArray, ...), or a DLPack capsule (consumed: it can be used once).
-    device : DLContext or str, optional
-        Where the result must be (a copy when the data is elsewhere).
-    copy : bool, optional
-        True: always copy. False: never copy (ValueError when ``device`` needs one). None: only
-        when needed.
-
-    Returns
-    -------
-    NDArray
-        The array; read-only when the producer says so.
-
-    Raises
-    ------
-    BufferError
-        The capsule is used or malformed, or the producer cannot export.
-    TypeError
-        ``x`` is not a DLPack producer, or its dtype is unsupported.
-    RuntimeError
-        No usable plugin serves the data's device.
-    """
-    return _core.from_dlpack(x, device=None if device is None else _device(device), copy=copy)
-
-
-_device = device
+# The import of every DLPack exchange: the C++ function itself (no Python frame in between).
+from_dlpack = _core.from_dlpack

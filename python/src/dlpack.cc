@@ -1,14 +1,16 @@
 // DLPack both ways, without copies: NDArray.__dlpack__ / __dlpack_device__ (versioned capsules
 // when the consumer asks for DLPack >= 1.0, legacy ones otherwise) and from_dlpack (any
 // producer's capsule, with the stream handshake on devices that have streams).
+#include "dlarray/dlpack.h"
+
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "binding.h"
-#include "dlarray/dlpack.h"
 
 namespace dlarray {
 namespace {
@@ -145,8 +147,8 @@ py::object ExportDLPack(const NDArray& self, const py::object& stream,
     e->versioned.flags = (read_only ? DLARRAY_DLPACK_FLAG_READ_ONLY : 0) |
                          (copied ? DLARRAY_DLPACK_FLAG_IS_COPIED : 0);
     e->versioned.dl_tensor = t;
-    PyObject* cap = PyCapsule_New(&e->versioned, DLARRAY_DLPACK_CAPSULE_VERSIONED,
-                                  &VersionedCapsuleDestructor);
+    PyObject* cap =
+        PyCapsule_New(&e->versioned, DLARRAY_DLPACK_CAPSULE_VERSIONED, &VersionedCapsuleDestructor);
     if (cap == nullptr) {
       delete e;
       throw py::error_already_set();
@@ -176,13 +178,11 @@ DLContext ContextOfDLPack(int32_t type, int32_t id) {
 // Builds the NDArray over a consumed tensor; owner releases the producer's tensor.
 NDArray WrapTensor(const DLArray& t, std::shared_ptr<void> owner, bool read_only) {
   if (t.ndim < 0 || t.ndim > DLARRAY_MAX_NDIM || (t.ndim > 0 && t.shape == nullptr)) {
-    throw py::buffer_error("from_dlpack: the tensor has an invalid rank " +
-                           std::to_string(t.ndim));
+    throw py::buffer_error("from_dlpack: the tensor has an invalid rank " + std::to_string(t.ndim));
   }
   if (!IsStorageDType(t.dtype)) {
-    throw DTypeError("from_dlpack: unsupported dtype (code " + std::to_string(t.dtype.code) +
-                     ", " + std::to_string(t.dtype.bits) + " bits, " +
-                     std::to_string(t.dtype.lanes) +
+    throw DTypeError("from_dlpack: unsupported dtype (code " + std::to_string(t.dtype.code) + ", " +
+                     std::to_string(t.dtype.bits) + " bits, " + std::to_string(t.dtype.lanes) +
                      " lanes); supported: bool, int8-64, uint8-64, float16/32/64, bfloat16");
   }
   std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
@@ -214,8 +214,8 @@ NDArray ConsumeCapsule(const py::handle& capsule) {
     return WrapTensor(mt->dl_tensor, owner, (mt->flags & DLARRAY_DLPACK_FLAG_READ_ONLY) != 0);
   }
   if (PyCapsule_IsValid(cap, DLARRAY_DLPACK_CAPSULE_LEGACY)) {
-    auto* mt =
-        static_cast<DLArrayManagedTensor*>(PyCapsule_GetPointer(cap, DLARRAY_DLPACK_CAPSULE_LEGACY));
+    auto* mt = static_cast<DLArrayManagedTensor*>(
+        PyCapsule_GetPointer(cap, DLARRAY_DLPACK_CAPSULE_LEGACY));
     std::shared_ptr<void> owner(mt, [](void* p) {
       auto* m = static_cast<DLArrayManagedTensor*>(p);
       if (m->deleter != nullptr && !Finalizing()) m->deleter(m);
@@ -237,37 +237,57 @@ NDArray FromDLPack(const py::object& x, const py::object& device, const py::obje
   } else if (PyCapsule_CheckExact(x.ptr())) {
     out = ConsumeCapsule(x);
   } else {
-    if (!py::hasattr(x, "__dlpack__")) {
+    // Raw CPython calls on interned names: this is the hot path of every import (method
+    // vectorcalls, no bound methods, no kwargs dicts).
+    static PyObject* const kDlpack = PyUnicode_InternFromString("__dlpack__");
+    static PyObject* const kDevice = PyUnicode_InternFromString("__dlpack_device__");
+    PyObject* dev_raw = PyObject_CallMethodNoArgs(x.ptr(), kDevice);
+    if (dev_raw == nullptr) {
+      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+      PyErr_Clear();
       throw DTypeError("from_dlpack: " + TypeName(x) +
-                       " has no __dlpack__ method (not a DLPack producer)");
+                       " has no __dlpack__ / __dlpack_device__ methods (not a DLPack producer)");
     }
-    const auto dev = x.attr("__dlpack_device__")().cast<std::pair<int, int>>();
-    const DLContext ctx = ContextOfDLPack(dev.first, dev.second);
+    py::object dev = py::reinterpret_steal<py::object>(dev_raw);
+    if (!PyTuple_Check(dev_raw) || PyTuple_GET_SIZE(dev_raw) != 2) {
+      throw py::buffer_error("from_dlpack: __dlpack_device__ did not return a (type, id) pair");
+    }
+    const long type = PyLong_AsLong(PyTuple_GET_ITEM(dev_raw, 0));
+    const long id = PyLong_AsLong(PyTuple_GET_ITEM(dev_raw, 1));
+    if (PyErr_Occurred()) throw py::error_already_set();
+    const DLContext ctx = ContextOfDLPack(static_cast<int32_t>(type), static_cast<int32_t>(id));
     py::object stream = py::none();
     if (ctx.device_type != kDLArrayCPU) {
       void* ours = DeviceStream(ctx);  // validates that a plugin serves the device
       stream = py::int_(ours == nullptr ? 1 : reinterpret_cast<intptr_t>(ours));
     }
-    static py::object* versions = new py::object(py::make_tuple(DLARRAY_DLPACK_MAJOR_VERSION,
-                                                                DLARRAY_DLPACK_MINOR_VERSION));
-    py::object dlpack = x.attr("__dlpack__");
-    py::object capsule;
-    try {
-      capsule = dlpack(py::arg("stream") = stream, py::arg("max_version") = *versions);
-    } catch (py::error_already_set& e) {
-      if (!e.matches(PyExc_TypeError)) throw;
-      capsule = dlpack(py::arg("stream") = stream);  // a producer older than DLPack 1.0
+    static PyObject* const versions =
+        py::make_tuple(DLARRAY_DLPACK_MAJOR_VERSION, DLARRAY_DLPACK_MINOR_VERSION).release().ptr();
+    static PyObject* const kwnames = py::make_tuple("stream", "max_version").release().ptr();
+    static PyObject* const kwnames_old = py::make_tuple("stream").release().ptr();
+    PyObject* args[3] = {x.ptr(), stream.ptr(), versions};
+    const size_t nargs = 1 | PY_VECTORCALL_ARGUMENTS_OFFSET;
+    PyObject* result = PyObject_VectorcallMethod(kDlpack, args, nargs, kwnames);
+    if (result == nullptr && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();  // a producer older than DLPack 1.0: no max_version
+      result = PyObject_VectorcallMethod(kDlpack, args, nargs, kwnames_old);
     }
+    if (result == nullptr && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+      PyErr_Clear();
+      throw DTypeError("from_dlpack: " + TypeName(x) +
+                       " has no __dlpack__ method (not a DLPack producer)");
+    }
+    if (result == nullptr) throw py::error_already_set();
+    py::object capsule = py::reinterpret_steal<py::object>(result);
     out = ConsumeCapsule(capsule);
   }
   if (!device.is_none()) {
     const DLContext want = device.cast<DLContext>();
     if (want != out.array->ctx()) {
       if (copy_false) {
-        throw Error(ErrorKind::kValue, "from_dlpack: the data is on " +
-                                           ContextToString(out.array->ctx()) +
-                                           " and copy=False forbids moving it to " +
-                                           ContextToString(want));
+        throw Error(ErrorKind::kValue,
+                    "from_dlpack: the data is on " + ContextToString(out.array->ctx()) +
+                        " and copy=False forbids moving it to " + ContextToString(want));
       }
       NDArray compact = out.array->is_compact() ? out : CompactCopy(out);
       NDArray moved{Array::Empty(compact.array->shape(), want, compact.array->dtype())};
@@ -278,22 +298,164 @@ NDArray FromDLPack(const py::object& x, const py::object& device, const py::obje
   return copy_true ? CompactCopy(out) : out;
 }
 
+// Keyword arguments of a vectorcall: kwnames[i] names args[nargs + i]. Unknown names raise.
+bool TakeKeywords(const char* fn, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                  const char* const* names, py::object* values, int count) {
+  const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    const char* key = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+    if (key == nullptr) return false;
+    int i = 0;
+    while (i < count && std::strcmp(key, names[i]) != 0) ++i;
+    if (i == count) {
+      PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", fn, key);
+      return false;
+    }
+    values[i] = py::reinterpret_borrow<py::object>(args[nargs + k]);
+  }
+  return true;
+}
+
+// Runs body, turning C++ exceptions into Python ones (the module's translators included).
+template <typename Body>
+PyObject* Guarded(Body&& body) {
+  try {
+    return body();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+  }
+  return nullptr;
+}
+
+// __dlpack__ and from_dlpack as plain vectorcall functions: pybind11's dispatcher (keyword
+// matching, overload resolution) would cost more than the whole exchange.
+PyObject* DlpackMethod(PyObject* self, PyObject* const* args, Py_ssize_t nargsf,
+                       PyObject* kwnames) {
+  return Guarded([&]() -> PyObject* {
+    const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 0) {
+      PyErr_SetString(PyExc_TypeError, "__dlpack__() takes keyword arguments only");
+      return nullptr;
+    }
+    static const char* const kNames[4] = {"stream", "max_version", "dl_device", "copy"};
+    py::object v[4] = {py::none(), py::none(), py::none(), py::none()};
+    if (!TakeKeywords("__dlpack__", args, nargs, kwnames, kNames, v, 4)) return nullptr;
+    const NDArray& a = py::handle(self).cast<const NDArray&>();
+    return ExportDLPack(a, v[0], v[1], v[2], v[3]).release().ptr();
+  });
+}
+
+PyObject* DlpackDeviceMethod(PyObject* self, PyObject* /*unused*/) {
+  return Guarded([&]() -> PyObject* {
+    const DLContext c = py::handle(self).cast<const NDArray&>().array->ctx();
+    return Py_BuildValue("(ii)", c.device_type, c.device_id);
+  });
+}
+
+PyObject* FromDLPackFunction(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargsf,
+                             PyObject* kwnames) {
+  return Guarded([&]() -> PyObject* {
+    const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    static const char* const kNames[3] = {"x", "device", "copy"};
+    py::object v[3] = {py::object(), py::none(), py::none()};
+    if (nargs > 1) {
+      PyErr_SetString(PyExc_TypeError, "from_dlpack() takes 1 positional argument (x)");
+      return nullptr;
+    }
+    if (nargs == 1) v[0] = py::reinterpret_borrow<py::object>(args[0]);
+    if (!TakeKeywords("from_dlpack", args, nargs, kwnames, kNames, v, 3)) return nullptr;
+    if (!v[0]) {
+      PyErr_SetString(PyExc_TypeError, "from_dlpack() missing required argument 'x'");
+      return nullptr;
+    }
+    return py::cast(FromDLPack(v[0], v[1], v[2])).release().ptr();
+  });
+}
+
 }  // namespace
 
 void BindDLPack(py::module_& m, py::class_<NDArray>& cls) {
-  cls.def("__dlpack__", &ExportDLPack, py::kw_only(), py::arg("stream") = py::none(),
-          py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
-          py::arg("copy") = py::none(),
-          "Exports the array as a DLPack capsule without copying (array API standard).")
-      .def(
-          "__dlpack_device__",
-          [](const NDArray& s) {
-            return py::make_tuple(s.array->ctx().device_type, s.array->ctx().device_id);
-          },
-          "(DLPack device type, device id): (1, 0) for cpu, (2, i) for cuda:i.");
-  m.def("from_dlpack", &FromDLPack, py::arg("x"), py::kw_only(), py::arg("device") = py::none(),
-        py::arg("copy") = py::none(),
-        "An NDArray sharing the memory of a DLPack producer (or capsule), without copying.");
+  static const char* const kDlpackDoc =
+      R"doc(Exports the array as a DLPack capsule without copying (array API standard).
+
+Parameters
+----------
+stream : int, optional
+    The consumer's stream (GPU arrays): our pending work is ordered before it with an event.
+    None: the legacy default stream; -1: no synchronisation. Must be None for cpu arrays.
+max_version : tuple of int, optional
+    The highest DLPack version the consumer reads; (1, 0) or higher gives a versioned capsule
+    (with the read-only flag), None a legacy one.
+dl_device : tuple of int, optional
+    (device type, id) to export to; another device than the array's means a copy.
+copy : bool, optional
+    True: export a copy. False: never copy. None: copy only when needed.
+
+Returns
+-------
+PyCapsule
+    "dltensor_versioned" or "dltensor".
+
+Raises
+------
+BufferError
+    A read-only array asked for as a legacy capsule, or copy=False where a copy is needed.
+ValueError
+    A stream that is not allowed (0, or any for cpu arrays).)doc";
+  static const char* const kFromDoc =
+      R"doc(An NDArray sharing the memory of a DLPack producer, without copying (array API standard).
+
+The producer's pending work is ordered before ours: on a GPU the producer is handed our
+stream (an event wait, never a device sync).
+
+Parameters
+----------
+x : object
+    An object with ``__dlpack__`` and ``__dlpack_device__`` (NumPy, PyTorch, CuPy, JAX,
+    NDArray, ...), or a DLPack capsule (consumed: it can be used once).
+device : DLContext or str, optional
+    Where the result must be (a copy when the data is elsewhere).
+copy : bool, optional
+    True: always copy. False: never copy (ValueError when ``device`` needs one). None: only
+    when needed.
+
+Returns
+-------
+NDArray
+    The array; read-only when the producer says so.
+
+Raises
+------
+BufferError
+    The capsule is used or malformed, or the producer cannot export.
+TypeError
+    ``x`` is not a DLPack producer, or its dtype is unsupported.
+ValueError
+    ``copy=False`` but ``device`` needs a copy.
+RuntimeError
+    No usable plugin serves the data's device.)doc";
+  static PyMethodDef dlpack_def{
+      "__dlpack__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&DlpackMethod)),
+      METH_FASTCALL | METH_KEYWORDS, kDlpackDoc};
+  static PyMethodDef device_def{"__dlpack_device__", &DlpackDeviceMethod, METH_NOARGS,
+                                "(DLPack device type, device id): (1, 0) for cpu, (2, i) for "
+                                "cuda:i."};
+  static PyMethodDef from_def{
+      "from_dlpack",
+      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&FromDLPackFunction)),
+      METH_FASTCALL | METH_KEYWORDS, kFromDoc};
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  for (PyMethodDef* def : {&dlpack_def, &device_def}) {
+    py::object descr = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, def));
+    if (!descr) throw py::error_already_set();
+    cls.attr(def->ml_name) = descr;
+  }
+  py::object fn = py::reinterpret_steal<py::object>(
+      PyCFunction_NewEx(&from_def, nullptr, m.attr("__name__").ptr()));
+  if (!fn) throw py::error_already_set();
+  m.attr("from_dlpack") = fn;
 }
 
 }  // namespace dlarray

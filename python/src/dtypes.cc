@@ -65,8 +65,8 @@ py::dtype DTypeToNumpy(DLArrayDType t) {
   const int i = TableIndex(t);
   if (i < 0) throw DTypeError("dtype " + DTypeToString(t) + " has no NumPy equivalent");
   if (table[i] == nullptr) {
-    static const char* const kNames[12] = {"int8",   "int16",   "int32",   "int64",
-                                           "uint8",  "uint16",  "uint32",  "uint64",
+    static const char* const kNames[12] = {"int8",    "int16",   "int32",   "int64",
+                                           "uint8",   "uint16",  "uint32",  "uint64",
                                            "float16", "float32", "float64", "bool"};
     table[i] = new py::object(py::dtype(kNames[i]));
   }

@@ -64,8 +64,8 @@ PYBIND11_MODULE(_core, m) {
              return DLContext{device_type, device_id};
            }),
            py::arg("device_id"), py::arg("device_type"))
-      .def(py::init([](const std::string& text) { return ParseContext(text); }),
-           py::arg("device"), "From a device string: 'cpu', 'cuda:1', 'gpu:0', ...")
+      .def(py::init([](const std::string& text) { return ParseContext(text); }), py::arg("device"),
+           "From a device string: 'cpu', 'cuda:1', 'gpu:0', ...")
       .def_readonly("device_id", &DLContext::device_id)
       .def_readonly("device_type", &DLContext::device_type)
       .def("__repr__", &ContextToString)

@@ -213,8 +213,7 @@ bool Truth(const NDArray& self) {
 
 py::object Item(const NDArray& self) {
   if (self.array->size() != 1) {
-    throw Error(ErrorKind::kValue, "item(): the NDArray has " +
-                                       std::to_string(self.array->size()) +
+    throw Error(ErrorKind::kValue, "item(): the NDArray has " + std::to_string(self.array->size()) +
                                        " elements; only one-element arrays convert to a scalar");
   }
   return AsNumpy(self).attr("item")();
@@ -264,8 +263,7 @@ void BindNDArray(py::module_& m) {
       .def_property_readonly(
           "size", [](const NDArray& s) { return s.array->size(); }, "Number of elements.")
       .def_property_readonly(
-          "ndim", [](const NDArray& s) { return s.array->shape().size(); },
-          "Number of dimensions.")
+          "ndim", [](const NDArray& s) { return s.array->shape().size(); }, "Number of dimensions.")
       .def_property_readonly(
           "nbytes", [](const NDArray& s) { return s.array->nbytes(); },
           "Bytes of the elements (size * itemsize).")
@@ -289,7 +287,8 @@ void BindNDArray(py::module_& m) {
           "readonly", [](const NDArray& s) { return s.array->read_only(); },
           "Whether writes are refused (the memory of a read-only source).")
       .def_property_readonly(
-          "data_ptr", [](const NDArray& s) { return reinterpret_cast<uintptr_t>(s.array->data_ptr()); },
+          "data_ptr",
+          [](const NDArray& s) { return reinterpret_cast<uintptr_t>(s.array->data_ptr()); },
           "Address of the first element (device pointer for device arrays).")
       .def("asnumpy", &AsNumpy, "Copies to a new NumPy array (waits for pending device work).")
       .def(
@@ -300,9 +299,10 @@ void BindNDArray(py::module_& m) {
               return target;
             }
             if (!py::isinstance<DLContext>(target) && !py::isinstance<py::str>(target)) {
-              throw DTypeError("copyto: target must be a DLContext, a device string or an "
-                               "NDArray, got " +
-                               TypeName(target));
+              throw DTypeError(
+                  "copyto: target must be a DLContext, a device string or an "
+                  "NDArray, got " +
+                  TypeName(target));
             }
             const DLContext ctx = target.cast<DLContext>();
             NDArray src = self.array->is_compact() ? self : CompactCopy(self);
@@ -314,12 +314,50 @@ void BindNDArray(py::module_& m) {
             }
             return py::cast(std::move(out));
           },
-          py::arg("target"),
-          "Copies into a new array on a context (or a device string), or into an existing "
-          "NDArray of the same shape and dtype.")
-      .def("copy", &CompactCopy, "A compact copy on the same device (how views become compact).")
+          py::arg("target"), R"doc(Copies the array to a device, or into an existing array.
+
+Parameters
+----------
+target : DLContext, str or NDArray
+    A device (a new compact array is made there) or an NDArray of the same shape and dtype
+    (any layout, any device).
+
+Returns
+-------
+NDArray
+    The copy (``target`` itself when it is an NDArray).
+
+Raises
+------
+TypeError
+    ``target`` is neither a device nor an NDArray, or the dtypes differ.
+ValueError
+    The shapes differ, the target is read-only, or the device is unknown.)doc")
+      .def("copy", &CompactCopy, R"doc(A compact copy on the same device (how views become compact).
+
+Returns
+-------
+NDArray
+    A new C-contiguous array with the same elements.)doc")
       .def("astype", &Astype, py::arg("dtype"), py::arg("copy") = true,
-           "The elements converted to dtype, on the same device (NumPy's casts).")
+           R"doc(The elements converted to another dtype, on the same device (NumPy's casts).
+
+Parameters
+----------
+dtype : numpy dtype or name
+    The target dtype (bfloat16: ``ml_dtypes.bfloat16``).
+copy : bool, optional
+    False: return the array itself when it already has ``dtype`` (default True: always new).
+
+Returns
+-------
+NDArray
+    The converted array.
+
+Raises
+------
+TypeError
+    An unsupported dtype.)doc")
       .def("__setitem__",
            [](const NDArray& self, const py::object& key, const py::object& value) {
              py::object target = py::cast(self).attr("__getitem__")(key);
@@ -338,13 +376,14 @@ void BindNDArray(py::module_& m) {
           "tolist", [](const NDArray& s) { return AsNumpy(s).attr("tolist")(); },
           "The elements as nested Python lists (copied to the host).")
       .def("__repr__", &Repr)
-      .def(py::pickle(
-          [](const NDArray& s) { return py::make_tuple(AsNumpy(s), s.array->ctx()); },
-          [](const py::tuple& t) {
-            if (t.size() != 2) throw Error(ErrorKind::kValue, "NDArray pickle: bad state");
-            py::array host = t[0].cast<py::array>();
-            return FromObject(host, t[1].cast<DLContext>(), py::object(host.attr("dtype")));
-          }));
+      .def(py::pickle([](const NDArray& s) { return py::make_tuple(AsNumpy(s), s.array->ctx()); },
+                      [](const py::tuple& t) {
+                        if (t.size() != 2)
+                          throw Error(ErrorKind::kValue, "NDArray pickle: bad state");
+                        py::array host = t[0].cast<py::array>();
+                        return FromObject(host, t[1].cast<DLContext>(),
+                                          py::object(host.attr("dtype")));
+                      }));
 
   BindViews(cls);
   BindDLPack(m, cls);

@@ -59,8 +59,8 @@ py::object ArrayProtocol(const py::object& self_obj, const py::object& dtype,
   }
   if (!same_dtype) {
     if (copy_false) {
-      throw Error(ErrorKind::kValue, "__array__: converting " + DTypeToString(a.dtype()) +
-                                         " to " + std::string(py::str(dtype)) +
+      throw Error(ErrorKind::kValue, "__array__: converting " + DTypeToString(a.dtype()) + " to " +
+                                         std::string(py::str(dtype)) +
                                          " needs a copy, which copy=False forbids");
     }
     return SharedNumpy(self_obj, self).attr("astype")(dtype);
@@ -96,10 +96,9 @@ py::buffer_info BufferOf(const NDArray& self) {
                            " has no buffer format; use numpy.asarray() (ml_dtypes) or DLPack");
   }
   std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
-  return py::buffer_info(a.size() > 0 ? a.data_ptr() : nullptr,
-                         static_cast<py::ssize_t>(DTypeBytes(a.dtype())), format,
-                         static_cast<py::ssize_t>(shape.size()), shape, ByteStrides(a),
-                         a.read_only());
+  return py::buffer_info(
+      a.size() > 0 ? a.data_ptr() : nullptr, static_cast<py::ssize_t>(DTypeBytes(a.dtype())),
+      format, static_cast<py::ssize_t>(shape.size()), shape, ByteStrides(a), a.read_only());
 }
 
 // __cuda_array_interface__ (version 3) of a GPU array.
@@ -118,8 +117,8 @@ py::dict CudaArrayInterface(const NDArray& self) {
   d["typestr"] = DTypeToNumpy(a.dtype()).attr("str");
   d["data"] = py::make_tuple(reinterpret_cast<uintptr_t>(a.size() > 0 ? a.data_ptr() : nullptr),
                              a.read_only());
-  d["strides"] = a.is_compact() ? py::object(py::none()) : py::object(py::tuple(py::cast(
-                                                               ByteStrides(a))));
+  d["strides"] =
+      a.is_compact() ? py::object(py::none()) : py::object(py::tuple(py::cast(ByteStrides(a))));
   void* stream = DeviceStream(a.ctx());
   d["stream"] = stream == nullptr ? py::object(py::int_(1))
                                   : py::object(py::int_(reinterpret_cast<uintptr_t>(stream)));
@@ -175,8 +174,7 @@ std::shared_ptr<Array> ShareNumpy(const py::array& arr) {
 }
 
 void BindNumpyInterop(py::module_& m, py::class_<NDArray>& cls) {
-  cls.def("__array__", &ArrayProtocol, py::arg("dtype") = py::none(),
-          py::arg("copy") = py::none(),
+  cls.def("__array__", &ArrayProtocol, py::arg("dtype") = py::none(), py::arg("copy") = py::none(),
           "NumPy's conversion: shares cpu memory unless a copy or another dtype is asked for.")
       .def_buffer(&BufferOf)
       .def_property_readonly("__cuda_array_interface__", &CudaArrayInterface,

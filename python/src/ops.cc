@@ -155,7 +155,10 @@ void BindOps(py::module_& m) {
       "astype", [astype](A in, A out) { Run<1, 0>(astype, {&in}, out, {}); }, py::arg("in_arr"),
       py::arg("out_arr"), "out_arr = in_arr converted to out_arr's dtype (NumPy's casts)");
   m.def(
-      "compare", [cmp](A a, A b, A out, int op) { Run<2, 1>(cmp, {&a, &b}, out, {double(op)}); },
+      "compare",
+      [cmp](A a, A b, A out, int op) {
+        Run<2, 1>(cmp, {&a, &b}, out, {double(op)});
+      },
       py::arg("a"), py::arg("b"), py::arg("out"), py::arg("cmp"),
       "out (bool) = a <cmp> b; cmp: 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=");
   m.def(

@@ -175,8 +175,7 @@ void BindViews(py::class_<NDArray>& cls) {
       .def("reshape", &Reshape,
            "The elements in another shape (one extent may be -1): a view when the array is "
            "compact, else a compact copy.")
-      .def("transpose", &Transpose,
-           "A view with the axes permuted (reversed when none are given).")
+      .def("transpose", &Transpose, "A view with the axes permuted (reversed when none are given).")
       .def_property_readonly(
           "T", [](const NDArray& s) { return Transpose(s, py::args()); },
           "A view with the axes reversed.")

@@ -109,9 +109,8 @@ std::shared_ptr<Array> Array::Empty(const std::vector<int64_t>& shape, DLContext
   void* ptr = device->allocate(ctx.device_id, a->nbytes_);
   const size_t nbytes = a->nbytes_;
   const int id = ctx.device_id;
-  a->storage_ = std::shared_ptr<void>(ptr, [device, id, nbytes](void* p) {
-    device->free(id, p, nbytes);
-  });
+  a->storage_ =
+      std::shared_ptr<void>(ptr, [device, id, nbytes](void* p) { device->free(id, p, nbytes); });
   a->dl_.data = ptr;
   a->span_end_ = nbytes;
   return a;
@@ -125,7 +124,7 @@ std::shared_ptr<Array> Array::FromMemory(void* data, uint64_t byte_offset, DLCon
   std::shared_ptr<Array> a(new Array());
   a->dl_.dtype = dtype;
   a->dl_.ctx = ctx;
-  a->SetLayout(shape, {});
+  a->SetLayout(shape, strides.size() == shape.size() ? strides : std::vector<int64_t>{});
   if (!strides.empty() && strides.size() != shape.size()) {
     throw ShapeError("an array of shape " + ShapeToString(a->dl()) + " needs " +
                      std::to_string(shape.size()) + " strides, got " +
@@ -137,7 +136,6 @@ std::shared_ptr<Array> Array::FromMemory(void* data, uint64_t byte_offset, DLCon
                                        " over a null pointer (only zero-size arrays may have one)");
   }
   RuntimeState::Get().DeviceFor(ctx);  // validates ctx
-  a->SetLayout(shape, strides);
   a->size_ = size;
   a->nbytes_ = static_cast<size_t>(size) * DTypeBytes(dtype);
   a->dl_.data = data;

@@ -104,8 +104,9 @@ void ValidateSoftmax(const DLArrayOpCall& c) {
 void CheckCompareKind(const DLArrayOpCall& c, int attr) {
   const double k = c.attrs[attr];
   if (!(k >= 0 && k <= 5 && k == static_cast<int>(k))) {
-    throw Error(ErrorKind::kValue, std::string(c.op_name) + ": cmp must be 0 (==), 1 (!=), 2 (<), "
-                                                            "3 (<=), 4 (>) or 5 (>=), got " +
+    throw Error(ErrorKind::kValue, std::string(c.op_name) +
+                                       ": cmp must be 0 (==), 1 (!=), 2 (<), "
+                                       "3 (<=), 4 (>) or 5 (>=), got " +
                                        std::to_string(k));
   }
 }
@@ -237,11 +238,10 @@ std::vector<OpInfo> CoreOps() {
   const DLArrayDType f32 = kFloat32, f16{kDLArrayFloat, 16, 1}, bf16{kDLArrayBfloat, 16, 1},
                      f64{kDLArrayFloat, 64, 1}, i8{kDLArrayInt, 8, 1}, i16{kDLArrayInt, 16, 1},
                      i32{kDLArrayInt, 32, 1}, i64{kDLArrayInt, 64, 1}, u8{kDLArrayUInt, 8, 1},
-                     u16{kDLArrayUInt, 16, 1}, u32{kDLArrayUInt, 32, 1},
-                     u64{kDLArrayUInt, 64, 1};
+                     u16{kDLArrayUInt, 16, 1}, u32{kDLArrayUInt, 32, 1}, u64{kDLArrayUInt, 64, 1};
   const std::vector<DLArrayDType> floats = {f32, f16, bf16, f64};
   const std::vector<DLArrayDType> numeric = {f32, f16, bf16, f64, i8, i16, i32, i64, u8};
-  const std::vector<DLArrayDType> all = {f32, f16, bf16, f64, i8,  i16, i32,
+  const std::vector<DLArrayDType> all = {f32, f16, bf16, f64, i8,  i16,  i32,
                                          i64, u8,  u16,  u32, u64, kBool};
   for (CoreOp id : {kArraySet, kBroadcastTo, kCopy, kAstype, kCompare, kCompareByConst}) {
     ops[id].dtypes = all;

@@ -13,8 +13,8 @@ namespace dlarray {
 
 MemInfo GetMemInfo(DLContext ctx) {
   PluginDevice* device = RuntimeState::Get().DeviceFor(ctx);
-  const auto* ext = static_cast<const DLArrayMemInfoExtV1*>(device->extension(
-      DLARRAY_EXT_MEM_INFO_V1));
+  const auto* ext =
+      static_cast<const DLArrayMemInfoExtV1*>(device->extension(DLARRAY_EXT_MEM_INFO_V1));
   if (ext == nullptr || ext->mem_info == nullptr) {
     throw BackendError("mem_info: the " + device->plugin() + " plugin serving " +
                        ContextToString(ctx) + " does not report free and total memory");
@@ -74,8 +74,8 @@ DLContext ParseContext(const std::string& text) {
       if (p.device_type > kDLArrayCUDA) names += ", " + p.name;
     }
     throw Error(ErrorKind::kValue, "device '" + text + "': " + why +
-                                       " (write a device type name with an optional id: " +
-                                       names + ", e.g. 'cuda:1')");
+                                       " (write a device type name with an optional id: " + names +
+                                       ", e.g. 'cuda:1')");
   };
   if (type < 0) return fail("unknown device type '" + kind + "'");
   int id = 0;

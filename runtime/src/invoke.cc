@@ -146,9 +146,9 @@ void CheckOperand(const OpInfo& s, const DLArray* a, const char* kind, int i,
     for (const DLArrayDType& t : s.dtypes)
       allowed += (allowed.empty() ? "" : ", ") + DTypeToString(t);
     throw DTypeError(s.name + ": " + what() + " has dtype " + DTypeToString(a->dtype) +
-                     (a->dtype == first->dtype ? std::string()
-                                               : " but operand 0 has " +
-                                                     DTypeToString(first->dtype)) +
+                     (a->dtype == first->dtype
+                          ? std::string()
+                          : " but operand 0 has " + DTypeToString(first->dtype)) +
                      "; the op supports " + allowed + " (all operands alike)");
   }
 }
@@ -174,9 +174,9 @@ void CheckOverlap(const OpInfo& s, const DLArray* in, const DLArray* out, int i,
   Extent(in, &in_lo, &in_hi);
   Extent(out, &out_lo, &out_hi);
   if (in_hi <= out_lo || out_hi <= in_lo) return;
-  const bool same = in->byte_offset == out->byte_offset && IsCompact(in) == IsCompact(out) &&
-                    (IsCompact(in) || std::equal(in->strides, in->strides + in->ndim,
-                                                 out->strides));
+  const bool same =
+      in->byte_offset == out->byte_offset && IsCompact(in) == IsCompact(out) &&
+      (IsCompact(in) || std::equal(in->strides, in->strides + in->ndim, out->strides));
   if (same) return;
   Fail(s, "output " + std::to_string(o) + " partly overlaps input " + std::to_string(i) +
               " (views of one array); copy the input first (.copy())");
@@ -220,7 +220,8 @@ void Invoke(int op, const DLArray* const* inputs, int num_inputs, DLArray* const
     ValidateSameShape(call);
   }
   bool outputs_empty = true, inputs_empty = false;
-  for (int o = 0; o < num_outputs; ++o) outputs_empty = outputs_empty && NumElements(outputs[o]) == 0;
+  for (int o = 0; o < num_outputs; ++o)
+    outputs_empty = outputs_empty && NumElements(outputs[o]) == 0;
   for (int i = 0; i < num_inputs; ++i) inputs_empty = inputs_empty || NumElements(inputs[i]) == 0;
   if (outputs_empty) return;  // nothing to compute: no kernel runs
   for (int o = 0; o < num_outputs; ++o) {

@@ -32,8 +32,8 @@ typedef struct {
 
 /*! \brief Type codes, with DLPack's numbers. */
 typedef enum {
-  kDLArrayInt = 0,   /*!< signed integer */
-  kDLArrayUInt = 1,  /*!< unsigned integer */
+  kDLArrayInt = 0,    /*!< signed integer */
+  kDLArrayUInt = 1,   /*!< unsigned integer */
   kDLArrayFloat = 2,  /*!< IEEE floating point */
   kDLArrayBfloat = 4, /*!< bfloat16: float32's upper 16 bits */
   kDLArrayBool = 6,   /*!< bool, 8 bits per element (0 or 1) */

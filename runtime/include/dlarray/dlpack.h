@@ -57,8 +57,8 @@ typedef struct {
 
 /*! \brief The legacy (pre-1.0) managed tensor: no version, no flags. */
 typedef struct DLArrayManagedTensor {
-  DLArray dl_tensor;  /*!< the tensor (DLTensor's layout) */
-  void* manager_ctx;  /*!< the producer's bookkeeping */
+  DLArray dl_tensor; /*!< the tensor (DLTensor's layout) */
+  void* manager_ctx; /*!< the producer's bookkeeping */
   /*! \brief Releases the tensor; called once by the consumer (may be NULL: nothing to free). */
   void (*deleter)(struct DLArrayManagedTensor* self);
 } DLArrayManagedTensor;
@@ -69,8 +69,8 @@ typedef struct DLArrayManagedTensorVersioned {
   void* manager_ctx;          /*!< the producer's bookkeeping */
   /*! \brief Releases the tensor; called once by the consumer (may be NULL: nothing to free). */
   void (*deleter)(struct DLArrayManagedTensorVersioned* self);
-  uint64_t flags;     /*!< DLARRAY_DLPACK_FLAG_* bits */
-  DLArray dl_tensor;  /*!< the tensor (DLTensor's layout) */
+  uint64_t flags;    /*!< DLARRAY_DLPACK_FLAG_* bits */
+  DLArray dl_tensor; /*!< the tensor (DLTensor's layout) */
 } DLArrayManagedTensorVersioned;
 
 #ifdef __cplusplus
