@@ -1,5 +1,7 @@
 """dlarray: arrays on pluggable devices (cpu, gpu) with the dlsys DLArray API.
 
+A first use::
+
     import dlarray
     x = dlarray.array(numpy_array, dlarray.cpu())     # or dlarray.gpu(0)
     y = dlarray.empty(x.shape, x.ctx)
@@ -17,13 +19,11 @@ import pathlib
 from typing import Any, Optional, Union
 
 from . import _core
-from ._core import DLContext, NDArray, devices, synchronize
+from ._core import DLContext, NDArray, __version__, devices, synchronize
 from ._creation import array, asarray, empty, from_dlpack
 from ._devices import (check_device, cpu, default_device, device, device_count, device_name,
                        gpu, mem_info, set_default_device, using_device)
 from . import _operators
-
-__version__ = "0.1.0"
 
 __all__ = [
     "DLContext", "NDArray", "array", "asarray", "check_device", "cpp_extension", "cpu",
@@ -37,35 +37,73 @@ _operators.install(NDArray)
 
 
 def is_gpu_ctx(ctx: Optional[DLContext]) -> bool:
-    """Whether ``ctx`` is a GPU (CUDA) context.
+    """Whether a context is a CUDA GPU's (the seed's helper).
 
     Parameters
     ----------
     ctx : DLContext or None
-        The context.
 
     Returns
     -------
     bool
-        True for CUDA contexts.
+        False for None and for every other device type.
+
+    Examples
+    --------
+    >>> import dlarray
+    >>> dlarray.is_gpu_ctx(dlarray.gpu(0)), dlarray.is_gpu_ctx(dlarray.cpu(0))
+    (True, False)
     """
     return ctx is not None and ctx.device_type == 2
 
 
 def plugins() -> list[dict[str, Any]]:
-    """Every plugin tried.
+    """Every plugin the runtime tried to load, and what became of it.
+
+    Plugins come from the ``plugins`` folder next to the core library, then from
+    ``DLARRAY_PLUGIN_PATH``, then from :func:`load_plugin`. A plugin that is installed but
+    broken is listed with the reason; ``python -m dlarray`` prints this list.
 
     Returns
     -------
     list of dict
-        One dict per plugin: name, path, origin, status, reason, device_type, device_count,
-        abi_version, version, declared_ops and ops.
+        One dict per plugin, in the order tried, with ``name``; ``path`` (absolute);
+        ``origin`` ("plugins folder", "DLARRAY_PLUGIN_PATH" or "load_plugin"); ``status``
+        ("loaded", "disabled", "open failed", "missing entry symbol", "ABI mismatch", "init
+        failed", "no devices" or "duplicate"); ``reason`` (empty when loaded);
+        ``device_type`` ("cpu", "gpu", ..., or "" for a plugin that only adds ops);
+        ``device_count``; ``abi_version``; ``ops`` (the ops it has kernels for).
+
+    Examples
+    --------
+    >>> import dlarray
+    >>> [p["status"] for p in dlarray.plugins() if p["name"] == "cpu"]
+    ['loaded']
     """
     return _core.plugins()
 
 
 def load_plugin(path: Union[str, pathlib.Path]) -> dict[str, Any]:
-    """Loads one plugin library; raises RuntimeError with the reason when it is not usable."""
+    """Loads one plugin library, after those found at start-up.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The plugin's shared library.
+
+    Returns
+    -------
+    dict
+        The plugin's record, as in :func:`plugins`; its devices and ops are usable at once.
+
+    Raises
+    ------
+    RuntimeError
+        When the plugin is not usable: the file cannot be opened (the loader's message, e.g. a
+        missing dependency), has no entry symbol, was built for another plugin ABI (both
+        versions), failed to initialise (its message), has no devices (its reason), or
+        duplicates a loaded plugin.
+    """
     return _core.load_plugin(str(path))
 
 
@@ -93,41 +131,44 @@ def seed_lib_path() -> str:
 
 
 def memory_stats(ctx: Union[DLContext, str]) -> dict[str, int]:
-    """Allocator counters of a device.
+    """The allocator counters of a device.
 
     Parameters
     ----------
-    ctx : DLContext or str
-        The device.
+    ctx : DLContext
 
     Returns
     -------
     dict
-        bytes_in_use, bytes_reserved, num_allocations (system or driver allocations made so far),
-        num_frees, peak_bytes_in_use.
+        ``bytes_in_use`` (held by live arrays), ``bytes_reserved`` (held from the system,
+        cached blocks included), ``num_allocations`` (system or driver allocations made so
+        far: it stays put while a cache serves requests), ``num_frees`` and
+        ``peak_bytes_in_use``.
 
     Raises
     ------
-    ValueError
-        An id out of range or an unknown device name.
     RuntimeError
-        No usable plugin serves the device.
+        When no usable plugin serves ``ctx``.
+
+    Examples
+    --------
+    >>> import dlarray
+    >>> stats = dlarray.memory_stats(dlarray.cpu(0))
+    >>> sorted(stats)
+    ['bytes_in_use', 'bytes_reserved', 'num_allocations', 'num_frees', 'peak_bytes_in_use']
     """
     return _core.memory_stats(ctx)
 
 
 def empty_cache(ctx: Optional[Union[DLContext, str]] = None) -> None:
-    """Returns cached device memory to the system.
+    """Returns the memory a device's allocator keeps cached to the system.
+
+    The CUDA plugin keeps freed blocks for reuse; arrays still alive are not touched.
 
     Parameters
     ----------
-    ctx : DLContext or str, optional
-        The device (default: every device).
-
-    Raises
-    ------
-    ValueError
-        An id out of range or an unknown device name.
+    ctx : DLContext, optional
+        The device; by default every usable device.
     """
     _core.empty_cache(ctx)
 
@@ -136,9 +177,28 @@ _PRECISIONS = ("highest", "tf32")
 
 
 def set_matmul_precision(precision: str) -> None:
-    """``"highest"`` (default): float32 matrix products in full float32. ``"tf32"``: GPU matrix
-    products use TF32 tensor cores (about 10 mantissa bits; much faster on Ampere and newer).
-    The CPU always computes in float32."""
+    """Chooses the precision of float32 matrix products on GPUs.
+
+    Parameters
+    ----------
+    precision : {"highest", "tf32"}
+        ``"highest"`` (the default): full float32. ``"tf32"``: TF32 tensor cores (about 10
+        mantissa bits; much faster on Ampere and newer GPUs). The CPU always computes in
+        float32.
+
+    Raises
+    ------
+    ValueError
+        For any other value.
+
+    Examples
+    --------
+    >>> import dlarray
+    >>> dlarray.set_matmul_precision("tf32")
+    >>> dlarray.get_matmul_precision()
+    'tf32'
+    >>> dlarray.set_matmul_precision("highest")
+    """
     if precision not in _PRECISIONS:
         raise ValueError(f"matmul precision must be one of {_PRECISIONS}, got {precision!r}")
     for ctx in devices():
@@ -152,7 +212,13 @@ _matmul_precision = "highest"
 
 
 def get_matmul_precision() -> str:
-    """The precision set by set_matmul_precision."""
+    """The precision of GPU matrix products, as :func:`set_matmul_precision` set it.
+
+    Returns
+    -------
+    str
+        ``"highest"`` or ``"tf32"``.
+    """
     return _matmul_precision
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 PLUGIN_ABI_VERSION: Tuple[int, int]
+__version__: str
 
 _DeviceLike = Union["DLContext", str]
 _DTypeLike = npt.DTypeLike

@@ -7,54 +7,61 @@ __all__ = ["DLContext", "NDArray", "array", "cpu", "empty", "gpu", "is_gpu_ctx"]
 
 
 def empty(shape, ctx=None, dtype=None):
-    """An uninitialised array (float32 unless ``dtype`` is given) on ``ctx``.
+    """A new array whose elements are not initialised: :func:`dlarray.empty` with the seed's
+    optional ``ctx``.
 
     Parameters
     ----------
     shape : int or sequence of int
-        Extents.
     ctx : DLContext or str, optional
-        The device (default: ``dlarray.default_device()``, cpu(0) unless set).
-    dtype : numpy dtype, optional
-        Element type (float32).
+        ``dlarray.default_device()`` (``cpu(0)`` unless set) when None.
+    dtype : numpy dtype or str, optional
+        float32 by default.
 
     Returns
     -------
     NDArray
-        The array.
 
     Raises
     ------
-    ValueError
-        A negative extent or an unknown device.
-    TypeError
-        An unsupported dtype.
+    ValueError, TypeError, RuntimeError, MemoryError
+        As :func:`dlarray.empty`.
+
+    Examples
+    --------
+    >>> from dlarray import ndarray
+    >>> ndarray.empty((2, 3)).ctx
+    cpu(0)
     """
     return _creation.empty(shape, ctx, dtype)
 
 
 def array(arr, ctx=None, dtype=None):
-    """Copies ``arr`` to ``ctx`` (float32 unless ``dtype`` is given, as in the seed).
+    """Copies array-like data to a device: :func:`dlarray.array` with the seed's optional
+    ``ctx``.
 
     Parameters
     ----------
-    arr : array_like
-        The data (never written).
+    arr : array_like or NDArray
     ctx : DLContext or str, optional
-        The device (default: ``dlarray.default_device()``, cpu(0) unless set).
-    dtype : numpy dtype, optional
-        Element type (float32).
+        ``dlarray.default_device()`` (``cpu(0)`` unless set) when None.
+    dtype : numpy dtype or str, optional
+        float32 by default, as in the seed.
 
     Returns
     -------
     NDArray
-        A new array.
 
     Raises
     ------
-    ValueError
-        An unknown device or unconvertible data.
-    TypeError
-        An unsupported dtype.
+    ValueError, TypeError, RuntimeError, MemoryError
+        As :func:`dlarray.array`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dlarray import ndarray
+    >>> ndarray.array(np.arange(3)).asnumpy()
+    array([0., 1., 2.], dtype=float32)
     """
     return _creation.array(arr, ctx, dtype)

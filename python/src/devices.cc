@@ -24,7 +24,22 @@ int KindToType(const py::object& kind) {
 }  // namespace
 
 void BindDevices(py::module_& m) {
-  m.def("devices", &Devices, "Every usable device context, CPU first.");
+  m.def("devices", &Devices, R"doc(Every usable device, CPU first.
+
+A device is usable when a loaded plugin serves its type and reports it; a GPU whose plugin
+is missing or has no driver is not listed (:func:`dlarray.plugins` says why).
+
+Returns
+-------
+list of DLContext
+    ``cpu(0)``, then ``gpu(0)``, ``gpu(1)``, ... and the devices of other plugins.
+
+Examples
+--------
+>>> import dlarray
+>>> dlarray.cpu(0) in dlarray.devices()
+True
+)doc");
   m.def(
       "device_count", [](const py::object& kind) { return DeviceCount(KindToType(kind)); },
       py::arg("kind"), "How many devices of a kind exist (0 when no plugin serves it).");

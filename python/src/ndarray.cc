@@ -248,8 +248,27 @@ py::array AsNumpy(const NDArray& self) {
 }
 
 void BindNDArray(py::module_& m) {
-  py::class_<NDArray> cls(m, "NDArray", py::buffer_protocol(),
-                          "An n-dimensional array (or a view of one) on one device.");
+  py::class_<NDArray> cls(m, "NDArray", py::buffer_protocol(), R"doc(An n-dimensional array on one device.
+
+Made by :func:`dlarray.empty`, :func:`dlarray.array`, :func:`dlarray.asarray`,
+:func:`dlarray.from_dlpack` and :meth:`NDArray.copyto`, never directly. Arrays the runtime makes
+are compact and row-major (DLPack's DLTensor layout); views (indexing, ``T``, ``reshape``) and
+arrays over other libraries' memory share it, with strides. The memory is freed when the last
+array over it goes.
+
+Examples
+--------
+>>> import numpy as np
+>>> import dlarray
+>>> x = dlarray.array(np.arange(6).reshape(2, 3))
+>>> x.shape, x.dtype, x.ctx
+((2, 3), dtype('float32'), cpu(0))
+>>> x.asnumpy()
+array([[0., 1., 2.],
+       [3., 4., 5.]], dtype=float32)
+>>> x[:, 1].asnumpy()
+array([1., 4.], dtype=float32)
+)doc");
   cls.def_property_readonly(
          "shape", [](const NDArray& s) { return ShapeTuple(*s.array); }, "Extents, a tuple.")
       .def_property_readonly(
@@ -290,7 +309,22 @@ void BindNDArray(py::module_& m) {
           "data_ptr",
           [](const NDArray& s) { return reinterpret_cast<uintptr_t>(s.array->data_ptr()); },
           "Address of the first element (device pointer for device arrays).")
-      .def("asnumpy", &AsNumpy, "Copies to a new NumPy array (waits for pending device work).")
+      .def("asnumpy", &AsNumpy, R"doc(Copies the array into a new NumPy array.
+
+Waits for the work queued on the array's device first, so the result reflects every op issued
+before the call.
+
+Returns
+-------
+numpy.ndarray
+    A new compact array of the same shape and dtype, in host memory.
+
+Examples
+--------
+>>> import dlarray
+>>> dlarray.array([1, 2, 3]).asnumpy()
+array([1., 2., 3.], dtype=float32)
+)doc")
       .def(
           "copyto",
           [](const NDArray& self, const py::object& target) -> py::object {
@@ -390,10 +424,77 @@ TypeError
   BindNumpyInterop(m, cls);
 
   m.def("empty", &Empty, py::arg("shape"), py::arg("ctx") = DLContext{kDLArrayCPU, 0},
-        py::arg("dtype") = py::none(), "An uninitialised array (float32 unless dtype is given).");
+        py::arg("dtype") = py::none(), R"doc(A new array whose elements are not initialised.
+
+Parameters
+----------
+shape : int or sequence of int
+    The extent of each dimension; every extent must be at least 1.
+ctx : DLContext, optional
+    The device, ``cpu(0)`` by default.
+dtype : numpy dtype or str, optional
+    float32 by default; numeric types only (float, int, uint, bool).
+
+Returns
+-------
+NDArray
+
+Raises
+------
+ValueError
+    When an extent is smaller than 1, or ``ctx``'s device id is out of range.
+TypeError
+    When ``shape`` is not integers, or ``dtype`` is not numeric.
+RuntimeError
+    When no usable plugin serves ``ctx`` (the message says why).
+MemoryError
+    When the device cannot allocate the array.
+
+Examples
+--------
+>>> import dlarray
+>>> x = dlarray.empty((500, 200), dlarray.cpu(0))
+>>> x.shape, x.dtype
+((500, 200), dtype('float32'))
+)doc");
   m.def("array", &FromObject, py::arg("obj"), py::arg("ctx") = DLContext{kDLArrayCPU, 0},
         py::arg("dtype") = py::none(),
-        "Copies array-like data to ctx (float32 unless dtype is given, as in the seed).");
+        R"doc(Copies array-like data to a device.
+
+Parameters
+----------
+obj : array_like or NDArray
+    Anything NumPy converts to an array (lists, NumPy arrays of any numeric dtype and layout),
+    or an NDArray on any device.
+ctx : DLContext, optional
+    The device, ``cpu(0)`` by default.
+dtype : numpy dtype or str, optional
+    float32 by default, as in the seed (an NDArray keeps its dtype); numeric types only.
+
+Returns
+-------
+NDArray
+    A new array on ``ctx``.
+
+Raises
+------
+ValueError
+    When the data is empty or ragged, or ``ctx``'s device id is out of range.
+TypeError
+    When the dtype is not numeric, or an NDArray would need a dtype conversion.
+RuntimeError
+    When no usable plugin serves ``ctx``.
+MemoryError
+    When the device cannot allocate the array.
+
+Examples
+--------
+>>> import numpy as np
+>>> import dlarray
+>>> dlarray.array(np.eye(2), dlarray.cpu(0))
+NDArray([[1., 0.],
+         [0., 1.]], dtype=float32, ctx=cpu(0))
+)doc");
 }
 
 }  // namespace dlarray
