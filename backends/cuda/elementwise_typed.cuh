@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "dtype.cuh"
 #include "kernel_util.cuh"
@@ -38,22 +39,51 @@ struct alignas(16) Vec16 {
   T v[kCount];
 };
 
+// f(Load(v[0].v[c]), Load(v[1].v[c]), ...) over the inputs' vectors.
+template <typename F, typename T, size_t N, size_t... I>
+__device__ __forceinline__ auto ApplyVec(const F& f, const Vec16<T> (&v)[N], int c,
+                                         std::index_sequence<I...>) {
+  (void)v;  // unused when the op has no inputs (array_set)
+  (void)c;
+  return f(Load(v[I].v[c])...);
+}
+
+// The float32 kernels' shape (elementwise.cuh): blocks of 128 threads, each thread with U = 2
+// 16-byte vectors per input in flight, one block per 128 * U vectors (no grid-stride loop). The
+// tail (n % kCount elements) goes to the first threads of each block's range past the vectors.
+constexpr int kVecThreads = 128;
+constexpr int kVecPerThread = 2;
+
 template <typename T, typename F, typename... TI>
-__global__ void __launch_bounds__(kTypedThreads)
+__global__ void __launch_bounds__(kVecThreads)
     MapVecKernel(T* out, int64_t n, F f, const TI*... in) {
   constexpr int kCount = Vec16<T>::kCount;
+  constexpr int U = kVecPerThread;
   const int64_t nv = n / kCount;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (int64_t i = tid; i < nv; i += stride) {
-    Vec16<T> r;
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * kVecThreads * U + threadIdx.x;
+  Vec16<T> loaded[U][sizeof...(TI) > 0 ? sizeof...(TI) : 1];
 #pragma unroll
-    for (int c = 0; c < kCount; ++c) {
-      r.v[c] = Store<T>(f(Load(reinterpret_cast<const Vec16<TI>*>(in)[i].v[c])...));
+  for (int u = 0; u < U; ++u) {
+    const int64_t i = base + u * kVecThreads;
+    if (i < nv) {
+      [[maybe_unused]] int k = 0;
+      ((loaded[u][k++] = reinterpret_cast<const Vec16<T>*>(in)[i]), ...);
     }
-    reinterpret_cast<Vec16<T>*>(out)[i] = r;
   }
-  for (int64_t i = nv * kCount + tid; i < n; i += stride) out[i] = Store<T>(f(Load(in[i])...));
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int64_t i = base + u * kVecThreads;
+    if (i < nv) {
+      Vec16<T> r;
+#pragma unroll
+      for (int c = 0; c < kCount; ++c) {
+        r.v[c] = Store<T>(ApplyVec(f, loaded[u], c, std::index_sequence_for<TI...>{}));
+      }
+      reinterpret_cast<Vec16<T>*>(out)[i] = r;
+    }
+  }
+  const int64_t t = nv * kCount + static_cast<int64_t>(blockIdx.x) * kVecThreads + threadIdx.x;
+  if (t < n) out[t] = Store<T>(f(Load(in[t])...));
 }
 
 }  // namespace detail
@@ -67,9 +97,11 @@ void LaunchMap(const LaunchEnv& env, TO* out, int64_t n, F f, const TI*... in) {
   ((aligned = aligned && Aligned16(in)), ...);
   if constexpr (kSameType && sizeof(TO) <= 8) {
     if (aligned) {
-      const int64_t work = CeilDiv(n, detail::Vec16<TO>::kCount);
-      const int blocks = GridSize(work, kThreads, FullWaveBlocks(env, kThreads) * 4);
-      detail::MapVecKernel<TO, F, TI...><<<blocks, kThreads, 0, env.stream>>>(out, n, f, in...);
+      constexpr int kT = detail::kVecThreads;
+      const int64_t vectors = n / detail::Vec16<TO>::kCount;
+      const int64_t blocks = std::max<int64_t>(1, CeilDiv(vectors, kT * detail::kVecPerThread));
+      detail::MapVecKernel<TO, F, TI...>
+          <<<static_cast<unsigned>(blocks), kT, 0, env.stream>>>(out, n, f, in...);
       CHECK_LAUNCH("MapVecKernel");
       return;
     }

@@ -248,7 +248,8 @@ py::array AsNumpy(const NDArray& self) {
 }
 
 void BindNDArray(py::module_& m) {
-  py::class_<NDArray> cls(m, "NDArray", py::buffer_protocol(), R"doc(An n-dimensional array on one device.
+  py::class_<NDArray> cls(m, "NDArray", py::buffer_protocol(),
+                          R"doc(An n-dimensional array on one device.
 
 Made by :func:`dlarray.empty`, :func:`dlarray.array`, :func:`dlarray.asarray`,
 :func:`dlarray.from_dlpack` and :meth:`NDArray.copyto`, never directly. Arrays the runtime makes

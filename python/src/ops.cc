@@ -65,12 +65,12 @@ void InvokeByName(const std::string& name, const std::vector<const NDArray*>& in
 }
 
 // The errors every op can raise (docstrings).
-#define DLARRAY_OP_RAISES                                                                  \
-  "\nRaises\n------\n"                                                                     \
-  "ValueError\n    When the shapes do not fit the op, or the operands are not all on one " \
-  "device.\n"                                                                              \
+#define DLARRAY_OP_RAISES                                                                        \
+  "\nRaises\n------\n"                                                                           \
+  "ValueError\n    When the shapes do not fit the op, or the operands are not all on one "       \
+  "device.\n"                                                                                    \
   "TypeError\n    When an operand is not an NDArray, or has a dtype the op does not compute in " \
-  "(see the op's dtypes in its help).\n"                                                  \
+  "(see the op's dtypes in its help).\n"                                                         \
   "RuntimeError\n    When no loaded plugin has a kernel for the operands' device.\n"
 
 }  // namespace
@@ -423,7 +423,10 @@ Examples
 array([ 1, -2], dtype=int32)
 )doc");
   m.def(
-      "compare", [cmp](A a, A b, A out, int op) { Run<2, 1>(cmp, {&a, &b}, out, {double(op)}); },
+      "compare",
+      [cmp](A a, A b, A out, int op) {
+        Run<2, 1>(cmp, {&a, &b}, out, {double(op)});
+      },
       py::arg("a"), py::arg("b"), py::arg("out"), py::arg("cmp"),
       R"doc(Compares elementwise: ``out = a <cmp> b`` as bool.
 

@@ -258,6 +258,8 @@ std::vector<OpInfo> CoreOps() {
   ops[kCompare].core_dtype_check = &CheckCompareDTypes;
   ops[kCompareByConst].core_dtype_check = &CheckCompareDTypes;
   ops[kCompare].output_dtype = kBool;
+  ops[kCompare].outputs_like_input0 = true;
+  ops[kCompareByConst].outputs_like_input0 = true;
   ops[kCompareByConst].output_dtype = kBool;
   ops[kCopy].accepts_strided = true;
   // Results over empty inputs: sums of nothing are 0, the mean of no rows is NaN (as in NumPy).

@@ -38,7 +38,7 @@ TEST_CASE("views share storage and check their reach") {
   auto a = Make({3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
   auto col = a->View({3}, {4}, 2 * sizeof(float));  // a[:, 2]
   CHECK(!col->is_compact());
-  CHECK(col->storage() == a->storage());
+  CHECK((col->storage() == a->storage()));
   CHECK(col->size() == 3);
   auto out = dlarray::Array::Empty({3}, Cpu());
   Run("copy", {col->dl()}, {out->dl()});

@@ -208,6 +208,8 @@ struct OpInfo {
   void (*core_dtype_check)(const OpInfo& op, const DLArrayOpCall& call) = nullptr;
   /*! \brief Outputs' dtype when it is not input 0's (bits 0: input 0's), e.g. bool. */
   DLArrayDType output_dtype{0, 0, 0};
+  /*! \brief Outputs have input 0's shape although the op has its own check (comparisons). */
+  bool outputs_like_input0 = false;
   /*! \brief Operands may have any strides (copy); other ops refuse non-compact views. */
   bool accepts_strided = false;
   /*! \brief With an empty input and non-empty outputs the outputs are filled with empty_fill
