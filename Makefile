@@ -26,8 +26,8 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 venv: deps $(PY)
-	$(PY) -m pip install -q "scikit-build-core>=1.0" "pybind11>=2.11" numpy pytest tqdm matplotlib \
-	  ml_dtypes mypy
+	$(PY) -m pip install -q "scikit-build-core>=1.0" "pybind11>=2.11" numpy pytest tqdm matplotlib
+	$(PY) -m pip install -q ml_dtypes mypy
 
 # One CMake build (in $(BUILD)) gives the package, the plugins, the doctest suite and the
 # test-only plugins; its wheel (kept in $(WHEELS) for the packaging tests) is what gets installed.

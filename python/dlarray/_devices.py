@@ -189,6 +189,7 @@ def using_device(ctx: DeviceLike) -> Iterator[DLContext]:
 
     Examples
     --------
+    >>> import dlarray
     >>> with dlarray.using_device("cpu"):
     ...     x = dlarray.empty((2, 3))
     """

@@ -393,11 +393,41 @@ Raises
 ------
 TypeError
     An unsupported dtype.)doc")
-      .def("__setitem__",
-           [](const NDArray& self, const py::object& key, const py::object& value) {
-             py::object target = py::cast(self).attr("__getitem__")(key);
-             Assign(target.cast<NDArray>(), value);
-           })
+      .def(
+          "__setitem__",
+          [](const NDArray& self, const py::object& key, const py::object& value) {
+            py::object target = py::cast(self).attr("__getitem__")(key);
+            Assign(target.cast<NDArray>(), value);
+          },
+          R"doc(Assignment to the elements a basic index selects: ``arr[key] = value``.
+
+Parameters
+----------
+key : int, slice, Ellipsis, None or tuple of them
+    As for ``arr[key]`` (``arr[:]`` is the whole array).
+value : NDArray, array_like or scalar
+    An NDArray of the selection's shape and dtype (on any device), or anything NumPy converts
+    to an array that broadcasts to the selection's shape.
+
+Raises
+------
+ValueError
+    A value whose shape does not broadcast, or a read-only array.
+TypeError
+    An NDArray value of another dtype, or advanced indexing.
+IndexError
+    An index out of bounds.
+
+Examples
+--------
+>>> import dlarray
+>>> x = dlarray.empty((2, 2))
+>>> x[:] = 3
+>>> x[0, 1] = 5
+>>> x.asnumpy()
+array([[3., 5.],
+       [3., 3.]], dtype=float32)
+)doc")
       .def("__len__",
            [](const NDArray& s) {
              if (s.array->shape().empty()) throw DTypeError("len() of a 0-d NDArray");

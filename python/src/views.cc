@@ -171,11 +171,73 @@ NDArray Transpose(const NDArray& self, const py::args& args) {
 
 void BindViews(py::class_<NDArray>& cls) {
   cls.def("__getitem__", &GetItem, py::arg("key"),
-          "Basic indexing (integers, slices, ..., None): a view sharing memory.")
-      .def("reshape", &Reshape,
-           "The elements in another shape (one extent may be -1): a view when the array is "
-           "compact, else a compact copy.")
-      .def("transpose", &Transpose, "A view with the axes permuted (reversed when none are given).")
+          R"doc(Basic indexing: a view sharing memory.
+
+Parameters
+----------
+key : int, slice, Ellipsis, None or tuple of them
+    As in NumPy's basic indexing (``x[0]``, ``x[1:3]``, ``x[:, ::2]``, ``x[..., None]``).
+
+Returns
+-------
+NDArray
+    The view (no copy; writes through it change this array).
+
+Raises
+------
+IndexError
+    An index out of bounds, too many indices, or two ellipses.
+TypeError
+    Advanced indexing (lists, arrays, booleans): index on the host instead.
+
+Examples
+--------
+>>> import numpy as np
+>>> import dlarray
+>>> x = dlarray.array(np.arange(6).reshape(2, 3))
+>>> x[1, ::2].asnumpy()
+array([3., 5.], dtype=float32)
+)doc")
+      .def("reshape", &Reshape, R"doc(The elements in another shape.
+
+Parameters
+----------
+*shape : int or tuple of int
+    The new extents (one may be -1: inferred).
+
+Returns
+-------
+NDArray
+    A view when the array is compact, else a compact copy in the new shape.
+
+Raises
+------
+ValueError
+    The element counts differ, or more than one extent is -1.
+
+Examples
+--------
+>>> import dlarray
+>>> dlarray.array([1, 2, 3, 4]).reshape(2, -1).shape
+(2, 2)
+)doc")
+      .def("transpose", &Transpose, R"doc(A view with the axes permuted.
+
+Parameters
+----------
+*axes : int or tuple of int, optional
+    The permutation (default: the axes reversed).
+
+Returns
+-------
+NDArray
+    The view (it shares memory and is strided unless trivially compact).
+
+Raises
+------
+ValueError
+    The axes are not a permutation of the array's.
+)doc")
       .def_property_readonly(
           "T", [](const NDArray& s) { return Transpose(s, py::args()); },
           "A view with the axes reversed.")
