@@ -88,11 +88,10 @@ std::vector<OutputSpec> InferOutputs(int op, const Shapes& input_shapes,
     }
     return out;
   }
-  const bool same_shape_rule =
-      s.plugin_validate == nullptr &&
-      (s.core_validate == nullptr || s.core_validate == &ValidateSameShape ||
-       s.outputs_like_input0) &&
-      s.num_inputs > 0;
+  const bool same_shape_rule = s.plugin_validate == nullptr &&
+                               (s.core_validate == nullptr ||
+                                s.core_validate == &ValidateSameShape || s.outputs_like_input0) &&
+                               s.num_inputs > 0;
   if (!same_shape_rule) {
     throw Error(ErrorKind::kValue, s.name +
                                        ": the op cannot infer its output shapes (it has "
