@@ -172,7 +172,9 @@ def test_astype_rounds_to_nearest_even(ctx):
     vals = np.array([1 + 2 ** -11, 1 + 3 * 2 ** -11, 2 ** -25, 3 * 2 ** -26, 65520.0, 65519.0,
                      -2 ** -24, 1e-8, np.inf, -np.inf], np.float64)
     x = _dev(vals, ctx)
-    np.testing.assert_array_equal(x.astype(np.float16).asnumpy(), vals.astype(np.float16))
+    with np.errstate(over="ignore"):  # 65520 rounds to inf, on purpose
+        want = vals.astype(np.float16)
+    np.testing.assert_array_equal(x.astype(np.float16).asnumpy(), want)
     np.testing.assert_array_equal(_dev(vals.astype(np.float32), ctx).astype(BF16).asnumpy(),
                                   vals.astype(np.float32).astype(BF16))
     nan = _dev(np.array([np.nan], np.float32), ctx)
