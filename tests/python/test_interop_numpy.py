@@ -245,3 +245,31 @@ def test_jax_cpu_import_when_installed():
     y = dlarray.array(j)  # a copy, never a write to the read-only source
     y[0] = 3.0
     assert float(j[0]) == 0.0
+
+
+def test_producer_without_max_version_gets_a_legacy_request():
+    class OldProducer:  # a producer of the DLPack 0.x era: no max_version keyword
+        def __init__(self, arr):
+            self.arr, self.calls = arr, []
+
+        def __dlpack_device__(self):
+            return self.arr.__dlpack_device__()
+
+        def __dlpack__(self, stream=None):
+            self.calls.append(stream)
+            return self.arr.__dlpack__()
+
+    src = np.arange(4, dtype=np.int32)
+    p = OldProducer(src)
+    x = dlarray.from_dlpack(p)
+    assert p.calls == [None] and x.data_ptr == src.ctypes.data
+    np.testing.assert_array_equal(x.asnumpy(), src)
+
+
+def test_dlpack_with_numpy_keeps_views_alive():
+    x = dlarray.array(np.arange(10, dtype=np.float32))
+    view = np.from_dlpack(x[2:8:2])
+    del x
+    import gc
+    gc.collect()
+    np.testing.assert_array_equal(view, [2.0, 4.0, 6.0])
