@@ -58,7 +58,8 @@ if has test; then
 fi
 
 if has sanitize; then
-  gpu_tests=(test_cuda.py test_ops.py test_sigmoid_plugin.py test_seed_ctypes.py)
+  gpu_tests=(test_cuda.py test_ops.py test_sigmoid_plugin.py test_seed_ctypes.py test_dtypes.py
+             test_views.py test_operators.py test_interop_gpu.py)
   for tool in memcheck racecheck synccheck; do
     step "compute-sanitizer $tool"
     (cd tests/python && compute-sanitizer --tool "$tool" --error-exitcode 9 \
@@ -85,6 +86,13 @@ if has bench; then
   cat "$logs/mlp_gpu.txt"
   step bench-cpp-extension
   python3 bench/cpp_extension.py 2>&1 | tee "$logs/cpp_extension.txt"
+  step bench-dlpack
+  python3 bench/dlpack.py --json "$logs/dlpack_cpu.json" 2>&1 | tee "$logs/dlpack_cpu.txt"
+  python3 bench/dlpack.py --device gpu --json "$logs/dlpack_gpu.json" 2>&1 |
+    tee "$logs/dlpack_gpu.txt"
+  step bench-half-precision
+  python3 bench/half_precision.py --device gpu --json "$logs/half_precision_gpu.json" 2>&1 |
+    tee "$logs/half_precision_gpu.txt"
   step mnist
   python3 examples/mnist.py --device gpu --model mlp --epochs 10 >"$logs/mnist_gpu.txt" 2>&1
   tail -4 "$logs/mnist_gpu.txt"
