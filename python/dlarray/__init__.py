@@ -15,6 +15,7 @@ plugin is not usable. A device whose plugin is missing raises that reason when i
 
 from __future__ import annotations
 
+import os
 import pathlib
 from typing import Any, Optional, Union
 
@@ -83,13 +84,13 @@ def plugins() -> list[dict[str, Any]]:
     return _core.plugins()
 
 
-def load_plugin(path: Union[str, pathlib.Path]) -> dict[str, Any]:
-    """Loads one plugin library, after those found at start-up.
+def load_plugin(path: Union[str, "os.PathLike[str]"]) -> dict[str, Any]:
+    """Loads one plugin library. Loading a plugin runs its code: load only libraries you trust.
 
     Parameters
     ----------
-    path : str or os.PathLike
-        The plugin's shared library.
+    path : str, bytes or os.PathLike
+        The shared library (an absolute path, or relative to the working directory).
 
     Returns
     -------
@@ -98,13 +99,17 @@ def load_plugin(path: Union[str, pathlib.Path]) -> dict[str, Any]:
 
     Raises
     ------
+    TypeError
+        ``path`` is not a path.
+    ValueError
+        ``path`` is empty or contains a NUL byte.
     RuntimeError
         When the plugin is not usable: the file cannot be opened (the loader's message, e.g. a
         missing dependency), has no entry symbol, was built for another plugin ABI (both
         versions), failed to initialise (its message), has no devices (its reason), or
         duplicates a loaded plugin.
     """
-    return _core.load_plugin(str(path))
+    return _core.load_plugin(os.fsdecode(os.fspath(path)))
 
 
 def seed_lib_path() -> str:

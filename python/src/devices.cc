@@ -45,14 +45,14 @@ True
       py::arg("kind"), "How many devices of a kind exist (0 when no plugin serves it).");
   m.def(
       "device_name", [](const DLContext& ctx) { return DeviceName(ctx); }, py::arg("ctx"),
-      "The device's name (e.g. the CPU or GPU model).");
+      "The device's name (e.g. the CPU or GPU model).", Guard());
   m.def(
       "mem_info",
       [](const DLContext& ctx) {
         const MemInfo info = GetMemInfo(ctx);
         return py::make_tuple(info.free_bytes, info.total_bytes);
       },
-      py::arg("ctx"), "(free, total) bytes of the device's memory.");
+      py::arg("ctx"), "(free, total) bytes of the device's memory.", Guard());
   m.def(
       "parse_device", [](const DLContext& ctx) { return ctx; }, py::arg("device"),
       "The context a device string or context names (no range check).");

@@ -48,8 +48,13 @@ py::dict PluginToDict(const PluginInfo& p) {
   return d;
 }
 
-std::vector<DLContext> ContextsOrAll(const py::object& ctx) {
+std::vector<DLContext> ContextsOrAll(const py::object& ctx, const char* fn) {
   if (ctx.is_none()) return Devices();
+  if (!py::isinstance<DLContext>(ctx)) {
+    throw DTypeError(std::string(fn) +
+                     ": ctx must be a DLContext (e.g. dlarray.cpu(0)) or None, got " +
+                     std::string(py::str(py::type::of(ctx).attr("__name__"))));
+  }
   return {ctx.cast<DLContext>()};
 }
 
@@ -125,8 +130,8 @@ gpu(1)
   m.def(
       "synchronize",
       [](const py::object& ctx) {
-        std::vector<DLContext> all = ContextsOrAll(ctx);
-        py::gil_scoped_release release;
+        std::vector<DLContext> all = ContextsOrAll(ctx, "synchronize");
+        ReleaseGil release;
         for (const DLContext& c : all) Synchronize(c);
       },
       py::arg("ctx") = py::none(), R"doc(Waits until the work queued on a device has finished.
@@ -150,7 +155,8 @@ Examples
 --------
 >>> import dlarray
 >>> dlarray.synchronize(dlarray.cpu(0))
-)doc");
+)doc",
+      Guard());
   m.def(
       "memory_stats",
       [](const DLContext& ctx) {
@@ -167,10 +173,10 @@ Examples
   m.def(
       "empty_cache",
       [](const py::object& ctx) {
-        for (const DLContext& c : ContextsOrAll(ctx)) EmptyCache(c);
+        for (const DLContext& c : ContextsOrAll(ctx, "empty_cache")) EmptyCache(c);
       },
       py::arg("ctx") = py::none(),
-      "Returns cached device memory to the system (see :func:`dlarray.empty_cache`).");
+      "Returns cached device memory to the system (see :func:`dlarray.empty_cache`).", Guard());
   m.def(
       "set_option",
       [](const DLContext& ctx, const std::string& key, const std::string& value) {
@@ -193,6 +199,7 @@ Examples
   BindDevices(m);
   BindNDArray(m);
   BindOps(m);
+  RegisterExitHook();
 }
 
 }  // namespace dlarray

@@ -10,22 +10,53 @@
 namespace dlarray {
 namespace {
 
+// One dimension: any integer (int, numpy integers, objects with __index__) within int64.
+int64_t ToDim(const py::handle& d) {
+  if (!py::isinstance<py::int_>(d) && !py::hasattr(d, "__index__")) {
+    throw DTypeError("shape entries must be integers, got " + TypeName(d));
+  }
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(d.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) {
+    throw ShapeError("shape dimension " + std::string(py::str(index)) +
+                     " is out of range: dimensions must be between 1 and 2**63 - 1");
+  }
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+
 std::vector<int64_t> ShapeFrom(const py::handle& shape) {
   std::vector<int64_t> dims;
-  auto to_dim = [](const py::handle& d) {
-    if (!py::isinstance<py::int_>(d) && !py::hasattr(d, "__index__")) {
-      throw DTypeError("shape entries must be integers, got " + TypeName(d));
-    }
-    return py::reinterpret_steal<py::int_>(PyNumber_Index(d.ptr())).cast<int64_t>();
-  };
-  if (py::isinstance<py::int_>(shape)) {
-    dims.push_back(to_dim(shape));
-  } else if (py::isinstance<py::sequence>(shape) && !py::isinstance<py::str>(shape)) {
-    for (const py::handle& d : shape) dims.push_back(to_dim(d));
+  if (py::isinstance<py::int_>(shape) ||
+      (!py::isinstance<py::sequence>(shape) && py::hasattr(shape, "__index__"))) {
+    dims.push_back(ToDim(shape));
+  } else if (py::isinstance<py::sequence>(shape) && !py::isinstance<py::str>(shape) &&
+             !py::isinstance<py::bytes>(shape)) {
+    for (const py::handle& d : shape) dims.push_back(ToDim(d));
   } else {
     throw DTypeError("shape must be an int or a sequence of ints, got " + TypeName(shape));
   }
   return dims;
+}
+
+// obj as a C-contiguous NumPy array of dtype dt. Only numbers convert: NumPy would also turn
+// None into NaN, strings into their numeric value and complex into its real part, silently.
+py::array NumericArray(const py::object& obj, const py::object& dt, const std::string& where) {
+  py::module_ np = py::module_::import("numpy");
+  if (obj.is_none()) {
+    throw DTypeError(where + ": None is not array data (only numbers convert: bool, int, float)");
+  }
+  py::array probe = np.attr("asarray")(obj);
+  const char kind = probe.dtype().kind();
+  const bool bfloat16 = py::str(probe.dtype().attr("name")).cast<std::string>() == "bfloat16";
+  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && !bfloat16) {
+    throw DTypeError(where + ": cannot convert " + TypeName(obj) + " (NumPy dtype " +
+                     std::string(py::str(probe.dtype())) +
+                     ") to numbers; only bool, int, uint and float data convert");
+  }
+  return np.attr("asarray")(probe, py::arg("dtype") = dt, py::arg("order") = "C");
 }
 
 py::tuple ShapeTuple(const Array& a) {
@@ -48,7 +79,7 @@ DLArray HostView(const py::array& arr, DLArrayDType dtype, std::vector<int64_t>&
 // A compact NumPy array of dtype dt holding value broadcast to shape (ShapeError if it cannot).
 py::array HostSource(const py::object& value, const py::dtype& dt, const Array& target) {
   py::module_ np = py::module_::import("numpy");
-  py::array src = np.attr("asarray")(value, py::arg("dtype") = dt);
+  py::array src = NumericArray(value, dt, "arr[key] = value");
   const auto& shape = target.shape();
   if (src.ndim() != static_cast<py::ssize_t>(shape.size()) ||
       !std::equal(shape.begin(), shape.end(), src.shape())) {
@@ -169,7 +200,7 @@ NDArray FromObject(const py::object& obj, const DLContext& ctx, const py::object
   }
   py::module_ np = py::module_::import("numpy");
   py::object dt = dtype.is_none() ? py::object(DTypeToNumpy(kFloat32)) : dtype;
-  py::array host = np.attr("asarray")(obj, py::arg("dtype") = DTypeToNumpy(DTypeFromNumpy(dt)));
+  py::array host = NumericArray(obj, DTypeToNumpy(DTypeFromNumpy(dt)), "array()");
   std::vector<int64_t> shape(host.shape(), host.shape() + host.ndim());
   NDArray out{Array::Empty(shape, ctx, DTypeFromNumpy(host.dtype()))};
   if (out.array->size() == 0) return out;
@@ -325,7 +356,8 @@ Examples
 >>> import dlarray
 >>> dlarray.array([1, 2, 3]).asnumpy()
 array([1., 2., 3.], dtype=float32)
-)doc")
+)doc",
+           Guard())
       .def(
           "copyto",
           [](const NDArray& self, const py::object& target) -> py::object {
@@ -367,13 +399,15 @@ Raises
 TypeError
     ``target`` is neither a device nor an NDArray, or the dtypes differ.
 ValueError
-    The shapes differ, the target is read-only, or the device is unknown.)doc")
+    The shapes differ, the target is read-only, or the device is unknown.)doc",
+          Guard())
       .def("copy", &CompactCopy, R"doc(A compact copy on the same device (how views become compact).
 
 Returns
 -------
 NDArray
-    A new C-contiguous array with the same elements.)doc")
+    A new C-contiguous array with the same elements.)doc",
+           Guard())
       .def("astype", &Astype, py::arg("dtype"), py::arg("copy") = true,
            R"doc(The elements converted to another dtype, on the same device (NumPy's casts).
 
@@ -392,7 +426,8 @@ NDArray
 Raises
 ------
 TypeError
-    An unsupported dtype.)doc")
+    An unsupported dtype.)doc",
+           Guard())
       .def(
           "__setitem__",
           [](const NDArray& self, const py::object& key, const py::object& value) {
@@ -427,20 +462,23 @@ Examples
 >>> x.asnumpy()
 array([[3., 5.],
        [3., 3.]], dtype=float32)
-)doc")
+)doc",
+          Guard())
       .def("__len__",
            [](const NDArray& s) {
              if (s.array->shape().empty()) throw DTypeError("len() of a 0-d NDArray");
              return s.array->shape()[0];
            })
-      .def("__bool__", &Truth)
-      .def("item", &Item, "The single element as a Python scalar.")
-      .def("__float__", [](const NDArray& s) { return py::float_(Item(s)); })
-      .def("__int__", [](const NDArray& s) { return py::int_(Item(s)); })
+      .def("__bool__", &Truth, Guard())
+      .def("item", &Item, "The single element as a Python scalar.", Guard())
+      .def(
+          "__float__", [](const NDArray& s) { return py::float_(Item(s)); }, Guard())
+      .def(
+          "__int__", [](const NDArray& s) { return py::int_(Item(s)); }, Guard())
       .def(
           "tolist", [](const NDArray& s) { return AsNumpy(s).attr("tolist")(); },
-          "The elements as nested Python lists (copied to the host).")
-      .def("__repr__", &Repr)
+          "The elements as nested Python lists (copied to the host).", Guard())
+      .def("__repr__", &Repr, Guard())
       .def(py::pickle([](const NDArray& s) { return py::make_tuple(AsNumpy(s), s.array->ctx()); },
                       [](const py::tuple& t) {
                         if (t.size() != 2)
@@ -487,7 +525,8 @@ Examples
 >>> x = dlarray.empty((500, 200), dlarray.cpu(0))
 >>> x.shape, x.dtype
 ((500, 200), dtype('float32'))
-)doc");
+)doc",
+        Guard());
   m.def("array", &FromObject, py::arg("obj"), py::arg("ctx") = DLContext{kDLArrayCPU, 0},
         py::arg("dtype") = py::none(),
         R"doc(Copies array-like data to a device.
@@ -525,7 +564,8 @@ Examples
 >>> dlarray.array(np.eye(2), dlarray.cpu(0))
 NDArray([[1., 0.],
          [0., 1.]], dtype=float32, ctx=cpu(0))
-)doc");
+)doc",
+        Guard());
 }
 
 }  // namespace dlarray

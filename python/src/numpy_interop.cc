@@ -175,7 +175,8 @@ std::shared_ptr<Array> ShareNumpy(const py::array& arr) {
 
 void BindNumpyInterop(py::module_& m, py::class_<NDArray>& cls) {
   cls.def("__array__", &ArrayProtocol, py::arg("dtype") = py::none(), py::arg("copy") = py::none(),
-          "NumPy's conversion: shares cpu memory unless a copy or another dtype is asked for.")
+          "NumPy's conversion: shares cpu memory unless a copy or another dtype is asked for.",
+          Guard())
       .def_buffer(&BufferOf)
       .def_property_readonly("__cuda_array_interface__", &CudaArrayInterface,
                              "The CUDA array interface (version 3) of a GPU array.");
@@ -188,9 +189,11 @@ void BindNumpyInterop(py::module_& m, py::class_<NDArray>& cls) {
       },
       py::arg("arr"),
       "A cpu NDArray over a NumPy array's memory (no copy), or None when its layout cannot be "
-      "shared (byte order, alignment).");
+      "shared (byte order, alignment).",
+      Guard());
   m.def("from_cuda_array_interface", &FromCudaArrayInterface, py::arg("obj"), py::arg("ctx"),
-        "An NDArray on ctx over the memory of a __cuda_array_interface__ producer (no copy).");
+        "An NDArray on ctx over the memory of a __cuda_array_interface__ producer (no copy).",
+        Guard());
 }
 
 }  // namespace dlarray

@@ -197,7 +197,8 @@ Examples
 >>> x = dlarray.array(np.arange(6).reshape(2, 3))
 >>> x[1, ::2].asnumpy()
 array([3., 5.], dtype=float32)
-)doc")
+)doc",
+          Guard())
       .def("reshape", &Reshape, R"doc(The elements in another shape.
 
 Parameters
@@ -220,7 +221,8 @@ Examples
 >>> import dlarray
 >>> dlarray.array([1, 2, 3, 4]).reshape(2, -1).shape
 (2, 2)
-)doc")
+)doc",
+           Guard())
       .def("transpose", &Transpose, R"doc(A view with the axes permuted.
 
 Parameters
@@ -237,16 +239,20 @@ Raises
 ------
 ValueError
     The axes are not a permutation of the array's.
-)doc")
+)doc",
+           Guard())
       .def_property_readonly(
           "T", [](const NDArray& s) { return Transpose(s, py::args()); },
           "A view with the axes reversed.")
-      .def("__iter__", [](const NDArray& s) {
-        if (s.array->shape().empty()) throw DTypeError("iteration over a 0-d NDArray");
-        py::list rows;
-        for (int64_t i = 0; i < s.array->shape()[0]; ++i) rows.append(GetItem(s, py::int_(i)));
-        return py::iter(rows);
-      });
+      .def(
+          "__iter__",
+          [](const NDArray& s) {
+            if (s.array->shape().empty()) throw DTypeError("iteration over a 0-d NDArray");
+            py::list rows;
+            for (int64_t i = 0; i < s.array->shape()[0]; ++i) rows.append(GetItem(s, py::int_(i)));
+            return py::iter(rows);
+          },
+          Guard());
 }
 
 }  // namespace dlarray

@@ -2,6 +2,9 @@
 // Invoke for every op; the functions here check what is particular to one op.
 #include "core_ops.h"
 
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -60,15 +63,62 @@ void ValidateReduceSumAxisZero(const DLArrayOpCall& c) {
   }
 }
 
+// A flag attribute: exactly 0 (false) or 1 (true); NaN or 0.5 is a caller's mistake.
+bool Flag(const DLArrayOpCall& c, int i, const char* name) {
+  const double v = c.attrs[i];
+  if (v != 0.0 && v != 1.0) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.17g", v);
+    throw Error(ErrorKind::kValue, std::string(c.op_name) + ": " + name +
+                                       " must be 0 (False) or 1 (True), got " + text);
+  }
+  return v == 1.0;
+}
+
+// A scalar applied to float32 data: NaN and infinities are kept, finite values that would round
+// to infinity in float32 are refused (float32 holds up to about 3.4028235e38).
+// A scalar applied to floating data of the output's dtype: NaN and infinities are kept, finite
+// values that would round to infinity in that dtype are refused. Integers take any value
+// (truncated and wrapped, as x - 5 on uint8 needs); float64 holds every double.
+void CheckScalarRange(const DLArrayOpCall& c, int i) {
+  const double v = c.attrs[i];
+  const DLArrayDType t = c.outputs[0]->dtype;
+  double limit = 0.0;  // halfway between the largest finite value and the next power of two
+  const char* range = "";
+  if (t.code == kDLArrayFloat && t.bits == 32) {
+    limit = static_cast<double>(FLT_MAX) + std::ldexp(1.0, 103);
+    range = "float32 range (|value| <= 3.4028235e38)";
+  } else if (t.code == kDLArrayFloat && t.bits == 16) {
+    limit = 65520.0;
+    range = "float16 range (|value| <= 65504)";
+  } else if (t.code == kDLArrayBfloat && t.bits == 16) {
+    limit = std::ldexp(2.0 - std::ldexp(1.0, -8), 127);
+    range = "bfloat16 range (|value| <= 3.3895314e38)";
+  } else {
+    return;
+  }
+  if (std::isfinite(v) && std::fabs(v) >= limit) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.17g", v);
+    throw Error(ErrorKind::kValue, std::string(c.op_name) + ": value " + text + " is out of the " +
+                                       range + "; pass inf explicitly if that is what you mean");
+  }
+}
+
+void ValidateScalarOp(const DLArrayOpCall& c) {
+  CheckScalarRange(c, 0);
+  ValidateSameShape(c);
+}
+
 void ValidateMatrixMultiply(const DLArrayOpCall& c) {
   const DLArray* a = c.inputs[0];
   const DLArray* b = c.inputs[1];
   const DLArray* out = c.outputs[0];
+  const bool ta = Flag(c, 0, "trans_a");
+  const bool tb = Flag(c, 1, "trans_b");
   if (a->ndim != 2 || b->ndim != 2 || out->ndim != 2) {
     throw ShapeError(Describe(c) + ": every operand must be 2-D");
   }
-  bool ta = c.attrs[0] != 0.0;
-  bool tb = c.attrs[1] != 0.0;
   int64_t m = ta ? a->shape[1] : a->shape[0];
   int64_t ka = ta ? a->shape[0] : a->shape[1];
   int64_t kb = tb ? b->shape[1] : b->shape[0];
@@ -203,18 +253,18 @@ std::vector<OpInfo> CoreOps() {
     s.allow_inplace = inplace;
     s.doc = doc;
   };
-  def(kArraySet, "array_set", {}, {"value"}, nullptr, true, "out[:] = value");
+  def(kArraySet, "array_set", {}, {"value"}, ValidateScalarOp, true, "out[:] = value");
   def(kBroadcastTo, "broadcast_to", {"x"}, {}, ValidateBroadcastTo, false,
       "out = broadcast of in to out's shape (NumPy rules)");
   def(kReduceSumAxisZero, "reduce_sum_axis_zero", {"x"}, {}, ValidateReduceSumAxisZero, false,
       "out = in.sum(axis=0)");
   def(kMatrixElementwiseAdd, "matrix_elementwise_add", {"a", "b"}, {}, nullptr, true, "c = a + b");
-  def(kMatrixElementwiseAddByConst, "matrix_elementwise_add_by_const", {"x"}, {"value"}, nullptr,
-      true, "out = in + value");
+  def(kMatrixElementwiseAddByConst, "matrix_elementwise_add_by_const", {"x"}, {"value"},
+      ValidateScalarOp, true, "out = in + value");
   def(kMatrixElementwiseMultiply, "matrix_elementwise_multiply", {"a", "b"}, {}, nullptr, true,
       "c = a * b");
   def(kMatrixElementwiseMultiplyByConst, "matrix_elementwise_multiply_by_const", {"x"}, {"value"},
-      nullptr, true, "out = in * value");
+      ValidateScalarOp, true, "out = in * value");
   def(kMatrixMultiply, "matrix_multiply", {"a", "b"}, {"trans_a", "trans_b"},
       ValidateMatrixMultiply, false, "c = op(a) @ op(b)");
   def(kRelu, "relu", {"x"}, {}, nullptr, true, "out = max(in, 0)");
@@ -232,7 +282,7 @@ std::vector<OpInfo> CoreOps() {
   def(kMatrixElementwiseDivide, "matrix_elementwise_divide", {"a", "b"}, {}, nullptr, true,
       "c = a / b");
   def(kMatrixElementwiseDivideByConst, "matrix_elementwise_divide_by_const", {"x"}, {"value"},
-      nullptr, true, "out = in / value");
+      ValidateScalarOp, true, "out = in / value");
 
   // Dtypes: what each op computes in (operands alike unless a rule below says otherwise).
   const DLArrayDType f32 = kFloat32, f16{kDLArrayFloat, 16, 1}, bf16{kDLArrayBfloat, 16, 1},

@@ -5,7 +5,10 @@
 #include <limits>
 #include <vector>
 
+#include "dlarray/plugin_api.h"
+#include "elf_check.h"
 #include "runtime_state.h"
+#include "validate.h"
 
 namespace dlarray {
 
@@ -90,6 +93,11 @@ void RuntimeState::ThrowNoDevice(DLContext ctx) {
 std::vector<PluginInfo> Plugins() { return RuntimeState::Get().Records(); }
 
 PluginInfo LoadPlugin(const std::string& path) {
+  if (path.find('\0') != std::string::npos) {
+    throw Error(ErrorKind::kValue, "load_plugin: the path contains a NUL byte: '" +
+                                       path.substr(0, path.find('\0')) + "\\0...'");
+  }
+  if (path.empty()) throw Error(ErrorKind::kValue, "load_plugin: the path is empty");
   return RuntimeState::Get().Load(path, "load_plugin");
 }
 
@@ -139,31 +147,18 @@ std::vector<DLContext> Devices() {
 
 namespace {
 
-void CheckArray(const DLArray* a, const char* what) {
-  if (a == nullptr) throw Error(ErrorKind::kValue, std::string(what) + " is null");
-  if (a->ndim < 0 || a->ndim > 64 || (a->ndim > 0 && a->shape == nullptr)) {
-    throw ShapeError(std::string(what) + " has an invalid shape (ndim " + std::to_string(a->ndim) +
-                     ")");
-  }
-  if (a->data == nullptr && NumElements(a) != 0)
-    throw Error(ErrorKind::kValue, std::string(what) + " has no data");
-  if (!IsCompact(a)) {
-    throw ShapeError(std::string(what) +
-                     " is not compact row-major (a strided view): make it compact with .copy() "
-                     "on its device first");
-  }
-}
-
 const char* Data(const DLArray* a) { return static_cast<const char*>(a->data) + a->byte_offset; }
 
 }  // namespace
 
 void CopyFromTo(const DLArray* from, DLArray* to) {
   RuntimeState& rt = RuntimeState::Get();
-  CheckArray(from, "copy source");
-  CheckArray(to, "copy target");
+  const int64_t count = CheckArrayFields(from, "copy source");
+  CheckArrayFields(to, "copy target");
+  CheckContext(from->ctx, "copy source");
+  CheckContext(to->ctx, "copy target");
   if (from->ndim != to->ndim ||
-      std::memcmp(from->shape, to->shape, sizeof(int64_t) * from->ndim) != 0) {
+      (from->ndim > 0 && std::memcmp(from->shape, to->shape, sizeof(int64_t) * from->ndim) != 0)) {
     throw ShapeError("copy: source shape " + ShapeToString(from) + " differs from target shape " +
                      ShapeToString(to));
   }
@@ -171,8 +166,8 @@ void CopyFromTo(const DLArray* from, DLArray* to) {
     throw DTypeError("copy: source dtype " + DTypeToString(from->dtype) +
                      " differs from target dtype " + DTypeToString(to->dtype));
   }
-  const size_t nbytes = static_cast<size_t>(NumElements(from)) * DTypeBytes(from->dtype);
-  if (nbytes == 0) return;
+  const size_t nbytes = static_cast<size_t>(count) * DTypeBytes(from->dtype);
+  if (nbytes == 0) return;  // zero-size: nothing to move (data may be null)
   const DLContext src = from->ctx, dst = to->ctx;
   void* dst_ptr = static_cast<char*>(to->data) + to->byte_offset;
   if (src == dst && Data(from) == dst_ptr) return;
@@ -187,9 +182,7 @@ void CopyFromTo(const DLArray* from, DLArray* to) {
   if (src.device_type == kDLArrayCPU) {
     rt.DeviceFor(dst)->copy(Data(from), src, dst_ptr, dst, nbytes);
   } else if (dst.device_type == kDLArrayCPU || src.device_type == dst.device_type) {
-    PluginDevice* d = rt.DeviceFor(src);
-    if (src.device_type == dst.device_type) rt.DeviceFor(dst);  // validates the target id
-    d->copy(Data(from), src, dst_ptr, dst, nbytes);
+    rt.DeviceFor(src)->copy(Data(from), src, dst_ptr, dst, nbytes);
   } else {
     // Two device types: stage through host memory.
     std::vector<char> host(nbytes);
