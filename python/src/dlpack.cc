@@ -320,6 +320,7 @@ bool TakeKeywords(const char* fn, PyObject* const* args, Py_ssize_t nargs, PyObj
 template <typename Body>
 PyObject* Guarded(Body&& body) {
   try {
+    CallGuard guard;  // as py::call_guard<CallGuard> on the pybind11 bindings (exit safety)
     return body();
   } catch (py::error_already_set& e) {
     e.restore();

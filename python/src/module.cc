@@ -50,9 +50,10 @@ py::dict PluginToDict(const PluginInfo& p) {
 
 std::vector<DLContext> ContextsOrAll(const py::object& ctx, const char* fn) {
   if (ctx.is_none()) return Devices();
-  if (!py::isinstance<DLContext>(ctx)) {
+  if (!py::isinstance<DLContext>(ctx) && !py::isinstance<py::str>(ctx)) {
     throw DTypeError(std::string(fn) +
-                     ": ctx must be a DLContext (e.g. dlarray.cpu(0)) or None, got " +
+                     ": ctx must be a DLContext (e.g. dlarray.cpu(0)), a device string "
+                     "(e.g. 'cuda:0') or None, got " +
                      std::string(py::str(py::type::of(ctx).attr("__name__"))));
   }
   return {ctx.cast<DLContext>()};
