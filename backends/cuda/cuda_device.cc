@@ -8,8 +8,12 @@
 
 #include "caching_allocator.h"
 #include "cuda_check.h"
+#include "current_device_ext.h"
 #include "dlarray/errors.h"
+#include "dlarray/ext/current_device.h"
+#include "dlarray/ext/rtc.h"
 #include "host_staging.h"
+#include "rtc_ext.h"
 
 namespace dlarray {
 namespace cuda {
@@ -323,7 +327,11 @@ std::string CudaDevice::get_option(const std::string& key) {
   return Device::get_option(key);
 }
 
-const void* CudaDevice::extension(const std::string& name) { return FindExtension(name); }
+const void* CudaDevice::extension(const std::string& name) {
+  if (name == DLARRAY_EXT_CURRENT_DEVICE) return CurrentDeviceExtension();
+  if (name == DLARRAY_EXT_RTC) return RtcExtension(this);
+  return FindExtension(name);  // mem_info, streams (cuda_plugin.cc)
+}
 
 void CudaDevice::mem_info(int id, uint64_t* free_bytes, uint64_t* total_bytes) {
   At(id);

@@ -5,6 +5,7 @@
 #include "dlarray/ext/streams.h"
 #include "dlarray/plugin.h"
 #include "kernels.h"
+#include "rtc_ext.h"
 
 namespace {
 
@@ -30,6 +31,7 @@ DLArrayStreamsExtV1 streams_table{sizeof(DLArrayStreamsExtV1), nullptr, &CudaWai
 dlarray::cuda::CudaDevice* the_device = nullptr;
 
 dlarray::Device* CreateDevice() {
+  dlarray::cuda::SetRtcCoreApi(dlarray::PluginCoreApi());  // dlarray.rtc reports errors through it
   the_device = new dlarray::cuda::CudaDevice();
   mem_info_table.self = the_device;
   streams_table.self = the_device;

@@ -30,7 +30,7 @@ __all__ = [
     "DLContext", "NDArray", "array", "asarray", "check_device", "cpp_extension", "cpu",
     "default_device", "device", "device_count", "device_name", "devices", "empty", "empty_cache",
     "from_dlpack", "get_matmul_precision", "gpu", "gpu_op", "is_gpu_ctx", "load_plugin",
-    "mem_info", "memory_stats", "ndarray", "ops", "plugins", "seed_lib_path",
+    "mem_info", "memory_stats", "ndarray", "ops", "plugins", "rtc", "seed_lib_path",
     "set_default_device", "set_matmul_precision", "synchronize", "using_device",
 ]
 
@@ -227,4 +227,4 @@ def get_matmul_precision() -> str:
     return _matmul_precision
 
 
-from . import ops, ndarray, gpu_op, cpp_extension  # noqa: E402  (they import names defined above)
+from . import ops, ndarray, gpu_op, cpp_extension, rtc  # noqa: E402  (they use names above)

@@ -117,6 +117,8 @@ void BindDLPack(py::module_& m, py::class_<NDArray>& cls);
 void BindNumpyInterop(py::module_& m, py::class_<NDArray>& cls);
 void BindOps(py::module_& m);
 void BindDevices(py::module_& m);
+void BindCustom(py::module_& m);  // custom.cc: AOT custom ops (dlarray.custom)
+void BindRtc(py::module_& m);     // rtc.cc: NVRTC kernels (dlarray.rtc)
 
 }  // namespace dlarray
 
