@@ -96,7 +96,7 @@ def set_matmul_precision(precision):
     if precision not in _PRECISIONS:
         raise ValueError(f"matmul precision must be one of {_PRECISIONS}, got {precision!r}")
     for ctx in devices():
-        if ctx.device_type != 1 and ctx.device_id == 0:
+        if ctx.device_type == 2 and ctx.device_id == 0:  # a CUDA option; others compute float32
             _core.set_option(ctx, "matmul_precision", precision)
     global _matmul_precision
     _matmul_precision = precision
