@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build needs, only those missing. The CUDA toolkit is optional
-# (without it the build has no CUDA plugin) and is not installed here.
+# (without it the build has no CUDA plugin) and is not installed here. OpenCL: headers and the ICD
+# loader to build opencl_backend.so, PoCL (an OpenCL implementation on the CPU) to test it, clinfo
+# to look at the devices, CLBlast for the matmul comparison in backends/opencl/NOTES.md.
 set -euo pipefail
 packages=(build-essential cmake ninja-build python3 python3-venv python3-dev libboost-dev
-          doctest-dev libopenblas-dev clang-format)
+          doctest-dev libopenblas-dev clang-format
+          opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo libclblast-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

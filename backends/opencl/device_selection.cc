@@ -104,7 +104,7 @@ DeviceSelection SelectDevices(const std::string& spec, const std::vector<DeviceC
     const std::string which = colon == std::string::npos ? "*" : Trim(item.substr(colon + 1));
     if (platform.empty() || (which != "*" && !ParseIndex(which, &index))) {
       sel.error = where + ": '" + item + "' is not a selector ('platform:index', 'platform:*', " +
-                  "'platform', 'index' or '*')";
+                  "'platform', 'index' or '*'; devices: " + DescribeCandidates(all) + ")";
       break;
     }
     std::vector<size_t> matching;

@@ -1,19 +1,23 @@
-"""dlarray: arrays on pluggable devices (cpu, gpu) with the dlsys DLArray API.
+"""dlarray: arrays on pluggable devices (cpu, gpu, opencl) with the dlsys DLArray API.
 
     import dlarray
-    x = dlarray.array(numpy_array, dlarray.cpu())     # or dlarray.gpu(0)
+    x = dlarray.array(numpy_array, dlarray.cpu())     # or dlarray.gpu(0), dlarray.opencl(0)
     y = dlarray.empty(x.shape, x.ctx)
     dlarray.ops.relu(x, y)
     y.asnumpy()
 
-Devices come from plugins found when the package is imported (the ``plugins`` folder next to the
-core library, then ``DLARRAY_PLUGIN_PATH``); ``dlarray.plugins()`` says what was tried and why a
-plugin is not usable. A device whose plugin is missing raises that reason when it is first used.
+Devices come from plugins found when the package is imported, in this order: the ``plugins``
+folder next to the core library, then each folder or file of ``DLARRAY_PLUGIN_PATH``, then the
+library of every ``dlarray.plugins`` entry point of the installed distributions (see
+``dlarray._entry_points``); later, ``dlarray.load_plugin(path)``. The first plugin to serve a
+device type keeps it (a later one is a ``duplicate``). ``dlarray.plugins()`` says what was tried
+and why a plugin is not usable. A device whose plugin is missing raises that reason when it is
+first used.
 """
 
 import pathlib
 
-from . import _core
+from . import _core, _entry_points
 from ._core import DLContext, NDArray, array, devices, empty, synchronize
 
 __version__ = "0.1.0"
@@ -21,7 +25,8 @@ __version__ = "0.1.0"
 __all__ = [
     "DLContext", "NDArray", "array", "cpu", "devices", "empty", "empty_cache",
     "get_matmul_precision",
-    "gpu", "gpu_op", "is_gpu_ctx", "load_plugin", "memory_stats", "ndarray", "ops", "plugins",
+    "gpu", "gpu_op", "is_gpu_ctx", "load_plugin", "memory_stats", "ndarray", "opencl", "ops",
+    "plugins",
     "seed_lib_path", "set_matmul_precision", "synchronize",
 ]
 
@@ -36,15 +41,40 @@ def gpu(dev_id=0):
     return DLContext(dev_id, 2)
 
 
+def opencl(dev_id=0):
+    """The context of OpenCL device ``dev_id`` (DLPack's device type 4, ``kDLOpenCL``).
+
+    Parameters
+    ----------
+    dev_id : int
+        Index among the OpenCL devices the plugin serves (every device of every platform, or those
+        ``DLARRAY_OPENCL_DEVICES`` selects, e.g. ``pocl:0`` or ``nvidia:*``).
+
+    Returns
+    -------
+    DLContext
+        ``DLContext(dev_id, 4)``.
+    """
+    return DLContext(dev_id, 4)
+
+
 def is_gpu_ctx(ctx):
     """Whether ``ctx`` is a GPU context."""
     return bool(ctx) and ctx.device_type == 2
 
 
 def plugins():
-    """Every plugin tried: a list of dicts with name, path, origin, status, reason, device_type,
-    device_count, abi_version and ops."""
-    return _core.plugins()
+    """Every plugin tried, in the order tried.
+
+    Returns
+    -------
+    list of dict
+        One dict per plugin: name, path, origin (``plugins folder``, ``DLARRAY_PLUGIN_PATH``,
+        ``entry point <name> (<value>)`` or ``load_plugin``), status, reason, device_type,
+        device_count, abi_version and ops. Entry points that failed before a library could be
+        loaded come last, with status ``entry point failed``.
+    """
+    return _entry_points.annotate(_core.plugins())
 
 
 def load_plugin(path):
@@ -103,6 +133,8 @@ def set_matmul_precision(precision):
 
 
 _matmul_precision = "highest"
+
+_entry_points.load_all()
 
 
 def get_matmul_precision():
