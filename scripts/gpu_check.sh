@@ -1,49 +1,91 @@
 #!/usr/bin/env bash
-# The GPU machine's whole check in one command: build and install (no package downloads), the
-# doctest and pytest suites, compute-sanitizer over the GPU tests, and the GPU benchmarks.
-# Logs go to $OUT (or ./gpu_logs). Usage: scripts/gpu_check.sh [quick|full]
+# The GPU machine's check in one command: build and install (no package downloads), the doctest
+# and pytest suites, compute-sanitizer over the GPU tests, and the GPU benchmarks.
+#
+# Usage: scripts/gpu_check.sh [STAGE...]   stages: build test sanitize bench (default: all four);
+#        "quick" = build test. Stages may be run in separate calls on a warm machine: later stages
+#        reuse the install in /tmp/dlarray_site.
+# BASELINE=<dir of an older source tree>: the bench stage also builds that tree and runs its
+#        bench/ops.py in the same run, so "no op got slower" is measured, not remembered.
+# Summaries go to stdout; every log goes to $OUT/gpu_logs.tar.gz (or ./gpu_logs).
 set -uo pipefail
-mode=${1:-full}
-out=${OUT:-$PWD/gpu_logs}
-mkdir -p "$out"
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(build test sanitize bench)
+[ "${stages[*]}" = quick ] && stages=(build test)
+[ "${stages[*]}" = full ] && stages=(build test sanitize bench)
+logs=/tmp/gpu_logs
+mkdir -p "$logs"
 export PYTHONUNBUFFERED=1 DLARRAY_TEST_PLUGIN_DIR=$PWD/build/gpu/test_plugins
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export DLARRAY_CACHE_DIR=/tmp/dlarray_cache
 site=/tmp/dlarray_site
 step() { echo "== $1 ($(date +%T))"; }
+has() { [[ " ${stages[*]} " == *" $1 "* ]]; }
+install_tree() {  # install_tree <source dir> <target site> <build dir> <log>
+  (cd "$1" && CC=/usr/bin/gcc CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++ python3 -m pip install \
+     -q --no-build-isolation --no-deps --target "$2" --upgrade \
+     --config-settings=build-dir="$3" --config-settings=cmake.define.DLARRAY_BUILD_TESTS=ON \
+     . >"$4" 2>&1) || { tail -40 "$4"; return 1; }
+}
+finish() {
+  if [ -n "${OUT:-}" ]; then tar -C /tmp -czf "$OUT/gpu_logs.tar.gz" gpu_logs; fi
+  step done
+}
+trap finish EXIT
 
-step build
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/gpu.txt"
-CC=/usr/bin/gcc CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++ python3 -m pip install -q --no-build-isolation --no-deps --target "$site" --upgrade \
-  --config-settings=build-dir=build/gpu --config-settings=cmake.define.DLARRAY_BUILD_TESTS=ON \
-  . >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
-export PYTHONPATH=$site
-grep -i "warning" "$out/build.log" | head -5
-
-step ctest
-ctest --test-dir build/gpu --output-on-failure -j8 >"$out/ctest.log" 2>&1
-tail -3 "$out/ctest.log"
-
-step pytest
-(cd tests/python && python3 -X faulthandler -m pytest -q -ra -p no:cacheprovider . ) \
-  >"$out/pytest.log" 2>&1
-tail -15 "$out/pytest.log"
-
-if [ "$mode" = full ]; then
-  step memcheck
-  (cd tests/python && compute-sanitizer --tool memcheck --error-exitcode 9 \
-     python3 -m pytest -q -x -p no:cacheprovider test_cuda.py test_ops.py -k "gpu" ) \
-    >"$out/memcheck.log" 2>&1
-  echo "memcheck exit $?"; grep -E "ERROR SUMMARY|passed|failed" "$out/memcheck.log" | tail -3
-
-  step bench-ops
-  python3 bench/ops.py --device gpu --repeat 15 --json "$out/ops_gpu.json" >"$out/ops_gpu.txt" 2>&1
-  cat "$out/ops_gpu.txt"
-
-  step bench-mlp
-  python3 bench/mlp_step.py --device gpu >"$out/mlp_gpu.txt" 2>&1
-  cat "$out/mlp_gpu.txt"
-
-  step mnist
-  python3 examples/mnist.py --device gpu --model mlp --epochs 10 >"$out/mnist_gpu.txt" 2>&1
-  tail -4 "$out/mnist_gpu.txt"
+if has build; then
+  step build
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$logs/gpu.txt"
+  if [ -n "${BASELINE:-}" ]; then
+    install_tree "$BASELINE" /tmp/dlarray_base "$BASELINE/build/gpu" "$logs/build_base.log" &
+  fi
+  install_tree "$PWD" "$site" build/gpu "$logs/build.log" || exit 1
+  wait
+  grep -i "warning" "$logs/build.log" | head -5
 fi
-step done
+export PYTHONPATH=$site
+
+if has test; then
+  step ctest
+  ctest --test-dir build/gpu --output-on-failure -j8 >"$logs/ctest.log" 2>&1
+  tail -3 "$logs/ctest.log"
+  step pytest
+  (cd tests/python && python3 -X faulthandler -m pytest -q -ra -p no:cacheprovider . ) \
+    >"$logs/pytest.log" 2>&1
+  grep -E "^(FAILED|ERROR)" "$logs/pytest.log" | head -30
+  grep -E "^SKIPPED" "$logs/pytest.log" | cut -c1-160 | head -15
+  tail -1 "$logs/pytest.log"
+fi
+
+if has sanitize; then
+  gpu_tests=(test_cuda.py test_ops.py test_sigmoid_plugin.py test_seed_ctypes.py)
+  for tool in memcheck racecheck synccheck; do
+    step "compute-sanitizer $tool"
+    (cd tests/python && compute-sanitizer --tool "$tool" --error-exitcode 9 \
+       python3 -m pytest -q -x -p no:cacheprovider "${gpu_tests[@]}" -k "gpu" ) \
+      >"$logs/$tool.log" 2>&1
+    echo "$tool exit $?"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$logs/$tool.log" | tail -3
+  done
+fi
+
+if has bench; then
+  step bench-ops
+  python3 bench/ops.py --device gpu --repeat 15 --json "$logs/ops_gpu.json" \
+    >"$logs/ops_gpu.txt" 2>&1
+  cat "$logs/ops_gpu.txt"
+  if [ -n "${BASELINE:-}" ] && [ -d /tmp/dlarray_base ]; then
+    step bench-ops-baseline
+    (cd "$BASELINE" && PYTHONPATH=/tmp/dlarray_base python3 bench/ops.py --device gpu --repeat 15 \
+       --json "$logs/ops_gpu_base.json") >"$logs/ops_gpu_base.txt" 2>&1
+    cat "$logs/ops_gpu_base.txt"
+  fi
+  step bench-mlp
+  python3 bench/mlp_step.py --device gpu >"$logs/mlp_gpu.txt" 2>&1
+  cat "$logs/mlp_gpu.txt"
+  step bench-cpp-extension
+  python3 bench/cpp_extension.py 2>&1 | tee "$logs/cpp_extension.txt"
+  step mnist
+  python3 examples/mnist.py --device gpu --model mlp --epochs 10 >"$logs/mnist_gpu.txt" 2>&1
+  tail -4 "$logs/mnist_gpu.txt"
+fi

@@ -5,7 +5,7 @@
 # to look at the devices, CLBlast for the matmul comparison in backends/opencl/NOTES.md.
 set -euo pipefail
 packages=(build-essential cmake ninja-build python3 python3-venv python3-dev libboost-dev
-          doctest-dev libopenblas-dev clang-format
+          doctest-dev libopenblas-dev clang-format clang libc++-dev libc++abi-dev
           opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo libclblast-dev)
 missing=()
 for p in "${packages[@]}"; do

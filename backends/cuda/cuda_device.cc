@@ -277,8 +277,25 @@ void CudaDevice::set_option(const std::string& key, const std::string& value) {
 }
 
 std::string CudaDevice::get_option(const std::string& key) {
-  if (key != "matmul_precision") return Device::get_option(key);
-  return matmul_tf32() ? "tf32" : "highest";
+  if (key == "matmul_precision") return matmul_tf32() ? "tf32" : "highest";
+  // "compute_capability:<id>" -> e.g. "9.0" (for building kernels for this GPU).
+  const std::string prefix = "compute_capability:";
+  if (key.rfind(prefix, 0) == 0) {
+    int id = -1;
+    try {
+      id = std::stoi(key.substr(prefix.size()));
+    } catch (const std::exception&) {
+      throw Error(ErrorKind::kValue, "cuda: option " + key + ": the device id is not a number");
+    }
+    if (id < 0 || id >= device_count()) {
+      throw DeviceError("cuda: option " + key + ": there is no gpu(" + std::to_string(id) + ")");
+    }
+    int major = 0, minor = 0;
+    CUDA_CALL(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, id));
+    CUDA_CALL(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, id));
+    return std::to_string(major) + "." + std::to_string(minor);
+  }
+  return Device::get_option(key);
 }
 
 }  // namespace cuda

@@ -23,7 +23,7 @@ from ._core import DLContext, NDArray, array, devices, empty, synchronize
 __version__ = "0.1.0"
 
 __all__ = [
-    "DLContext", "NDArray", "array", "cpu", "devices", "empty", "empty_cache",
+    "DLContext", "NDArray", "array", "cpp_extension", "cpu", "devices", "empty", "empty_cache",
     "get_matmul_precision",
     "gpu", "gpu_op", "is_gpu_ctx", "load_plugin", "memory_stats", "ndarray", "opencl", "ops",
     "plugins",
@@ -142,4 +142,4 @@ def get_matmul_precision():
     return _matmul_precision
 
 
-from . import ops, ndarray, gpu_op  # noqa: E402  (they import names defined above)
+from . import ops, ndarray, gpu_op, cpp_extension  # noqa: E402  (they import names defined above)

@@ -37,6 +37,13 @@ def _softmax_np(x, out):
     out /= out.sum(axis=1, keepdims=True)
 
 
+def _sigmoid_np(x, out):
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    out += np.float32(1)
+    np.reciprocal(out, out=out)
+
+
 def _sce_np(y, y_):
     m = y.max(axis=1, keepdims=True)
     lse = np.log(np.exp(y - m).sum(axis=1, keepdims=True)) + m
@@ -83,6 +90,10 @@ def cases(sizes, rng):
                     lambda t, a, g, o: t.mul(g, a > 0, out=o), nbytes=12 * n))
     out.append(Case("copy", text, [r(ew)], ew, lambda a, o: ops.copy(a, o),
                     lambda a, o: np.copyto(o, a), lambda t, a, o: o.copy_(a), nbytes=8 * n))
+    if "sigmoid" in ops.op_names():  # the reference op plugin (plugins/sigmoid)
+        out.append(Case("sigmoid (plugin op)", text, [r(ew, -8, 8)], ew,
+                        lambda a, o: ops.sigmoid(a, o), _sigmoid_np,
+                        lambda t, a, o: t.sigmoid(a, out=o), nbytes=8 * n))
     bin_, bout = sizes["broadcast"]
     out.append(Case("broadcast_to", "x".join(map(str, bin_)) + "->" + "x".join(map(str, bout)),
                     [r(bin_)], bout, lambda a, o: ops.broadcast_to(a, o),

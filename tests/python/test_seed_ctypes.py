@@ -172,7 +172,7 @@ def test_softmax_cross_entropy(seed, sctx, rng, shape):
     arr_out = seed.ndarray.empty((1,), ctx=sctx)
     seed.gpu_op.softmax_cross_entropy(arr_y, arr_y_, arr_out)
     want = -np.sum(y_ * np.log(softmax_func(y.astype(np.float64))), axis=1).mean()
-    np.testing.assert_allclose(arr_out.asnumpy(), [want], rtol=1e-4)
+    np.testing.assert_allclose(arr_out.asnumpy(), [want], rtol=1e-4, atol=1e-6)
 
 
 # -- copies and asnumpy ---------------------------------------------------------------------------
