@@ -21,8 +21,9 @@ void RunElementwise(const KernelContext& ctx, const ProgramSource& program, cons
   size_t chunk = vw;
   size_t local = std::min<size_t>(256, info.max_work_group);
   if (info.is_cpu) {
-    // A few chunks per core, each at least 4096 elements: fewer, longer runs stream faster.
-    const size_t items = std::clamp<size_t>(n / 4096, 1, size_t{32} * info.compute_units);
+    // Runs of at least 16K elements (long contiguous runs stream best), and up to 16 groups of 8
+    // per core, so that a core held up by another process does not leave the others waiting.
+    const size_t items = std::clamp<size_t>(n / 16384, 1, size_t{128} * info.compute_units);
     chunk = ItemsFor(ItemsFor(n, items), vw) * vw;
     local = 8;
   }

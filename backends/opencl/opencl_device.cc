@@ -4,6 +4,8 @@
  */
 #include "opencl_device.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -101,6 +103,7 @@ OpenclDevice::~OpenclDevice() {
 }
 
 void OpenclDevice::FindDevices() {
+  found_pid_ = static_cast<long>(getpid());
   const char* env = std::getenv("DLARRAY_OPENCL_DEVICES");
   selection_ = env != nullptr ? env : "";
   cl_uint num_platforms = 0;
@@ -184,7 +187,20 @@ OpenclDevice::PerDevice& OpenclDevice::At(int id) {
   return *devices_[static_cast<size_t>(id)];
 }
 
+// OpenCL implementations run worker threads (PoCL) or driver state that a fork()ed child does not
+// inherit: its first OpenCL call would hang. So a child gets an error instead.
+void OpenclDevice::CheckProcess() const {
+  if (found_pid_ != 0 && static_cast<long>(getpid()) != found_pid_) {
+    throw BackendError("opencl: this process was fork()ed from process " +
+                       std::to_string(found_pid_) +
+                       ", which had started OpenCL; OpenCL cannot be used in a forked child "
+                       "(its runtime's threads are not copied). Start workers with "
+                       "multiprocessing's 'spawn' or 'forkserver' method instead");
+  }
+}
+
 OpenclDevice::PerDevice& OpenclDevice::Ready(int id) {
+  CheckProcess();
   PerDevice& d = At(id);
   if (d.ready.load(std::memory_order_acquire)) return d;
   std::call_once(d.ready_once, [&] {
@@ -294,7 +310,8 @@ void OpenclDevice::copy(const void* src, DLContext src_ctx, void* dst, DLContext
 
 void OpenclDevice::synchronize(int id) {
   PerDevice& d = At(id);
-  if (!d.ready.load(std::memory_order_acquire)) return;  // nothing was ever queued
+  // Nothing was ever queued (by this process: a forked child cannot queue work).
+  if (!d.ready.load(std::memory_order_acquire) || getpid() != found_pid_) return;
   CL_CALL(clFinish(d.queue));
 }
 
@@ -306,7 +323,7 @@ MemoryStats OpenclDevice::memory_stats(int id) {
 
 void OpenclDevice::empty_cache(int id) {
   PerDevice& d = At(id);
-  if (d.ready.load(std::memory_order_acquire)) d.pool->empty();
+  if (d.ready.load(std::memory_order_acquire) && getpid() == found_pid_) d.pool->empty();
 }
 
 std::string OpenclDevice::get_option(const std::string& key) {

@@ -97,8 +97,10 @@ class OpenclDevice final : public Device {
   void FindDevices();
   PerDevice& At(int id);
   PerDevice& Ready(int id);
+  void CheckProcess() const;
 
   std::once_flag found_once_;
+  long found_pid_ = 0;  // the process that started OpenCL
   int count_ = 0;
   std::string unavailable_reason_;
   std::string selection_;

@@ -219,3 +219,41 @@ def test_an_unusable_cache_folder_only_costs_builds(tmp_path):
     blocker.write_text("a file where the cache folder should be")
     r = run(PROGRAM, DLARRAY_CACHE_DIR=str(blocker / "cache"))
     assert r["ok"] and r["cache"].startswith("disabled: ") and "DLARRAY_CACHE_DIR" in r["cache"]
+
+
+FORK = """
+import json, os, sys, numpy as np, dlarray
+ctx = dlarray.opencl(0)
+a = dlarray.array(np.ones((300, 300)), ctx)
+dlarray.ops.relu(a, a)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    import signal
+    signal.alarm(20)  # a hang would end here, and fail the test
+    out = {}
+    dlarray.synchronize()  # every device: nothing of OpenCL's to wait for in the child
+    c = dlarray.array(np.ones(5))
+    dlarray.ops.relu(c, c)  # the CPU still works
+    for name, fn in [("op", lambda: dlarray.ops.relu(a, a)), ("read", a.asnumpy),
+                     ("new", lambda: dlarray.empty((4,), ctx))]:
+        try:
+            fn()
+            out[name] = "no error"
+        except RuntimeError as e:
+            out[name] = str(e)
+    os.write(w, json.dumps(out).encode())
+    os._exit(0)
+os.close(w)
+child = json.loads(os.read(r, 65536).decode())
+_, status = os.waitpid(pid, 0)
+print(json.dumps({"child": child, "status": status, "parent": float(a.asnumpy().sum())}))
+"""
+
+
+def test_a_forked_child_gets_an_error_not_a_hang():
+    needs_opencl()
+    r = run(FORK)
+    assert r["status"] == 0 and r["parent"] == 90000.0
+    for name in ("op", "read", "new"):
+        assert "fork()ed" in r["child"][name] and "spawn" in r["child"][name], r["child"]
