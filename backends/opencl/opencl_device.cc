@@ -15,6 +15,8 @@
 #include "cl_check.h"
 #include "device_selection.h"
 #include "dlarray/errors.h"
+#include "dlarray/ext/opencl.h"
+#include "opencl_extension.h"
 #include "program_cache.h"
 
 namespace dlarray::opencl {
@@ -337,6 +339,10 @@ std::string OpenclDevice::get_option(const std::string& key) {
   throw Error(ErrorKind::kValue, "unknown option '" + key +
                                      "' for OpenCL devices (known: platform, driver_version, "
                                      "program_cache, selection)");
+}
+
+const void* OpenclDevice::extension(const std::string& name) {
+  return name == DLARRAY_OPENCL_EXT_V1 ? OpenclExtensionTable(this) : nullptr;
 }
 
 }  // namespace dlarray::opencl

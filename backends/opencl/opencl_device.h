@@ -20,8 +20,8 @@
 
 namespace dlarray::opencl {
 
-/*! \brief DLPack's device type of OpenCL devices. */
-constexpr int kDLOpenCL = 4;
+/*! \brief DLPack's device type of OpenCL devices (kDLArrayOpenCL of dlarray/dlarray.h). */
+constexpr int kDLOpenCL = kDLArrayOpenCL;
 
 class BufferPool;
 class ProgramCache;
@@ -69,6 +69,8 @@ class OpenclDevice final : public Device {
   /*! \brief Read-only: "platform", "driver_version", "program_cache" (folder or why not),
    *         "selection" (the selectors in force). */
   std::string get_option(const std::string& key) override;
+  /*! \brief "dlarray.opencl.v1" (dlarray/ext/opencl.h): buffers, contexts and queues. */
+  const void* extension(const std::string& name) override;
 
   // For the kernels of this plugin (ids are validated by the core).
   /*! \brief Static facts of device id. */

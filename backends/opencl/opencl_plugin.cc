@@ -7,6 +7,7 @@
 #include "dlarray/plugin.h"
 #include "kernels.h"
 #include "opencl_device.h"
+#include "opencl_extension.h"
 
 namespace {
 
@@ -14,6 +15,7 @@ dlarray::Device* CreateDevice() { return new dlarray::opencl::OpenclDevice(); }
 
 void RegisterKernels(dlarray::Registry* registry) {
   using namespace dlarray::opencl;  // NOLINT(build/namespaces)
+  SetExtensionCore(registry->core());
   struct Entry {
     const char* op;
     dlarray::KernelFn fn;
@@ -33,7 +35,7 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"softmax_cross_entropy", &SoftmaxCrossEntropyKernel},
       {"copy", &CopyKernel},
   };
-  for (const Entry& e : kKernels) registry->register_kernel(e.op, kDLOpenCL, e.fn);
+  for (const Entry& e : kKernels) registry->register_kernel(e.op, kDLArrayOpenCL, e.fn);
 }
 
 }  // namespace
