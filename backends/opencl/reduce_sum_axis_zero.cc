@@ -34,34 +34,44 @@ const ProgramSource kProgram{"reduce_sum_axis_zero", R"CLC(
 #endif
 #define ADD1(sum, comp, v) ADD(sum, comp, v)
 
-// Sums rows [b * rpb, (b + 1) * rpb) of columns [c0, c0 + NV * VW) of a (rows, cols) matrix.
+// Sums of NVEC vectors of columns from c0 down rows [r0, r1) (NVEC a constant: the sums stay in
+// registers).
+#define VECTOR_SUMS(NVEC, STORE_V)                                                   \
+  {                                                                                 \
+    ACCV sum[NVEC];                                                                 \
+    ACCV comp[NVEC];                                                                \
+    _Pragma("unroll") for (int v = 0; v < NVEC; ++v) sum[v] = comp[v] = (ACCV)0;    \
+    for (ulong r = r0; r < r1; ++r) {                                               \
+      __global const T* row = x + r * cols + c0;                                    \
+      _Pragma("unroll") for (int v = 0; v < NVEC; ++v) {                            \
+        ADD(sum[v], comp[v], CONVERT_ACCV(LOADV(v, row)));                          \
+      }                                                                             \
+    }                                                                               \
+    _Pragma("unroll") for (int v = 0; v < NVEC; ++v) { STORE_V }                    \
+  }
+
+// Sums rows [b * rpb, (b + 1) * rpb) of columns [c0, c0 + NV * VW) of a (rows, cols) matrix:
+// NV vectors at a time where the columns allow, then single vectors, then single columns.
 #define COLUMN_SUMS(STORE_V, STORE_S)                                                          \
-  const ulong c0 = get_global_id(0) * (NV * VW);                                              \
+  ulong c0 = get_global_id(0) * (NV * VW);                                                    \
   const ulong b = get_global_id(1);                                                           \
   const ulong r0 = b * rpb;                                                                   \
   if (c0 >= cols || r0 >= rows) return;                                                       \
   const ulong r1 = min(r0 + rpb, rows);                                                       \
+  const ulong cend = min(c0 + NV * VW, cols);                                                 \
   x += xo;                                                                                    \
   if (c0 + NV * VW <= cols) {                                                                 \
-    ACCV sum[NV];                                                                             \
-    ACCV comp[NV];                                                                            \
-    _Pragma("unroll") for (int v = 0; v < NV; ++v) sum[v] = comp[v] = (ACCV)0;                \
+    VECTOR_SUMS(NV, STORE_V)                                                                  \
+    return;                                                                                   \
+  }                                                                                           \
+  for (; c0 + VW <= cend; c0 += VW) VECTOR_SUMS(1, STORE_V)                                   \
+  for (ulong c = c0; c < cend; ++c) {                                                         \
+    ACC sum = 0;                                                                              \
+    ACC comp = 0;                                                                             \
     for (ulong r = r0; r < r1; ++r) {                                                         \
-      __global const T* row = x + r * cols + c0;                                              \
-      _Pragma("unroll") for (int v = 0; v < NV; ++v) {                                        \
-        ADD(sum[v], comp[v], CONVERT_ACCV(LOADV(v, row)));                                    \
-      }                                                                                       \
+      ACC_SCALAR_ADD(sum, comp, CONVERT_ACC(x[r * cols + c]));                                \
     }                                                                                         \
-    _Pragma("unroll") for (int v = 0; v < NV; ++v) { STORE_V }                                \
-  } else {                                                                                    \
-    for (ulong c = c0; c < cols; ++c) {                                                       \
-      ACC sum = 0;                                                                            \
-      ACC comp = 0;                                                                           \
-      for (ulong r = r0; r < r1; ++r) {                                                       \
-        ACC_SCALAR_ADD(sum, comp, CONVERT_ACC(x[r * cols + c]));                              \
-      }                                                                                       \
-      STORE_S                                                                                 \
-    }                                                                                         \
+    STORE_S                                                                                   \
   }
 
 #ifdef DLARRAY_FP64
@@ -120,12 +130,14 @@ void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
   const uint64_t R = static_cast<uint64_t>(in->shape[0]);
   const uint64_t C = static_cast<uint64_t>(NumElements(in)) / R;
   const uint64_t vw = static_cast<uint64_t>(VectorWidth(info));
-  const uint64_t nv = info.is_cpu ? 4 : 1;  // vectors per work-item
+  // Vectors per work-item: 4 on CPUs (sums in registers; a work-item reads 256 B of each row),
+  // one on GPUs (neighbouring work-items read neighbouring memory).
+  const uint64_t nv = info.is_cpu ? 4 : 1;
   // The matrix the column kernels read: (rows, cols), folded when the input is narrow.
   uint64_t cols = C;
   uint64_t rows = R;
   if (C < 64) {
-    cols = std::lcm(C, vw * nv);
+    cols = std::lcm(C, vw);
     rows = R * C / cols;
   }
   const uint64_t tail_row = rows * cols / C;  // first input row the column kernels leave out
