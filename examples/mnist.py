@@ -11,17 +11,20 @@ scaled to [0, 1]. Weights start from NumPy with --seed, which also shuffles the 
 On a device the whole step stays there: each epoch's batches are uploaded once, the SGD
 update (w += -lr * grad) runs as ops in place, and the loss is summed on the device and read
 only every few steps for the progress bar.
+
+Optional packages: tqdm (a progress bar) and matplotlib (--plot); without them the script runs
+the same and says what it skips.
 """
 
 import argparse
 import gzip
+import importlib
 import os
 import pickle
 import sys
 import time
 
 import numpy as np
-from tqdm import tqdm
 
 import dlarray
 from dlarray import autodiff as ad
@@ -182,6 +185,59 @@ def plot_curves(path, losses, accuracies):
     plt.close(fig)
 
 
+class _NoBar:
+    """Stands for a tqdm bar when tqdm is not installed: iterates, shows nothing."""
+
+    def __init__(self, iterable):
+        self.iterable = iterable
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+    def set_postfix(self, **kwargs):
+        pass
+
+
+def optional_module(name):
+    """The module ``name``, or None when it is not installed."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def progress_bar(iterable, description):
+    """A tqdm bar over ``iterable`` when tqdm is installed and stdout is a terminal."""
+    tqdm = optional_module("tqdm")
+    if tqdm is None:
+        return _NoBar(iterable)
+    return tqdm.tqdm(iterable, desc=description, leave=False, file=sys.stdout,
+                     disable=None)  # None: no bar when stdout is not a terminal
+
+
+def check_plot_path(parser, path):
+    """Fails now, before training, when ``path`` cannot receive the plot; returns whether the
+    plot can be drawn (False, with a warning, when matplotlib is not installed)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        parser.error("--plot %s is a folder: give a file name such as curves.png" % path)
+    if not os.path.isdir(folder):
+        parser.error("--plot %s: the folder %s does not exist" % (path, folder))
+    if not os.access(folder, os.W_OK):
+        parser.error("--plot %s: the folder %s is not writable" % (path, folder))
+    if optional_module("matplotlib") is None:
+        print("warning: matplotlib is not installed: --plot %s is skipped "
+              "(pip install matplotlib)" % path, file=sys.stderr)
+        return False
+    from matplotlib.figure import Figure
+    formats = Figure().canvas.get_supported_filetypes()
+    extension = os.path.splitext(path)[1].lstrip(".").lower()
+    if extension not in formats:
+        parser.error("--plot %s: unknown image format %r (one of: %s)"
+                     % (path, extension, ", ".join(sorted(formats))))
+    return True
+
+
 def default_device():
     return "gpu" if any(dlarray.is_gpu_ctx(c) for c in dlarray.devices()) else "cpu"
 
@@ -192,19 +248,36 @@ def device_context(name):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", choices=["numpy", "cpu", "gpu", "opencl"], default=None,
                         help="numpy: the NumPy executor; default: gpu when usable, else cpu")
-    parser.add_argument("--model", choices=sorted(LAYERS), default="mlp")
-    parser.add_argument("--epochs", type=int, default=10)
-    parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--model", choices=sorted(LAYERS), default="mlp",
+                        help="logreg: 784-10; mlp: 784-256-100-10 with ReLU (default: mlp)")
+    parser.add_argument("--epochs", type=int, default=10, help="passes over the training set "
+                        "(default: 10)")
+    parser.add_argument("--batch-size", type=int, default=100, help="images per SGD step "
+                        "(default: 100)")
     parser.add_argument("--lr", type=float, default=None,
                         help="learning rate (default: %s)" % DEFAULT_LR)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--data", default=DEFAULT_DATA, help="a .npz or dlsys mnist.pkl.gz file")
-    parser.add_argument("--plot", metavar="FILE.png", help="save loss and accuracy curves")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seeds the initial weights and the batch order (default: 0)")
+    parser.add_argument("--data", default=DEFAULT_DATA,
+                        help="a .npz (images, labels) or dlsys mnist.pkl.gz file "
+                        "(default: data/mnist10k.npz)")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="save the loss and accuracy curves (needs matplotlib)")
     args = parser.parse_args(argv)
+    for name in ("epochs", "batch_size"):
+        if getattr(args, name) < 1:
+            parser.error("--%s must be at least 1" % name.replace("_", "-"))
+    if not os.path.isfile(args.data):
+        parser.error("--data %s: no such file" % args.data)
+    args.draw_plot = bool(args.plot) and check_plot_path(parser, args.plot)
     args.device = args.device or default_device()
+    if args.device == "gpu" and dlarray.gpu(0) not in dlarray.devices():
+        reasons = ["%s: %s" % (p["name"], p["reason"]) for p in dlarray.plugins() if p["reason"]]
+        parser.error("--device gpu: no usable GPU (%s)" % ("; ".join(reasons) or "no GPU plugin"))
     args.lr = DEFAULT_LR[args.model] if args.lr is None else args.lr
     return args
 
@@ -222,8 +295,7 @@ def main(argv=None):
     for epoch in range(1, args.epochs + 1):
         start = time.perf_counter()
         epoch_batches = batches(rng.permutation(len(train_x)))
-        bar = tqdm(epoch_batches, desc="epoch %d/%d" % (epoch, args.epochs), leave=False,
-                   file=sys.stdout, disable=None)  # None: no bar when stdout is not a terminal
+        bar = progress_bar(epoch_batches, "epoch %d/%d" % (epoch, args.epochs))
         for images, labels in bar:
             trainer.step(images, labels)
             if trainer.steps % LOG_EVERY == 0:
@@ -233,7 +305,7 @@ def main(argv=None):
         accuracies.append(trainer.accuracy(test_images, test_y))
         print("epoch %2d: loss %.4f  test accuracy %.2f%%  %.2f s"
               % (epoch, losses[-1], 100 * accuracies[-1], seconds))
-    if args.plot:
+    if args.draw_plot:
         plot_curves(args.plot, losses, accuracies)
         print("saved", args.plot)
     return losses, accuracies

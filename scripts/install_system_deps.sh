@@ -3,10 +3,15 @@
 # (without it the build has no CUDA plugin) and is not installed here. OpenCL: headers and the ICD
 # loader to build opencl_backend.so, PoCL (an OpenCL implementation on the CPU) to test it, clinfo
 # to look at the devices, CLBlast for the matmul comparison in backends/opencl/NOTES.md.
+# Usage: install_system_deps.sh [docs]   (docs: also what `make docs` needs)
 set -euo pipefail
 packages=(build-essential cmake ninja-build python3 python3-venv python3-dev libboost-dev
           doctest-dev libopenblas-dev clang-format clang libc++-dev libc++abi-dev
           opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo libclblast-dev)
+docs_packages=(doxygen graphviz)
+if [ "${1:-}" = docs ]; then
+  packages=("${docs_packages[@]}")
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
