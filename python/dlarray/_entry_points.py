@@ -38,7 +38,7 @@ def _entry_points():
 def _failure(origin, name, reason):
     return {"name": name, "path": "", "origin": origin, "status": "entry point failed",
             "reason": reason, "device_type": "", "device_count": 0, "abi_version": (0, 0),
-            "ops": []}
+            "version": "", "declared_ops": [], "ops": []}
 
 
 def _paths(target):

@@ -3,12 +3,12 @@
 - out of tree, against the installed SDK, with the command a third party types
   (``cmake -S backends/opencl -B build/opencl-oot -Ddlarray_DIR=$(python -m dlarray --cmake-dir)``);
 - as the ``dlarray-opencl`` distribution, ``pip install ./backends/opencl``, into a fresh virtualenv
-  that has dlarray (installed from a wheel of this build), where ``import dlarray`` finds the device
+  that has dlarray (installed from the wheel ``make install`` built), where ``import dlarray`` finds the device
   through the ``dlarray.plugins`` entry point with no environment variable.
 
 The fresh virtualenv's dlarray has its bundled opencl_backend.so removed: it is then the dlarray of
 a machine where the build found no OpenCL headers, and the device can only come from the
-separately installed package. Slow (two builds of the plugin and a wheel: a couple of minutes);
+separately installed package. Slow (two builds of the plugin: a couple of minutes);
 skipped where there is no OpenCL device to use.
 """
 import json
@@ -65,16 +65,11 @@ def run_json(python, code, **extra):
 
 
 @pytest.fixture(scope="module")
-def fresh_venv(tmp_path_factory):
-    """A new virtualenv with dlarray installed from a wheel of this tree (without OpenCL)."""
+def fresh_venv(tmp_path_factory, built_wheel):
+    """A new virtualenv with dlarray installed from the wheel `make install` built (conftest's
+    built_wheel), without its OpenCL plugin."""
     tmp = tmp_path_factory.mktemp("opencl_package")
-    wheels = tmp / "wheels"
-    # The wheel comes from the same build folder `make install` uses, so nothing is rebuilt.
-    check([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps",
-           "--config-settings=build-dir=build/py",
-           "--config-settings=cmake.define.DLARRAY_BUILD_TESTS=ON", "-w", str(wheels), "."],
-          cwd=ROOT)
-    wheel = next(wheels.glob("dlarray-*.whl"))
+    wheel = built_wheel
     venv = tmp / "venv"
     check([sys.executable, "-m", "venv", str(venv)])
     python = venv / "bin" / "python"
