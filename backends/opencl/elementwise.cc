@@ -32,6 +32,7 @@ void RunElementwise(const KernelContext& ctx, const ProgramSource& program, cons
   for (size_t i = 0; i < inputs.size(); ++i) launch.array(inputs[i], kNames[i]);
   launch.array(out, "output");
   if (scalar != nullptr) SetScalar(launch, out->dtype, *scalar);
+  launch.scalar<cl_uint>(NonTemporal(info, n * ElementBytes(out->dtype)) ? 1 : 0);
   launch.scalar<cl_ulong>(n).scalar<cl_ulong>(chunk);
   launch.run(ItemsFor(n, chunk), local);
 }

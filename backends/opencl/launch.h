@@ -67,6 +67,12 @@ class Launch {
   cl_uint next_ = 0;
 };
 
+/*! \brief Whether kernels should write an output of nbytes with non-temporal stores: on CPUs,
+ *         for outputs of 16 MiB or more, which would not stay in the caches anyway. */
+inline bool NonTemporal(const DeviceInfo& info, size_t nbytes) {
+  return info.is_cpu && nbytes >= (size_t{16} << 20);
+}
+
 /*! \brief Bytes of one element. */
 inline size_t ElementBytes(DLArrayDType t) { return (t.bits * t.lanes + 7u) / 8u; }
 
