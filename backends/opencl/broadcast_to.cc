@@ -28,7 +28,7 @@ const ProgramSource kProgram{"broadcast_to", R"CLC(
 // it is kept, 0 when it is broadcast.
 __kernel void broadcast_to(__global const T* x, ulong xo, __global T* y, ulong yo, ulong8 ext,
                            ulong8 xstride, int nd, ulong rows, ulong inner, ulong inner_step,
-                           ulong chunk) {
+                           ulong chunk, uint nt) {
   const ulong r = get_global_id(1);
   ulong j = get_global_id(0) * chunk;
   if (r >= rows || j >= inner) return;
@@ -44,12 +44,21 @@ __kernel void broadcast_to(__global const T* x, ulong xo, __global T* y, ulong y
   x += xo + off;
   y += yo + r * inner;
   const ulong end = min(j + chunk, inner);
+  const bool stream = DL_NT_OK(y + j);
   if (inner_step == 0) {
     const T v = x[0];
-    for (; j + VW <= end; j += VW) STOREV((TV)(v), 0, y + j);
+    if (stream) {
+      for (; j + VW <= end; j += VW) DL_STORE_NT((TV)(v), y + j);
+    } else {
+      for (; j + VW <= end; j += VW) STOREV((TV)(v), 0, y + j);
+    }
     for (; j < end; ++j) y[j] = v;
   } else {
-    for (; j + VW <= end; j += VW) STOREV(LOADV(0, x + j), 0, y + j);
+    if (stream) {
+      for (; j + VW <= end; j += VW) DL_STORE_NT(LOADV(0, x + j), y + j);
+    } else {
+      for (; j + VW <= end; j += VW) STOREV(LOADV(0, x + j), 0, y + j);
+    }
     for (; j < end; ++j) y[j] = x[j];
   }
 }
@@ -112,6 +121,8 @@ void BroadcastToKernel(const KernelContext& ctx) {
   launch.scalar(ext).scalar(stride).scalar<cl_int>(static_cast<cl_int>(dims.size()));
   launch.scalar<cl_ulong>(rows).scalar<cl_ulong>(last.extent);
   launch.scalar<cl_ulong>(last.broadcast ? 0 : 1).scalar<cl_ulong>(chunk);
+  const size_t nbytes = static_cast<size_t>(NumElements(out)) * ElementBytes(out->dtype);
+  launch.scalar<cl_uint>(NonTemporal(info, nbytes) ? 1 : 0);
   launch.run2(ItemsFor(last.extent, chunk), rows, local0, local1);
 }
 

@@ -25,17 +25,6 @@ namespace dlarray::opencl {
  *        non-temporal stores (large outputs on CPUs).
  */
 inline constexpr const char* kElementwiseMacros = R"CLC(
-// Non-temporal stores for outputs too large to stay in cache (nt != 0, set by the host) on CPU
-// devices compiled by clang (PoCL): no read-for-ownership of the output, a third less memory
-// traffic. Only where the output is aligned to a whole vector.
-#if defined(DLARRAY_CPU) && defined(__clang__)
-#define DL_NT_OK(p) (nt != 0 && (((ulong)(p)) & (sizeof(TV) - 1)) == 0)
-#define DL_STORE_NT(v, p) __builtin_nontemporal_store((v), (__global TV*)(p))
-#else
-#define DL_NT_OK(p) 0
-#define DL_STORE_NT(v, p) STOREV((v), 0, (p))
-#endif
-
 #define DL_MAP_BODY(LOADS, OPV, OPS)                                           \
   ulong i = get_global_id(0) * chunk;                                          \
   if (i >= n) return;                                                          \

@@ -36,6 +36,17 @@ inline constexpr const char* kKernelPreamble = R"CLC(
 #define CONVERT_ACC DL_CAT(convert_, ACC)
 #define CONVERT_T DL_CAT(convert_, T)
 #define CONVERT_TV DL_CAT(convert_, TV)
+
+// Non-temporal stores for outputs too large to stay in cache (a kernel argument nt != 0, set by
+// the host, see NonTemporal) on CPU devices compiled by clang (PoCL): no read-for-ownership of the
+// output, a third less memory traffic. Only where the address is aligned to a whole vector.
+#if defined(DLARRAY_CPU) && defined(__clang__)
+#define DL_NT_OK(p) (nt != 0 && (((ulong)(p)) & (sizeof(TV) - 1)) == 0)
+#define DL_STORE_NT(v, p) __builtin_nontemporal_store((v), (__global TV*)(p))
+#else
+#define DL_NT_OK(p) 0
+#define DL_STORE_NT(v, p) STOREV((v), 0, (p))
+#endif
 )CLC";
 
 }  // namespace dlarray::opencl
