@@ -85,8 +85,8 @@ class ClBlast:
     def read(self, mem, shape):
         out = np.empty(shape, np.float32)
         self.cl.clEnqueueReadBuffer(self.queue, mem, 1, ctypes.c_size_t(0),
-                                    ctypes.c_size_t(out.nbytes), out.ctypes.data_as(ctypes.c_void_p),
-                                    0, None, None)
+                                    ctypes.c_size_t(out.nbytes),
+                                    out.ctypes.data_as(ctypes.c_void_p), 0, None, None)
         return out
 
 

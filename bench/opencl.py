@@ -63,7 +63,8 @@ def op_table(ctx, args):
         for case in _opbench.cases(s, rng):
             if args.only and case.op not in args.only:
                 continue
-            if repr(ctx).rsplit("(", 1)[0] not in dlarray.ops.op_info(case.op.split()[0])["devices"]:
+            kind = repr(ctx).rsplit("(", 1)[0]
+            if kind not in dlarray.ops.op_info(case.op.split()[0])["devices"]:
                 print(f"{case.op:<38} {case.shape_text:<20} (no kernel for this device)")
                 continue
             ok, err = _opbench.check(case, ctx)
@@ -92,7 +93,8 @@ def matmul_vs_clblast(ctx, n=1024, repeat=5):
     flops = 2.0 * n ** 3
     row = dict(n=n, opencl_s=ours, numpy_s=t_np, opencl_gflops=flops / ours / 1e9,
                numpy_gflops=flops / t_np / 1e9)
-    print(f"\nmatrix_multiply {n}^3: opencl {ours * 1e3:.1f} ms ({flops / ours / 1e9:.1f} GFLOP/s), "
+    print(f"\nmatrix_multiply {n}^3: opencl {ours * 1e3:.1f} ms "
+          f"({flops / ours / 1e9:.1f} GFLOP/s), "
           f"NumPy {t_np * 1e3:.1f} ms ({flops / t_np / 1e9:.1f} GFLOP/s): "
           f"{ours / t_np:.2f}x NumPy's time")
     if why:
@@ -189,7 +191,8 @@ def main():
             if q["name"] == "opencl"))
     device = dlarray._core.device_name(ctx)
     print(f"dlarray {dlarray.__version__}; opencl: {device}; "
-          f"{dlarray._core.get_option(ctx, 'platform')}; NumPy {np.__version__}; CPU: {cpu_model()} "
+          f"{dlarray._core.get_option(ctx, 'platform')}; NumPy {np.__version__}; "
+          f"CPU: {cpu_model()} "
           f"({os.cpu_count()} logical CPUs); median of {args.repeat}")
     report = dict(device=device, cpu=cpu_model(), numpy=np.__version__,
                   platform=dlarray._core.get_option(ctx, "platform"))

@@ -1,5 +1,5 @@
-"""Plugins found through the ``dlarray.plugins`` entry-point group (python/dlarray/_entry_points.py):
-a fake distribution on PYTHONPATH declares entry points that load, fail to import, name a missing
+"""Plugins found through the ``dlarray.plugins`` entry-point group
+(python/dlarray/_entry_points.py): a fake distribution on PYTHONPATH declares entry points that load, fail to import, name a missing
 library, and give something that is not a path. ``import dlarray`` never raises for them; each
 shows in ``dlarray.plugins()`` with its origin and reason."""
 import json

@@ -21,7 +21,7 @@ PLUGIN = next((p for p in dlarray.plugins() if p["name"] == "opencl"), None)
 
 def needs_opencl():
     if not OPENCL:
-        why = PLUGIN["status"] + ": " + PLUGIN["reason"] if PLUGIN else "opencl_backend.so not built"
+        why = (PLUGIN["status"] + ": " + PLUGIN["reason"]) if PLUGIN else "plugin not built"
         pytest.skip("no OpenCL device (%s)" % why)
     return OPENCL[0]
 

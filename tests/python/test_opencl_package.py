@@ -3,8 +3,8 @@
 - out of tree, against the installed SDK, with the command a third party types
   (``cmake -S backends/opencl -B build/opencl-oot -Ddlarray_DIR=$(python -m dlarray --cmake-dir)``);
 - as the ``dlarray-opencl`` distribution, ``pip install ./backends/opencl``, into a fresh virtualenv
-  that has dlarray (installed from the wheel ``make install`` built), where ``import dlarray`` finds the device
-  through the ``dlarray.plugins`` entry point with no environment variable.
+  that has dlarray (installed from the wheel ``make install`` built), where ``import dlarray``
+  finds the device through the ``dlarray.plugins`` entry point with no environment variable.
 
 The fresh virtualenv's dlarray has its bundled opencl_backend.so removed: it is then the dlarray of
 a machine where the build found no OpenCL headers, and the device can only come from the
