@@ -59,6 +59,15 @@ class ClBlast:
         if err.value:
             raise RuntimeError("clCreateCommandQueue failed: %d" % err.value)
 
+    def override(self, kernel, params):
+        """CLBlast's parameters for `kernel` (e.g. "Xgemm") on this device, e.g. from its tuner."""
+        names = (ctypes.c_char_p * len(params))(*[k.encode() for k in params])
+        values = (ctypes.c_size_t * len(params))(*params.values())
+        st = self.blast.CLBlastOverrideParameters(self.dev, kernel.encode(), 32, len(params), names,
+                                                  values)
+        if st != 0:
+            raise RuntimeError("CLBlastOverrideParameters(%s) failed with status %d" % (kernel, st))
+
     def buffer(self, array):
         err = ctypes.c_int()
         host = np.ascontiguousarray(array, np.float32)
@@ -90,9 +99,33 @@ class ClBlast:
         return out
 
 
-def time_sgemm(x, y, repeat=5, device_name=None):
-    """(first call seconds, median seconds, result) of CLBlast's x @ y."""
+def parse_tuning(text):
+    """Xgemm parameters from `clblast_tuner_xgemm`'s output: the fastest configuration listed
+    ("GEMMK MWG NWG KWG MDIMC NDIMC MDIMA NDIMB KWI VWM VWN STRM STRN SA SB KREG" columns), or
+    from "NAME=VALUE ..." text."""
+    if "=" in text and "|" not in text:
+        return {k: int(v) for k, v in (w.split("=") for w in text.split())}
+    names = "GEMMK MWG NWG KWG MDIMC NDIMC MDIMA NDIMB KWI VWM VWN STRM STRN SA SB KREG".split()
+    best, params = None, None
+    for line in text.splitlines():
+        cols = [c.strip() for c in line.split("|")]
+        if len(cols) < 9 or "results match" not in line:
+            continue
+        try:
+            gflops = float(cols[8])
+            values = [int(v) for v in cols[3].split()]
+        except ValueError:
+            continue
+        if len(values) == len(names) and (best is None or gflops > best):
+            best, params = gflops, dict(zip(names, values))
+    return params
+
+
+def time_sgemm(x, y, repeat=5, device_name=None, params=None):
+    """(first call seconds, median seconds, result) of CLBlast's x @ y (with Xgemm `params`)."""
     blast = ClBlast(device_name)
+    if params:
+        blast.override("Xgemm", params)
     m, k = x.shape
     n = y.shape[1]
     a, b = blast.buffer(x), blast.buffer(y)

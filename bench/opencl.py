@@ -4,8 +4,9 @@ same machine and in the same run:
 
 1. every op at the seed's sizes and at large sizes: medians of opencl, NumPy and cpu, and the
    ratios opencl / NumPy and opencl / cpu (below 1: OpenCL is faster);
-2. matrix_multiply at 1024^3 against CLBlast's SGEMM (Debian's libclblast, untuned) on the same
-   device, in GFLOP/s, and CLBlast's first call (it builds its kernels then);
+2. matrix_multiply at 1024^3 against CLBlast's SGEMM (Debian's libclblast, untuned, and with
+   --clblast-tuning, tuned by its own tuner) on the same device, in GFLOP/s, and CLBlast's first
+   call (it builds its kernels then);
 3. first use of every op in a new process: cold (empty dlarray and PoCL caches), with only
    dlarray's program-binary cache warm, and warm;
 4. an epoch of examples/mnist.py's MLP on opencl, cpu and NumPy.
@@ -80,7 +81,7 @@ def op_table(ctx, args):
     return rows
 
 
-def matmul_vs_clblast(ctx, n=1024, repeat=5):
+def matmul_vs_clblast(ctx, n=1024, repeat=5, tuning=None):
     import clblast_ref
     why = clblast_ref.available()
     rng = np.random.default_rng(1)
@@ -108,6 +109,15 @@ def matmul_vs_clblast(ctx, n=1024, repeat=5):
                speedup_vs_clblast=blast / ours, clblast_rel_err=err)
     print(f"CLBlast (untuned) {blast * 1e3:.1f} ms ({flops / blast / 1e9:.1f} GFLOP/s, first call "
           f"{first:.1f} s, rel. err {err:.1e}): ours is {blast / ours:.1f}x faster")
+    if tuning:
+        params = clblast_ref.parse_tuning(pathlib.Path(tuning).read_text())
+        _, tuned, result = clblast_ref.time_sgemm(x, y, repeat, device_name=name, params=params)
+        err = float(np.linalg.norm(result - ref) / np.linalg.norm(ref))
+        row.update(clblast_tuned_s=tuned, clblast_tuned_gflops=flops / tuned / 1e9,
+                   clblast_tuned_params=params, speedup_vs_clblast_tuned=tuned / ours)
+        print(f"CLBlast tuned ({' '.join(f'{k}={v}' for k, v in params.items())}) "
+              f"{tuned * 1e3:.1f} ms ({flops / tuned / 1e9:.1f} GFLOP/s, rel. err {err:.1e}): "
+              f"ours is {tuned / ours:.2f}x as fast")
     return row
 
 
@@ -180,6 +190,9 @@ def main():
     p.add_argument("--repeat", type=int, default=11)
     p.add_argument("--min-time", type=float, default=0.2)
     p.add_argument("--only", metavar="OP", action="append", help="only this op (repeatable)")
+    p.add_argument("--clblast-tuning", metavar="FILE",
+                   help="also time CLBlast with the fastest Xgemm parameters in FILE (the output "
+                        "of clblast_tuner_xgemm, Debian's clblast-utils, or NAME=VALUE text)")
     p.add_argument("--skip-first-use", action="store_true")
     p.add_argument("--skip-mnist", action="store_true")
     p.add_argument("--json", metavar="FILE")
@@ -198,7 +211,7 @@ def main():
                   platform=dlarray._core.get_option(ctx, "platform"))
     report["ops"] = op_table(ctx, args)
     if not args.only or "matrix_multiply" in args.only:
-        report["matmul"] = matmul_vs_clblast(ctx)
+        report["matmul"] = matmul_vs_clblast(ctx, tuning=args.clblast_tuning)
     if not args.skip_first_use:
         report["first_use"] = first_use()
     if not args.skip_mnist:
