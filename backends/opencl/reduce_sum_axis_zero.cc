@@ -149,7 +149,9 @@ void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
   }
   const uint64_t rpb = rows > 0 ? ItemsFor(rows, blocks) : 1;
   blocks = rows > 0 ? ItemsFor(rows, rpb) : 0;
-  const size_t local0 = info.is_cpu ? 1 : 64;
+  // CPUs: groups of a few hundred work-items at most (PoCL runs a group on one thread, and a
+  // million groups of one cost seconds of scheduling); GPUs: 64 neighbouring columns.
+  const size_t local0 = info.is_cpu ? std::clamp<size_t>(col_items / 256, 1, 256) : 64;
   const size_t local1 = info.is_cpu ? 4 : 1;
   const std::string options = BuildOptions(out->dtype, info, "-DNV=" + std::to_string(nv));
   if (blocks == 1 && cols == C) {
