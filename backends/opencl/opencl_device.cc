@@ -87,6 +87,12 @@ DeviceInfo Describe(const Found& f) {
   info.compute_units = DeviceValue<cl_uint>(f.device, CL_DEVICE_MAX_COMPUTE_UNITS, 1);
   info.is_cpu =
       (DeviceValue<cl_device_type>(f.device, CL_DEVICE_TYPE, 0) & CL_DEVICE_TYPE_CPU) != 0;
+  // DLARRAY_OPENCL_KERNELS=gpu|cpu picks the kernel variants regardless of the device type, so
+  // that the GPU variants can be tested on a CPU implementation (PoCL) and the other way round.
+  if (const char* kinds = std::getenv("DLARRAY_OPENCL_KERNELS")) {
+    if (std::string(kinds) == "gpu") info.is_cpu = false;
+    if (std::string(kinds) == "cpu") info.is_cpu = true;
+  }
   const std::string ext = DeviceString(f.device, CL_DEVICE_EXTENSIONS);
   info.fp64 = ext.find("cl_khr_fp64") != std::string::npos;
   return info;

@@ -257,3 +257,19 @@ def test_a_forked_child_gets_an_error_not_a_hang():
     assert r["status"] == 0 and r["parent"] == 90000.0
     for name in ("op", "read", "new"):
         assert "fork()ed" in r["child"][name] and "spawn" in r["child"][name], r["child"]
+
+
+def test_gpu_kernel_variants_pass_the_op_suite(tmp_path):
+    """The kernels' GPU variants (a vector per work-item, a work-group per row, 4-wide tiles) on
+    this OpenCL device, forced by DLARRAY_OPENCL_KERNELS=gpu: the whole op suite again."""
+    needs_opencl()
+    here = pathlib.Path(__file__).resolve().parent
+    env = dict(os.environ, DLARRAY_OPENCL_KERNELS="gpu", DLARRAY_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(here / "test_ops.py"), "-k", repr(OPENCL[0]).split("(")[0]],
+                         env=env, cwd=here,
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+    assert " passed" in out.stdout and "failed" not in out.stdout
+    options = [json.loads(k.read_text())[2] for k in (tmp_path / "opencl").glob("*/key.json")]
+    assert options and all("-DVW=4" in o and "-DDLARRAY_CPU" not in o for o in options)
