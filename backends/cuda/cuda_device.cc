@@ -8,8 +8,12 @@
 
 #include "caching_allocator.h"
 #include "cuda_check.h"
+#include "current_device_ext.h"
 #include "dlarray/errors.h"
+#include "dlarray/ext/current_device.h"
+#include "dlarray/ext/rtc.h"
 #include "host_staging.h"
+#include "rtc_ext.h"
 
 namespace dlarray {
 namespace cuda {
@@ -321,6 +325,12 @@ std::string CudaDevice::get_option(const std::string& key) {
     return std::to_string(major) + "." + std::to_string(minor);
   }
   return Device::get_option(key);
+}
+
+const void* CudaDevice::extension(const std::string& name) {
+  if (name == DLARRAY_EXT_CURRENT_DEVICE) return CurrentDeviceExtension();
+  if (name == DLARRAY_EXT_RTC) return RtcExtension(this);
+  return nullptr;
 }
 
 }  // namespace cuda

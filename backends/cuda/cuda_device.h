@@ -50,6 +50,7 @@ class CudaDevice final : public Device {
   void empty_cache(int id) override;
   void set_option(const std::string& key, const std::string& value) override;
   std::string get_option(const std::string& key) override;
+  const void* extension(const std::string& name) override;
 
   // For the kernels of this plugin (device id already validated by the core).
   /*! \brief The stream of device id, made at first use. */

@@ -3,10 +3,14 @@
 #include "cuda_device.h"
 #include "dlarray/plugin.h"
 #include "kernels.h"
+#include "rtc_ext.h"
 
 namespace {
 
-dlarray::Device* CreateDevice() { return new dlarray::cuda::CudaDevice(); }
+dlarray::Device* CreateDevice() {
+  dlarray::cuda::SetRtcCoreApi(dlarray::PluginCoreApi());  // dlarray.rtc reports errors through it
+  return new dlarray::cuda::CudaDevice();
+}
 
 void RegisterKernels(dlarray::Registry* registry) {
   using namespace dlarray::cuda;  // NOLINT(build/namespaces)

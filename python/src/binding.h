@@ -86,6 +86,8 @@ py::dtype DTypeToNumpy(DLArrayDType t);
 
 void BindNDArray(py::module_& m);
 void BindOps(py::module_& m);
+void BindCustom(py::module_& m);  // custom.cc: AOT custom ops (dlarray.custom)
+void BindRtc(py::module_& m);     // rtc.cc: NVRTC kernels (dlarray.rtc)
 
 }  // namespace dlarray
 

@@ -267,6 +267,8 @@ Examples
   BindNDArray(m);
   BindOps(m);
   RegisterExitHook();
+  BindCustom(m);
+  BindRtc(m);
 }
 
 }  // namespace dlarray

@@ -10,11 +10,14 @@ import pytest
 
 import dlarray
 import dlarray.autodiff
+import dlarray.custom
 import dlarray.gpu_op
 import dlarray.ndarray
 import dlarray.ops
+import dlarray.rtc
 
-MODULES = [dlarray, dlarray.ops, dlarray.autodiff, dlarray.ndarray, dlarray.gpu_op]
+MODULES = [dlarray, dlarray.ops, dlarray.autodiff, dlarray.ndarray, dlarray.gpu_op,
+           dlarray.custom, dlarray.rtc]
 
 
 def public_objects():

@@ -314,6 +314,13 @@ namespace sdk_detail __attribute__((visibility("hidden"))) {
 
 }  // namespace )
 
+/*!
+ * \brief The core's function table, for code of the plugin outside kernels and Device methods
+ *        (e.g. a device extension that reports failures with set_error). Set before create_device
+ *        runs; null before the core loads the plugin.
+ */
+inline const DLArrayCoreApi* PluginCoreApi() { return sdk_detail::State().core; }
+
 inline void Registry::declare_op(const OpSchema& s) {
   std::vector<const char*> attrs, inputs, outputs;
   for (const std::string& a : s.attr_names) attrs.push_back(a.c_str());

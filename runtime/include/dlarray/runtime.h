@@ -194,6 +194,25 @@ DLARRAY_EXPORT void CopyFromTo(const DLArray* from, DLArray* to);
 /*! \brief Waits for all queued work on ctx. */
 DLARRAY_EXPORT void Synchronize(DLContext ctx);
 
+/*!
+ * \brief Like DeviceExtension, but also reaches the plugin of device_type when it loaded and found
+ *        no devices, for services that need none (e.g. compiling kernels for a GPU this machine
+ *        lacks); the extension then says itself what it cannot do. Throws BackendError with the
+ *        stored reason when no plugin of device_type loaded.
+ */
+DLARRAY_EXPORT const void* PluginExtension(int device_type, const std::string& name);
+/*!
+ * \brief Forgets any error a plugin recorded on this thread (with the core's set_error). Call it
+ *        before a function of a device extension whose failures are reported that way.
+ */
+DLARRAY_EXPORT void ClearPluginError();
+/*!
+ * \brief Throws the error a plugin recorded on this thread with set_error, typed by its kind
+ *        (ValueError, TypeError, MemoryError, else RuntimeError in Python), or, when it recorded
+ *        none, a BackendError saying `what` failed without a message.
+ */
+[[noreturn]] DLARRAY_EXPORT void ThrowPluginError(const std::string& what);
+
 }  // namespace dlarray
 
 #endif  // DLARRAY_RUNTIME_H_
