@@ -1,16 +1,20 @@
-"""dlarray: arrays on pluggable devices (cpu, gpu) with the dlsys DLArray API.
+"""dlarray: arrays on pluggable devices (cpu, gpu, opencl) with the dlsys DLArray API.
 
 A first use::
 
     import dlarray
-    x = dlarray.array(numpy_array, dlarray.cpu())     # or dlarray.gpu(0)
+    x = dlarray.array(numpy_array, dlarray.cpu())     # or dlarray.gpu(0), dlarray.opencl(0)
     y = dlarray.empty(x.shape, x.ctx)
     dlarray.ops.relu(x, y)
     y.asnumpy()
 
-Devices come from plugins found when the package is imported (the ``plugins`` folder next to the
-core library, then ``DLARRAY_PLUGIN_PATH``); ``dlarray.plugins()`` says what was tried and why a
-plugin is not usable. A device whose plugin is missing raises that reason when it is first used.
+Devices come from plugins found when the package is imported, in this order: the ``plugins``
+folder next to the core library, then each folder or file of ``DLARRAY_PLUGIN_PATH``, then the
+library of every ``dlarray.plugins`` entry point of the installed distributions (see
+``dlarray._entry_points``); later, ``dlarray.load_plugin(path)``. The first plugin to serve a
+device type keeps it (a later one is a ``duplicate``). ``dlarray.plugins()`` says what was tried
+and why a plugin is not usable. A device whose plugin is missing raises that reason when it is
+first used.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import os
 import pathlib
 from typing import Any, Optional, Union
 
-from . import _core
+from . import _core, _entry_points
 from ._core import DLContext, NDArray, __version__, devices, synchronize
 from ._creation import array, asarray, empty, from_dlpack
 from ._devices import (check_device, cpu, default_device, device, device_count, device_name,
@@ -30,11 +34,28 @@ __all__ = [
     "DLContext", "NDArray", "array", "asarray", "check_device", "cpp_extension", "cpu",
     "default_device", "device", "device_count", "device_name", "devices", "empty", "empty_cache",
     "from_dlpack", "get_matmul_precision", "gpu", "gpu_op", "is_gpu_ctx", "load_plugin",
-    "mem_info", "memory_stats", "ndarray", "ops", "plugins", "rtc", "seed_lib_path",
+    "mem_info", "memory_stats", "ndarray", "opencl", "ops", "plugins", "rtc", "seed_lib_path",
     "set_default_device", "set_matmul_precision", "synchronize", "using_device",
 ]
 
 _operators.install(NDArray)
+
+
+def opencl(dev_id=0):
+    """The context of OpenCL device ``dev_id`` (DLPack's device type 4, ``kDLOpenCL``).
+
+    Parameters
+    ----------
+    dev_id : int
+        Index among the OpenCL devices the plugin serves (every device of every platform, or those
+        ``DLARRAY_OPENCL_DEVICES`` selects, e.g. ``pocl:0`` or ``nvidia:*``).
+
+    Returns
+    -------
+    DLContext
+        ``DLContext(dev_id, 4)``.
+    """
+    return DLContext(dev_id, 4)
 
 
 def is_gpu_ctx(ctx: Optional[DLContext]) -> bool:
@@ -62,18 +83,20 @@ def plugins() -> list[dict[str, Any]]:
     """Every plugin the runtime tried to load, and what became of it.
 
     Plugins come from the ``plugins`` folder next to the core library, then from
-    ``DLARRAY_PLUGIN_PATH``, then from :func:`load_plugin`. A plugin that is installed but
-    broken is listed with the reason; ``python -m dlarray`` prints this list.
+    ``DLARRAY_PLUGIN_PATH``, then from the ``dlarray.plugins`` entry points of installed
+    distributions (see ``dlarray._entry_points``), then from :func:`load_plugin`. A plugin that is
+    installed but broken is listed with the reason; ``python -m dlarray`` prints this list.
 
     Returns
     -------
     list of dict
         One dict per plugin, in the order tried, with ``name``; ``path`` (absolute);
-        ``origin`` ("plugins folder", "DLARRAY_PLUGIN_PATH" or "load_plugin"); ``status``
-        ("loaded", "disabled", "open failed", "missing entry symbol", "ABI mismatch", "init
-        failed", "no devices" or "duplicate"); ``reason`` (empty when loaded);
-        ``device_type`` ("cpu", "gpu", ..., or "" for a plugin that only adds ops);
-        ``device_count``; ``abi_version``; ``ops`` (the ops it has kernels for).
+        ``origin`` ("plugins folder", "DLARRAY_PLUGIN_PATH", "entry point <name> (<value>)" or
+        "load_plugin"); ``status`` ("loaded", "disabled", "open failed", "missing entry
+        symbol", "ABI mismatch", "init failed", "no devices", "duplicate", or "entry point
+        failed" for an entry point that could not give a library, listed last); ``reason``
+        (empty when loaded); ``device_type`` ("cpu", "gpu", ..., or "" for a plugin that only
+        adds ops); ``device_count``; ``abi_version``; ``ops`` (the ops it has kernels for).
 
     Examples
     --------
@@ -81,7 +104,7 @@ def plugins() -> list[dict[str, Any]]:
     >>> [p["status"] for p in dlarray.plugins() if p["name"] == "cpu"]
     ['loaded']
     """
-    return _core.plugins()
+    return _entry_points.annotate(_core.plugins())
 
 
 def load_plugin(path: Union[str, "os.PathLike[str]"]) -> dict[str, Any]:
@@ -207,13 +230,15 @@ def set_matmul_precision(precision: str) -> None:
     if precision not in _PRECISIONS:
         raise ValueError(f"matmul precision must be one of {_PRECISIONS}, got {precision!r}")
     for ctx in devices():
-        if ctx.device_type != 1 and ctx.device_id == 0:
+        if ctx.device_type == 2 and ctx.device_id == 0:  # a CUDA option; others compute float32
             _core.set_option(ctx, "matmul_precision", precision)
     global _matmul_precision
     _matmul_precision = precision
 
 
 _matmul_precision = "highest"
+
+_entry_points.load_all()
 
 
 def get_matmul_precision() -> str:

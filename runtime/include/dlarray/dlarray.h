@@ -17,8 +17,9 @@ extern "C" {
 
 /*! \brief Device types, with DLPack's numbers (and the seed's: 1 = cpu, 2 = gpu). */
 typedef enum {
-  kDLArrayCPU = 1,  /*!< host memory */
-  kDLArrayCUDA = 2, /*!< CUDA device memory */
+  kDLArrayCPU = 1,    /*!< host memory */
+  kDLArrayCUDA = 2,   /*!< CUDA device memory */
+  kDLArrayOpenCL = 4, /*!< OpenCL buffers (opaque addresses: see dlarray/ext/opencl.h) */
 } DLArrayDeviceType;
 
 /*! \brief Largest device type number the runtime routes (DLPack defines fewer). */
