@@ -311,13 +311,14 @@ def default_device():
 
 
 def device_context(name):
-    return {"numpy": None, "cpu": dlarray.cpu(0), "gpu": dlarray.gpu(0)}[name]
+    return {"numpy": None, "cpu": dlarray.cpu(0), "gpu": dlarray.gpu(0),
+            "opencl": dlarray.opencl(0)}[name]
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--device", choices=["numpy", "cpu", "gpu"], default=None,
+    parser.add_argument("--device", choices=["numpy", "cpu", "gpu", "opencl"], default=None,
                         help="numpy: the NumPy executor; default: gpu when usable, else cpu")
     parser.add_argument("--model", choices=sorted(LAYERS), default="mlp",
                         help="logreg: 784-10; mlp: 784-256-100-10 with ReLU; reorg: the MLP "

@@ -60,7 +60,7 @@ fi
 if has sanitize; then
   gpu_tests=(test_cuda.py test_ops.py test_sigmoid_plugin.py test_seed_ctypes.py
              test_custom.py test_custom_autodiff.py test_custom_op_node.py test_rtc_gpu.py
-             test_rtc_layers.py)
+             test_rtc_layers.py test_dtypes.py test_views.py test_operators.py test_interop_gpu.py)
   for tool in memcheck racecheck synccheck; do
     step "compute-sanitizer $tool"
     (cd tests/python && DLARRAY_UNDER_SANITIZER=1 \
@@ -90,6 +90,13 @@ if has bench; then
   python3 bench/cpp_extension.py 2>&1 | tee "$logs/cpp_extension.txt"
   step bench-custom-ops
   python3 bench/custom_ops.py --json "$logs/custom_ops.json" 2>&1 | tee "$logs/custom_ops.txt"
+  step bench-dlpack
+  python3 bench/dlpack.py --json "$logs/dlpack_cpu.json" 2>&1 | tee "$logs/dlpack_cpu.txt"
+  python3 bench/dlpack.py --device gpu --json "$logs/dlpack_gpu.json" 2>&1 |
+    tee "$logs/dlpack_gpu.txt"
+  step bench-half-precision
+  python3 bench/half_precision.py --device gpu --json "$logs/half_precision_gpu.json" 2>&1 |
+    tee "$logs/half_precision_gpu.txt"
   step mnist
   python3 examples/mnist.py --device gpu --model mlp --epochs 10 >"$logs/mnist_gpu.txt" 2>&1
   tail -4 "$logs/mnist_gpu.txt"

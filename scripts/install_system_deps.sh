@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build needs, only those missing. The CUDA toolkit is optional
-# (without it the build has no CUDA plugin) and is not installed here.
+# (without it the build has no CUDA plugin) and is not installed here. OpenCL: headers and the ICD
+# loader to build opencl_backend.so, PoCL (an OpenCL implementation on the CPU) to test it, clinfo
+# to look at the devices, CLBlast for the matmul comparison in backends/opencl/NOTES.md.
 # Usage: install_system_deps.sh [docs]   (docs: also what `make docs` needs)
 set -euo pipefail
 # clang, libclang-rt-dev (libFuzzer, sanitizer runtimes) and libomp-dev (OpenMP for clang) are
 # for `make fuzz`.
 packages=(build-essential cmake ninja-build python3 python3-venv python3-dev libboost-dev
           doctest-dev libopenblas-dev clang-format clang libc++-dev libc++abi-dev libclang-rt-dev
-          libomp-dev)
+          libomp-dev opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo libclblast-dev)
 docs_packages=(doxygen graphviz)
 if [ "${1:-}" = docs ]; then
   packages=("${docs_packages[@]}")

@@ -6,9 +6,11 @@
  */
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "cpu_kernels.h"
 #include "dlarray/errors.h"
+#include "dtype.h"
 #include "elementwise.h"
 
 namespace dlarray::cpu {
@@ -48,9 +50,9 @@ int MergeRuns(const DLArray* in, const DLArray* out, Run* runs) {
   return count;
 }
 
-template <bool kStream>
-void BroadcastRange(const float* x, float* y, const Run* runs, int num_runs, int64_t begin,
-                    int64_t end) {
+// T: float (vectorised, optionally streaming) or an unsigned integer of the element's size.
+template <bool kStream, typename T>
+void BroadcastRange(const T* x, T* y, const Run* runs, int num_runs, int64_t begin, int64_t end) {
   const int64_t row_len = runs[0].size;
   // Position of `begin`: its row's index in each outer run and the row's offset in `in`.
   int64_t index[kMaxDims] = {};
@@ -64,11 +66,17 @@ void BroadcastRange(const float* x, float* y, const Run* runs, int num_runs, int
   int64_t col = begin % row_len;
   for (int64_t e = begin; e < end;) {
     const int64_t len = std::min(row_len - col, end - e);
-    if (runs[0].in_stride == 0) {
-      FillRange<kStream>(0, len, y + e, x[src]);
+    if constexpr (std::is_same_v<T, float>) {
+      if (runs[0].in_stride == 0) {
+        FillRange<kStream>(0, len, y + e, x[src]);
+      } else {
+        MapRange<kStream>(
+            0, len, y + e, [](auto v) { return v; }, x + src + col);
+      }
+    } else if (runs[0].in_stride == 0) {
+      std::fill(y + e, y + e + len, x[src]);
     } else {
-      MapRange<kStream>(
-          0, len, y + e, [](auto v) { return v; }, x + src + col);
+      std::copy(x + src + col, x + src + col + len, y + e);
     }
     e += len;
     col = 0;
@@ -81,6 +89,15 @@ void BroadcastRange(const float* x, float* y, const Run* runs, int num_runs, int
   }
 }
 
+template <typename U>
+void BroadcastAny(const DLArray* in, DLArray* out, const Run* runs, int num_runs) {
+  const U* x = TypedData<const U>(in);
+  U* y = TypedData<U>(out);
+  const int64_t n = NumElements(out);
+  ParallelFor(n, n, kElementAlign,
+              [&](int64_t b, int64_t e) { BroadcastRange<false>(x, y, runs, num_runs, b, e); });
+}
+
 }  // namespace
 
 void BroadcastToKernel(const KernelContext& ctx) {
@@ -90,12 +107,24 @@ void BroadcastToKernel(const KernelContext& ctx) {
     throw BackendError("broadcast_to on cpu supports at most " + std::to_string(kMaxDims) +
                        " dimensions, got " + std::to_string(out->ndim));
   }
-  const float* x = InData(in);
-  float* y = OutData(out);
-  const int64_t n = NumElements(out);
   Run runs[kMaxDims];
   int num_runs = MergeRuns(in, out, runs);
   if (num_runs == 0) runs[num_runs++] = {1, 1};
+  if (!IsFloat32(out->dtype)) {  // pure data movement: by element size
+    switch ((out->dtype.bits + 7) / 8) {
+      case 1:
+        return BroadcastAny<uint8_t>(in, out, runs, num_runs);
+      case 2:
+        return BroadcastAny<uint16_t>(in, out, runs, num_runs);
+      case 4:
+        return BroadcastAny<uint32_t>(in, out, runs, num_runs);
+      default:
+        return BroadcastAny<uint64_t>(in, out, runs, num_runs);
+    }
+  }
+  const float* x = InData(in);
+  float* y = OutData(out);
+  const int64_t n = NumElements(out);
   // Streaming stores pay when `in` is large too (a copy; a pure write is faster without them)
   // and rows are long (each row ends with a fence).
   if (UseStreamingStores(y, n, x) && UseStreamingStores(y, NumElements(in), x) &&

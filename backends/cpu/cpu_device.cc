@@ -156,4 +156,24 @@ std::string CpuDevice::get_option(const std::string& key) {
   return Device::get_option(key);
 }
 
+const void* CpuDevice::extension(const std::string& name) { return FindExtension(name); }
+
+void CpuDevice::MemInfo(uint64_t* free_bytes, uint64_t* total_bytes) {
+  struct sysinfo info;
+  if (sysinfo(&info) != 0) throw BackendError("mem_info on cpu: sysinfo() failed");
+  *total_bytes = static_cast<uint64_t>(info.totalram) * info.mem_unit;
+  *free_bytes = static_cast<uint64_t>(info.freeram) * info.mem_unit;
+  // MemAvailable counts reclaimable caches too: what a new allocation can get.
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") {
+      *free_bytes = kib * 1024;
+      break;
+    }
+  }
+}
+
 }  // namespace dlarray::cpu

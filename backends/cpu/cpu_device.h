@@ -17,6 +17,9 @@ namespace dlarray::cpu {
 /*! \brief Alignment of every allocation (a cache line, a full AVX-512 vector). */
 constexpr size_t kAllocationAlignment = 64;
 
+/*! \brief The plugin's extension tables by name (cpu_plugin.cc), or nullptr. */
+const void* FindExtension(const std::string& name);
+
 class CpuDevice final : public Device {
  public:
   CpuDevice();
@@ -37,6 +40,10 @@ class CpuDevice final : public Device {
    *        "blas_threads" (its own pool's).
    */
   std::string get_option(const std::string& key) override;
+  /*! \brief "dlarray.mem_info.v1" (see cpu_plugin.cc). */
+  const void* extension(const std::string& name) override;
+  /*! \brief Available and total physical memory (MemAvailable and MemTotal of /proc/meminfo). */
+  static void MemInfo(uint64_t* free_bytes, uint64_t* total_bytes);
 
  private:
   std::string model_;      // from /proc/cpuinfo

@@ -4,9 +4,17 @@
  */
 #include "cpu_device.h"
 #include "cpu_kernels.h"
+#include "dlarray/ext/mem_info.h"
 #include "dlarray/plugin.h"
 
 namespace {
+
+int CpuMemInfo(void* /*self*/, int32_t /*device_id*/, uint64_t* free_bytes, uint64_t* total_bytes) {
+  return dlarray::sdk_detail::Guard(
+      "mem_info", [&] { dlarray::cpu::CpuDevice::MemInfo(free_bytes, total_bytes); });
+}
+
+const DLArrayMemInfoExtV1 kMemInfo{sizeof(DLArrayMemInfoExtV1), nullptr, &CpuMemInfo};
 
 dlarray::Device* CreateDevice() { return new dlarray::cpu::CpuDevice(); }
 
@@ -30,11 +38,20 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"softmax", &cpu::SoftmaxKernel},
       {"softmax_cross_entropy", &cpu::SoftmaxCrossEntropyKernel},
       {"copy", &cpu::CopyKernel},
+      {"astype", &cpu::AstypeKernel},
+      {"compare", &cpu::CompareKernel},
+      {"compare_by_const", &cpu::CompareByConstKernel},
+      {"matrix_elementwise_divide", &cpu::MatrixElementwiseDivideKernel},
+      {"matrix_elementwise_divide_by_const", &cpu::MatrixElementwiseDivideByConstKernel},
   };
   for (const Entry& entry : kKernels)
     registry->register_kernel(entry.op, kDLArrayCPU, entry.kernel);
 }
 
 }  // namespace
+
+const void* dlarray::cpu::FindExtension(const std::string& name) {
+  return name == DLARRAY_EXT_MEM_INFO_V1 ? &kMemInfo : nullptr;
+}
 
 DLARRAY_DEFINE_PLUGIN("cpu", kDLArrayCPU, &CreateDevice, &RegisterKernels)

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cpu_kernels.h"
+#include "dtype.h"
 #include "parallel.h"
 #include "simd.h"
 
@@ -78,6 +79,42 @@ inline void ElementwiseKernelImpl(const KernelContext& ctx, Op op,
 template <int kNumInputs, typename Op>
 inline void ElementwiseKernel(const KernelContext& ctx, Op op) {
   ElementwiseKernelImpl<kNumInputs>(ctx, op, std::make_integer_sequence<int, kNumInputs>{});
+}
+
+/*!
+ * \brief y[i] = Store<TO>(op(Load(in[i])...)) for i in [0, n), in parallel for large n: the loop of
+ *        every dtype but float32 (op sees compute values: float for the half types).
+ */
+template <typename TO, typename Op, typename... TI>
+inline void MapTyped(int64_t n, TO* y, Op op, const TI*... in) {
+  ParallelFor(n, n, kElementAlign, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = Store<TO>(op(Load(in[i])...));
+  });
+}
+
+/*! \brief MapTyped over the operands of a kernel whose inputs and output share dtype T. */
+template <typename T, int kNumInputs, typename Op, int... I>
+inline void TypedKernelImpl(const KernelContext& ctx, Op op, std::integer_sequence<int, I...>) {
+  DLArray* out = ctx.outputs[0];
+  MapTyped(NumElements(out), TypedData<T>(out), op, TypedData<const T>(ctx.inputs[I])...);
+}
+
+/*!
+ * \brief A same-dtype elementwise kernel for every dtype in `set`: float32 through the vectorised
+ *        Map (op called on VecF and float), the others through MapTyped (op called on compute
+ *        values).
+ */
+template <int kNumInputs, int kSet, typename Op>
+inline void DispatchElementwise(const KernelContext& ctx, Op op) {
+  const DLArrayDType t = ctx.outputs[0]->dtype;
+  if (IsFloat32(t)) {
+    ElementwiseKernel<kNumInputs>(ctx, op);
+    return;
+  }
+  Dispatch<kSet>(t, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    TypedKernelImpl<T, kNumInputs>(ctx, op, std::make_integer_sequence<int, kNumInputs>{});
+  });
 }
 
 }  // namespace dlarray::cpu

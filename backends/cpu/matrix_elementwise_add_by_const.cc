@@ -1,15 +1,36 @@
 /*!
  * \file matrix_elementwise_add_by_const.cc
- * \brief matrix_elementwise_add_by_const: out = in + value.
+ * \brief matrix_elementwise_add_by_const: out = in + value (in the array's dtype: value is
+ *        rounded to it first, or truncated for integers, as NumPy does with a Python scalar).
  */
+#include <type_traits>
+
 #include "cpu_kernels.h"
 #include "elementwise.h"
 
 namespace dlarray::cpu {
 
 void MatrixElementwiseAddByConstKernel(const KernelContext& ctx) {
-  const float value = static_cast<float>(ctx.attrs[0]);
-  ElementwiseKernel<1>(ctx, [value](auto x) { return x + value; });
+  const double value = ctx.attrs[0];
+  const DLArrayDType t = ctx.outputs[0]->dtype;
+  if (IsFloat32(t)) {
+    const float v = static_cast<float>(value);
+    ElementwiseKernel<1>(ctx, [v](auto x) { return x + v; });
+    return;
+  }
+  Dispatch<kFloatTypes | kIntTypes>(t, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = Compute<T>;
+    C v;
+    if constexpr (std::is_integral_v<C>) {
+      v = ScalarOf<C>(value);  // truncated, wrapped: x + (-5) on uint8 is x - 5
+    } else {
+      v = static_cast<C>(Load(Store<T>(value)));  // rounded to T first, as NumPy does
+    }
+    MapTyped(
+        NumElements(ctx.outputs[0]), TypedData<T>(ctx.outputs[0]), [v](C x) { return AddOf(x, v); },
+        TypedData<const T>(ctx.inputs[0]));
+  });
 }
 
 }  // namespace dlarray::cpu

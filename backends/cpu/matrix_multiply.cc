@@ -12,9 +12,12 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <type_traits>
+#include <vector>
 
 #include "blas.h"
 #include "cpu_kernels.h"
+#include "dtype.h"
 #include "parallel.h"
 
 namespace dlarray::cpu {
@@ -94,32 +97,102 @@ const char* GemmImplementation() {
 #endif
 }
 
-void MatrixMultiplyKernel(const KernelContext& ctx) {
-  const DLArray* a = ctx.inputs[0];
-  const DLArray* b = ctx.inputs[1];
-  const bool trans_a = ctx.attrs[0] != 0.0;
-  const bool trans_b = ctx.attrs[1] != 0.0;
-  const int64_t m = trans_a ? a->shape[1] : a->shape[0];
-  const int64_t k = trans_a ? a->shape[0] : a->shape[1];
-  const int64_t n = trans_b ? b->shape[0] : b->shape[1];
-  const int64_t lda = a->shape[1], ldb = b->shape[1], ldc = n;
-  float* c = OutData(ctx.outputs[0]);
+namespace {
+
+// c (m x n) = op(a) @ op(b) in float32: naive loops, CBLAS or the own SGEMM by size.
+void MultiplyF32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
   if (static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <= kNaiveMacs) {
-    SgemmNaive(trans_a, trans_b, m, n, k, InData(a), lda, InData(b), ldb, c, ldc);
+    SgemmNaive(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
     return;
   }
 #ifdef DLARRAY_HAVE_CBLAS
   // CBLAS takes int sizes; larger matrices fall through to the own SGEMM.
   if (std::max({m, n, k, lda, ldb}) <= INT_MAX) {
 #ifdef DLARRAY_HAVE_OPENBLAS
-    SgemmSlabs(trans_a, trans_b, m, n, k, InData(a), lda, InData(b), ldb, c, ldc);
+    SgemmSlabs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
 #else
-    Sgemm(trans_a, trans_b, m, n, k, InData(a), lda, InData(b), ldb, c, ldc);
+    Sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
 #endif
     return;
   }
 #endif
-  SgemmBlocked(trans_a, trans_b, m, n, k, InData(a), lda, InData(b), ldb, c, ldc);
+  SgemmBlocked(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+// float64: CBLAS dgemm when available, else rows of c in parallel (i-p-j loops, c row in cache).
+void MultiplyF64(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const double* a,
+                 int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc) {
+#ifdef DLARRAY_HAVE_CBLAS
+  if (std::max({m, n, k, lda, ldb}) <= INT_MAX) {
+    cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0,
+                c, static_cast<int>(ldc));
+    return;
+  }
+#endif
+  const int64_t a_row = trans_a ? 1 : lda, a_col = trans_a ? lda : 1;
+  const int64_t b_row = trans_b ? 1 : ldb, b_col = trans_b ? ldb : 1;
+  ParallelFor(m, m * n * k, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      double* row = c + i * ldc;
+      std::fill(row, row + n, 0.0);
+      for (int64_t p = 0; p < k; ++p) {
+        const double av = a[i * a_row + p * a_col];
+        for (int64_t j = 0; j < n; ++j) row[j] += av * b[p * b_row + j * b_col];
+      }
+    }
+  });
+}
+
+// float16 / bfloat16: the operands are widened to float32, multiplied with float32 accumulation,
+// and the product rounded back once.
+template <typename T>
+void MultiplyHalf(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const DLArray* a,
+                  const DLArray* b, DLArray* c) {
+  auto widen = [](const DLArray* x) {
+    const int64_t count = NumElements(x);
+    std::vector<float> w(static_cast<size_t>(count));
+    const T* p = TypedData<const T>(x);
+    ParallelFor(count, count, kElementAlign, [&](int64_t b0, int64_t b1) {
+      for (int64_t i = b0; i < b1; ++i) w[i] = Load(p[i]);
+    });
+    return w;
+  };
+  const std::vector<float> fa = widen(a), fb = widen(b);
+  std::vector<float> fc(static_cast<size_t>(m * n));
+  MultiplyF32(trans_a, trans_b, m, n, k, fa.data(), a->shape[1], fb.data(), b->shape[1], fc.data(),
+              n);
+  T* out = TypedData<T>(c);
+  ParallelFor(m * n, m * n, kElementAlign, [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i) out[i] = Store<T>(fc[i]);
+  });
+}
+
+}  // namespace
+
+void MatrixMultiplyKernel(const KernelContext& ctx) {
+  const DLArray* a = ctx.inputs[0];
+  const DLArray* b = ctx.inputs[1];
+  DLArray* c = ctx.outputs[0];
+  const bool trans_a = ctx.attrs[0] != 0.0;
+  const bool trans_b = ctx.attrs[1] != 0.0;
+  const int64_t m = trans_a ? a->shape[1] : a->shape[0];
+  const int64_t k = trans_a ? a->shape[0] : a->shape[1];
+  const int64_t n = trans_b ? b->shape[0] : b->shape[1];
+  const int64_t lda = a->shape[1], ldb = b->shape[1], ldc = n;
+  Dispatch<kFloatTypes>(c->dtype, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float>) {
+      MultiplyF32(trans_a, trans_b, m, n, k, InData(a), lda, InData(b), ldb, OutData(c), ldc);
+    } else if constexpr (std::is_same_v<T, double>) {
+      MultiplyF64(trans_a, trans_b, m, n, k, TypedData<const double>(a), lda,
+                  TypedData<const double>(b), ldb, TypedData<double>(c), ldc);
+    } else {
+      MultiplyHalf<T>(trans_a, trans_b, m, n, k, a, b, c);
+    }
+  });
 }
 
 }  // namespace dlarray::cpu

@@ -15,9 +15,11 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "cpu_kernels.h"
+#include "dtype.h"
 #include "parallel.h"
 #include "simd.h"
 
@@ -162,6 +164,27 @@ void SumNarrow(const float* x, float* y, int64_t rows, int64_t cols, int threads
   for (int64_t j = 0; j < cols; ++j) y[j] = static_cast<float>(sums[j]);
 }
 
+// Every dtype but float32: each thread owns a range of columns and adds the rows in order into
+// accumulators of the dtype's accumulation type (float for the half types, double for float64,
+// wrapping 64-bit integers for integers), rounded to T once at the end.
+template <typename T>
+void SumColumnsTyped(const T* x, T* y, int64_t rows, int64_t cols) {
+  using C = Compute<T>;
+  using Acc = std::conditional_t<std::is_integral_v<C>, uint64_t, C>;
+  ParallelFor(cols, rows * cols, kElementAlign, [&](int64_t c0, int64_t c1) {
+    std::vector<Acc> acc(static_cast<size_t>(std::min(c1 - c0, kColumnBlock)));
+    for (int64_t b0 = c0; b0 < c1; b0 += kColumnBlock) {
+      const int64_t b1 = std::min(c1, b0 + kColumnBlock);
+      std::fill(acc.begin(), acc.end(), Acc{0});
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* row = x + r * cols;
+        for (int64_t j = b0; j < b1; ++j) acc[j - b0] += static_cast<Acc>(Load(row[j]));
+      }
+      for (int64_t j = b0; j < b1; ++j) y[j] = Store<T>(static_cast<C>(acc[j - b0]));
+    }
+  });
+}
+
 }  // namespace
 
 void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
@@ -169,6 +192,13 @@ void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
   const int64_t rows = in->ndim > 0 ? in->shape[0] : 1;
   const int64_t numel = NumElements(in);
   const int64_t cols = numel / rows;
+  if (!IsFloat32(in->dtype)) {
+    Dispatch<kFloatTypes | kIntTypes>(in->dtype, ctx.op_name, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      SumColumnsTyped(TypedData<const T>(in), TypedData<T>(ctx.outputs[0]), rows, cols);
+    });
+    return;
+  }
   const float* x = InData(in);
   float* y = OutData(ctx.outputs[0]);
   const int threads = ThreadsFor(numel);

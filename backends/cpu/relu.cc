@@ -8,7 +8,7 @@
 namespace dlarray::cpu {
 
 void ReluKernel(const KernelContext& ctx) {
-  ElementwiseKernel<1>(ctx, [](auto x) {
+  DispatchElementwise<1, kFloatTypes>(ctx, [](auto x) {
     using T = decltype(x);
     return x < T{} ? T{} : x;
   });

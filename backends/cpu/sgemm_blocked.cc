@@ -2,7 +2,7 @@
  * \file sgemm_blocked.cc
  * \brief The own SGEMM for builds without CBLAS: Goto-style blocking (B panels of kKc x kNc kept
  *        in L3, A blocks of kMc x kKc in L2), operands packed into register-tile panels, a
- *        kMr x kNr vector micro-kernel, and OpenMP over (A block, column group) tasks.
+ *        kMr x kNr vector micro-kernel, and the pool's threads over (A block, column group) tasks.
  */
 
 #include <algorithm>

@@ -1,12 +1,15 @@
 /*!
  * \file softmax.cc
  * \brief softmax over the last axis, fused per row: max, then exp and sum, then scale (the row
- *        stays in cache between the passes). Rows are spread over the OpenMP threads.
+ *        stays in cache between the passes). Rows are spread over the pool's threads.
  */
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
+#include <vector>
 
 #include "cpu_kernels.h"
+#include "dtype.h"
 #include "elementwise.h"
 #include "fast_exp.h"
 #include "parallel.h"
@@ -57,12 +60,41 @@ void SoftmaxRow(const float* x, float* y, int64_t n) {
       0, n, y, [inv](auto v) { return v * inv; }, static_cast<const float*>(y));
 }
 
+// Every dtype but float32: each row widened to its compute type (float for the half types,
+// double for float64), softmax there, rounded back once.
+template <typename T>
+void SoftmaxTyped(const T* x, T* y, int64_t rows, int64_t cols) {
+  using C = Compute<T>;
+  ParallelFor(rows, rows * cols * 8, 1, [&](int64_t r0, int64_t r1) {
+    std::vector<C> e(static_cast<size_t>(cols));
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* xr = x + r * cols;
+      C m = Load(xr[0]);
+      for (int64_t i = 1; i < cols; ++i) m = Load(xr[i]) > m ? Load(xr[i]) : m;
+      double sum = 0.0;
+      for (int64_t i = 0; i < cols; ++i) {
+        e[i] = std::exp(Load(xr[i]) - m);
+        sum += e[i];
+      }
+      const C inv = static_cast<C>(1.0 / sum);
+      for (int64_t i = 0; i < cols; ++i) y[r * cols + i] = Store<T>(e[i] * inv);
+    }
+  });
+}
+
 }  // namespace
 
 void SoftmaxKernel(const KernelContext& ctx) {
   const DLArray* in = ctx.inputs[0];
   const int64_t numel = NumElements(in);
   const int64_t cols = in->ndim > 0 ? in->shape[in->ndim - 1] : 1;
+  if (!IsFloat32(in->dtype)) {
+    Dispatch<kFloatTypes>(in->dtype, ctx.op_name, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      SoftmaxTyped(TypedData<const T>(in), TypedData<T>(ctx.outputs[0]), numel / cols, cols);
+    });
+    return;
+  }
   const float* x = InData(in);
   float* y = OutData(ctx.outputs[0]);
   auto rows = [&](auto stream) {

@@ -69,8 +69,9 @@ struct GenericDims {
   int64_t in_stride[kMaxDims];  // 0 for broadcast dims
 };
 
+template <typename U>
 __global__ void __launch_bounds__(kThreads)
-    BroadcastGenericKernel(const float* in, float* out, int64_t n, GenericDims dims) {
+    BroadcastGenericKernel(const U* in, U* out, int64_t n, GenericDims dims) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
@@ -134,6 +135,43 @@ void LaunchRows(const LaunchEnv& env, const float* in, float* out, int64_t rows,
   CHECK_LAUNCH("BroadcastRowsKernel");
 }
 
+GenericDims ToGeneric(const std::vector<Dim>& dims, const DLArray* in_arr, const DLArray* out_arr) {
+  if (dims.size() > kMaxDims) {
+    throw BackendError("broadcast_to on cuda: " + ShapeToString(in_arr) + " -> " +
+                       ShapeToString(out_arr) + " alternates broadcast and kept dims more than " +
+                       std::to_string(kMaxDims) + " times");
+  }
+  GenericDims g{};
+  g.ndim = static_cast<int>(dims.size());
+  int64_t in_stride = 1;
+  for (int d = g.ndim - 1; d >= 0; --d) {
+    g.out_extent[d] = dims[d].extent;
+    g.in_stride[d] = dims[d].broadcast ? 0 : in_stride;
+    if (!dims[d].broadcast) in_stride *= dims[d].extent;
+  }
+  return g;
+}
+
+// Every dtype but float32: pure data movement by element size.
+template <typename U>
+void BroadcastAny(const LaunchEnv& env, const DLArray* in_arr, const DLArray* out_arr,
+                  const std::vector<Dim>& dims) {
+  const U* in = Data<const U>(in_arr);
+  U* out = Data<U>(out_arr);
+  const int64_t n = Numel(out_arr);
+  if (dims.empty() || (dims.size() == 1 && !dims[0].broadcast)) {
+    if (static_cast<const void*>(in) != static_cast<void*>(out)) {
+      CUDA_CALL(cudaMemcpyAsync(out, in, static_cast<size_t>(n) * sizeof(U),
+                                cudaMemcpyDeviceToDevice, env.stream));
+    }
+    return;
+  }
+  const GenericDims g = ToGeneric(dims, in_arr, out_arr);
+  const int blocks = GridSize(n, kThreads, FullWaveBlocks(env, kThreads) * 4);
+  BroadcastGenericKernel<U><<<blocks, kThreads, 0, env.stream>>>(in, out, n, g);
+  CHECK_LAUNCH("BroadcastGenericKernel");
+}
+
 }  // namespace
 
 void BroadcastToKernel(const KernelContext& ctx) {
@@ -144,6 +182,19 @@ void BroadcastToKernel(const KernelContext& ctx) {
   const int64_t n = Numel(out_arr);
   const std::vector<Dim> dims = CollapseDims(in_arr, out_arr);
   const LaunchEnv env = Prepare(ctx);
+  const DLArrayDType t = out_arr->dtype;
+  if (!(t.code == kDLArrayFloat && t.bits == 32)) {
+    switch ((t.bits + 7) / 8) {
+      case 1:
+        return BroadcastAny<uint8_t>(env, in_arr, out_arr, dims);
+      case 2:
+        return BroadcastAny<uint16_t>(env, in_arr, out_arr, dims);
+      case 4:
+        return BroadcastAny<uint32_t>(env, in_arr, out_arr, dims);
+      default:
+        return BroadcastAny<uint64_t>(env, in_arr, out_arr, dims);
+    }
+  }
   if (dims.empty() || (dims.size() == 1 && !dims[0].broadcast)) {
     if (in != out) {
       CUDA_CALL(cudaMemcpyAsync(out, in, static_cast<size_t>(n) * sizeof(float),
@@ -161,21 +212,9 @@ void BroadcastToKernel(const KernelContext& ctx) {
     LaunchRows(env, in, out, dims[0].extent, dims[1].extent);
     return;
   }
-  if (dims.size() > kMaxDims) {
-    throw BackendError("broadcast_to on cuda: " + ShapeToString(in_arr) + " -> " +
-                       ShapeToString(out_arr) + " alternates broadcast and kept dims more than " +
-                       std::to_string(kMaxDims) + " times");
-  }
-  GenericDims g{};
-  g.ndim = static_cast<int>(dims.size());
-  int64_t in_stride = 1;
-  for (int d = g.ndim - 1; d >= 0; --d) {
-    g.out_extent[d] = dims[d].extent;
-    g.in_stride[d] = dims[d].broadcast ? 0 : in_stride;
-    if (!dims[d].broadcast) in_stride *= dims[d].extent;
-  }
+  const GenericDims g = ToGeneric(dims, in_arr, out_arr);
   const int blocks = GridSize(n, kThreads, FullWaveBlocks(env, kThreads));
-  BroadcastGenericKernel<<<blocks, kThreads, 0, env.stream>>>(in, out, n, g);
+  BroadcastGenericKernel<float><<<blocks, kThreads, 0, env.stream>>>(in, out, n, g);
   CHECK_LAUNCH("BroadcastGenericKernel");
 }
 

@@ -353,7 +353,25 @@ const void* CudaDevice::extension(const std::string& name) {
   if (name == DLARRAY_EXT_CURRENT_DEVICE) return CurrentDeviceExtension();
   if (name == DLARRAY_EXT_RTC) return RtcExtension(this);
   if (name == DLARRAY_EXT_GRAPH) return GraphExtension(this);
-  return nullptr;
+  return FindExtension(name);  // mem_info, streams (cuda_plugin.cc)
+}
+
+void CudaDevice::mem_info(int id, uint64_t* free_bytes, uint64_t* total_bytes) {
+  At(id);
+  SetDevice(id);
+  size_t free_b = 0, total_b = 0;
+  CUDA_CALL(cudaMemGetInfo(&free_b, &total_b));
+  *free_bytes = free_b;
+  *total_bytes = total_b;
+}
+
+void CudaDevice::wait_stream(int id, cudaStream_t waiter, cudaStream_t signaller) {
+  Ready(id);
+  SetDevice(id);
+  EventGuard guard;
+  CUDA_CALL(cudaEventCreateWithFlags(&guard.event, cudaEventDisableTiming));
+  CUDA_CALL(cudaEventRecord(guard.event, signaller));
+  CUDA_CALL(cudaStreamWaitEvent(waiter, guard.event, 0));
 }
 
 void CudaDevice::ThrowIfCapturing(int id, const char* what) {

@@ -22,6 +22,9 @@ namespace dlarray {
 namespace cuda {
 
 class CachingAllocator;
+
+/*! \brief The plugin's extension tables by name (cuda_plugin.cc), or nullptr. */
+const void* FindExtension(const std::string& name);
 class HostStaging;
 
 /*!
@@ -51,7 +54,12 @@ class CudaDevice final : public Device {
   void empty_cache(int id) override;
   void set_option(const std::string& key, const std::string& value) override;
   std::string get_option(const std::string& key) override;
+  /*! \brief "dlarray.mem_info.v1" and "dlarray.streams.v1" (see cuda_plugin.cc). */
   const void* extension(const std::string& name) override;
+  /*! \brief cudaMemGetInfo of device id. */
+  void mem_info(int id, uint64_t* free_bytes, uint64_t* total_bytes);
+  /*! \brief Makes `waiter` wait for the work queued on `signaller` so far (an event). */
+  void wait_stream(int id, cudaStream_t waiter, cudaStream_t signaller);
 
   // For the kernels of this plugin (device id already validated by the core).
   /*! \brief The stream of device id, made at first use. */

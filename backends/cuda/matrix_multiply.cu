@@ -4,6 +4,7 @@
 // C^T = op(B)^T op(A)^T is computed: B's buffer is the first operand, A's the second, and each
 // keeps its own transpose flag. Leading dimensions are the row-major column counts.
 #include <limits>
+#include <string>
 
 #include "kernel_util.cuh"
 #include "kernels.h"
@@ -22,23 +23,43 @@ void MatrixMultiplyKernel(const KernelContext& ctx) {
   const int64_t k = trans_a ? a->shape[0] : a->shape[1];
   const LaunchEnv env = Prepare(ctx);
   cublasHandle_t handle = env.device->cublas(env.id);
-  const cublasComputeType_t compute =
+  // float32 (TF32 tensor cores when asked), float16 / bfloat16 (tensor cores, float32
+  // accumulation and scalars), float64.
+  const DLArrayDType t = c->dtype;
+  cudaDataType_t type = CUDA_R_32F;
+  cublasComputeType_t compute =
       env.device->matmul_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  const float alpha = 1.0f;
-  const float beta = 0.0f;
+  if (t.code == kDLArrayFloat && t.bits == 16) {
+    type = CUDA_R_16F;
+    compute = CUBLAS_COMPUTE_32F;
+  } else if (t.code == kDLArrayBfloat && t.bits == 16) {
+    type = CUDA_R_16BF;
+    compute = CUBLAS_COMPUTE_32F;
+  } else if (t.code == kDLArrayFloat && t.bits == 64) {
+    type = CUDA_R_64F;
+    compute = CUBLAS_COMPUTE_64F;
+  } else if (!(t.code == kDLArrayFloat && t.bits == 32)) {
+    throw DTypeError("matrix_multiply on cuda: no kernel for " + std::to_string(t.bits) +
+                     "-bit type code " + std::to_string(t.code));
+  }
+  const float alpha_f = 1.0f, beta_f = 0.0f;
+  const double alpha_d = 1.0, beta_d = 0.0;
+  const void* alpha = type == CUDA_R_64F ? static_cast<const void*>(&alpha_d) : &alpha_f;
+  const void* beta = type == CUDA_R_64F ? static_cast<const void*>(&beta_d) : &beta_f;
+  const void* a_data = Data<const char>(a);
+  const void* b_data = Data<const char>(b);
+  void* c_data = Data<char>(c);
   const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int64_t lim = std::numeric_limits<int>::max();
   if (m <= lim && n <= lim && k <= lim && a->shape[1] <= lim && b->shape[1] <= lim) {
-    CUBLAS_CALL(cublasGemmEx(handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m),
-                             static_cast<int>(k), &alpha, Data<const float>(b), CUDA_R_32F,
-                             static_cast<int>(b->shape[1]), Data<const float>(a), CUDA_R_32F,
-                             static_cast<int>(a->shape[1]), &beta, Data<float>(c), CUDA_R_32F,
-                             static_cast<int>(n), compute, CUBLAS_GEMM_DEFAULT));
+    CUBLAS_CALL(cublasGemmEx(
+        handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha,
+        b_data, type, static_cast<int>(b->shape[1]), a_data, type, static_cast<int>(a->shape[1]),
+        beta, c_data, type, static_cast<int>(n), compute, CUBLAS_GEMM_DEFAULT));
   } else {
-    CUBLAS_CALL(cublasGemmEx_64(handle, op_b, op_a, n, m, k, &alpha, Data<const float>(b),
-                                CUDA_R_32F, b->shape[1], Data<const float>(a), CUDA_R_32F,
-                                a->shape[1], &beta, Data<float>(c), CUDA_R_32F, n, compute,
+    CUBLAS_CALL(cublasGemmEx_64(handle, op_b, op_a, n, m, k, alpha, b_data, type, b->shape[1],
+                                a_data, type, a->shape[1], beta, c_data, type, n, compute,
                                 CUBLAS_GEMM_DEFAULT));
   }
 }

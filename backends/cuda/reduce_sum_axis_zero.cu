@@ -15,6 +15,7 @@
 // sweeping the input backwards on every other launch (to reuse what L2 kept) did not change that.
 #include <algorithm>
 
+#include "dtype.cuh"
 #include "kernel_util.cuh"
 #include "kernels.h"
 
@@ -170,9 +171,39 @@ void Launch(const LaunchEnv& env, const float* in, float* out, int64_t rows, int
   if (err != cudaSuccess) ThrowCudaError(err, "ReduceRowsKernel", __FILE__, __LINE__);
 }
 
+// Every dtype but float32: a thread per column adds the rows in order, in the dtype's accumulator
+// (float for the half types, double for float64, wrapping 64-bit integers for integers).
+template <typename T>
+__global__ void __launch_bounds__(256)
+    ReduceColumnsTypedKernel(const T* in, T* out, int64_t rows, int64_t cols) {
+  using C = Compute<T>;
+  using Acc = std::conditional_t<std::is_integral_v<C>, unsigned long long, C>;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < cols;
+       c += stride) {
+    Acc acc = 0;
+    for (int64_t r = 0; r < rows; ++r) acc += static_cast<Acc>(Load(in[r * cols + c]));
+    out[c] = Store<T>(static_cast<C>(acc));
+  }
+}
+
 }  // namespace
 
 void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
+  if (!IsFloat32(ctx.inputs[0]->dtype)) {
+    const DLArray* in = ctx.inputs[0];
+    const int64_t rows = in->ndim == 0 ? 1 : in->shape[0];
+    const int64_t cols = Numel(in) / rows;
+    const LaunchEnv env = Prepare(ctx);
+    Dispatch<kFloatTypes | kIntTypes>(in->dtype, ctx.op_name, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const int blocks = GridSize(cols, 256, FullWaveBlocks(env, 256) * 4);
+      ReduceColumnsTypedKernel<T>
+          <<<blocks, 256, 0, env.stream>>>(Data<const T>(in), Data<T>(ctx.outputs[0]), rows, cols);
+      CHECK_LAUNCH("ReduceColumnsTypedKernel");
+    });
+    return;
+  }
   const DLArray* in_arr = ctx.inputs[0];
   const float* in = Data<const float>(in_arr);
   float* out = Data<float>(ctx.outputs[0]);

@@ -6,9 +6,11 @@
 // a second pass reads the row again and writes out.
 #include <cmath>
 
+#include "dtype.cuh"
 #include "kernel_util.cuh"
 #include "kernels.h"
 #include "row_reduce.cuh"
+#include "typed_reduce.cuh"
 
 namespace dlarray {
 namespace cuda {
@@ -174,9 +176,44 @@ void LaunchBlock(const LaunchEnv& env, const float* in, float* out, int64_t rows
   CHECK_LAUNCH("SoftmaxBlockKernel");
 }
 
+// Every dtype but float32: a block per row (grid-stride over rows), three passes over the row in
+// its compute type C (float for the half types, double for float64): max, sum of exp, write.
+template <typename T>
+__global__ void __launch_bounds__(256)
+    SoftmaxTypedKernel(const T* x, T* y, int64_t rows, int64_t cols) {
+  using C = Compute<T>;
+  __shared__ C scratch[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* xr = x + r * cols;
+    C m = -INFINITY;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) m = fmax(m, C(Load(xr[j])));
+    m = BlockReduce(m, scratch, TypedMaxOp<C>());
+    C s = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += exp(C(Load(xr[j])) - m);
+    const C inv = C(1) / BlockReduce(s, scratch, TypedSumOp<C>());
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      y[r * cols + j] = Store<T>(exp(C(Load(xr[j])) - m) * inv);
+    }
+  }
+}
+
 }  // namespace
 
 void SoftmaxKernel(const KernelContext& ctx) {
+  if (!IsFloat32(ctx.inputs[0]->dtype)) {
+    const DLArray* in = ctx.inputs[0];
+    const int64_t cols = in->shape[in->ndim - 1];
+    const int64_t rows = Numel(in) / cols;
+    const LaunchEnv env = Prepare(ctx);
+    Dispatch<kFloatTypes>(in->dtype, ctx.op_name, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const int blocks = GridSize(rows, 1, FullWaveBlocks(env, 256) * 4);
+      SoftmaxTypedKernel<T>
+          <<<blocks, 256, 0, env.stream>>>(Data<const T>(in), Data<T>(ctx.outputs[0]), rows, cols);
+      CHECK_LAUNCH("SoftmaxTypedKernel");
+    });
+    return;
+  }
   const DLArray* in_arr = ctx.inputs[0];
   const float* in = Data<const float>(in_arr);
   float* out = Data<float>(ctx.outputs[0]);

@@ -13,9 +13,11 @@
 // over 1e8 rows stays within 1e-6 of a float64 reference; exp itself is __expf.
 #include <cmath>
 
+#include "dtype.cuh"
 #include "kernel_util.cuh"
 #include "kernels.h"
 #include "row_reduce.cuh"
+#include "typed_reduce.cuh"
 
 namespace dlarray {
 namespace cuda {
@@ -196,9 +198,67 @@ void LaunchBlockKernel(const LaunchEnv& env, int blocks, bool vec, const float* 
   }
 }
 
+// Every dtype but float32: a block per row (grid-stride over rows) computes the row's loss in
+// double; the losses are added into *total (zeroed before), and TypedMeanKernel writes the mean.
+template <typename T>
+__global__ void __launch_bounds__(256)
+    CrossEntropyTypedKernel(const T* y, const T* label, int64_t rows, int64_t cols, double* total) {
+  __shared__ double scratch[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* yr = y + r * cols;
+    const T* lr = label + r * cols;
+    double m = -INFINITY;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) m = fmax(m, double(Load(yr[j])));
+    m = BlockReduce(m, scratch, TypedMaxOp<double>());
+    double e = 0, dot = 0, lsum = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      const double d = double(Load(yr[j])) - m;
+      const double t = double(Load(lr[j]));
+      e += exp(d);
+      dot += t * d;
+      lsum += t;
+    }
+    e = BlockReduce(e, scratch, TypedSumOp<double>());
+    dot = BlockReduce(dot, scratch, TypedSumOp<double>());
+    lsum = BlockReduce(lsum, scratch, TypedSumOp<double>());
+    if (threadIdx.x == 0) atomicAdd(total, log(e) * lsum - dot);
+  }
+}
+
+template <typename T>
+__global__ void TypedMeanKernel(const double* total, int64_t rows, T* out) {
+  out[0] = Store<T>(*total / static_cast<double>(rows));
+}
+
+template <typename T>
+void LaunchTyped(const LaunchEnv& env, const KernelContext& ctx, int64_t rows, int64_t cols) {
+  double* total = static_cast<double*>(env.device->allocate(env.id, sizeof(double)));
+  cudaError_t err = cudaMemsetAsync(total, 0, sizeof(double), env.stream);
+  if (err == cudaSuccess) {
+    const int blocks = GridSize(rows, 1, FullWaveBlocks(env, 256) * 4);
+    CrossEntropyTypedKernel<T><<<blocks, 256, 0, env.stream>>>(
+        Data<const T>(ctx.inputs[0]), Data<const T>(ctx.inputs[1]), rows, cols, total);
+    TypedMeanKernel<T><<<1, 1, 0, env.stream>>>(total, rows, Data<T>(ctx.outputs[0]));
+    err = cudaGetLastError();
+  }
+  // Stream-ordered: the block can go back to the cache right after the launches.
+  env.device->free(env.id, total, sizeof(double));
+  if (err != cudaSuccess) ThrowCudaError(err, "CrossEntropyTypedKernel", __FILE__, __LINE__);
+}
+
 }  // namespace
 
 void SoftmaxCrossEntropyKernel(const KernelContext& ctx) {
+  if (!IsFloat32(ctx.inputs[0]->dtype)) {
+    const DLArray* in = ctx.inputs[0];
+    const int64_t cols = in->shape[in->ndim - 1];
+    const int64_t rows = Numel(in) / cols;
+    const LaunchEnv env = Prepare(ctx);
+    Dispatch<kFloatTypes>(in->dtype, ctx.op_name, [&](auto tag) {
+      LaunchTyped<typename decltype(tag)::type>(env, ctx, rows, cols);
+    });
+    return;
+  }
   const DLArray* y_arr = ctx.inputs[0];
   const float* logits = Data<const float>(y_arr);
   const float* labels = Data<const float>(ctx.inputs[1]);

@@ -10,5 +10,9 @@ void LeakyReluGradientCpu(const dlarray::KernelContext& ctx);
 void LeakyReluCuda(const dlarray::KernelContext& ctx);
 void LeakyReluGradientCuda(const dlarray::KernelContext& ctx);
 #endif
+#ifdef WITH_OPENCL_KERNELS
+void LeakyReluOpencl(const dlarray::KernelContext& ctx);
+void LeakyReluGradientOpencl(const dlarray::KernelContext& ctx);
+#endif
 
 #endif  // LEAKY_RELU_H_

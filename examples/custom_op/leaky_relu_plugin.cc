@@ -1,6 +1,7 @@
 // leaky_relu_ops.so: declares leaky_relu(x, slope) with its gradient, and registers CPU kernels
-// and, when built with nvcc, CUDA kernels. dlarray then offers dlarray.ops.leaky_relu and, in
-// dlarray.autodiff graphs, ops.leaky_relu(x, slope=0.1), differentiated by leaky_relu_gradient.
+// and, when built with nvcc, CUDA kernels, and with OpenCL, OpenCL kernels. dlarray then offers
+// dlarray.ops.leaky_relu and, in dlarray.autodiff graphs, ops.leaky_relu(x, slope=0.1),
+// differentiated by leaky_relu_gradient.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -69,6 +70,10 @@ void Register(dlarray::Registry* r) {
 #ifdef WITH_CUDA_KERNELS
   r->register_kernel("leaky_relu", kDLArrayCUDA, &LeakyReluCuda);
   r->register_kernel("leaky_relu_gradient", kDLArrayCUDA, &LeakyReluGradientCuda);
+#endif
+#ifdef WITH_OPENCL_KERNELS
+  r->register_kernel("leaky_relu", kDLArrayOpenCL, &LeakyReluOpencl);
+  r->register_kernel("leaky_relu_gradient", kDLArrayOpenCL, &LeakyReluGradientOpencl);
 #endif
 }
 

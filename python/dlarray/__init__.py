@@ -1,79 +1,66 @@
-"""dlarray: arrays on pluggable devices (cpu, gpu) with the dlsys DLArray API.
+"""dlarray: arrays on pluggable devices (cpu, gpu, opencl) with the dlsys DLArray API.
 
 A first use::
 
     import dlarray
-    x = dlarray.array(numpy_array, dlarray.cpu())     # or dlarray.gpu(0)
+    x = dlarray.array(numpy_array, dlarray.cpu())     # or dlarray.gpu(0), dlarray.opencl(0)
     y = dlarray.empty(x.shape, x.ctx)
     dlarray.ops.relu(x, y)
     y.asnumpy()
 
-Devices come from plugins found when the package is imported (the ``plugins`` folder next to the
-core library, then ``DLARRAY_PLUGIN_PATH``); ``dlarray.plugins()`` says what was tried and why a
-plugin is not usable. A device whose plugin is missing raises that reason when it is first used.
+Devices come from plugins found when the package is imported, in this order: the ``plugins``
+folder next to the core library, then each folder or file of ``DLARRAY_PLUGIN_PATH``, then the
+library of every ``dlarray.plugins`` entry point of the installed distributions (see
+``dlarray._entry_points``); later, ``dlarray.load_plugin(path)``. The first plugin to serve a
+device type keeps it (a later one is a ``duplicate``). ``dlarray.plugins()`` says what was tried
+and why a plugin is not usable. A device whose plugin is missing raises that reason when it is
+first used.
 """
+
+from __future__ import annotations
 
 import os
 import pathlib
+from typing import Any, Optional, Union
 
-from . import _core
-from ._core import DLContext, NDArray, __version__, array, devices, empty, synchronize
+from . import _core, _entry_points
+from ._core import DLContext, NDArray, __version__, devices, synchronize
 from ._config import get_num_threads, set_num_threads, show_config
+from ._creation import array, asarray, empty, from_dlpack
+from ._devices import (check_device, cpu, default_device, device, device_count, device_name,
+                       gpu, mem_info, set_default_device, using_device)
+from . import _operators
 
 __all__ = [
-    "DLContext", "NDArray", "array", "cpp_extension", "cpu", "devices", "empty", "empty_cache",
-    "get_matmul_precision", "get_num_threads",
-    "gpu", "gpu_op", "is_gpu_ctx", "load_plugin", "memory_stats", "ndarray", "ops", "plugins",
-    "rtc", "seed_lib_path", "set_matmul_precision", "set_num_threads", "show_config", "synchronize",
+    "DLContext", "NDArray", "array", "asarray", "check_device", "cpp_extension", "cpu",
+    "default_device", "device", "device_count", "device_name", "devices", "empty", "empty_cache",
+    "from_dlpack", "get_matmul_precision", "get_num_threads", "gpu", "gpu_op", "is_gpu_ctx",
+    "load_plugin", "mem_info", "memory_stats", "ndarray", "opencl", "ops", "plugins", "rtc",
+    "seed_lib_path", "set_default_device", "set_matmul_precision", "set_num_threads",
+    "show_config", "synchronize", "using_device",
 ]
 
+_operators.install(NDArray)
 
-def cpu(dev_id=0):
-    """The context of a CPU device.
+
+def opencl(dev_id=0):
+    """The context of OpenCL device ``dev_id`` (DLPack's device type 4, ``kDLOpenCL``).
 
     Parameters
     ----------
-    dev_id : int, optional
-        The device id; the CPU plugin serves one device, 0.
+    dev_id : int
+        Index among the OpenCL devices the plugin serves (every device of every platform, or those
+        ``DLARRAY_OPENCL_DEVICES`` selects, e.g. ``pocl:0`` or ``nvidia:*``).
 
     Returns
     -------
     DLContext
-
-    Examples
-    --------
-    >>> import dlarray
-    >>> dlarray.cpu()
-    cpu(0)
+        ``DLContext(dev_id, 4)``.
     """
-    return DLContext(dev_id, 1)
+    return DLContext(dev_id, 4)
 
 
-def gpu(dev_id=0):
-    """The context of a CUDA GPU.
-
-    Making a context needs no GPU: using it does. On a machine without a usable GPU, the first
-    allocation on ``gpu(n)`` raises RuntimeError with the CUDA plugin's reason.
-
-    Parameters
-    ----------
-    dev_id : int, optional
-        The GPU's index among the visible CUDA devices (``CUDA_VISIBLE_DEVICES``), 0 by
-        default.
-
-    Returns
-    -------
-    DLContext
-
-    Examples
-    --------
-    >>> import dlarray
-    >>> ctx = dlarray.gpu(0) if dlarray.gpu(0) in dlarray.devices() else dlarray.cpu(0)
-    """
-    return DLContext(dev_id, 2)
-
-
-def is_gpu_ctx(ctx):
+def is_gpu_ctx(ctx: Optional[DLContext]) -> bool:
     """Whether a context is a CUDA GPU's (the seed's helper).
 
     Parameters
@@ -91,25 +78,27 @@ def is_gpu_ctx(ctx):
     >>> dlarray.is_gpu_ctx(dlarray.gpu(0)), dlarray.is_gpu_ctx(dlarray.cpu(0))
     (True, False)
     """
-    return bool(ctx) and ctx.device_type == 2
+    return ctx is not None and ctx.device_type == 2
 
 
-def plugins():
+def plugins() -> list[dict[str, Any]]:
     """Every plugin the runtime tried to load, and what became of it.
 
     Plugins come from the ``plugins`` folder next to the core library, then from
-    ``DLARRAY_PLUGIN_PATH``, then from :func:`load_plugin`. A plugin that is installed but
-    broken is listed with the reason; ``python -m dlarray`` prints this list.
+    ``DLARRAY_PLUGIN_PATH``, then from the ``dlarray.plugins`` entry points of installed
+    distributions (see ``dlarray._entry_points``), then from :func:`load_plugin`. A plugin that is
+    installed but broken is listed with the reason; ``python -m dlarray`` prints this list.
 
     Returns
     -------
     list of dict
         One dict per plugin, in the order tried, with ``name``; ``path`` (absolute);
-        ``origin`` ("plugins folder", "DLARRAY_PLUGIN_PATH" or "load_plugin"); ``status``
-        ("loaded", "disabled", "open failed", "missing entry symbol", "ABI mismatch", "init
-        failed", "no devices" or "duplicate"); ``reason`` (empty when loaded);
-        ``device_type`` ("cpu", "gpu", ..., or "" for a plugin that only adds ops);
-        ``device_count``; ``abi_version``; ``ops`` (the ops it has kernels for).
+        ``origin`` ("plugins folder", "DLARRAY_PLUGIN_PATH", "entry point <name> (<value>)" or
+        "load_plugin"); ``status`` ("loaded", "disabled", "open failed", "missing entry
+        symbol", "ABI mismatch", "init failed", "no devices", "duplicate", or "entry point
+        failed" for an entry point that could not give a library, listed last); ``reason``
+        (empty when loaded); ``device_type`` ("cpu", "gpu", ..., or "" for a plugin that only
+        adds ops); ``device_count``; ``abi_version``; ``ops`` (the ops it has kernels for).
 
     Examples
     --------
@@ -117,10 +106,10 @@ def plugins():
     >>> [p["status"] for p in dlarray.plugins() if p["name"] == "cpu"]
     ['loaded']
     """
-    return _core.plugins()
+    return _entry_points.annotate(_core.plugins())
 
 
-def load_plugin(path):
+def load_plugin(path: Union[str, "os.PathLike[str]"]) -> dict[str, Any]:
     """Loads one plugin library. Loading a plugin runs its code: load only libraries you trust.
 
     Parameters
@@ -148,7 +137,7 @@ def load_plugin(path):
     return _core.load_plugin(os.fsdecode(os.fspath(path)))
 
 
-def seed_lib_path():
+def seed_lib_path() -> str:
     """Absolute path of ``libc_runtime_api.so``: the dlsys seed's C API with the seed's struct
     layouts, for the seed's own ctypes client (``python -m dlarray --seed-lib`` prints it).
 
@@ -171,7 +160,7 @@ def seed_lib_path():
     return str(path)
 
 
-def memory_stats(ctx):
+def memory_stats(ctx: Union[DLContext, str]) -> dict[str, int]:
     """The allocator counters of a device.
 
     Parameters
@@ -201,7 +190,7 @@ def memory_stats(ctx):
     return _core.memory_stats(ctx)
 
 
-def empty_cache(ctx=None):
+def empty_cache(ctx: Optional[Union[DLContext, str]] = None) -> None:
     """Returns the memory a device's allocator keeps cached to the system.
 
     The CUDA plugin keeps freed blocks for reuse; arrays still alive are not touched.
@@ -217,7 +206,7 @@ def empty_cache(ctx=None):
 _PRECISIONS = ("highest", "tf32")
 
 
-def set_matmul_precision(precision):
+def set_matmul_precision(precision: str) -> None:
     """Chooses the precision of float32 matrix products on GPUs.
 
     Parameters
@@ -243,7 +232,7 @@ def set_matmul_precision(precision):
     if precision not in _PRECISIONS:
         raise ValueError(f"matmul precision must be one of {_PRECISIONS}, got {precision!r}")
     for ctx in devices():
-        if ctx.device_type != 1 and ctx.device_id == 0:
+        if ctx.device_type == 2 and ctx.device_id == 0:  # a CUDA option; others compute float32
             _core.set_option(ctx, "matmul_precision", precision)
     global _matmul_precision
     _matmul_precision = precision
@@ -251,8 +240,10 @@ def set_matmul_precision(precision):
 
 _matmul_precision = "highest"
 
+_entry_points.load_all()
 
-def get_matmul_precision():
+
+def get_matmul_precision() -> str:
     """The precision of GPU matrix products, as :func:`set_matmul_precision` set it.
 
     Returns

@@ -1,7 +1,7 @@
 """Seed compatibility: the dlsys ``ndarray`` module (``from dlarray import ndarray``)."""
 
 from . import DLContext, NDArray, cpu, gpu, is_gpu_ctx  # noqa: F401
-from . import _core
+from . import _creation
 
 __all__ = ["DLContext", "NDArray", "array", "cpu", "empty", "gpu", "is_gpu_ctx"]
 
@@ -13,8 +13,8 @@ def empty(shape, ctx=None, dtype=None):
     Parameters
     ----------
     shape : int or sequence of int
-    ctx : DLContext, optional
-        ``cpu(0)`` when None.
+    ctx : DLContext or str, optional
+        ``dlarray.default_device()`` (``cpu(0)`` unless set) when None.
     dtype : numpy dtype or str, optional
         float32 by default.
 
@@ -33,7 +33,7 @@ def empty(shape, ctx=None, dtype=None):
     >>> ndarray.empty((2, 3)).ctx
     cpu(0)
     """
-    return _core.empty(shape, cpu(0) if ctx is None else ctx, dtype)
+    return _creation.empty(shape, ctx, dtype)
 
 
 def array(arr, ctx=None, dtype=None):
@@ -43,8 +43,8 @@ def array(arr, ctx=None, dtype=None):
     Parameters
     ----------
     arr : array_like or NDArray
-    ctx : DLContext, optional
-        ``cpu(0)`` when None.
+    ctx : DLContext or str, optional
+        ``dlarray.default_device()`` (``cpu(0)`` unless set) when None.
     dtype : numpy dtype or str, optional
         float32 by default, as in the seed.
 
@@ -64,4 +64,4 @@ def array(arr, ctx=None, dtype=None):
     >>> ndarray.array(np.arange(3)).asnumpy()
     array([0., 1., 2.], dtype=float32)
     """
-    return _core.array(arr, cpu(0) if ctx is None else ctx, dtype)
+    return _creation.array(arr, ctx, dtype)

@@ -8,16 +8,21 @@ device with the shapes the op infers, and returned. ``invoke`` runs any op by na
 """
 
 import inspect
+from typing import Any
 
 from . import _core
 from ._core import infer_outputs  # noqa: F401
-from ._core import (array_set, broadcast_to, copy, invoke, matrix_elementwise_add,  # noqa: F401
-                    matrix_elementwise_add_by_const, matrix_elementwise_multiply,
+from ._core import (array_set, astype, broadcast_to, compare, compare_by_const,  # noqa: F401
+                    copy, invoke, matrix_elementwise_add, matrix_elementwise_add_by_const,
+                    matrix_elementwise_divide, matrix_elementwise_divide_by_const,
+                    matrix_elementwise_multiply,
                     matrix_elementwise_multiply_by_const, matrix_multiply, op_info, op_names, relu,
                     reduce_sum_axis_zero, relu_gradient, softmax, softmax_cross_entropy)
 
-__all__ = ["array_set", "broadcast_to", "copy", "infer_outputs", "invoke", "matrix_elementwise_add",
-           "matrix_elementwise_add_by_const", "matrix_elementwise_multiply",
+__all__ = ["array_set", "astype", "broadcast_to", "compare", "compare_by_const", "copy",
+           "infer_outputs", "invoke", "matrix_elementwise_add", "matrix_elementwise_add_by_const",
+           "matrix_elementwise_divide", "matrix_elementwise_divide_by_const",
+           "matrix_elementwise_multiply",
            "matrix_elementwise_multiply_by_const", "matrix_multiply", "op_info", "op_names", "relu",
            "reduce_sum_axis_zero", "relu_gradient", "softmax", "softmax_cross_entropy"]
 
@@ -99,7 +104,7 @@ def _make_wrapper(name):
     return op
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     """Ops declared by plugins, as functions with their declared signature."""
     if name.startswith("_"):
         raise AttributeError(name)
@@ -112,5 +117,5 @@ def __getattr__(name):
     return op
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(__all__) | set(op_names()) | set(globals()))

@@ -6,13 +6,15 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "dlarray/runtime.h"
 
 namespace dlarray {
 namespace py = pybind11;
 
-/*! \brief The Python NDArray: a shared reference to a runtime array. */
+/*! \brief The Python NDArray: a shared reference to a runtime array (or a view of one). */
 struct NDArray {
   std::shared_ptr<Array> array;
   DLArray* dl() const { return array->dl(); }
@@ -80,12 +82,41 @@ inline bool ShouldReleaseGilForCopy(const DLArray* a) {
   return a->ctx.device_type != kDLArrayCPU || NumElements(a) >= kReleaseGilElements;
 }
 
-/*! \brief numpy dtype <-> DLArrayDType. */
-DLArrayDType DTypeFromNumpy(const py::dtype& dt);
+/*! \brief numpy dtype (or anything numpy.dtype() takes) <-> DLArrayDType. bfloat16 is
+ *         ml_dtypes.bfloat16 (TypeError naming the package when it is missing). */
+DLArrayDType DTypeFromNumpy(const py::handle& dt);
 py::dtype DTypeToNumpy(DLArrayDType t);
 
+/*! \brief The type name of obj, for messages. */
+std::string TypeName(const py::handle& obj);
+
+/*! \brief Runs op (GIL released for large operands); refuses read-only outputs first. */
+void RunOp(int op, const std::vector<const DLArray*>& ins, const std::vector<const NDArray*>& outs,
+           const std::vector<double>& attrs);
+
+/*! \brief A new compact array on src's device with src's elements (the copy op: any strides). */
+NDArray CompactCopy(const NDArray& src);
+
+/*! \brief Copies between compact arrays on any devices, GIL released for large or device ones. */
+void CopyArrays(const DLArray* from, DLArray* to);
+
+/*! \brief An NDArray over the memory of a NumPy array (no copy), or nullptr when the array's
+ *         layout cannot be shared (byte order, alignment, dtype): callers then copy. */
+std::shared_ptr<Array> ShareNumpy(const py::array& arr);
+
+/*! \brief A new NumPy array with a copy of self's elements (waits for the device). */
+py::array AsNumpy(const NDArray& self);
+
+/*! \brief Keeps a Python object alive as the owner of array memory; releasing it takes the GIL
+ *         (and is skipped once the interpreter is finalizing). */
+std::shared_ptr<void> PythonOwner(py::object obj);
+
 void BindNDArray(py::module_& m);
+void BindViews(py::class_<NDArray>& cls);
+void BindDLPack(py::module_& m, py::class_<NDArray>& cls);
+void BindNumpyInterop(py::module_& m, py::class_<NDArray>& cls);
 void BindOps(py::module_& m);
+void BindDevices(py::module_& m);
 void BindCustom(py::module_& m);  // custom.cc: AOT custom ops (dlarray.custom)
 void BindRtc(py::module_& m);     // rtc.cc: NVRTC kernels (dlarray.rtc)
 void BindGraph(py::module_& m);   // graph.cc: CUDA graphs (the autodiff executor's replays)
@@ -96,6 +127,8 @@ namespace pybind11::detail {
 
 // NDArray and DLContext arguments are checked for objects made by Cls.__new__(Cls) without
 // __init__: pybind11 would hand out uninitialised memory for them (a segfault at first use).
+// A DLContext argument also takes a device string: "cpu", "cuda:1", "gpu:0", or the device type
+// name of a loaded plugin (ValueError for anything else).
 template <>
 class type_caster<dlarray::NDArray> : public type_caster_base<dlarray::NDArray> {
  public:
@@ -109,9 +142,17 @@ template <>
 class type_caster<DLContext> : public type_caster_base<DLContext> {
  public:
   bool load(handle src, bool convert) {
+    if (PyUnicode_Check(src.ptr())) {
+      parsed_ = dlarray::ParseContext(src.cast<std::string>());
+      value = &parsed_;
+      return true;
+    }
     dlarray::RequireConstructed<DLContext>(src, "DLContext");
     return type_caster_base<DLContext>::load(src, convert);
   }
+
+ private:
+  DLContext parsed_{};
 };
 
 }  // namespace pybind11::detail

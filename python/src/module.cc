@@ -50,36 +50,16 @@ py::dict PluginToDict(const PluginInfo& p) {
 
 std::vector<DLContext> ContextsOrAll(const py::object& ctx, const char* fn) {
   if (ctx.is_none()) return Devices();
-  if (!py::isinstance<DLContext>(ctx)) {
+  if (!py::isinstance<DLContext>(ctx) && !py::isinstance<py::str>(ctx)) {
     throw DTypeError(std::string(fn) +
-                     ": ctx must be a DLContext (e.g. dlarray.cpu(0)) or None, got " +
+                     ": ctx must be a DLContext (e.g. dlarray.cpu(0)), a device string "
+                     "(e.g. 'cuda:0') or None, got " +
                      std::string(py::str(py::type::of(ctx).attr("__name__"))));
   }
   return {ctx.cast<DLContext>()};
 }
 
 }  // namespace
-
-DLArrayDType DTypeFromNumpy(const py::dtype& dt) {
-  char kind = dt.kind();
-  DLArrayDType t{kDLArrayFloat, static_cast<uint8_t>(dt.itemsize() * 8), 1};
-  if (kind == 'f') {
-    t.code = kDLArrayFloat;
-  } else if (kind == 'i') {
-    t.code = kDLArrayInt;
-  } else if (kind == 'u' || kind == 'b') {
-    t.code = kDLArrayUInt;
-  } else {
-    throw DTypeError("unsupported dtype " + std::string(py::str(dt)) +
-                     " (numeric types only: float, int, uint, bool)");
-  }
-  return t;
-}
-
-py::dtype DTypeToNumpy(DLArrayDType t) {
-  std::string code = t.code == kDLArrayFloat ? "f" : t.code == kDLArrayInt ? "i" : "u";
-  return py::dtype(code + std::to_string(t.bits / 8));
-}
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "dlarray runtime binding (see the dlarray package for the documented API)";
@@ -109,6 +89,8 @@ gpu(1)
              return DLContext{device_type, device_id};
            }),
            py::arg("device_id"), py::arg("device_type"))
+      .def(py::init([](const std::string& text) { return ParseContext(text); }), py::arg("device"),
+           "From a device string: 'cpu', 'cuda:1', 'gpu:0', ...")
       .def_readonly("device_id", &DLContext::device_id,
                     "int: Index among the devices of that type, from 0.")
       .def_readonly("device_type", &DLContext::device_type,
@@ -124,55 +106,6 @@ gpu(1)
                         return DLContext{t[1].cast<int>(), t[0].cast<int>()};
                       }));
 
-  m.def("devices", &Devices, R"doc(Every usable device, CPU first.
-
-A device is usable when a loaded plugin serves its type and reports it; a GPU whose plugin
-is missing or has no driver is not listed (:func:`dlarray.plugins` says why).
-
-Returns
--------
-list of DLContext
-    ``cpu(0)``, then ``gpu(0)``, ``gpu(1)``, ... and the devices of other plugins.
-
-Examples
---------
->>> import dlarray
->>> dlarray.cpu(0) in dlarray.devices()
-True
-)doc");
-  m.def("device_count", &DeviceCount, py::arg("device_type"),
-        R"doc(Number of usable devices of a type.
-
-Parameters
-----------
-device_type : int
-    DLPack's device type number (1: CPU, 2: CUDA).
-
-Returns
--------
-int
-    0 when no loaded plugin serves that type.
-)doc");
-  m.def(
-      "device_name", [](const DLContext& ctx) { return DeviceName(ctx); }, py::arg("ctx"),
-      R"doc(The name of a device, as its plugin reports it (e.g. the GPU model).
-
-Parameters
-----------
-ctx : DLContext
-    The device.
-
-Returns
--------
-str
-
-Raises
-------
-RuntimeError
-    When no usable plugin serves ``ctx``'s device type (the message says why).
-ValueError
-    When the device id is out of range.
-)doc");
   m.def(
       "plugins",
       [] {
@@ -264,6 +197,7 @@ Examples
   m.attr("PLUGIN_ABI_VERSION") = py::make_tuple(DLARRAY_PLUGIN_ABI_MAJOR, DLARRAY_PLUGIN_ABI_MINOR);
   m.attr("__version__") = DLARRAY_VERSION;  // from the VERSION file, through CMake
 
+  BindDevices(m);
   BindNDArray(m);
   BindOps(m);
   RegisterExitHook();

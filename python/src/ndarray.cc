@@ -1,4 +1,5 @@
-// NDArray: shape, ctx, dtype, asnumpy, copyto, arr[:] = value, repr; empty() and array().
+// NDArray: shape, ctx, dtype, asnumpy, copyto, arr[key] = value, copy, astype, repr, pickling;
+// empty() and array().
 #include <pybind11/stl.h>
 
 #include <string>
@@ -8,8 +9,6 @@
 
 namespace dlarray {
 namespace {
-
-std::string TypeName(const py::handle& obj) { return py::str(py::type::of(obj).attr("__name__")); }
 
 // One dimension: any integer (int, numpy integers, objects with __index__) within int64.
 int64_t ToDim(const py::handle& d) {
@@ -51,7 +50,8 @@ py::array NumericArray(const py::object& obj, const py::object& dt, const std::s
   }
   py::array probe = np.attr("asarray")(obj);
   const char kind = probe.dtype().kind();
-  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f') {
+  const bool bfloat16 = py::str(probe.dtype().attr("name")).cast<std::string>() == "bfloat16";
+  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && !bfloat16) {
     throw DTypeError(where + ": cannot convert " + TypeName(obj) + " (NumPy dtype " +
                      std::string(py::str(probe.dtype())) +
                      ") to numbers; only bool, int, uint and float data convert");
@@ -65,10 +65,10 @@ py::tuple ShapeTuple(const Array& a) {
   return t;
 }
 
-DLArray HostView(py::array& arr, DLArrayDType dtype, std::vector<int64_t>& shape) {
+DLArray HostView(const py::array& arr, DLArrayDType dtype, std::vector<int64_t>& shape) {
   shape.assign(arr.shape(), arr.shape() + arr.ndim());
   DLArray v{};
-  v.data = arr.mutable_data();
+  v.data = const_cast<void*>(arr.data());  // read only as a copy source unless it is the target
   v.ctx = DLContext{kDLArrayCPU, 0};
   v.ndim = static_cast<int32_t>(arr.ndim());
   v.dtype = dtype;
@@ -76,68 +76,143 @@ DLArray HostView(py::array& arr, DLArrayDType dtype, std::vector<int64_t>& shape
   return v;
 }
 
-// Copies with the GIL released for large or device arrays; the GIL is held again on return, so
-// callers may build Python objects right after.
-void Copy(const DLArray* from, DLArray* to) {
-  if (ShouldReleaseGilForCopy(from) || ShouldReleaseGilForCopy(to)) {
-    ReleaseGil release;
-    CopyFromTo(from, to);
-  } else {
-    CopyFromTo(from, to);
-  }
-}
-
-py::array AsNumpy(const NDArray& self) {
-  const Array& a = *self.array;
-  py::array out(DTypeToNumpy(a.dtype()), a.shape());
-  std::vector<int64_t> shape;
-  DLArray host = HostView(out, a.dtype(), shape);
-  Copy(a.dl(), &host);
-  return out;
-}
-
-void CopyFromNumpy(NDArray& self, const py::object& value) {
-  Array& a = *self.array;
+// A compact NumPy array of dtype dt holding value broadcast to shape (ShapeError if it cannot).
+py::array HostSource(const py::object& value, const py::dtype& dt, const Array& target) {
   py::module_ np = py::module_::import("numpy");
-  py::object dt = DTypeToNumpy(a.dtype());
-  py::array src = NumericArray(value, dt, "arr[:] = value");
-  if (src.ndim() != static_cast<py::ssize_t>(a.shape().size()) ||
-      !std::equal(a.shape().begin(), a.shape().end(), src.shape())) {
-    py::tuple target = ShapeTuple(a);
+  py::array src = NumericArray(value, dt, "arr[key] = value");
+  const auto& shape = target.shape();
+  if (src.ndim() != static_cast<py::ssize_t>(shape.size()) ||
+      !std::equal(shape.begin(), shape.end(), src.shape())) {
     try {
-      src =
-          np.attr("ascontiguousarray")(np.attr("broadcast_to")(src, target), py::arg("dtype") = dt);
+      src = np.attr("broadcast_to")(src, ShapeTuple(target));
     } catch (const py::error_already_set&) {
-      throw ShapeError("cannot set an NDArray of shape " + ShapeToString(a.dl()) +
+      throw ShapeError("cannot set an NDArray of shape " + ShapeToString(target.dl()) +
                        " from a value of shape " + std::string(py::str(src.attr("shape"))));
     }
   }
+  return np.attr("ascontiguousarray")(src);
+}
+
+void RequireWritable(const NDArray& a, const char* what) {
+  if (a.array->read_only()) {
+    throw Error(ErrorKind::kValue, std::string(what) +
+                                       ": the array is read-only (it shares the memory of a "
+                                       "read-only source); make a writable copy with .copy()");
+  }
+}
+
+// target (any layout, any device) = value (NDArray, NumPy array or anything NumPy converts).
+void Assign(const NDArray& target, const py::object& value) {
+  RequireWritable(target, "assignment");
+  const Array& t = *target.array;
+  if (t.size() == 0) return;
+  if (py::isinstance<NDArray>(value)) {
+    NDArray src = value.cast<NDArray>();
+    if (src.array->dtype() != t.dtype()) {
+      throw DTypeError("cannot assign an NDArray of dtype " + DTypeToString(src.array->dtype()) +
+                       " to one of dtype " + DTypeToString(t.dtype()) +
+                       "; convert it first with .astype()");
+    }
+    if (src.array->shape() != t.shape()) {
+      throw ShapeError("cannot assign an NDArray of shape " + ShapeToString(src.dl()) +
+                       " to a target of shape " + ShapeToString(t.dl()));
+    }
+    if (src.array->storage() == t.storage() && src.dl() != t.dl()) {
+      src = CompactCopy(src);  // views of one memory: read everything before writing
+    }
+    if (src.array->ctx() == t.ctx()) {
+      const int copy = RequireOp("copy");
+      RunOp(copy, {src.dl()}, {&target}, {});
+      return;
+    }
+    if (!src.array->is_compact()) src = CompactCopy(src);
+    if (t.is_compact()) {
+      CopyArrays(src.dl(), target.dl());
+    } else {
+      NDArray staged{Array::Empty(t.shape(), t.ctx(), t.dtype())};
+      CopyArrays(src.dl(), staged.dl());
+      RunOp(RequireOp("copy"), {staged.dl()}, {&target}, {});
+    }
+    return;
+  }
+  if (!py::isinstance<py::array>(value) && !py::isinstance<py::sequence>(value)) {
+    // A scalar: array_set on a compact target, else a fill through a compact temporary.
+    py::array scalar = py::module_::import("numpy").attr("asarray")(value);
+    const char kind = scalar.dtype().kind();
+    if (kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f') {
+      const double v = py::float_(value).cast<double>();
+      const int set = RequireOp("array_set");
+      if (t.is_compact()) {
+        RunOp(set, {}, {&target}, {v});
+      } else {
+        NDArray fill{Array::Empty(t.shape(), t.ctx(), t.dtype())};
+        RunOp(set, {}, {&fill}, {v});
+        RunOp(RequireOp("copy"), {fill.dl()}, {&target}, {});
+      }
+      return;
+    }
+  }
+  py::array src = HostSource(value, DTypeToNumpy(t.dtype()), t);
   std::vector<int64_t> shape;
-  DLArray host = HostView(src, a.dtype(), shape);
-  Copy(&host, a.dl());
+  DLArray host = HostView(src, t.dtype(), shape);
+  if (t.is_compact()) {
+    CopyArrays(&host, target.dl());
+  } else {
+    NDArray staged{Array::Empty(t.shape(), t.ctx(), t.dtype())};
+    CopyArrays(&host, staged.dl());
+    RunOp(RequireOp("copy"), {staged.dl()}, {&target}, {});
+  }
 }
 
 NDArray Empty(const py::handle& shape, const DLContext& ctx, const py::object& dtype) {
-  py::dtype dt = dtype.is_none() ? py::dtype("float32") : py::dtype::from_args(dtype);
-  return NDArray{Array::Empty(ShapeFrom(shape), ctx, DTypeFromNumpy(dt))};
+  const DLArrayDType t = dtype.is_none() ? kFloat32 : DTypeFromNumpy(dtype);
+  return NDArray{Array::Empty(ShapeFrom(shape), ctx, t)};
 }
 
+NDArray Astype(const NDArray& self, const py::object& dtype, bool copy) {
+  const DLArrayDType t = DTypeFromNumpy(dtype);
+  if (t == self.array->dtype()) return copy ? CompactCopy(self) : self;
+  NDArray src = self.array->is_compact() ? self : CompactCopy(self);
+  NDArray out{Array::Empty(src.array->shape(), src.array->ctx(), t)};
+  RunOp(RequireOp("astype"), {src.dl()}, {&out}, {});
+  return out;
+}
+
+// A copy of obj on ctx: NDArrays (any device) and DLPack producers without a host round trip,
+// anything else through NumPy. dtype None: float32 (the seed's rule) for non-arrays.
 NDArray FromObject(const py::object& obj, const DLContext& ctx, const py::object& dtype) {
+  NDArray src;
   if (py::isinstance<NDArray>(obj)) {
-    const NDArray& src = obj.cast<const NDArray&>();
-    DLArrayDType t =
-        dtype.is_none() ? src.array->dtype() : DTypeFromNumpy(py::dtype::from_args(dtype));
-    if (t != src.array->dtype())
-      throw DTypeError("array(): dtype conversion of an NDArray is not supported");
-    NDArray out{Array::Empty(src.array->shape(), ctx, t)};
-    Copy(src.dl(), out.dl());
+    src = obj.cast<NDArray>();
+  } else if (!py::isinstance<py::array>(obj) && py::hasattr(obj, "__dlpack__")) {
+    src = py::module_::import("dlarray._core").attr("from_dlpack")(obj).cast<NDArray>();
+  }
+  if (src.array) {
+    if (!dtype.is_none()) src = Astype(src, dtype, false);
+    if (!src.array->is_compact()) src = CompactCopy(src);
+    NDArray out{Array::Empty(src.array->shape(), ctx, src.array->dtype())};
+    if (src.array->ctx() == ctx) {
+      RunOp(RequireOp("copy"), {src.dl()}, {&out}, {});
+    } else {
+      CopyArrays(src.dl(), out.dl());
+    }
     return out;
   }
-  py::object dt = dtype.is_none() ? py::object(py::dtype("float32")) : dtype;
-  py::array src = NumericArray(obj, dt, "array()");
-  std::vector<int64_t> shape(src.shape(), src.shape() + src.ndim());
-  NDArray out{Array::Empty(shape, ctx, DTypeFromNumpy(src.dtype()))};
-  CopyFromNumpy(out, src);
+  py::module_ np = py::module_::import("numpy");
+  py::object dt = dtype.is_none() ? py::object(DTypeToNumpy(kFloat32)) : dtype;
+  py::array host = NumericArray(obj, DTypeToNumpy(DTypeFromNumpy(dt)), "array()");
+  std::vector<int64_t> shape(host.shape(), host.shape() + host.ndim());
+  NDArray out{Array::Empty(shape, ctx, DTypeFromNumpy(host.dtype()))};
+  if (out.array->size() == 0) return out;
+  std::shared_ptr<Array> shared = ShareNumpy(host);
+  if (shared && ctx.device_type == kDLArrayCPU) {
+    RunOp(RequireOp("copy"), {shared->dl()}, {&out}, {});  // any strides, never a write
+  } else {
+    host = np.attr("ascontiguousarray")(host);
+    std::vector<int64_t> dims;
+    DLArray view = HostView(host, out.array->dtype(), dims);
+    CopyArrays(&view, out.dl());
+  }
   return out;
 }
 
@@ -154,14 +229,64 @@ std::string Repr(const NDArray& self) {
          ", ctx=" + ContextToString(a.ctx()) + ")";
 }
 
+// bool(x): NumPy's rule: one element is its truth value; more are ambiguous; none is an error.
+bool Truth(const NDArray& self) {
+  const int64_t n = self.array->size();
+  if (n != 1) {
+    throw Error(ErrorKind::kValue,
+                n == 0 ? "the truth value of an empty NDArray is ambiguous"
+                       : "the truth value of an NDArray with " + std::to_string(n) +
+                             " elements is ambiguous; compare and reduce on the host "
+                             "(x.asnumpy().any() or .all())");
+  }
+  return AsNumpy(self).attr("item")().cast<bool>();
+}
+
+py::object Item(const NDArray& self) {
+  if (self.array->size() != 1) {
+    throw Error(ErrorKind::kValue, "item(): the NDArray has " + std::to_string(self.array->size()) +
+                                       " elements; only one-element arrays convert to a scalar");
+  }
+  return AsNumpy(self).attr("item")();
+}
+
 }  // namespace
 
-void BindNDArray(py::module_& m) {
-  py::class_<NDArray>(m, "NDArray", R"doc(An n-dimensional array on one device.
+void CopyArrays(const DLArray* from, DLArray* to) {
+  if (ShouldReleaseGilForCopy(from) || ShouldReleaseGilForCopy(to)) {
+    py::gil_scoped_release release;
+    CopyFromTo(from, to);
+  } else {
+    CopyFromTo(from, to);
+  }
+}
 
-Made by :func:`dlarray.empty`, :func:`dlarray.array` and :meth:`NDArray.copyto`, never directly.
-The memory is compact and row-major (DLPack's DLTensor layout) and belongs to the device of
-:attr:`ctx`; it is freed when the last reference goes.
+NDArray CompactCopy(const NDArray& src) {
+  NDArray out{Array::Empty(src.array->shape(), src.array->ctx(), src.array->dtype())};
+  RunOp(RequireOp("copy"), {src.dl()}, {&out}, {});
+  return out;
+}
+
+py::array AsNumpy(const NDArray& self) {
+  NDArray src = self.array->is_compact() ? self : CompactCopy(self);
+  const Array& a = *src.array;
+  py::array out(DTypeToNumpy(a.dtype()), a.shape());
+  if (a.size() == 0) return out;
+  std::vector<int64_t> shape;
+  DLArray host = HostView(out, a.dtype(), shape);
+  CopyArrays(a.dl(), &host);
+  return out;
+}
+
+void BindNDArray(py::module_& m) {
+  py::class_<NDArray> cls(m, "NDArray", py::buffer_protocol(),
+                          R"doc(An n-dimensional array on one device.
+
+Made by :func:`dlarray.empty`, :func:`dlarray.array`, :func:`dlarray.asarray`,
+:func:`dlarray.from_dlpack` and :meth:`NDArray.copyto`, never directly. Arrays the runtime makes
+are compact and row-major (DLPack's DLTensor layout); views (indexing, ``T``, ``reshape``) and
+arrays over other libraries' memory share it, with strides. The memory is freed when the last
+array over it goes.
 
 Examples
 --------
@@ -173,27 +298,49 @@ Examples
 >>> x.asnumpy()
 array([[0., 1., 2.],
        [3., 4., 5.]], dtype=float32)
-)doc")
+>>> x[:, 1].asnumpy()
+array([1., 4.], dtype=float32)
+)doc");
+  cls.def_property_readonly(
+         "shape", [](const NDArray& s) { return ShapeTuple(*s.array); }, "Extents, a tuple.")
       .def_property_readonly(
-          "shape", [](const NDArray& s) { return ShapeTuple(*s.array); },
-          "tuple of int: The extent of each dimension.")
+          "ctx", [](const NDArray& s) { return s.array->ctx(); }, "The array's device context.")
       .def_property_readonly(
-          "ctx", [](const NDArray& s) { return s.array->ctx(); },
-          "DLContext: The device that holds the data.")
+          "device", [](const NDArray& s) { return s.array->ctx(); },
+          "The array's device context (the array API's name for ctx).")
       .def_property_readonly(
           "dtype", [](const NDArray& s) { return DTypeToNumpy(s.array->dtype()); },
-          "numpy.dtype: The element type (float32 unless asked otherwise).")
+          "Element type, as a numpy.dtype (bfloat16: ml_dtypes.bfloat16).")
       .def_property_readonly(
-          "size", [](const NDArray& s) { return s.array->size(); }, "int: The number of elements.")
+          "size", [](const NDArray& s) { return s.array->size(); }, "Number of elements.")
       .def_property_readonly(
-          "ndim", [](const NDArray& s) { return s.array->shape().size(); },
-          "int: The number of dimensions.")
+          "ndim", [](const NDArray& s) { return s.array->shape().size(); }, "Number of dimensions.")
       .def_property_readonly(
           "nbytes", [](const NDArray& s) { return s.array->nbytes(); },
-          "int: The size of the data in bytes.")
+          "Bytes of the elements (size * itemsize).")
       .def_property_readonly(
-          "data_ptr", [](const NDArray& s) { return reinterpret_cast<uintptr_t>(s.dl()->data); },
-          "int: Address of the first element (a device pointer for device arrays).")
+          "itemsize", [](const NDArray& s) { return DTypeBytes(s.array->dtype()); },
+          "Bytes per element.")
+      .def_property_readonly(
+          "strides",
+          [](const NDArray& s) {
+            const auto& st = s.array->strides();
+            py::tuple t(st.size());
+            const int64_t item = static_cast<int64_t>(DTypeBytes(s.array->dtype()));
+            for (size_t i = 0; i < st.size(); ++i) t[i] = py::int_(st[i] * item);
+            return t;
+          },
+          "Bytes to step in each dimension (NumPy's convention).")
+      .def_property_readonly(
+          "is_contiguous", [](const NDArray& s) { return s.array->is_compact(); },
+          "Whether the elements are compact row-major (C-contiguous).")
+      .def_property_readonly(
+          "readonly", [](const NDArray& s) { return s.array->read_only(); },
+          "Whether writes are refused (the memory of a read-only source).")
+      .def_property_readonly(
+          "data_ptr",
+          [](const NDArray& s) { return reinterpret_cast<uintptr_t>(s.array->data_ptr()); },
+          "Address of the first element (device pointer for device arrays).")
       .def("asnumpy", &AsNumpy, R"doc(Copies the array into a new NumPy array.
 
 Waits for the work queued on the array's device first, so the result reflects every op issued
@@ -202,7 +349,7 @@ before the call.
 Returns
 -------
 numpy.ndarray
-    A new array of the same shape and dtype, in host memory.
+    A new compact array of the same shape and dtype, in host memory.
 
 Examples
 --------
@@ -212,116 +359,138 @@ array([1., 2., 3.], dtype=float32)
 )doc",
            Guard())
       .def(
-          "__array__",
-          [](const NDArray& s, const py::object& dtype, const py::object&) {
-            py::array a = AsNumpy(s);
-            return dtype.is_none() ? py::object(a) : py::object(a.attr("astype")(dtype));
-          },
-          py::arg("dtype") = py::none(), py::arg("copy") = py::none(),
-          "NumPy's conversion hook: ``numpy.asarray(x)`` copies like :meth:`asnumpy`.", Guard())
-      .def(
           "copyto",
           [](const NDArray& self, const py::object& target) -> py::object {
-            if (py::isinstance<DLContext>(target)) {
-              NDArray out{
-                  Array::Empty(self.array->shape(), target.cast<DLContext>(), self.array->dtype())};
-              Copy(self.dl(), out.dl());
-              return py::cast(std::move(out));
-            }
             if (py::isinstance<NDArray>(target)) {
-              const NDArray& out = target.cast<const NDArray&>();
-              Copy(self.dl(), out.dl());
+              Assign(target.cast<NDArray>(), py::cast(self));
               return target;
             }
-            throw DTypeError("copyto: target must be a DLContext or an NDArray, got " +
-                             TypeName(target));
+            if (!py::isinstance<DLContext>(target) && !py::isinstance<py::str>(target)) {
+              throw DTypeError(
+                  "copyto: target must be a DLContext, a device string or an "
+                  "NDArray, got " +
+                  TypeName(target));
+            }
+            const DLContext ctx = target.cast<DLContext>();
+            NDArray src = self.array->is_compact() ? self : CompactCopy(self);
+            NDArray out{Array::Empty(src.array->shape(), ctx, src.array->dtype())};
+            if (ctx == src.array->ctx()) {
+              RunOp(RequireOp("copy"), {src.dl()}, {&out}, {});
+            } else {
+              CopyArrays(src.dl(), out.dl());
+            }
+            return py::cast(std::move(out));
           },
-          py::arg("target"), R"doc(Copies the array to another device, or into another array.
+          py::arg("target"), R"doc(Copies the array to a device, or into an existing array.
 
 Parameters
 ----------
-target : DLContext or NDArray
-    A device: the copy is a new array there. An NDArray of the same shape and dtype, on any
-    device: the data is copied into it.
+target : DLContext, str or NDArray
+    A device (a new compact array is made there) or an NDArray of the same shape and dtype
+    (any layout, any device).
 
 Returns
 -------
 NDArray
-    The new array, or ``target``.
+    The copy (``target`` itself when it is an NDArray).
 
 Raises
 ------
-ValueError
-    When ``target`` is an NDArray of another shape.
 TypeError
-    When ``target`` is neither a DLContext nor an NDArray, or has another dtype.
-RuntimeError
-    When ``target``'s device has no usable plugin.
-MemoryError
-    When the new array cannot be allocated.
-
-Examples
---------
->>> import dlarray
->>> x = dlarray.array([1.0, 2.0])
->>> y = dlarray.empty((2,))
->>> x.copyto(y) is y
-True
->>> x.copyto(dlarray.cpu(0)).asnumpy()
-array([1., 2.], dtype=float32)
-)doc",
+    ``target`` is neither a device nor an NDArray, or the dtypes differ.
+ValueError
+    The shapes differ, the target is read-only, or the device is unknown.)doc",
           Guard())
-      .def(
-          "__setitem__",
-          [](NDArray& self, const py::object& key, const py::object& value) {
-            bool full = py::isinstance<py::slice>(key) && key.attr("start").is_none() &&
-                        key.attr("stop").is_none() && key.attr("step").is_none();
-            if (!full && !(py::isinstance<py::tuple>(key) && py::len(key) == 0) &&
-                !key.is(py::ellipsis())) {
-              throw Error(ErrorKind::kValue,
-                          "NDArray supports only whole-array assignment: arr[:] = value");
-            }
-            if (py::isinstance<NDArray>(value)) {
-              const NDArray& src = value.cast<const NDArray&>();
-              if (src.dl() == self.dl()) return;
-              Copy(src.dl(), self.dl());
-              return;
-            }
-            CopyFromNumpy(self, value);
-          },
-          R"doc(Whole-array assignment: ``arr[:] = value``.
+      .def("copy", &CompactCopy, R"doc(A compact copy on the same device (how views become compact).
+
+Returns
+-------
+NDArray
+    A new C-contiguous array with the same elements.)doc",
+           Guard())
+      .def("astype", &Astype, py::arg("dtype"), py::arg("copy") = true,
+           R"doc(The elements converted to another dtype, on the same device (NumPy's casts).
 
 Parameters
 ----------
-key : slice
-    ``:`` (or ``...``, ``()``): only whole-array assignment is supported.
+dtype : numpy dtype or name
+    The target dtype (bfloat16: ``ml_dtypes.bfloat16``).
+copy : bool, optional
+    False: return the array itself when it already has ``dtype`` (default True: always new).
+
+Returns
+-------
+NDArray
+    The converted array.
+
+Raises
+------
+TypeError
+    An unsupported dtype.)doc",
+           Guard())
+      .def(
+          "__setitem__",
+          [](const NDArray& self, const py::object& key, const py::object& value) {
+            py::object target = py::cast(self).attr("__getitem__")(key);
+            Assign(target.cast<NDArray>(), value);
+          },
+          R"doc(Assignment to the elements a basic index selects: ``arr[key] = value``.
+
+Parameters
+----------
+key : int, slice, Ellipsis, None or tuple of them
+    As for ``arr[key]`` (``arr[:]`` is the whole array).
 value : NDArray, array_like or scalar
-    An NDArray of the same shape (on any device), or anything NumPy converts to an array that
-    broadcasts to this array's shape.
+    An NDArray of the selection's shape and dtype (on any device), or anything NumPy converts
+    to an array that broadcasts to the selection's shape.
 
 Raises
 ------
 ValueError
-    For any other key, or a value whose shape does not broadcast.
+    A value whose shape does not broadcast, or a read-only array.
+TypeError
+    An NDArray value of another dtype, or advanced indexing.
+IndexError
+    An index out of bounds.
 
 Examples
 --------
 >>> import dlarray
 >>> x = dlarray.empty((2, 2))
 >>> x[:] = 3
+>>> x[0, 1] = 5
 >>> x.asnumpy()
-array([[3., 3.],
+array([[3., 5.],
        [3., 3.]], dtype=float32)
 )doc",
           Guard())
+      .def("__len__",
+           [](const NDArray& s) {
+             if (s.array->shape().empty()) throw DTypeError("len() of a 0-d NDArray");
+             return s.array->shape()[0];
+           })
+      .def("__bool__", &Truth, Guard())
+      .def("item", &Item, "The single element as a Python scalar.", Guard())
       .def(
-          "__len__",
-          [](const NDArray& s) {
-            if (s.array->shape().empty()) throw DTypeError("len() of a 0-d NDArray");
-            return s.array->shape()[0];
-          },
-          "The length of the first dimension; TypeError for a 0-d array.")
-      .def("__repr__", &Repr, Guard());
+          "__float__", [](const NDArray& s) { return py::float_(Item(s)); }, Guard())
+      .def(
+          "__int__", [](const NDArray& s) { return py::int_(Item(s)); }, Guard())
+      .def(
+          "tolist", [](const NDArray& s) { return AsNumpy(s).attr("tolist")(); },
+          "The elements as nested Python lists (copied to the host).", Guard())
+      .def("__repr__", &Repr, Guard())
+      .def(py::pickle([](const NDArray& s) { return py::make_tuple(AsNumpy(s), s.array->ctx()); },
+                      [](const py::tuple& t) {
+                        if (t.size() != 2)
+                          throw Error(ErrorKind::kValue, "NDArray pickle: bad state");
+                        py::array host = t[0].cast<py::array>();
+                        return FromObject(host, t[1].cast<DLContext>(),
+                                          py::object(host.attr("dtype")));
+                      }));
+
+  BindViews(cls);
+  BindDLPack(m, cls);
+  BindNumpyInterop(m, cls);
 
   m.def("empty", &Empty, py::arg("shape"), py::arg("ctx") = DLContext{kDLArrayCPU, 0},
         py::arg("dtype") = py::none(), R"doc(A new array whose elements are not initialised.

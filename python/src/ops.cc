@@ -24,9 +24,18 @@ void InvokeOp(int op, const DLArray* const* ins, int nin, DLArray* const* outs, 
   }
 }
 
+void RequireWritable(const NDArray& out, int op) {
+  if (out.array->read_only()) {
+    throw Error(ErrorKind::kValue, GetOpInfo(op).name +
+                                       ": the output is read-only (it shares the memory of a "
+                                       "read-only source); write into a writable array");
+  }
+}
+
 template <size_t NI, size_t NA>
 void Run(int op, const std::array<const NDArray*, NI>& in, const NDArray& out,
          const std::array<double, NA>& attrs) {
+  RequireWritable(out, op);
   std::array<const DLArray*, NI == 0 ? 1 : NI> ins{};
   for (size_t i = 0; i < NI; ++i) ins[i] = in[i]->dl();
   DLArray* outs[1] = {out.dl()};
@@ -67,20 +76,35 @@ void InvokeByName(const std::string& name, const std::vector<const NDArray*>& in
     }
   }
   for (const NDArray* a : inputs) ins.push_back(a->dl());
-  for (const NDArray* a : outputs) outs.push_back(a->dl());
+  for (const NDArray* a : outputs) {
+    RequireWritable(*a, op);
+    outs.push_back(a->dl());
+  }
   InvokeOp(op, ins.data(), static_cast<int>(ins.size()), outs.data(), static_cast<int>(outs.size()),
            attrs.data(), static_cast<int>(attrs.size()));
 }
 
 // The errors every op can raise (docstrings).
-#define DLARRAY_OP_RAISES                                                                  \
-  "\nRaises\n------\n"                                                                     \
-  "ValueError\n    When the shapes do not fit the op, or the operands are not all on one " \
-  "device.\n"                                                                              \
-  "TypeError\n    When an operand is not an NDArray, or not float32.\n"                    \
+#define DLARRAY_OP_RAISES                                                                        \
+  "\nRaises\n------\n"                                                                           \
+  "ValueError\n    When the shapes do not fit the op, or the operands are not all on one "       \
+  "device.\n"                                                                                    \
+  "TypeError\n    When an operand is not an NDArray, or has a dtype the op does not compute in " \
+  "(see the op's dtypes in its help).\n"                                                         \
   "RuntimeError\n    When no loaded plugin has a kernel for the operands' device.\n"
 
 }  // namespace
+
+void RunOp(int op, const std::vector<const DLArray*>& ins, const std::vector<const NDArray*>& outs,
+           const std::vector<double>& attrs) {
+  std::vector<DLArray*> out_dl;
+  for (const NDArray* o : outs) {
+    RequireWritable(*o, op);
+    out_dl.push_back(o->dl());
+  }
+  InvokeOp(op, ins.data(), static_cast<int>(ins.size()), out_dl.data(),
+           static_cast<int>(out_dl.size()), attrs.data(), static_cast<int>(attrs.size()));
+}
 
 void BindOps(py::module_& m) {
   // Core op ids are looked up once; the lambdas below capture them.
@@ -91,7 +115,10 @@ void BindOps(py::module_& m) {
             mulc = RequireOp("matrix_elementwise_multiply_by_const"),
             mm = RequireOp("matrix_multiply"), relu = RequireOp("relu"),
             relug = RequireOp("relu_gradient"), smax = RequireOp("softmax"),
-            sce = RequireOp("softmax_cross_entropy"), copy = RequireOp("copy");
+            sce = RequireOp("softmax_cross_entropy"), copy = RequireOp("copy"),
+            astype = RequireOp("astype"), cmp = RequireOp("compare"),
+            cmpc = RequireOp("compare_by_const"), div = RequireOp("matrix_elementwise_divide"),
+            divc = RequireOp("matrix_elementwise_divide_by_const");
 
   m.def(
       "array_set", [set](A arr, double v) { Run<0, 1>(set, {}, arr, {v}); }, py::arg("arr"),
@@ -102,7 +129,7 @@ Parameters
 arr : NDArray
     The array to fill (the op's output).
 value : float
-    The value, converted to float32.
+    The value, converted to the array's dtype (truncated for integers).
 )doc" DLARRAY_OP_RAISES R"doc(
 Examples
 --------
@@ -190,7 +217,7 @@ Parameters
 in_mat : NDArray
     The input.
 val : float
-    The constant, converted to float32.
+    The constant, converted to the array's dtype (truncated for integers).
 out_mat : NDArray
     The output, of the input's shape; may be ``in_mat``.
 )doc" DLARRAY_OP_RAISES R"doc(
@@ -238,7 +265,7 @@ Parameters
 in_mat : NDArray
     The input.
 val : float
-    The constant, converted to float32.
+    The constant, converted to the array's dtype (truncated for integers).
 out_mat : NDArray
     The output, of the input's shape; may be ``in_mat``.
 )doc" DLARRAY_OP_RAISES R"doc(
@@ -401,6 +428,137 @@ Examples
 >>> dlarray.ops.copy(x, y)
 >>> y.asnumpy()
 array([1., 2.], dtype=float32)
+)doc",
+      Guard());
+
+  m.def(
+      "astype", [astype](A in, A out) { Run<1, 0>(astype, {&in}, out, {}); }, py::arg("in_arr"),
+      py::arg("out_arr"), R"doc(Converts dtypes: ``out_arr = in_arr.astype(out_arr.dtype)``.
+
+NumPy's casts: float16 and bfloat16 round to nearest even, floats to integers truncate, anything
+to bool is ``!= 0``; out-of-range floats and NaN (undefined in NumPy) saturate and give 0.
+
+Parameters
+----------
+in_arr : NDArray
+    The input, of any dtype.
+out_arr : NDArray
+    The output, of the input's shape and any dtype.
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import numpy as np
+>>> import dlarray
+>>> x = dlarray.array([1.7, -2.5])
+>>> y = dlarray.empty((2,), dtype=np.int32)
+>>> dlarray.ops.astype(x, y)
+>>> y.asnumpy()
+array([ 1, -2], dtype=int32)
+)doc",
+      Guard());
+  m.def(
+      "compare",
+      [cmp](A a, A b, A out, int op) {
+        Run<2, 1>(cmp, {&a, &b}, out, {double(op)});
+      },
+      py::arg("a"), py::arg("b"), py::arg("out"), py::arg("cmp"),
+      R"doc(Compares elementwise: ``out = a <cmp> b`` as bool.
+
+Parameters
+----------
+a, b : NDArray
+    The inputs: one shape, one dtype (any).
+out : NDArray
+    The output: bool, of the inputs' shape.
+cmp : int
+    0 ``==``, 1 ``!=``, 2 ``<``, 3 ``<=``, 4 ``>``, 5 ``>=`` (NaN compares unequal).
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import numpy as np
+>>> import dlarray
+>>> a, b = dlarray.array([1, 2, 3]), dlarray.array([3, 2, 1])
+>>> out = dlarray.empty((3,), dtype=bool)
+>>> dlarray.ops.compare(a, b, out, 2)
+>>> out.asnumpy()
+array([ True, False, False])
+)doc",
+      Guard());
+  m.def(
+      "compare_by_const",
+      [cmpc](A in, double v, A out, int op) {
+        Run<1, 2>(cmpc, {&in}, out, {v, double(op)});
+      },
+      py::arg("x"), py::arg("value"), py::arg("out"), py::arg("cmp"),
+      R"doc(Compares with a constant: ``out = x <cmp> value`` as bool.
+
+Parameters
+----------
+x : NDArray
+    The input, of any dtype.
+value : float
+    The constant (compared exactly, in double precision).
+out : NDArray
+    The output: bool, of the input's shape.
+cmp : int
+    0 ``==``, 1 ``!=``, 2 ``<``, 3 ``<=``, 4 ``>``, 5 ``>=``.
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> x = dlarray.array([0.5, 1.5])
+>>> out = dlarray.empty((2,), dtype=bool)
+>>> dlarray.ops.compare_by_const(x, 1.0, out, 4)
+>>> out.asnumpy()
+array([False,  True])
+)doc",
+      Guard());
+  m.def(
+      "matrix_elementwise_divide",
+      [div](A a, A b, A c) {
+        Run<2, 0>(div, {&a, &b}, c, {});
+      },
+      py::arg("matA"), py::arg("matB"), py::arg("matC"),
+      R"doc(Divides elementwise: ``matC = matA / matB`` (float dtypes; IEEE results for zeros).
+
+Parameters
+----------
+matA, matB : NDArray
+    The inputs: one shape, one float dtype.
+matC : NDArray
+    The output; may be one of the inputs.
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> c = dlarray.empty((2,))
+>>> dlarray.ops.matrix_elementwise_divide(dlarray.array([1, 3]), dlarray.array([2, 4]), c)
+>>> c.asnumpy()
+array([0.5 , 0.75], dtype=float32)
+)doc",
+      Guard());
+  m.def(
+      "matrix_elementwise_divide_by_const",
+      [divc](A in, double v, A out) { Run<1, 1>(divc, {&in}, out, {v}); }, py::arg("in_mat"),
+      py::arg("val"), py::arg("out_mat"),
+      R"doc(Divides by a constant: ``out_mat = in_mat / val`` (a true division).
+
+Parameters
+----------
+in_mat : NDArray
+    The input (a float dtype).
+val : float
+    The divisor, rounded to the array's dtype first (as NumPy does).
+out_mat : NDArray
+    The output, of the input's shape; may be ``in_mat``.
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> x = dlarray.array([1, 2])
+>>> dlarray.ops.matrix_elementwise_divide_by_const(x, 4, x)
+>>> x.asnumpy()
+array([0.25, 0.5 ], dtype=float32)
 )doc",
       Guard());
 

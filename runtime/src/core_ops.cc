@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "dlarray/errors.h"
@@ -76,21 +77,36 @@ bool Flag(const DLArrayOpCall& c, int i, const char* name) {
 
 // A scalar applied to float32 data: NaN and infinities are kept, finite values that would round
 // to infinity in float32 are refused (float32 holds up to about 3.4028235e38).
-void CheckFloat32Value(const DLArrayOpCall& c, int i) {
+// A scalar applied to floating data of the output's dtype: NaN and infinities are kept, finite
+// values that would round to infinity in that dtype are refused. Integers take any value
+// (truncated and wrapped, as x - 5 on uint8 needs); float64 holds every double.
+void CheckScalarRange(const DLArrayOpCall& c, int i) {
   const double v = c.attrs[i];
-  // Halfway between FLT_MAX and the next power of two rounds to infinity (ties to even).
-  const double limit = static_cast<double>(FLT_MAX) + std::ldexp(1.0, 103);
+  const DLArrayDType t = c.outputs[0]->dtype;
+  double limit = 0.0;  // halfway between the largest finite value and the next power of two
+  const char* range = "";
+  if (t.code == kDLArrayFloat && t.bits == 32) {
+    limit = static_cast<double>(FLT_MAX) + std::ldexp(1.0, 103);
+    range = "float32 range (|value| <= 3.4028235e38)";
+  } else if (t.code == kDLArrayFloat && t.bits == 16) {
+    limit = 65520.0;
+    range = "float16 range (|value| <= 65504)";
+  } else if (t.code == kDLArrayBfloat && t.bits == 16) {
+    limit = std::ldexp(2.0 - std::ldexp(1.0, -8), 127);
+    range = "bfloat16 range (|value| <= 3.3895314e38)";
+  } else {
+    return;
+  }
   if (std::isfinite(v) && std::fabs(v) >= limit) {
     char text[64];
     std::snprintf(text, sizeof(text), "%.17g", v);
-    throw Error(ErrorKind::kValue, std::string(c.op_name) + ": value " + text +
-                                       " is out of the float32 range (|value| <= 3.4028235e38); "
-                                       "pass inf explicitly if that is what you mean");
+    throw Error(ErrorKind::kValue, std::string(c.op_name) + ": value " + text + " is out of the " +
+                                       range + "; pass inf explicitly if that is what you mean");
   }
 }
 
 void ValidateScalarOp(const DLArrayOpCall& c) {
-  CheckFloat32Value(c, 0);
+  CheckScalarRange(c, 0);
   ValidateSameShape(c);
 }
 
@@ -131,6 +147,69 @@ void ValidateSoftmax(const DLArrayOpCall& c) {
   ValidateRowwise(c);
   if (!SameShape(c.inputs[0], c.outputs[0])) {
     throw ShapeError(Describe(c) + ": the output must have the input's shape");
+  }
+}
+
+// The attribute "cmp" of the comparisons: an integer 0..5 (CompareKind).
+void CheckCompareKind(const DLArrayOpCall& c, int attr) {
+  const double k = c.attrs[attr];
+  if (!(k >= 0 && k <= 5 && k == static_cast<int>(k))) {
+    throw Error(ErrorKind::kValue, std::string(c.op_name) +
+                                       ": cmp must be 0 (==), 1 (!=), 2 (<), "
+                                       "3 (<=), 4 (>) or 5 (>=), got " +
+                                       std::to_string(k));
+  }
+}
+
+void ValidateCompare(const DLArrayOpCall& c) {
+  CheckCompareKind(c, 0);
+  ValidateSameShape(c);
+}
+
+void ValidateCompareByConst(const DLArrayOpCall& c) {
+  CheckCompareKind(c, 1);
+  ValidateSameShape(c);
+}
+
+const DLArrayDType kBool{kDLArrayBool, 8, 1};
+
+std::string DTypeList(const std::vector<DLArrayDType>& types) {
+  std::string s;
+  for (const DLArrayDType& t : types) s += (s.empty() ? "" : ", ") + DTypeToString(t);
+  return s;
+}
+
+bool Listed(const std::vector<DLArrayDType>& types, DLArrayDType t) {
+  for (const DLArrayDType& u : types) {
+    if (u == t) return true;
+  }
+  return false;
+}
+
+// astype: any storage dtype in, any out.
+void CheckAstypeDTypes(const OpInfo& op, const DLArrayOpCall& c) {
+  const DLArray* operands[2] = {c.inputs[0], c.outputs[0]};
+  for (const DLArray* a : operands) {
+    if (!Listed(op.dtypes, a->dtype)) {
+      throw DTypeError(op.name + ": dtype " + DTypeToString(a->dtype) + " is not supported (" +
+                       DTypeList(op.dtypes) + ")");
+    }
+  }
+}
+
+// Comparisons: inputs alike (any listed dtype), a bool output.
+void CheckCompareDTypes(const OpInfo& op, const DLArrayOpCall& c) {
+  const DLArrayDType t = c.inputs[0]->dtype;
+  for (int i = 0; i < c.num_inputs; ++i) {
+    if (c.inputs[i]->dtype != t || !Listed(op.dtypes, c.inputs[i]->dtype)) {
+      throw DTypeError(op.name + ": input " + std::to_string(i) + " has dtype " +
+                       DTypeToString(c.inputs[i]->dtype) + "; the inputs must have one dtype of " +
+                       DTypeList(op.dtypes));
+    }
+  }
+  if (c.outputs[0]->dtype != kBool) {
+    throw DTypeError(op.name + ": the output must be bool, got " +
+                     DTypeToString(c.outputs[0]->dtype));
   }
 }
 
@@ -193,7 +272,51 @@ std::vector<OpInfo> CoreOps() {
   def(kSoftmax, "softmax", {"x"}, {}, ValidateSoftmax, true, "row-wise softmax over the last axis");
   def(kSoftmaxCrossEntropy, "softmax_cross_entropy", {"y", "y_"}, {}, ValidateSoftmaxCrossEntropy,
       false, "mean over rows of -sum(y_ * log softmax(y))");
-  def(kCopy, "copy", {"x"}, {}, nullptr, true, "out = in");
+  def(kCopy, "copy", {"x"}, {}, nullptr, true, "out = in (any strides on either side)");
+  def(kAstype, "astype", {"x"}, {}, nullptr, true,
+      "out = in converted to out's dtype (NumPy's casts; floats to integers truncate)");
+  def(kCompare, "compare", {"a", "b"}, {"cmp"}, ValidateCompare, true,
+      "out (bool) = a <cmp> b, cmp: 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=");
+  def(kCompareByConst, "compare_by_const", {"x"}, {"value", "cmp"}, ValidateCompareByConst, true,
+      "out (bool) = in <cmp> value, cmp: 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=");
+  def(kMatrixElementwiseDivide, "matrix_elementwise_divide", {"a", "b"}, {}, nullptr, true,
+      "c = a / b");
+  def(kMatrixElementwiseDivideByConst, "matrix_elementwise_divide_by_const", {"x"}, {"value"},
+      ValidateScalarOp, true, "out = in / value");
+
+  // Dtypes: what each op computes in (operands alike unless a rule below says otherwise).
+  const DLArrayDType f32 = kFloat32, f16{kDLArrayFloat, 16, 1}, bf16{kDLArrayBfloat, 16, 1},
+                     f64{kDLArrayFloat, 64, 1}, i8{kDLArrayInt, 8, 1}, i16{kDLArrayInt, 16, 1},
+                     i32{kDLArrayInt, 32, 1}, i64{kDLArrayInt, 64, 1}, u8{kDLArrayUInt, 8, 1},
+                     u16{kDLArrayUInt, 16, 1}, u32{kDLArrayUInt, 32, 1}, u64{kDLArrayUInt, 64, 1};
+  const std::vector<DLArrayDType> floats = {f32, f16, bf16, f64};
+  const std::vector<DLArrayDType> numeric = {f32, f16, bf16, f64, i8, i16, i32, i64, u8};
+  const std::vector<DLArrayDType> all = {f32, f16, bf16, f64, i8,  i16,  i32,
+                                         i64, u8,  u16,  u32, u64, kBool};
+  for (CoreOp id : {kArraySet, kBroadcastTo, kCopy, kAstype, kCompare, kCompareByConst}) {
+    ops[id].dtypes = all;
+  }
+  for (CoreOp id : {kReduceSumAxisZero, kMatrixElementwiseAdd, kMatrixElementwiseAddByConst,
+                    kMatrixElementwiseMultiply, kMatrixElementwiseMultiplyByConst}) {
+    ops[id].dtypes = numeric;
+  }
+  for (CoreOp id : {kMatrixMultiply, kRelu, kReluGradient, kSoftmax, kSoftmaxCrossEntropy,
+                    kMatrixElementwiseDivide, kMatrixElementwiseDivideByConst}) {
+    ops[id].dtypes = floats;
+  }
+  ops[kAstype].core_dtype_check = &CheckAstypeDTypes;
+  ops[kCompare].core_dtype_check = &CheckCompareDTypes;
+  ops[kCompareByConst].core_dtype_check = &CheckCompareDTypes;
+  ops[kCompare].output_dtype = kBool;
+  ops[kCompare].outputs_like_input0 = true;
+  ops[kCompareByConst].outputs_like_input0 = true;
+  ops[kCompareByConst].output_dtype = kBool;
+  ops[kCopy].accepts_strided = true;
+  // Results over empty inputs: sums of nothing are 0, the mean of no rows is NaN (as in NumPy).
+  ops[kMatrixMultiply].fills_when_empty = true;
+  ops[kReduceSumAxisZero].fills_when_empty = true;
+  ops[kSoftmaxCrossEntropy].fills_when_empty = true;
+  ops[kSoftmaxCrossEntropy].empty_fill = std::numeric_limits<double>::quiet_NaN();
   return ops;
 }
 

@@ -23,7 +23,22 @@ enum CoreOp : int {
   kSoftmax,
   kSoftmaxCrossEntropy,
   kCopy,
+  kAstype,
+  kCompare,
+  kCompareByConst,
+  kMatrixElementwiseDivide,
+  kMatrixElementwiseDivideByConst,
   kNumCoreOps,
+};
+
+/*! \brief The comparisons of compare and compare_by_const (attribute "cmp"). */
+enum CompareKind : int {
+  kCompareEqual = 0,
+  kCompareNotEqual = 1,
+  kCompareLess = 2,
+  kCompareLessEqual = 3,
+  kCompareGreater = 4,
+  kCompareGreaterEqual = 5,
 };
 
 /*! \brief Declarations of the core ops, indexed by CoreOp. */

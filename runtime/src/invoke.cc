@@ -1,4 +1,5 @@
 // One op call: validate once, here, then run the kernel registered for (op, device type).
+#include <algorithm>
 #include <string>
 
 #include "core_api.h"
@@ -88,9 +89,10 @@ std::vector<OutputSpec> InferOutputs(int op, const Shapes& input_shapes,
     }
     return out;
   }
-  const bool same_shape_rule =
-      s.plugin_validate == nullptr &&
-      (s.core_validate == nullptr || s.core_validate == &ValidateSameShape) && s.num_inputs > 0;
+  const bool same_shape_rule = s.plugin_validate == nullptr &&
+                               (s.core_validate == nullptr ||
+                                s.core_validate == &ValidateSameShape || s.outputs_like_input0) &&
+                               s.num_inputs > 0;
   if (!same_shape_rule) {
     throw Error(ErrorKind::kValue, s.name +
                                        ": the op cannot infer its output shapes (it has "
@@ -98,7 +100,7 @@ std::vector<OutputSpec> InferOutputs(int op, const Shapes& input_shapes,
   }
   for (OutputSpec& o : out) {
     o.shape = input_shapes[0];
-    o.dtype = first;
+    o.dtype = s.output_dtype.bits != 0 ? s.output_dtype : first;
   }
   return out;
 }
@@ -113,12 +115,13 @@ void CheckOperand(const OpInfo& s, const DLArray* a, const char* kind, int i,
                   const DLArray* first) {
   auto what = [&] { return std::string(kind) + " " + std::to_string(i); };
   if (a == nullptr) Fail(s, what() + " is null");
-  CheckArrayFields(a, s.name + ": " + what());
+  CheckArrayFields(a, s.name + ": " + what(), s.accepts_strided);
   if (a->ctx != first->ctx) {
     throw DeviceError(
         s.name + ": operands are on different devices: " + ContextToString(first->ctx) + " and " +
         ContextToString(a->ctx) + " (" + what() + "); copy one of them first with copyto()");
   }
+  if (s.core_dtype_check != nullptr) return;  // checked once for the whole call
   bool dtype_ok;
   if (s.dtypes.empty()) {
     dtype_ok = a->dtype == kFloat32;
@@ -134,8 +137,40 @@ void CheckOperand(const OpInfo& s, const DLArray* a, const char* kind, int i,
     for (const DLArrayDType& t : s.dtypes)
       allowed += (allowed.empty() ? "" : ", ") + DTypeToString(t);
     throw DTypeError(s.name + ": " + what() + " has dtype " + DTypeToString(a->dtype) +
+                     (a->dtype == first->dtype
+                          ? std::string()
+                          : " but operand 0 has " + DTypeToString(first->dtype)) +
                      "; the op supports " + allowed + " (all operands alike)");
   }
+}
+
+// Bytes [lo, hi) of memory that the elements of a reach, relative to a->data.
+void Extent(const DLArray* a, int64_t* lo, int64_t* hi) {
+  const int64_t elem = static_cast<int64_t>(DTypeBytes(a->dtype));
+  *lo = static_cast<int64_t>(a->byte_offset);
+  *hi = *lo + elem;
+  for (int d = 0; d < a->ndim; ++d) {
+    const int64_t stride = a->strides != nullptr ? a->strides[d] : 0;
+    const int64_t step = a->strides != nullptr ? (a->shape[d] - 1) * stride * elem : 0;
+    (step < 0 ? *lo : *hi) += step;
+  }
+  if (a->strides == nullptr) *hi = *lo + NumElements(a) * elem;
+}
+
+// An output that overlaps an input without being the same elements would read what it already
+// overwrote.
+void CheckOverlap(const OpInfo& s, const DLArray* in, const DLArray* out, int i, int o) {
+  if (in->data != out->data || in->ctx != out->ctx) return;
+  int64_t in_lo, in_hi, out_lo, out_hi;
+  Extent(in, &in_lo, &in_hi);
+  Extent(out, &out_lo, &out_hi);
+  if (in_hi <= out_lo || out_hi <= in_lo) return;
+  const bool same =
+      in->byte_offset == out->byte_offset && IsCompact(in) == IsCompact(out) &&
+      (IsCompact(in) || std::equal(in->strides, in->strides + in->ndim, out->strides));
+  if (same) return;
+  Fail(s, "output " + std::to_string(o) + " partly overlaps input " + std::to_string(i) +
+              " (views of one array); copy the input first (.copy())");
 }
 
 }  // namespace
@@ -155,6 +190,10 @@ void Invoke(int op, const DLArray* const* inputs, int num_inputs, DLArray* const
   if (first == nullptr) Fail(s, "operand 0 is null");
   for (int i = 0; i < num_inputs; ++i) CheckOperand(s, inputs[i], "input", i, first);
   for (int i = 0; i < num_outputs; ++i) CheckOperand(s, outputs[i], "output", i, first);
+  if (s.core_dtype_check != nullptr) {
+    s.core_dtype_check(s, DLArrayOpCall{sizeof(DLArrayOpCall), s.name.c_str(), inputs, outputs,
+                                        attrs, num_inputs, num_outputs, num_attrs, 0});
+  }
   const DLArrayOpCall call{
       sizeof(DLArrayOpCall), s.name.c_str(), inputs, outputs, attrs, num_inputs,
       num_outputs,           num_attrs,      0};
@@ -168,16 +207,32 @@ void Invoke(int op, const DLArray* const* inputs, int num_inputs, DLArray* const
   } else {
     ValidateSameShape(call);
   }
-  if (!s.allow_inplace) {
-    for (int o = 0; o < num_outputs; ++o) {
-      for (int i = 0; i < num_inputs; ++i) {
-        if (outputs[o]->data == inputs[i]->data &&
-            outputs[o]->byte_offset == inputs[i]->byte_offset) {
-          Fail(s, "output " + std::to_string(o) + " is input " + std::to_string(i) +
-                      "; this op cannot run in place, give it a separate output array");
-        }
+  bool outputs_empty = true, inputs_empty = false;
+  for (int o = 0; o < num_outputs; ++o)
+    outputs_empty = outputs_empty && NumElements(outputs[o]) == 0;
+  for (int i = 0; i < num_inputs; ++i) inputs_empty = inputs_empty || NumElements(inputs[i]) == 0;
+  if (outputs_empty) return;  // nothing to compute: no kernel runs
+  for (int o = 0; o < num_outputs; ++o) {
+    for (int i = 0; i < num_inputs; ++i) {
+      if (NumElements(inputs[i]) == 0) continue;
+      if (!s.allow_inplace && outputs[o]->data == inputs[i]->data &&
+          outputs[o]->byte_offset == inputs[i]->byte_offset) {
+        Fail(s, "output " + std::to_string(o) + " is input " + std::to_string(i) +
+                    "; this op cannot run in place, give it a separate output array");
       }
+      CheckOverlap(s, inputs[i], outputs[o], i, o);
     }
+  }
+  if (inputs_empty) {
+    if (!s.fills_when_empty) {
+      Fail(s, "an input is empty (zero-size) but an output is not; the op has no result for that");
+    }
+    // A sum over nothing: fill each output (through array_set) and run no kernel of this op.
+    for (int o = 0; o < num_outputs; ++o) {
+      DLArray* out[1] = {outputs[o]};
+      Invoke(kArraySet, nullptr, 0, out, 1, &s.empty_fill, 1);
+    }
+    return;
   }
   const DLContext ctx = first->ctx;
   PluginDevice* device = rt.DeviceFor(ctx);

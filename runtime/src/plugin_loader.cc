@@ -5,13 +5,12 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 

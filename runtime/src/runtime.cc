@@ -28,10 +28,13 @@ std::string ContextToString(DLContext ctx) {
 }
 
 std::string DTypeToString(DLArrayDType t) {
-  const char* code = t.code == kDLArrayInt     ? "int"
-                     : t.code == kDLArrayUInt  ? "uint"
-                     : t.code == kDLArrayFloat ? "float"
-                                               : "type";
+  if (t.code == kDLArrayBool && t.bits == 8 && t.lanes == 1) return "bool";
+  const char* code = t.code == kDLArrayInt      ? "int"
+                     : t.code == kDLArrayUInt   ? "uint"
+                     : t.code == kDLArrayFloat  ? "float"
+                     : t.code == kDLArrayBfloat ? "bfloat"
+                     : t.code == kDLArrayBool   ? "bool"
+                                                : "type";
   std::string s = code + std::to_string(t.bits);
   if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
   return s;
@@ -146,47 +149,6 @@ std::vector<DLContext> Devices() {
   return out;
 }
 
-std::shared_ptr<Array> Array::Empty(const std::vector<int64_t>& shape, DLContext ctx,
-                                    DLArrayDType dtype) {
-  if (!IsSupportedDType(dtype)) {
-    throw DTypeError("unsupported dtype " + DTypeToString(dtype) +
-                     " (supported: int8-64, uint8-64, float16/32/64, one lane)");
-  }
-  std::shared_ptr<Array> a(new Array());
-  a->shape_ = shape;
-  a->dl_.ndim = static_cast<int32_t>(shape.size());
-  a->dl_.shape = a->shape_.data();
-  a->dl_.dtype = dtype;
-  a->dl_.ctx = ctx;
-  if (shape.size() > 64) {
-    throw ShapeError("shape " + ShapeToString(a->dl()) + " has more than 64 dimensions");
-  }
-  const int64_t max_bytes = std::numeric_limits<int64_t>::max() / 2;
-  const int64_t elem = static_cast<int64_t>(DTypeBytes(dtype));
-  int64_t size = 1;
-  bool too_large = false;
-  for (int64_t d : shape) {
-    if (d < 1)
-      throw ShapeError("shape " + ShapeToString(a->dl()) + ": every dimension must be >= 1");
-    too_large = too_large || size > max_bytes / elem / d;
-    if (!too_large) size *= d;
-  }
-  if (too_large) {
-    throw OutOfMemoryError("shape " + ShapeToString(a->dl()) + " is too large to allocate on " +
-                           ContextToString(ctx));
-  }
-  a->size_ = size;
-  a->nbytes_ = static_cast<size_t>(size) * DTypeBytes(dtype);
-  a->device_ = RuntimeState::Get().DeviceFor(ctx);
-  a->dl_.data = a->device_->allocate(ctx.device_id, a->nbytes_);
-  return a;
-}
-
-Array::~Array() {
-  if (device_ != nullptr && dl_.data != nullptr)
-    device_->free(dl_.ctx.device_id, dl_.data, nbytes_);
-}
-
 namespace {
 
 const char* Data(const DLArray* a) { return static_cast<const char*>(a->data) + a->byte_offset; }
@@ -209,6 +171,7 @@ void CopyFromTo(const DLArray* from, DLArray* to) {
                      " differs from target dtype " + DTypeToString(to->dtype));
   }
   const size_t nbytes = static_cast<size_t>(count) * DTypeBytes(from->dtype);
+  if (nbytes == 0) return;  // zero-size: nothing to move (data may be null)
   const DLContext src = from->ctx, dst = to->ctx;
   void* dst_ptr = static_cast<char*>(to->data) + to->byte_offset;
   if (src == dst && Data(from) == dst_ptr) return;

@@ -10,20 +10,9 @@
 
 namespace dlarray {
 
-bool IsSupportedDType(DLArrayDType t) {
-  if (t.lanes != 1) return false;
-  switch (t.code) {
-    case kDLArrayInt:
-    case kDLArrayUInt:
-      return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
-    case kDLArrayFloat:
-      return t.bits == 16 || t.bits == 32 || t.bits == 64;
-    default:
-      return false;
-  }
-}
+bool IsSupportedDType(DLArrayDType t) { return IsStorageDType(t); }
 
-int64_t CheckArrayFields(const DLArray* a, const std::string& what) {
+int64_t CheckArrayFields(const DLArray* a, const std::string& what, bool allow_strided) {
   if (a == nullptr) throw Error(ErrorKind::kValue, what + " is null");
   if (a->ndim < 0 || a->ndim > 64) {
     throw ShapeError(what + " has ndim " + std::to_string(a->ndim) + " (0 to 64 are supported)");
@@ -33,15 +22,20 @@ int64_t CheckArrayFields(const DLArray* a, const std::string& what) {
   }
   if (!IsSupportedDType(a->dtype)) {
     throw DTypeError(what + " has the unsupported dtype " + DTypeToString(a->dtype) +
-                     " (supported: int8-64, uint8-64, float16/32/64, one lane)");
+                     " (supported: bool, int8-64, uint8-64, float16/32/64, bfloat16; one lane)");
   }
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   const int64_t elem = static_cast<int64_t>(DTypeBytes(a->dtype));
   int64_t count = 1;
+  bool empty = false;
   for (int i = 0; i < a->ndim; ++i) {
     const int64_t d = a->shape[i];
-    if (d < 1) {
-      throw ShapeError(what + " has shape " + ShapeToString(a) + ": every dimension must be >= 1");
+    if (d < 0) {
+      throw ShapeError(what + " has shape " + ShapeToString(a) + ": every dimension must be >= 0");
+    }
+    if (d == 0) {
+      empty = true;
+      continue;
     }
     if (count > kMax / d) {
       throw ShapeError(what + " has shape " + ShapeToString(a) +
@@ -53,6 +47,7 @@ int64_t CheckArrayFields(const DLArray* a, const std::string& what) {
     throw ShapeError(what + " has shape " + ShapeToString(a) + ": its size in bytes (" +
                      DTypeToString(a->dtype) + ") overflows int64");
   }
+  if (empty) return 0;  // zero-size: no element is read, data may be null, any strides
   if (a->data == nullptr) throw Error(ErrorKind::kValue, what + " has no data (null pointer)");
   // Kernels read whole elements (and vectors of them): data + byte_offset must be a multiple of
   // the element size.
@@ -60,14 +55,10 @@ int64_t CheckArrayFields(const DLArray* a, const std::string& what) {
     throw Error(ErrorKind::kValue, what + ": data + byte_offset is not aligned to its " +
                                        std::to_string(elem) + "-byte elements");
   }
-  if (a->strides != nullptr) {
-    int64_t expect = 1;
-    for (int i = a->ndim - 1; i >= 0; --i) {
-      if (a->shape[i] != 1 && a->strides[i] != expect) {
-        throw ShapeError(what + " is not compact row-major (strides are not supported)");
-      }
-      expect *= a->shape[i];
-    }
+  if (!allow_strided && !IsCompact(a)) {
+    throw ShapeError(what + " of shape " + ShapeToString(a) +
+                     " is a strided (non-contiguous) view, and only compact row-major arrays are "
+                     "accepted here: make it compact with .copy() first");
   }
   return count;
 }

@@ -12,17 +12,19 @@
 
 namespace dlarray {
 
-/*! \brief int8..64, uint8..64, float16/32/64, one lane: the dtypes arrays may have. */
+/*! \brief The dtypes arrays may have (IsStorageDType: bool, int8-64, uint8-64, float16/32/64,
+ *         bfloat16; one lane). */
 bool IsSupportedDType(DLArrayDType t);
 
 /*!
  * \brief Validates the fields of an array: ndim in [0, 64], a shape when ndim > 0, every
- *        dimension >= 1, an element count and byte size that fit in int64, a supported dtype,
- *        data (with byte_offset) aligned to the element size, and compact row-major strides (or
- *        none). Throws a dlarray::Error naming `what`.
+ *        dimension >= 0, an element count and byte size that fit in int64, a supported dtype,
+ *        and, unless the array is zero-size (then data may be null): data (with byte_offset)
+ *        aligned to the element size, and compact row-major strides (or none) unless
+ *        allow_strided. Throws a dlarray::Error naming `what`.
  *        The context is not checked here (see CheckContext). Returns the element count.
  */
-int64_t CheckArrayFields(const DLArray* a, const std::string& what);
+int64_t CheckArrayFields(const DLArray* a, const std::string& what, bool allow_strided = false);
 
 /*!
  * \brief Throws unless ctx is served by a loaded plugin with that id (for cpu(0) it is enough that

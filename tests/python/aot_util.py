@@ -15,6 +15,18 @@ GPUS = [c for c in dlarray.devices() if c.device_type == 2]
 HAVE_NVCC = bool(shutil.which("nvcc") or pathlib.Path("/usr/local/cuda/bin/nvcc").exists())
 
 needs_gpu = pytest.mark.skipif(not GPUS, reason="no usable GPU on this machine")
+# dlarray.custom's AOT ops take MindSpore's ABI: host or CUDA pointers, so cpu and gpu arrays only.
+AOT_DEVICE_TYPES = (1, 2)
+AOT_CONTEXTS = [c for c in dlarray.devices() if c.device_type in AOT_DEVICE_TYPES]
+
+
+@pytest.fixture(autouse=True)
+def aot_devices_only(request):
+    """Skips a test's run on a device AOT ops cannot take (e.g. OpenCL), when it takes ``ctx``."""
+    ctx = getattr(request.node, "callspec", None) and request.node.callspec.params.get("ctx")
+    if ctx is not None and ctx.device_type not in AOT_DEVICE_TYPES:
+        pytest.skip("AOT ops run on cpu and gpu arrays only (MindSpore's ABI takes host or CUDA "
+                    "pointers), not on %r" % (ctx,))
 needs_nvcc = pytest.mark.skipif(not HAVE_NVCC, reason="nvcc is not installed")
 
 

@@ -126,7 +126,7 @@ def test_caller_array_with_context_out_of_range(bad_ctx):
 
 def test_caller_array_other_broken_fields():
     x = np.zeros(8, np.float32)
-    cases = [HostArray(x, ndim=-1), HostArray(x, ndim=65), HostArray(x, shape=(0,)),
+    cases = [HostArray(x, ndim=-1), HostArray(x, ndim=65),
              HostArray(x, shape=(-4,)), HostArray(x, data=False),
              HostArray(x, shape=(2, 4), strides=(1, 2)),
              HostArray(x, shape=(4,), byte_offset=2)]  # found by the fuzzer: misaligned floats
@@ -145,3 +145,14 @@ def test_alloc_rejects_the_same_dtypes():
         assert LIB.DLArrayAllocEx(shape, 1, DLArrayDType(*dtype), CPU, ctypes.byref(h)) == -1
     assert LIB.DLArrayAllocEx((ctypes.c_int64 * 2)(2**62, 4), 2, FLOAT32, CPU,
                               ctypes.byref(h)) == -1
+
+
+def test_zero_size_arrays_are_accepted():
+    """Zero-size arrays (issue 10) hold no memory; copies and ops on them do nothing."""
+    h = Handle()
+    shape = (ctypes.c_int64 * 2)(3, 0)
+    assert LIB.DLArrayAllocEx(shape, 2, FLOAT32, CPU, ctypes.byref(h)) == 0, last_error()
+    empty = HostArray(np.zeros(1, np.float32), shape=(3, 0))
+    assert LIB.DLArrayCopyFromTo(empty.ref, h, None) == 0, last_error()
+    assert LIB.DLArrayRelu(h, h) == 0, last_error()
+    assert LIB.DLArrayFree(h) == 0

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dlarray
-from aot_util import GPUS, add_impls, example, needs_gpu, probe
+from aot_util import GPUS, add_impls, aot_devices_only, example, needs_gpu, probe  # noqa: F401
 from dlarray.custom import Custom
 
 

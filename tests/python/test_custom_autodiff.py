@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 import dlarray
-from aot_util import ROOT, add_impls, example
+from aot_util import AOT_CONTEXTS, ROOT, add_impls, aot_devices_only, example  # noqa: F401
 from dlarray import autodiff as ad
 from dlarray.custom import Custom
 
-CONTEXTS = [None] + list(dlarray.devices())
+CONTEXTS = [None] + AOT_CONTEXTS
 IDS = [repr(c) for c in CONTEXTS]
 
 

@@ -54,8 +54,8 @@ def test_in_place_where_not_allowed(ctx):
         ops.matrix_multiply(a, False, a, False, a)
 
 
-@pytest.mark.parametrize("shape", [(-1,), (3, -2), (0,), (2, 0)])
-def test_negative_or_zero_shape(ctx, shape):
+@pytest.mark.parametrize("shape", [(-1,), (3, -2)])
+def test_negative_shape(ctx, shape):
     with pytest.raises(ValueError, match="dimension"):
         dlarray.empty(shape, ctx)
 
@@ -103,8 +103,8 @@ def test_setitem_shape_mismatch(ctx):
     a = dlarray.empty((2, 3), ctx)
     with pytest.raises(ValueError, match=r"\(2, 3\)"):
         a[:] = np.zeros((3, 2))
-    with pytest.raises(ValueError, match="whole-array"):
-        a[0] = np.zeros(3)
+    with pytest.raises(ValueError, match=r"\(3,\)"):
+        a[0] = np.zeros(2)
 
 
 def test_wrong_argument_types(ctx):
@@ -114,7 +114,9 @@ def test_wrong_argument_types(ctx):
     with pytest.raises(TypeError):
         ops.matrix_elementwise_add_by_const(a, "x", a)
     with pytest.raises(TypeError):
-        a.copyto("cpu")
+        a.copyto(3.5)
+    with pytest.raises(ValueError, match="unknown device type 'tpu'"):
+        a.copyto("tpu")
 
 
 def test_none_operands(ctx):

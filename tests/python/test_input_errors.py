@@ -213,9 +213,17 @@ def test_empty_with_overflowing_size(shape):
         dlarray.empty(shape)
 
 
-@pytest.mark.parametrize("bad", ["x", 1, 1.5, [1, 0], (1, 0), object()])
+@pytest.mark.parametrize("bad", [1, 1.5, [1, 0], (1, 0), object()])
 def test_context_arguments_must_be_contexts(bad):
     with pytest.raises(TypeError, match="DLContext"):
         dlarray.synchronize(bad)
     with pytest.raises(TypeError, match="DLContext"):
         dlarray.empty_cache(bad)
+
+
+def test_context_strings_must_name_devices():
+    """Device strings are contexts (issue 10); an unknown one is a ValueError naming it."""
+    with pytest.raises(ValueError, match="unknown device type 'x'"):
+        dlarray.synchronize("x")
+    with pytest.raises(ValueError, match="unknown device type 'x'"):
+        dlarray.empty_cache("x")

@@ -69,7 +69,7 @@ def check_leaky_relu(path, rng):
                                                                  "leaky_relu_gradient"]
     kernels = dlarray.ops.op_info("leaky_relu")["devices"]
     for ctx in dlarray.devices():
-        if {1: "cpu", 2: "gpu"}.get(ctx.device_type) not in kernels:
+        if repr(ctx).rsplit("(", 1)[0] not in kernels:  # the device type as op_info names it
             continue
         x = rng.standard_normal((129, 33)).astype(np.float32)
         y = dlarray.ops.leaky_relu(dlarray.array(x, ctx), slope=0.1)

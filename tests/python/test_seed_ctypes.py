@@ -24,7 +24,7 @@ def seed(tmp_path_factory):
 @pytest.fixture
 def sctx(seed, ctx):
     """The seed's DLContext for the usable device ctx (conftest runs each test on every one)."""
-    return seed.ndarray.gpu(ctx.device_id) if ctx.device_type == 2 else seed.ndarray.cpu(ctx.device_id)
+    return seed.ndarray.DLContext(ctx.device_id, ctx.device_type)  # any device type, as cpu()/gpu()
 
 
 def softmax_func(y):
@@ -56,7 +56,8 @@ def test_struct_layouts_are_the_seeds(seed, sctx, ctx):
     assert arr.shape == (3, 5, 7)
     got = arr.ctx  # read back from the C struct: device_id first, then device_type
     assert (got.device_id, got.device_type) == (ctx.device_id, ctx.device_type)
-    assert repr(got) == repr(ctx)
+    if ctx.device_type in (1, 2):  # the seed's repr names only its own two device types
+        assert repr(got) == repr(ctx)
 
 
 # -- the twelve dlsys op tests' cases, on every device -------------------------------------------

@@ -17,8 +17,9 @@ extern "C" {
 
 /*! \brief Device types, with DLPack's numbers (and the seed's: 1 = cpu, 2 = gpu). */
 typedef enum {
-  kDLArrayCPU = 1,  /*!< host memory */
-  kDLArrayCUDA = 2, /*!< CUDA device memory */
+  kDLArrayCPU = 1,    /*!< host memory */
+  kDLArrayCUDA = 2,   /*!< CUDA device memory */
+  kDLArrayOpenCL = 4, /*!< OpenCL buffers (opaque addresses: see dlarray/ext/opencl.h) */
 } DLArrayDeviceType;
 
 /*! \brief Largest device type number the runtime routes (DLPack defines fewer). */
@@ -32,9 +33,11 @@ typedef struct {
 
 /*! \brief Type codes, with DLPack's numbers. */
 typedef enum {
-  kDLArrayInt = 0,   /*!< signed integer */
-  kDLArrayUInt = 1,  /*!< unsigned integer */
-  kDLArrayFloat = 2, /*!< IEEE floating point */
+  kDLArrayInt = 0,    /*!< signed integer */
+  kDLArrayUInt = 1,   /*!< unsigned integer */
+  kDLArrayFloat = 2,  /*!< IEEE floating point */
+  kDLArrayBfloat = 4, /*!< bfloat16: float32's upper 16 bits */
+  kDLArrayBool = 6,   /*!< bool, 8 bits per element (0 or 1) */
 } DLArrayTypeCode;
 
 /*! \brief Element type: DLPack's DLDataType layout. */
@@ -51,7 +54,7 @@ typedef struct {
   int32_t ndim;         /*!< number of dimensions */
   DLArrayDType dtype;   /*!< element type */
   int64_t* shape;       /*!< ndim extents */
-  int64_t* strides;     /*!< NULL: compact row-major, the only layout the runtime makes */
+  int64_t* strides;     /*!< in elements; NULL: compact row-major (views may have strides) */
   uint64_t byte_offset; /*!< offset of the first element from data, in bytes */
 } DLArray;
 

@@ -72,6 +72,15 @@ class DLARRAY_EXPORT OutOfMemoryError : public Error {
   ~OutOfMemoryError() override = default;
 };
 
+/*!
+ * \brief A C function of the core or of another plugin (an extension's, see dlarray/ext/) failed
+ *        and already recorded why: the plugin's adapter returns -1 without replacing the message.
+ */
+class CoreCallFailed : public Error {
+ public:
+  CoreCallFailed() : Error(ErrorKind::kRuntime, "a call into the dlarray core failed") {}
+};
+
 }  // namespace dlarray
 
 #endif  // DLARRAY_ERRORS_H_

@@ -18,7 +18,11 @@
 
 namespace dlarray {
 
-/*! \brief Everything one kernel call sees. Operands are validated by the core before the call. */
+/*!
+ * \brief Everything one kernel call sees. Operands are validated by the core before the call:
+ *        they are compact row-major (except for the core op copy, whose kernels get any strides,
+ *        in elements, on either side), and never zero-size (the core runs no kernel then).
+ */
 struct KernelContext {
   Device* device;                 //!< this plugin's Device when it serves the operands, else null
   int device_id;                  //!< id of the operands' device

@@ -34,12 +34,6 @@
 
 namespace dlarray {
 
-/*! \brief A core function failed and already recorded why: the adapter just returns -1. */
-class CoreCallFailed : public Error {
- public:
-  CoreCallFailed() : Error(ErrorKind::kRuntime, "a call into the dlarray core failed") {}
-};
-
 /*! \brief The registry a plugin receives in register_kernels. Nothing is committed if it throws. */
 class Registry {
  public:

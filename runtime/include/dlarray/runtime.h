@@ -100,33 +100,82 @@ DLARRAY_EXPORT std::vector<DLContext> Devices();
 /*! \brief Number of devices of a type (0 when no plugin serves it). */
 DLARRAY_EXPORT int DeviceCount(int device_type);
 
-/*! \brief An owned, compact array: the object behind NDArray and DLArrayHandle. */
+/*! \brief Whether arrays may hold this dtype: bool, int8-64, uint8-64, float16/32/64, bfloat16. */
+DLARRAY_EXPORT bool IsStorageDType(DLArrayDType dtype);
+
+/*!
+ * \brief An array: a shape, strides and a byte offset over reference-counted storage. Arrays made
+ *        by Empty are compact row-major and own their memory; views (View) share it; arrays over
+ *        memory of another library (FromMemory: NumPy, DLPack producers) keep its owner alive.
+ *        Zero-size arrays hold no memory (data is null) and ops on them do nothing.
+ */
 class DLARRAY_EXPORT Array {
  public:
-  /*! \brief Allocates an uninitialised array; validates shape, dtype and ctx. */
+  /*! \brief Allocates an uninitialised compact array; validates shape, dtype and ctx. */
   static std::shared_ptr<Array> Empty(const std::vector<int64_t>& shape, DLContext ctx,
                                       DLArrayDType dtype = kFloat32);
+  /*!
+   * \brief An array over memory the caller owns: elements at data + byte_offset + strides[i] *
+   *        index[i] * itemsize (strides in elements, empty for compact row-major). `owner` is
+   *        released when the last array over the memory goes (it may be null). Validates shape,
+   *        strides, dtype and ctx; data may be null only for zero-size arrays.
+   */
+  static std::shared_ptr<Array> FromMemory(void* data, uint64_t byte_offset, DLContext ctx,
+                                           DLArrayDType dtype, const std::vector<int64_t>& shape,
+                                           const std::vector<int64_t>& strides,
+                                           std::shared_ptr<void> owner, bool read_only);
+  /*!
+   * \brief A view of the same memory with another shape, strides (elements) and byte offset (from
+   *        data); throws ValueError when it would reach outside the memory this array may use.
+   */
+  std::shared_ptr<Array> View(const std::vector<int64_t>& shape,
+                              const std::vector<int64_t>& strides, uint64_t byte_offset) const;
   ~Array();
   Array(const Array&) = delete;
   Array& operator=(const Array&) = delete;
 
-  /*! \brief The DLPack-layout view (shape points into this object). */
+  /*! \brief The DLPack-layout view (shape and strides point into this object; strides is null
+   *         when compact). */
   DLArray* dl() { return &dl_; }
   const DLArray* dl() const { return &dl_; }
   const std::vector<int64_t>& shape() const { return shape_; }
+  /*! \brief Strides in elements, always filled (also for compact arrays). */
+  const std::vector<int64_t>& strides() const { return strides_; }
   DLContext ctx() const { return dl_.ctx; }
   DLArrayDType dtype() const { return dl_.dtype; }
   int64_t size() const { return size_; }
+  /*! \brief size() * itemsize: the bytes of the elements (not of the memory spanned). */
   size_t nbytes() const { return nbytes_; }
+  uint64_t byte_offset() const { return dl_.byte_offset; }
+  /*! \brief Whether the elements are compact row-major (contiguous, C order). */
+  bool is_compact() const { return dl_.strides == nullptr; }
+  /*! \brief Whether writes are refused (memory of a read-only source). */
+  bool read_only() const { return read_only_; }
+  /*! \brief Address of the first element (data + byte_offset). */
+  void* data_ptr() const { return static_cast<char*>(dl_.data) + dl_.byte_offset; }
+  /*! \brief The storage: shared by every view of the memory. */
+  const std::shared_ptr<void>& storage() const { return storage_; }
+  /*! \brief Bytes [lo, hi) from data that views of this memory may reach. */
+  uint64_t span_begin() const { return span_begin_; }
+  uint64_t span_end() const { return span_end_; }
 
  private:
   Array() = default;
+  void SetLayout(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);
   DLArray dl_{};
   std::vector<int64_t> shape_;
+  std::vector<int64_t> strides_;
   int64_t size_ = 0;
   size_t nbytes_ = 0;
-  PluginDevice* device_ = nullptr;
+  bool read_only_ = false;
+  std::shared_ptr<void> storage_;
+  uint64_t span_begin_ = 0;
+  uint64_t span_end_ = 0;
 };
+
+/*! \brief Whether the array's elements are compact row-major (null strides, or strides that say
+ *         so; extents of 1 have any stride). */
+DLARRAY_EXPORT bool IsCompact(const DLArray* a);
 
 /*! \brief How one input of an op is differentiated (from the op's declaration). */
 struct GradientInfo {
@@ -154,6 +203,19 @@ struct OpInfo {
   void* validate_data = nullptr;                               //!< for plugin_validate
   DLArrayInferShapeFn plugin_infer = nullptr;                  //!< plugin ops (ABI 2.1)
   void* infer_data = nullptr;                                  //!< for plugin_infer
+  // Core-internal rules (not part of the plugin ABI):
+  /*! \brief Dtype check replacing "operands alike, one of dtypes" (astype, comparisons). */
+  void (*core_dtype_check)(const OpInfo& op, const DLArrayOpCall& call) = nullptr;
+  /*! \brief Outputs' dtype when it is not input 0's (bits 0: input 0's), e.g. bool. */
+  DLArrayDType output_dtype{0, 0, 0};
+  /*! \brief Outputs have input 0's shape although the op has its own check (comparisons). */
+  bool outputs_like_input0 = false;
+  /*! \brief Operands may have any strides (copy); other ops refuse non-compact views. */
+  bool accepts_strided = false;
+  /*! \brief With an empty input and non-empty outputs the outputs are filled with empty_fill
+   *         (a sum over nothing is 0); otherwise that case is an error. */
+  bool fills_when_empty = false;
+  double empty_fill = 0.0;  //!< see fills_when_empty
 };
 
 /*! \brief Shape and dtype of each output of an op call, inferred from its inputs. */
@@ -189,8 +251,32 @@ DLARRAY_EXPORT void Invoke(int op, const DLArray* const* inputs, int num_inputs,
                            DLArray* const* outputs, int num_outputs, const double* attrs,
                            int num_attrs);
 
-/*! \brief Copies between arrays of equal shape and dtype on any devices. */
+/*! \brief Copies between compact arrays of equal shape and dtype on any devices. */
 DLARRAY_EXPORT void CopyFromTo(const DLArray* from, DLArray* to);
+
+/*! \brief Free and total bytes of a device's memory (from its plugin's "dlarray.mem_info.v1"). */
+struct MemInfo {
+  uint64_t free_bytes = 0;   //!< available to new allocations
+  uint64_t total_bytes = 0;  //!< the device's memory
+};
+/*! \brief Free and total memory of ctx; throws RuntimeError when its plugin cannot tell. */
+DLARRAY_EXPORT MemInfo GetMemInfo(DLContext ctx);
+/*!
+ * \brief Makes stream `waiter` of ctx's device wait (without blocking the host) for the work
+ *        queued so far on stream `signaller` (handles as the device's plugin defines them, e.g.
+ *        cudaStream_t; for CUDA 1 and 2 are the legacy and per-thread default streams). Nothing
+ *        to do when they are equal or the device has no streams; throws when its plugin offers no
+ *        "dlarray.streams.v1" but has streams.
+ */
+DLARRAY_EXPORT void WaitStream(DLContext ctx, void* waiter, void* signaller);
+/*!
+ * \brief The context a device string names: "cpu", "cuda", "gpu:1", "cuda:0", or the device
+ *        type name of a loaded plugin with an optional ":id" (ValueError otherwise; ids are not
+ *        range-checked here).
+ */
+DLARRAY_EXPORT DLContext ParseContext(const std::string& text);
+/*! \brief The device type a name stands for ("cpu" 1, "cuda"/"gpu" 2, a plugin's name), or -1. */
+DLARRAY_EXPORT int DeviceTypeFromName(const std::string& name);
 /*! \brief Waits for all queued work on ctx. */
 DLARRAY_EXPORT void Synchronize(DLContext ctx);
 

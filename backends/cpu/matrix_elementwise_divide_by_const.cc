@@ -1,0 +1,29 @@
+/*!
+ * \file matrix_elementwise_divide_by_const.cc
+ * \brief matrix_elementwise_divide_by_const: out = in / value, value rounded to the array's dtype
+ *        first (NumPy's x / scalar); a true division, not a multiplication by 1 / value.
+ */
+#include "cpu_kernels.h"
+#include "elementwise.h"
+
+namespace dlarray::cpu {
+
+void MatrixElementwiseDivideByConstKernel(const KernelContext& ctx) {
+  const double value = ctx.attrs[0];
+  const DLArrayDType t = ctx.outputs[0]->dtype;
+  if (IsFloat32(t)) {
+    const float v = static_cast<float>(value);
+    ElementwiseKernel<1>(ctx, [v](auto x) { return x / v; });
+    return;
+  }
+  Dispatch<kFloatTypes>(t, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = Compute<T>;
+    const C v = static_cast<C>(Load(Store<T>(value)));
+    MapTyped(
+        NumElements(ctx.outputs[0]), TypedData<T>(ctx.outputs[0]), [v](C x) { return x / v; },
+        TypedData<const T>(ctx.inputs[0]));
+  });
+}
+
+}  // namespace dlarray::cpu

@@ -1,0 +1,28 @@
+/*!
+ * \file kernels.h
+ * \brief The op kernels of the OpenCL plugin: one entry per op, one op per file.
+ */
+#ifndef DLARRAY_BACKENDS_OPENCL_KERNELS_H_
+#define DLARRAY_BACKENDS_OPENCL_KERNELS_H_
+
+#include "dlarray/kernel.h"
+
+namespace dlarray::opencl {
+
+void ArraySetKernel(const KernelContext& ctx);
+void BroadcastToKernel(const KernelContext& ctx);
+void ReduceSumAxisZeroKernel(const KernelContext& ctx);
+void MatrixElementwiseAddKernel(const KernelContext& ctx);
+void MatrixElementwiseAddByConstKernel(const KernelContext& ctx);
+void MatrixElementwiseMultiplyKernel(const KernelContext& ctx);
+void MatrixElementwiseMultiplyByConstKernel(const KernelContext& ctx);
+void MatrixMultiplyKernel(const KernelContext& ctx);
+void ReluKernel(const KernelContext& ctx);
+void ReluGradientKernel(const KernelContext& ctx);
+void SoftmaxKernel(const KernelContext& ctx);
+void SoftmaxCrossEntropyKernel(const KernelContext& ctx);
+void CopyKernel(const KernelContext& ctx);
+
+}  // namespace dlarray::opencl
+
+#endif  // DLARRAY_BACKENDS_OPENCL_KERNELS_H_

@@ -1,0 +1,84 @@
+/*!
+ * \file launch.h
+ * \brief Running a kernel of this plugin: the device from the call, build options for a dtype,
+ *        arguments (an array is its buffer and its element offset) and the enqueue.
+ */
+#ifndef DLARRAY_BACKENDS_OPENCL_LAUNCH_H_
+#define DLARRAY_BACKENDS_OPENCL_LAUNCH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "cl_headers.h"
+#include "dlarray/kernel.h"
+#include "opencl_device.h"
+#include "program_cache.h"
+
+namespace dlarray::opencl {
+
+/*! \brief This plugin's device serving the call; throws BackendError otherwise. */
+OpenclDevice& DeviceOf(const KernelContext& ctx);
+
+/*! \brief The OpenCL C name of a dtype on a device ("float", "double", "int", ...); throws
+ *         DTypeError for dtypes the device cannot hold (double without cl_khr_fp64, half). */
+std::string ClTypeName(DLArrayDType dtype, const DeviceInfo& info);
+
+/*! \brief Vector width of the kernels on a device: 16 on CPUs (AVX-512 and wider loops), 4 on
+ *         GPUs (a float4 per work-item). */
+int VectorWidth(const DeviceInfo& info);
+
+/*! \brief Build options: -DT=<type> -DVW=<width> [-DDLARRAY_FP64] [-DDLARRAY_CPU] + extra. */
+std::string BuildOptions(DLArrayDType dtype, const DeviceInfo& info, const std::string& extra = "");
+
+/*!
+ * \brief One kernel launch: finds (or builds) the kernel, holds the device's launch mutex while
+ *        arguments are set and the kernel is queued.
+ */
+class Launch {
+ public:
+  Launch(const KernelContext& ctx, const ProgramSource& program, const char* kernel,
+         const std::string& options);
+  /*! \brief An array operand: two arguments, its buffer and its offset in elements (ulong). */
+  Launch& array(const DLArray* a, const char* what);
+  /*! \brief A buffer argument (scratch). */
+  Launch& buffer(cl_mem mem);
+  /*! \brief A scalar argument of exactly the kernel's type (cl_ulong, cl_int, float, ...). */
+  template <typename V>
+  Launch& scalar(V value) {
+    Set(sizeof(V), &value);
+    return *this;
+  }
+  /*! \brief Queues the kernel over `global` work-items in groups of `local` (global is rounded up
+   *         to a multiple of local; kernels check their bounds). */
+  void run(size_t global, size_t local);
+  /*! \brief 2-D: global0 x global1 in groups of local0 x local1. */
+  void run2(size_t global0, size_t global1, size_t local0, size_t local1);
+
+ private:
+  void Set(size_t size, const void* value);
+  void Enqueue(cl_uint dims, const size_t* global, const size_t* local);
+  OpenclDevice& device_;
+  int id_;
+  const char* name_;
+  cl_kernel kernel_;
+  std::unique_lock<std::mutex> lock_;
+  cl_uint next_ = 0;
+};
+
+/*! \brief Whether kernels should write an output of nbytes with non-temporal stores: on CPUs,
+ *         for outputs of 16 MiB or more, which would not stay in the caches anyway. */
+inline bool NonTemporal(const DeviceInfo& info, size_t nbytes) {
+  return info.is_cpu && nbytes >= (size_t{16} << 20);
+}
+
+/*! \brief Bytes of one element. */
+inline size_t ElementBytes(DLArrayDType t) { return (t.bits * t.lanes + 7u) / 8u; }
+
+/*! \brief Work-items for n elements handled `per_item` at a time, rounded up. */
+inline size_t ItemsFor(size_t n, size_t per_item) { return (n + per_item - 1) / per_item; }
+
+}  // namespace dlarray::opencl
+
+#endif  // DLARRAY_BACKENDS_OPENCL_LAUNCH_H_

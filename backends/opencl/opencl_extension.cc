@@ -1,0 +1,81 @@
+/*!
+ * \file opencl_extension.cc
+ * \brief "dlarray.opencl.v1": buffers, contexts and queues for other plugins' OpenCL kernels.
+ */
+#include "opencl_extension.h"
+
+#include <atomic>
+#include <exception>
+#include <new>
+
+#include "dlarray/errors.h"
+#include "dlarray/ext/opencl.h"
+#include "opencl_device.h"
+
+namespace dlarray::opencl {
+namespace {
+
+std::atomic<const DLArrayCoreApi*> g_core{nullptr};
+
+template <typename F>
+int Guarded(F&& f) noexcept {
+  try {
+    f();
+    return 0;
+  } catch (const Error& e) {
+    if (const DLArrayCoreApi* core = g_core.load()) {
+      core->set_error(static_cast<int32_t>(e.kind()), e.what());
+    }
+  } catch (const std::bad_alloc&) {
+    if (const DLArrayCoreApi* core = g_core.load()) {
+      core->set_error(kDLArrayErrMemory, "dlarray.opencl.v1: out of host memory");
+    }
+  } catch (const std::exception& e) {
+    if (const DLArrayCoreApi* core = g_core.load()) core->set_error(kDLArrayErrRuntime, e.what());
+  } catch (...) {
+    if (const DLArrayCoreApi* core = g_core.load()) {
+      core->set_error(kDLArrayErrRuntime, "dlarray.opencl.v1: an unknown exception");
+    }
+  }
+  return -1;
+}
+
+OpenclDevice* Self(void* self) { return static_cast<OpenclDevice*>(self); }
+
+int Resolve(void* self, int32_t device_id, const void* ptr, uint64_t nbytes, void** mem,
+            uint64_t* offset) {
+  return Guarded([&] {
+    OpenclDevice* d = Self(self);
+    if (device_id < 0 || device_id >= d->device_count()) {
+      throw DeviceError("dlarray.opencl.v1: opencl(" + std::to_string(device_id) +
+                        ") does not exist");
+    }
+    const BufferRef b = d->resolve(device_id, ptr, static_cast<size_t>(nbytes), "array");
+    *mem = b.mem;
+    *offset = b.offset;
+  });
+}
+
+int Objects(void* self, int32_t device_id, void** context, void** queue, void** device) {
+  return Guarded([&] {
+    OpenclDevice* d = Self(self);
+    if (device_id < 0 || device_id >= d->device_count()) {
+      throw DeviceError("dlarray.opencl.v1: opencl(" + std::to_string(device_id) +
+                        ") does not exist");
+    }
+    if (context != nullptr) *context = d->context(device_id);
+    if (queue != nullptr) *queue = d->queue(device_id);
+    if (device != nullptr) *device = d->info(device_id).device;
+  });
+}
+
+}  // namespace
+
+void SetExtensionCore(const DLArrayCoreApi* core) { g_core.store(core); }
+
+const void* OpenclExtensionTable(OpenclDevice* device) {
+  static const DLArrayOpenclExtV1 table{sizeof(DLArrayOpenclExtV1), device, &Resolve, &Objects};
+  return &table;
+}
+
+}  // namespace dlarray::opencl

@@ -1,0 +1,22 @@
+/*!
+ * \file opencl_extension.h
+ * \brief The "dlarray.opencl.v1" extension table (dlarray/ext/opencl.h) of this backend.
+ */
+#ifndef DLARRAY_BACKENDS_OPENCL_OPENCL_EXTENSION_H_
+#define DLARRAY_BACKENDS_OPENCL_OPENCL_EXTENSION_H_
+
+#include "dlarray/plugin_api.h"
+
+namespace dlarray::opencl {
+
+class OpenclDevice;
+
+/*! \brief Remembers the core's functions (to report the extension's errors). */
+void SetExtensionCore(const DLArrayCoreApi* core);
+
+/*! \brief The DLArrayOpenclExtV1 table of device (made once). */
+const void* OpenclExtensionTable(OpenclDevice* device);
+
+}  // namespace dlarray::opencl
+
+#endif  // DLARRAY_BACKENDS_OPENCL_OPENCL_EXTENSION_H_

@@ -1,0 +1,163 @@
+"""Making arrays: empty, array (always a copy), asarray (shares memory when it can), from_dlpack."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, SupportsIndex, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from ._core import DLContext, NDArray
+from ._devices import device
+
+DeviceLike = Union[DLContext, str]
+ShapeLike = Union[SupportsIndex, Sequence[SupportsIndex]]
+
+
+def empty(shape: ShapeLike, ctx: Optional[DeviceLike] = None,
+          dtype: npt.DTypeLike = None) -> NDArray:
+    """An uninitialised array.
+
+    Parameters
+    ----------
+    shape : int or sequence of int
+        Extents; 0 is allowed (a zero-size array holds no memory).
+    ctx : DLContext or str, optional
+        The device (default: ``dlarray.default_device()``).
+    dtype : numpy dtype or name, optional
+        Element type (default float32); bfloat16 is ``ml_dtypes.bfloat16`` or ``"bfloat16"``.
+
+    Returns
+    -------
+    NDArray
+        The array.
+
+    Raises
+    ------
+    ValueError
+        A negative extent or an unknown device.
+    TypeError
+        An unsupported dtype or a shape that is not integers.
+    MemoryError
+        The device cannot hold the array.
+    RuntimeError
+        No usable plugin serves the device.
+    """
+    return _core.empty(shape, device(ctx), _dtype(dtype))
+
+
+def array(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = None) -> NDArray:
+    """A copy of array-like data on a device.
+
+    Parameters
+    ----------
+    obj : array_like
+        An NDArray (any device), a DLPack producer (PyTorch, CuPy, JAX, ...), a NumPy array (also
+        read-only or non-contiguous ones; the source is never written) or anything NumPy converts.
+    ctx : DLContext or str, optional
+        The device (default: ``dlarray.default_device()``).
+    dtype : numpy dtype or name, optional
+        Element type. Default: float32 (the dlsys seed's rule) for data that is not an NDArray;
+        an NDArray keeps its dtype.
+
+    Returns
+    -------
+    NDArray
+        A new compact array.
+
+    Raises
+    ------
+    ValueError
+        An unknown device, or data NumPy cannot convert.
+    TypeError
+        An unsupported dtype.
+    RuntimeError
+        No usable plugin serves the device.
+    """
+    return _core.array(obj, device(ctx), _dtype(dtype))
+
+
+def _dtype(dtype: npt.DTypeLike) -> npt.DTypeLike:
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise TypeError("dtype 'bfloat16' needs the ml_dtypes package (pip install "
+                            "ml_dtypes)") from None
+        return ml_dtypes.bfloat16  # type: ignore[no-any-return]
+    return dtype
+
+
+def asarray(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = None,
+            copy: Optional[bool] = None) -> NDArray:
+    """An NDArray with obj's data, sharing its memory when it is already on ``ctx`` in ``dtype``.
+
+    Parameters
+    ----------
+    obj : array_like
+        An NDArray; a DLPack producer (PyTorch, CuPy, JAX, NumPy, ...); an object with
+        ``__cuda_array_interface__`` (its memory is taken to be on ``ctx``'s GPU, or gpu(0));
+        a NumPy array (read-only ones give read-only NDArrays); or anything NumPy converts.
+    ctx : DLContext or str, optional
+        The device. Default: the data's own device for NDArrays and DLPack producers, else
+        ``dlarray.default_device()``.
+    dtype : numpy dtype or name, optional
+        Element type (default: the data's; Python data gets NumPy's).
+    copy : bool, optional
+        True: always copy. False: never copy (ValueError when the data must move or convert).
+        None (default): copy only when needed.
+
+    Returns
+    -------
+    NDArray
+        The array (a view of obj's memory where possible).
+
+    Raises
+    ------
+    ValueError
+        ``copy=False`` but a copy is needed; an unknown device.
+    TypeError
+        An unsupported dtype.
+    RuntimeError
+        No usable plugin serves the device.
+    """
+    want = None if ctx is None else device(ctx)
+    dtype = _dtype(dtype)
+    src = None
+    if isinstance(obj, NDArray):
+        src = obj
+    elif hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
+        src = _core.from_dlpack(obj)
+    elif hasattr(obj, "__cuda_array_interface__"):
+        gpu = want if want is not None and want.device_type == 2 else device("cuda:0")
+        src = _core.from_cuda_array_interface(obj, gpu)
+    if src is None:
+        host = np.asarray(obj, dtype=dtype)
+        if copy is False and host is not obj and not (
+                isinstance(obj, np.ndarray) and np.shares_memory(host, obj)):
+            raise ValueError("asarray: converting %s needs a copy, which copy=False forbids"
+                             % type(obj).__name__)
+        src = _core.share_numpy(host)
+        if src is None:  # byte-swapped or misaligned: NumPy copies it into a native layout
+            if copy is False:
+                raise ValueError("asarray: the data's layout cannot be shared (byte order or "
+                                 "alignment); copy=False forbids a copy")
+            src = _core.share_numpy(np.ascontiguousarray(host, dtype=host.dtype.newbyteorder("=")))
+        dtype = None
+    target = src.ctx if want is None else want
+    changes = (target != src.ctx) or (dtype is not None and np.dtype(dtype) != src.dtype)
+    if changes and copy is False:
+        raise ValueError("asarray: the data is %s on %s; %s on %s needs a copy, which copy=False "
+                         "forbids" % (src.dtype, src.ctx, np.dtype(dtype) if dtype is not None
+                                      else src.dtype, target))
+    if dtype is not None and np.dtype(dtype) != src.dtype:
+        src = src.astype(dtype)
+        copy = False if copy else copy  # the conversion made a new array already
+    if target != src.ctx:
+        return src.copyto(target)
+    return src.copy() if copy else src
+
+
+# The import of every DLPack exchange: the C++ function itself (no Python frame in between).
+from_dlpack = _core.from_dlpack

@@ -1,0 +1,250 @@
+"""NDArray's arithmetic and comparison operators, built on the ops.
+
+``+ - * /``, unary ``-`` and ``+``, ``@`` and the comparisons take NDArrays, Python or NumPy
+scalars and NumPy-convertible data; they follow NumPy's type promotion (NEP 50: Python scalars
+are weak) and broadcasting, and return new arrays on the operands' device. The in-place forms
+(``+=`` ...) write into the left operand. Operands on different devices raise the ops' error.
+"""
+
+import numbers
+
+import numpy as np
+
+from . import _core
+from ._core import NDArray
+
+_EQ, _NE, _LT, _LE, _GT, _GE = range(6)
+
+
+def _is_scalar(x):
+    return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, NDArray)
+
+
+def _compact(a):
+    return a if a.is_contiguous else a.copy()
+
+
+def _as_array(x, like):
+    """x as an NDArray on like's device (NDArrays are returned as they are)."""
+    if isinstance(x, NDArray):
+        return x
+    return _core.array(np.asarray(x), like.ctx, np.asarray(x).dtype)
+
+
+def _promote(*dtypes_or_scalars):
+    return np.result_type(*dtypes_or_scalars)
+
+
+def _cast(a, dtype):
+    return a if a.dtype == dtype else a.astype(dtype)
+
+
+def _broadcast(a, shape):
+    if a.shape == tuple(shape):
+        return _compact(a)
+    out = _core.empty(shape, a.ctx, a.dtype)
+    _core.broadcast_to(_compact(a), out)
+    return out
+
+
+def _check_number(value):
+    if isinstance(value, (complex, np.complexfloating)):
+        raise TypeError("complex scalars are not supported")
+    return value
+
+
+def _binary(a, b, array_op, scalar_op, out=None, int_to_float=False, reverse_scalar=None):
+    """a <op> b with promotion and broadcasting; out: write there (in-place forms)."""
+    if _is_scalar(b):
+        value = _check_number(b)
+        dtype = _promote(a.dtype, value)
+        if int_to_float and dtype.kind in "biu":
+            dtype = np.dtype(np.float64)
+        x = _compact(_cast(a, dtype))
+        if out is None:
+            out = _core.empty(x.shape, x.ctx, dtype)
+        elif out.dtype != dtype:
+            raise TypeError("in-place operation: the result dtype %s cannot be cast to %s"
+                            % (dtype, out.dtype))
+        if reverse_scalar is not None:
+            reverse_scalar(x, float(value), out)
+        else:
+            scalar_op(x, float(value), out)
+        return out
+    if not isinstance(b, NDArray):
+        try:
+            b = _as_array(b, a)
+        except (TypeError, ValueError):
+            return NotImplemented
+    dtype = _promote(a.dtype, b.dtype)
+    if int_to_float and dtype.kind in "biu":
+        dtype = np.dtype(np.float64)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    if out is not None:
+        if out.dtype != dtype:
+            raise TypeError("in-place operation: the result dtype %s cannot be cast to %s"
+                            % (dtype, out.dtype))
+        if tuple(shape) != out.shape:
+            raise ValueError("in-place operation: the result shape %s differs from %s"
+                             % (tuple(shape), out.shape))
+    x = _broadcast(_cast(a, dtype), shape)
+    y = _broadcast(_cast(b, dtype), shape)
+    if out is None:
+        out = _core.empty(shape, x.ctx, dtype)
+    array_op(x, y, out)
+    return out
+
+
+def _negate_into(x, out):
+    _core.matrix_elementwise_multiply_by_const(x, -1.0, out)
+
+
+def _add(a, b, out=None):
+    return _binary(a, b, _core.matrix_elementwise_add, _core.matrix_elementwise_add_by_const, out)
+
+
+def _sub_arrays(x, y, out):
+    neg = _core.empty(y.shape, y.ctx, y.dtype)
+    _negate_into(y, neg)  # a - b == a + (-b) exactly (IEEE), and with wrap-around for integers
+    _core.matrix_elementwise_add(x, neg, out)
+
+
+def _sub(a, b, out=None):
+    return _binary(a, b, _sub_arrays,
+                   lambda x, v, o: _core.matrix_elementwise_add_by_const(x, -v, o), out)
+
+
+def _rsub_scalar(x, v, out):
+    _negate_into(x, out)
+    _core.matrix_elementwise_add_by_const(out, v, out)
+
+
+def _mul(a, b, out=None):
+    return _binary(a, b, _core.matrix_elementwise_multiply,
+                   _core.matrix_elementwise_multiply_by_const, out)
+
+
+def _div(a, b, out=None):
+    return _binary(a, b, _core.matrix_elementwise_divide,
+                   _core.matrix_elementwise_divide_by_const, out, int_to_float=True)
+
+
+def _rdiv_scalar(x, v, out):
+    numerator = _core.empty(x.shape, x.ctx, x.dtype)
+    _core.array_set(numerator, v)
+    _core.matrix_elementwise_divide(numerator, x, out)
+
+
+def _compare(a, b, cmp):
+    if _is_scalar(b):
+        _check_number(b)
+        x = _compact(a)
+        out = _core.empty(x.shape, x.ctx, np.bool_)
+        _core.compare_by_const(x, float(b), out, cmp)
+        return out
+    if not isinstance(b, NDArray):
+        try:
+            b = _as_array(b, a)
+        except (TypeError, ValueError):
+            return NotImplemented
+    dtype = _promote(a.dtype, b.dtype)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    x = _broadcast(_cast(a, dtype), shape)
+    y = _broadcast(_cast(b, dtype), shape)
+    out = _core.empty(shape, x.ctx, np.bool_)
+    _core.compare(x, y, out, cmp)
+    return out
+
+
+def _comparison(cmp):
+    # Python reflects ``scalar < x`` to ``x > scalar`` itself.
+    def method(self, other):
+        return _compare(self, other, cmp)
+    return method
+
+
+def _matmul(a, b):
+    if not isinstance(b, NDArray):
+        if _is_scalar(b):
+            raise ValueError("matmul: a scalar operand is not allowed, use *")
+        b = _as_array(b, a)
+    if a.ndim not in (1, 2) or b.ndim not in (1, 2):
+        raise ValueError("matmul: operands must be 1-D or 2-D, got shapes %s and %s"
+                         % (a.shape, b.shape))
+    dtype = _promote(a.dtype, b.dtype)
+    x = _cast(a, dtype)
+    y = _cast(b, dtype)
+    x2 = x.reshape(1, -1) if x.ndim == 1 else x
+    y2 = y.reshape(-1, 1) if y.ndim == 1 else y
+
+    def operand(m):
+        # A transposed view of a compact matrix is passed as that matrix with a transpose flag.
+        if m.is_contiguous:
+            return m, False
+        if m.T.is_contiguous:
+            return m.T, True
+        return m.copy(), False
+
+    (xa, ta), (yb, tb) = operand(x2), operand(y2)
+    rows = x2.shape[0]
+    cols = y2.shape[1]
+    out = _core.empty((rows, cols), x.ctx, dtype)
+    _core.matrix_multiply(xa, ta, yb, tb, out)
+    if a.ndim == 1 and b.ndim == 1:
+        return out.reshape(())
+    if a.ndim == 1:
+        return out.reshape(cols)
+    if b.ndim == 1:
+        return out.reshape(rows)
+    return out
+
+
+def _inplace(fn):
+    def method(self, other):
+        if not self.is_contiguous:
+            result = fn(self, other)
+            if result is NotImplemented:
+                return result
+            self[...] = result
+            return self
+        result = fn(self, other, out=self)
+        return self if result is not NotImplemented else result
+    return method
+
+
+def _neg(self):
+    if self.dtype == np.bool_:
+        raise TypeError("the unary - of a bool array is not supported (use ~ on the host)")
+    x = _compact(self)
+    out = _core.empty(x.shape, x.ctx, x.dtype)
+    _negate_into(x, out)
+    return out
+
+
+def install(cls):
+    """Adds the operators to ``cls`` (NDArray)."""
+    cls.__array_priority__ = 100.0  # NumPy defers to our reflected operators
+    cls.__add__ = lambda self, other: _add(self, other)
+    cls.__radd__ = lambda self, other: _add(self, other)
+    cls.__sub__ = lambda self, other: _sub(self, other)
+    cls.__rsub__ = lambda self, other: (
+        _binary(self, other, None, None, reverse_scalar=_rsub_scalar) if _is_scalar(other)
+        else _sub(_as_array(other, self), self))
+    cls.__mul__ = lambda self, other: _mul(self, other)
+    cls.__rmul__ = lambda self, other: _mul(self, other)
+    cls.__truediv__ = lambda self, other: _div(self, other)
+    cls.__rtruediv__ = lambda self, other: (
+        _binary(self, other, None, None, int_to_float=True, reverse_scalar=_rdiv_scalar)
+        if _is_scalar(other) else _div(_as_array(other, self), self))
+    cls.__matmul__ = _matmul
+    cls.__rmatmul__ = lambda self, other: _matmul(_as_array(other, self), self)
+    cls.__neg__ = _neg
+    cls.__pos__ = lambda self: self.copy()
+    cls.__iadd__ = _inplace(_add)
+    cls.__isub__ = _inplace(_sub)
+    cls.__imul__ = _inplace(_mul)
+    cls.__itruediv__ = _inplace(_div)
+    for name, cmp in (("__eq__", _EQ), ("__ne__", _NE), ("__lt__", _LT), ("__le__", _LE),
+                      ("__gt__", _GT), ("__ge__", _GE)):
+        setattr(cls, name, _comparison(cmp))
+    cls.__hash__ = object.__hash__  # identity, as before (NDArrays key executor tables)

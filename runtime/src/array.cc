@@ -1,0 +1,210 @@
+// Array: shape, strides and byte offset over reference-counted storage (own allocations, views,
+// and memory of other libraries).
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "dlarray/runtime.h"
+#include "runtime_state.h"
+
+namespace dlarray {
+
+bool IsStorageDType(DLArrayDType t) {
+  if (t.lanes != 1) return false;
+  switch (t.code) {
+    case kDLArrayInt:
+    case kDLArrayUInt:
+      return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case kDLArrayFloat:
+      return t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case kDLArrayBfloat:
+      return t.bits == 16;
+    case kDLArrayBool:
+      return t.bits == 8;
+    default:
+      return false;
+  }
+}
+
+bool IsCompact(const DLArray* a) {
+  if (a->strides == nullptr) return true;
+  int64_t expect = 1;
+  for (int i = a->ndim - 1; i >= 0; --i) {
+    if (a->shape[i] == 0) return true;  // no element: any layout is compact
+    if (a->shape[i] != 1 && a->strides[i] != expect) return false;
+    expect *= a->shape[i];
+  }
+  return true;
+}
+
+namespace {
+
+void CheckDType(DLArrayDType dtype) {
+  if (!IsStorageDType(dtype)) {
+    throw DTypeError("unsupported dtype " + DTypeToString(dtype) +
+                     " (supported: bool, int8-64, uint8-64, float16/32/64, bfloat16; one lane)");
+  }
+}
+
+// Element count of shape; throws ShapeError on negative extents, rank > 64 or overflow of the
+// byte size.
+int64_t CountElements(const std::vector<int64_t>& shape, DLArrayDType dtype, DLContext ctx,
+                      const DLArray* for_message) {
+  if (shape.size() > DLARRAY_MAX_NDIM) {
+    throw ShapeError("shape " + ShapeToString(for_message) + " has more than 64 dimensions");
+  }
+  const int64_t max_bytes = std::numeric_limits<int64_t>::max() / 2;
+  const int64_t elem = static_cast<int64_t>(DTypeBytes(dtype));
+  int64_t size = 1;
+  bool too_large = false;
+  for (int64_t d : shape) {
+    if (d < 0) {
+      throw ShapeError("shape " + ShapeToString(for_message) + ": dimensions must be >= 0");
+    }
+    if (d == 0) continue;
+    too_large = too_large || size > max_bytes / elem / d;
+    if (!too_large) size *= d;
+  }
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
+  if (too_large) {
+    throw OutOfMemoryError("shape " + ShapeToString(for_message) + " is too large to allocate on " +
+                           ContextToString(ctx));
+  }
+  return size;
+}
+
+}  // namespace
+
+void Array::SetLayout(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+  shape_ = shape;
+  dl_.ndim = static_cast<int32_t>(shape_.size());
+  dl_.shape = shape_.data();
+  std::vector<int64_t> compact(shape_.size());
+  int64_t step = 1;
+  for (int i = dl_.ndim - 1; i >= 0; --i) {
+    compact[i] = step;
+    step *= std::max<int64_t>(shape_[i], 1);
+  }
+  strides_ = strides.empty() ? compact : strides;
+  dl_.strides = strides_.data();
+  if (IsCompact(&dl_)) {
+    // Canonical strides and a null pointer: kernels and consumers see a plain compact array.
+    strides_ = std::move(compact);
+    dl_.strides = nullptr;
+  }
+}
+
+std::shared_ptr<Array> Array::Empty(const std::vector<int64_t>& shape, DLContext ctx,
+                                    DLArrayDType dtype) {
+  CheckDType(dtype);
+  std::shared_ptr<Array> a(new Array());
+  a->dl_.dtype = dtype;
+  a->dl_.ctx = ctx;
+  a->SetLayout(shape, {});
+  const int64_t size = CountElements(shape, dtype, ctx, a->dl());
+  a->size_ = size;
+  a->nbytes_ = static_cast<size_t>(size) * DTypeBytes(dtype);
+  PluginDevice* device = RuntimeState::Get().DeviceFor(ctx);
+  if (a->nbytes_ == 0) return a;  // no memory, no kernel will ever touch it
+  void* ptr = device->allocate(ctx.device_id, a->nbytes_);
+  const size_t nbytes = a->nbytes_;
+  const int id = ctx.device_id;
+  a->storage_ =
+      std::shared_ptr<void>(ptr, [device, id, nbytes](void* p) { device->free(id, p, nbytes); });
+  a->dl_.data = ptr;
+  a->span_end_ = nbytes;
+  return a;
+}
+
+std::shared_ptr<Array> Array::FromMemory(void* data, uint64_t byte_offset, DLContext ctx,
+                                         DLArrayDType dtype, const std::vector<int64_t>& shape,
+                                         const std::vector<int64_t>& strides,
+                                         std::shared_ptr<void> owner, bool read_only) {
+  CheckDType(dtype);
+  std::shared_ptr<Array> a(new Array());
+  a->dl_.dtype = dtype;
+  a->dl_.ctx = ctx;
+  a->SetLayout(shape, strides.size() == shape.size() ? strides : std::vector<int64_t>{});
+  if (!strides.empty() && strides.size() != shape.size()) {
+    throw ShapeError("an array of shape " + ShapeToString(a->dl()) + " needs " +
+                     std::to_string(shape.size()) + " strides, got " +
+                     std::to_string(strides.size()));
+  }
+  const int64_t size = CountElements(shape, dtype, ctx, a->dl());
+  if (data == nullptr && size != 0) {
+    throw Error(ErrorKind::kValue, "an array of shape " + ShapeToString(a->dl()) +
+                                       " over a null pointer (only zero-size arrays may have one)");
+  }
+  RuntimeState::Get().DeviceFor(ctx);  // validates ctx
+  a->size_ = size;
+  a->nbytes_ = static_cast<size_t>(size) * DTypeBytes(dtype);
+  a->dl_.data = data;
+  a->dl_.byte_offset = byte_offset;
+  a->read_only_ = read_only;
+  a->storage_ = std::move(owner);
+  // The reachable bytes: exactly what this array's elements span.
+  const int64_t elem = static_cast<int64_t>(DTypeBytes(dtype));
+  int64_t lo = 0, hi = 0;
+  if (size > 0) {
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const int64_t step = (shape[d] - 1) * a->strides_[d] * elem;
+      (step < 0 ? lo : hi) += step;
+    }
+    if (static_cast<int64_t>(byte_offset) + lo < 0) {
+      // Negative strides reach before data: start the array at the lowest element instead
+      // (host and CUDA pointers; other devices' handles cannot move).
+      if (ctx.device_type != kDLArrayCPU && ctx.device_type != kDLArrayCUDA) {
+        throw ShapeError("an array of shape " + ShapeToString(a->dl()) + " on " +
+                         ContextToString(ctx) + " whose negative strides reach before its data");
+      }
+      const int64_t shift = -(static_cast<int64_t>(byte_offset) + lo);
+      a->dl_.data = static_cast<char*>(data) - shift;
+      a->dl_.byte_offset = byte_offset + static_cast<uint64_t>(shift);
+      byte_offset = a->dl_.byte_offset;
+    }
+    a->span_begin_ = static_cast<uint64_t>(static_cast<int64_t>(byte_offset) + lo);
+    a->span_end_ = static_cast<uint64_t>(static_cast<int64_t>(byte_offset) + hi + elem);
+  }
+  return a;
+}
+
+std::shared_ptr<Array> Array::View(const std::vector<int64_t>& shape,
+                                   const std::vector<int64_t>& strides,
+                                   uint64_t byte_offset) const {
+  std::shared_ptr<Array> v(new Array());
+  v->dl_.dtype = dl_.dtype;
+  v->dl_.ctx = dl_.ctx;
+  v->SetLayout(shape, {});
+  if (strides.size() != shape.size()) {
+    throw ShapeError("a view of shape " + ShapeToString(v->dl()) + " needs " +
+                     std::to_string(shape.size()) + " strides, got " +
+                     std::to_string(strides.size()));
+  }
+  const int64_t size = CountElements(shape, dl_.dtype, dl_.ctx, v->dl());
+  const int64_t elem = static_cast<int64_t>(DTypeBytes(dl_.dtype));
+  if (size > 0) {
+    int64_t lo = static_cast<int64_t>(byte_offset), hi = static_cast<int64_t>(byte_offset) + elem;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const int64_t step = (shape[d] - 1) * strides[d] * elem;
+      (step < 0 ? lo : hi) += step;
+    }
+    if (lo < static_cast<int64_t>(span_begin_) || hi > static_cast<int64_t>(span_end_)) {
+      throw Error(ErrorKind::kValue, "a view of shape " + ShapeToString(v->dl()) +
+                                         " would reach outside the memory of its array");
+    }
+  }
+  v->SetLayout(shape, strides);
+  v->size_ = size;
+  v->nbytes_ = static_cast<size_t>(size) * DTypeBytes(dl_.dtype);
+  v->dl_.data = size > 0 ? dl_.data : nullptr;
+  v->dl_.byte_offset = size > 0 ? byte_offset : 0;
+  v->read_only_ = read_only_;
+  v->storage_ = storage_;
+  v->span_begin_ = span_begin_;
+  v->span_end_ = span_end_;
+  return v;
+}
+
+Array::~Array() = default;
+
+}  // namespace dlarray

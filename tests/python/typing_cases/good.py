@@ -1,0 +1,27 @@
+"""A user script that mypy --strict must accept: the types it sees are dlarray's own."""
+import numpy as np
+import numpy.typing as npt
+
+import dlarray
+from dlarray import ops
+
+
+def normalize(x: dlarray.NDArray) -> dlarray.NDArray:
+    return (x - 1.0) / 2.0
+
+
+ctx: dlarray.DLContext = dlarray.device("cpu")
+a = dlarray.array(np.ones((3, 4), np.float32), ctx)
+b: dlarray.NDArray = dlarray.empty((3, 4), "cpu", np.float16)
+c = a @ a.T
+shape: tuple[int, ...] = c.shape
+host: npt.NDArray[np.float32] = np.asarray(normalize(a), dtype=np.float32)
+ops.relu(a, a)
+free, total = dlarray.mem_info("cpu")
+count: int = dlarray.device_count("cuda")
+mask: dlarray.NDArray = a > 0.5
+with dlarray.using_device("cpu") as dev:
+    name: str = dlarray.device_name(dev)
+y = dlarray.from_dlpack(np.zeros(3))
+z = dlarray.asarray([1.0, 2.0], copy=None)
+rows = [float(r[0]) for r in a]
