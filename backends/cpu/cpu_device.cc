@@ -141,8 +141,37 @@ void CpuDevice::set_option(const std::string& key, const std::string& value) {
   SetNumThreads(static_cast<int>(n));
 }
 
+#ifndef DLARRAY_CPU_ISA_NAME
+#define DLARRAY_CPU_ISA_NAME "native"
+#define DLARRAY_CPU_ISA_MARCH "native"
+#endif
+
+namespace {
+
+// The instruction set path of this library, how it was chosen, and the best this CPU runs.
+std::string IsaDescription() {
+  std::string best = "baseline";
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4")) {
+    best = "avx512";
+  } else if (__builtin_cpu_supports("x86-64-v3")) {
+    best = "avx2";
+  }
+#endif
+  std::string text = DLARRAY_CPU_ISA_NAME " (-march=" DLARRAY_CPU_ISA_MARCH ")";
+  if (std::string(DLARRAY_CPU_ISA_NAME) == "native") return text + ": built for the build machine";
+  const char* forced = std::getenv("DLARRAY_CPU_ISA");
+  if (forced != nullptr && *forced)
+    return text + ": forced by DLARRAY_CPU_ISA; this CPU runs up to " + best;
+  return text + ": the best this CPU runs";
+}
+
+}  // namespace
+
 std::string CpuDevice::get_option(const std::string& key) {
   if (key == "num_threads") return std::to_string(NumThreads());
+  if (key == "isa") return IsaDescription();
   if (key == "wait_policy") return WaitPolicy();
   if (key == "gemm") return GemmImplementation();
   if (key.rfind("blas", 0) == 0) {

@@ -27,15 +27,22 @@ namespace {
 constexpr double kNaiveMacs = 4096.0;
 
 #ifdef DLARRAY_HAVE_CBLAS
-void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-           const float* b, int64_t ldb, float* c, int64_t ldc) {
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float* c, int64_t ldc) {
   DLARRAY_BLAS(cblas_sgemm)
   (CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
    static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b,
    static_cast<int>(ldb), 0.0f, c, static_cast<int>(ldc));
 }
 
-#ifdef DLARRAY_HAVE_OPENBLAS
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double* c, int64_t ldc) {
+  DLARRAY_BLAS(cblas_dgemm)
+  (CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+   static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a, static_cast<int>(lda), b,
+   static_cast<int>(ldb), 0.0, c, static_cast<int>(ldc));
+}
+
 // Slabs of C per thread: more than one lets a thread that runs take over the slabs of one the
 // OS has not scheduled (thread_pool.cc); each slab packs its panels again, so not many more.
 int SlabsPerThread() {
@@ -47,9 +54,14 @@ int SlabsPerThread() {
 }
 
 // Slabs of rows of C (or of columns, for wide products), computed by the pool's threads with
-// single-threaded sgemm calls.
-void SgemmSlabs(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
-                int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+// single-threaded BLAS calls (OpenBLAS's own pool is kept at one thread; see the top).
+template <typename T>
+void GemmSlabs(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+               const T* b, int64_t ldb, T* c, int64_t ldc) {
+#ifndef DLARRAY_HAVE_OPENBLAS
+  // A BLAS whose threads we cannot switch off splits the product itself.
+  Gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+#else
   SingleThreadedBlas();
   const int64_t work = static_cast<int64_t>(
       std::min(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / 8.0,
@@ -63,15 +75,15 @@ void SgemmSlabs(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, con
     const int64_t p1 = ChunkBegin(split, kElementAlign, s + 1, slabs);
     if (p0 >= p1) return;
     if (m >= n) {
-      Sgemm(trans_a, trans_b, p1 - p0, n, k, trans_a ? a + p0 : a + p0 * lda, lda, b, ldb,
-            c + p0 * ldc, ldc);
+      Gemm(trans_a, trans_b, p1 - p0, n, k, trans_a ? a + p0 : a + p0 * lda, lda, b, ldb,
+           c + p0 * ldc, ldc);
     } else {
-      Sgemm(trans_a, trans_b, m, p1 - p0, k, a, lda, trans_b ? b + p0 * ldb : b + p0, ldb, c + p0,
-            ldc);
+      Gemm(trans_a, trans_b, m, p1 - p0, k, a, lda, trans_b ? b + p0 * ldb : b + p0, ldb, c + p0,
+           ldc);
     }
   });
-}
 #endif
+}
 #endif
 
 }  // namespace
@@ -109,11 +121,7 @@ void MultiplyF32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, co
 #ifdef DLARRAY_HAVE_CBLAS
   // CBLAS takes int sizes; larger matrices fall through to the own SGEMM.
   if (std::max({m, n, k, lda, ldb}) <= INT_MAX) {
-#ifdef DLARRAY_HAVE_OPENBLAS
-    SgemmSlabs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
-#else
-    Sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
-#endif
+    GemmSlabs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
     return;
   }
 #endif
@@ -125,10 +133,7 @@ void MultiplyF64(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, co
                  int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc) {
 #ifdef DLARRAY_HAVE_CBLAS
   if (std::max({m, n, k, lda, ldb}) <= INT_MAX) {
-    cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-                static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0,
-                c, static_cast<int>(ldc));
+    GemmSlabs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
     return;
   }
 #endif
