@@ -8,7 +8,7 @@ DOCS   := build/docs
 export DLARRAY_TEST_PLUGIN_DIR := $(CURDIR)/$(BUILD)/test_plugins
 export DLARRAY_WHEEL_DIR := $(CURDIR)/$(WHEELS)
 
-.PHONY: demo check test install wheel deps venv cpp-test py-test bench docs docs-deps format clean sanitize fuzz
+.PHONY: demo check test isa-test install wheel deps venv cpp-test py-test bench docs docs-deps format clean sanitize fuzz
 
 demo: install
 	$(PY) examples/mnist.py --model mlp
@@ -46,6 +46,10 @@ wheel: venv
 	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w build/dist/linux \
 	  --config-settings=build-dir=build/release .
 	$(PY) scripts/repair_wheel.py build/dist/linux/dlarray-*.whl build/dist
+
+# The CPU op tests once per instruction set path this CPU runs (baseline, avx2, avx512).
+isa-test: install
+	PY=$(PY) bash scripts/isa_paths.sh
 
 cpp-test:
 	ctest --test-dir $(BUILD) --output-on-failure -j2
