@@ -30,7 +30,7 @@ double CrossEntropyRow(const float* y, const float* label, int64_t n) {
       __builtin_prefetch(label + n + i, 0, 2);
       const VecF d = LoadU(y + i) - m;
       const VecF t = LoadU(label + i);
-      vexp += Exp(d);
+      vexp += Exp<VecF, true>(d);
       vdot += t * d;
       vlabel += t;
     }
@@ -40,7 +40,7 @@ double CrossEntropyRow(const float* y, const float* label, int64_t n) {
   }
   for (; i < n; ++i) {
     const float d = y[i] - m;
-    exp_sum += Exp(d);
+    exp_sum += Exp<float, true>(d);
     dot += static_cast<double>(label[i]) * d;
     label_sum += label[i];
   }
