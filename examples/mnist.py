@@ -142,6 +142,7 @@ class Trainer:
         self.feed = dict(self.params)
         self.loss_sum = self.to_device(np.zeros(1))
         self.steps = 0
+        self.update_graphs = {}
 
     def shape_images(self, images):
         """``images`` (rows of 784 pixels) in the model's input shape."""
@@ -163,12 +164,31 @@ class Trainer:
                 w -= self.lr * g
             self.loss_sum += loss
         else:
-            ops = dlarray.ops
-            for w, g in zip(self.weights, grads):
-                ops.matrix_elementwise_multiply_by_const(g, -self.lr, g)
-                ops.matrix_elementwise_add(w, g, w)
-            ops.matrix_elementwise_add(self.loss_sum, loss, self.loss_sum)
+            self.update(loss, grads)
         self.steps += 1
+
+    def _sgd(self, loss, grads):
+        ops = dlarray.ops
+        for w, g in zip(self.weights, grads):
+            ops.matrix_elementwise_multiply_by_const(g, -self.lr, g)
+            ops.matrix_elementwise_add(w, g, w)
+        ops.matrix_elementwise_add(self.loss_sum, loss, self.loss_sum)
+
+    def update(self, loss, grads):
+        """The SGD update on the device. On a GPU whose executor replays a CUDA graph, the
+        update is recorded once per set of gradient buffers (one per plan) and replayed."""
+        graphs = self.train_executor.graph_stats() if dlarray.is_gpu_ctx(self.ctx) else None
+        if not graphs or not graphs["captures"]:
+            self._sgd(loss, grads)
+            return
+        key = (id(loss),) + tuple(id(g) for g in grads)  # the plan's own buffers
+        graph = self.update_graphs.get(key)
+        if graph is None:
+            self._sgd(loss, grads)  # once eagerly: the ops' scratch is then cached
+            graph = self.update_graphs[key] = ad.record_cuda_graph(
+                lambda: self._sgd(loss, grads), self.ctx)
+            return
+        graph.launch()
 
     def mean_loss(self, reset=False):
         """The mean loss of the steps since the last reset (waits for the device)."""

@@ -13,7 +13,7 @@ generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER="${FUZZ_CC:-clang}" -DCMAKE_CXX_COMPILER="${FUZZ_CXX:-clang++}" \
-  -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" -DDLARRAY_CUDA=OFF \
+  -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" -DDLARRAY_CUDA=OFF -DDLARRAY_NATIVE=ON \
   -DDLARRAY_BUILD_PYTHON=OFF -DDLARRAY_BUILD_TESTS=OFF -DDLARRAY_BUILD_FUZZERS=ON >/dev/null
 cmake --build "$dir" -j "$JOBS" --target c_api_fuzzer load_plugin_fuzzer cpu_backend
 mkdir -p "$dir/artifacts"

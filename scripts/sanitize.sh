@@ -20,7 +20,8 @@ configure() {  # dir, flags, extra cmake args...
   cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
-    -DCMAKE_MODULE_LINKER_FLAGS="$flags" -DDLARRAY_CUDA=OFF -DDLARRAY_BUILD_TESTS=ON "$@" >/dev/null
+    -DCMAKE_MODULE_LINKER_FLAGS="$flags" -DDLARRAY_CUDA=OFF -DDLARRAY_BUILD_TESTS=ON \
+    -DDLARRAY_NATIVE=ON "$@" >/dev/null
 }
 
 run_asan() {

@@ -4,7 +4,6 @@
  */
 #include "cpu_device.h"
 
-#include <omp.h>
 #include <sys/sysinfo.h>
 
 #include <cstdio>
@@ -12,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "blas.h"
 #include "cpu_kernels.h"
 #include "dlarray/errors.h"
 #include "parallel.h"
@@ -60,13 +60,11 @@ size_t Rounded(size_t nbytes) {
 
 }  // namespace
 
-CpuDevice::CpuDevice()
-    : name_(CpuModelName() + " (" + std::to_string(omp_get_max_threads()) + " threads)"),
-      memory_limit_(PhysicalMemoryAndSwap()) {}
+CpuDevice::CpuDevice() : model_(CpuModelName()), memory_limit_(PhysicalMemoryAndSwap()) {}
 
 std::string CpuDevice::device_name(int id) {
   CheckId(id);
-  return name_;
+  return model_ + " (" + std::to_string(NumThreads()) + " threads)";
 }
 
 void* CpuDevice::allocate(int id, size_t nbytes) {
@@ -129,9 +127,61 @@ MemoryStats CpuDevice::memory_stats(int id) {
   return stats;
 }
 
+void CpuDevice::set_option(const std::string& key, const std::string& value) {
+  if (key != "num_threads") {
+    Device::set_option(key, value);
+    return;
+  }
+  char* end = nullptr;
+  const long n = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || n < 1 || n > 4095) {
+    throw Error(ErrorKind::kValue,
+                "num_threads must be an integer from 1 to 4095, got '" + value + "'");
+  }
+  SetNumThreads(static_cast<int>(n));
+}
+
+#ifndef DLARRAY_CPU_ISA_NAME
+#define DLARRAY_CPU_ISA_NAME "native"
+#define DLARRAY_CPU_ISA_MARCH "native"
+#endif
+
+namespace {
+
+// The instruction set path of this library, how it was chosen, and the best this CPU runs.
+std::string IsaDescription() {
+  std::string best = "baseline";
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4")) {
+    best = "avx512";
+  } else if (__builtin_cpu_supports("x86-64-v3")) {
+    best = "avx2";
+  }
+#endif
+  std::string text = DLARRAY_CPU_ISA_NAME " (-march=" DLARRAY_CPU_ISA_MARCH ")";
+  if (std::string(DLARRAY_CPU_ISA_NAME) == "native") return text + ": built for the build machine";
+  const char* forced = std::getenv("DLARRAY_CPU_ISA");
+  if (forced != nullptr && *forced)
+    return text + ": forced by DLARRAY_CPU_ISA; this CPU runs up to " + best;
+  return text + ": the best this CPU runs";
+}
+
+}  // namespace
+
 std::string CpuDevice::get_option(const std::string& key) {
-  if (key == "num_threads") return std::to_string(omp_get_max_threads());
+  if (key == "num_threads") return std::to_string(NumThreads());
+  if (key == "isa") return IsaDescription();
+  if (key == "wait_policy") return WaitPolicy();
   if (key == "gemm") return GemmImplementation();
+  if (key.rfind("blas", 0) == 0) {
+    const BlasInfo blas = GetBlasInfo();
+    if (key == "blas") return blas.name;
+    if (key == "blas_path") return blas.path;
+    if (key == "blas_config") return blas.version;
+    if (key == "blas_core") return blas.core;
+    if (key == "blas_threads") return std::to_string(blas.threads);
+  }
   return Device::get_option(key);
 }
 

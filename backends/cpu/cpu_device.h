@@ -32,7 +32,13 @@ class CpuDevice final : public Device {
             size_t nbytes) override;
   void synchronize(int id) override;
   MemoryStats memory_stats(int id) override;
-  /*! \brief Read-only options: "num_threads" (OpenMP threads), "gemm" ("cblas" or "blocked"). */
+  /*! \brief "num_threads": the thread pool's size (1 to 4095). */
+  void set_option(const std::string& key, const std::string& value) override;
+  /*!
+   * \brief "num_threads", "wait_policy", "gemm" ("cblas" or "blocked"), and the BLAS's "blas"
+   *        (name), "blas_path", "blas_config", "blas_core" (its kernel for this CPU),
+   *        "blas_threads" (its own pool's).
+   */
   std::string get_option(const std::string& key) override;
   /*! \brief "dlarray.mem_info.v1" (see cpu_plugin.cc). */
   const void* extension(const std::string& name) override;
@@ -40,7 +46,7 @@ class CpuDevice final : public Device {
   static void MemInfo(uint64_t* free_bytes, uint64_t* total_bytes);
 
  private:
-  std::string name_;
+  std::string model_;      // from /proc/cpuinfo
   uint64_t memory_limit_;  // RAM + swap: larger requests are refused up front
   std::atomic<uint64_t> bytes_in_use_{0};
   std::atomic<uint64_t> bytes_reserved_{0};

@@ -42,9 +42,9 @@ void MatrixElementwiseDivideKernel(const KernelContext& ctx);
 void MatrixElementwiseDivideByConstKernel(const KernelContext& ctx);
 
 /*!
- * \brief The own cache-blocked OpenMP SGEMM: C (m x n, row stride ldc) = op(A) * op(B), with
- *        op(A) m x k and op(B) k x n; A and B row-major with row strides lda and ldb, transposed
- *        when trans_a / trans_b. Used when no CBLAS was found at build time.
+ * \brief The own cache-blocked, multithreaded SGEMM: C (m x n, row stride ldc) = op(A) * op(B),
+ * with op(A) m x k and op(B) k x n; A and B row-major with row strides lda and ldb, transposed when
+ * trans_a / trans_b. Used when no CBLAS was found at build time.
  */
 void SgemmBlocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
                   int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);

@@ -5,6 +5,7 @@
  *
  * exp(x) = 2^n * exp(r) with n = round(x / ln 2), r = x - n ln 2 (two-step Cody-Waite, exact
  * with FMA) in [-ln 2 / 2, ln 2 / 2], and exp(r) by a degree-6 minimax polynomial (Horner).
+ * Exp<T, true> is for arguments known to be <= 0 or NaN (x - max(x) in softmax): no upper clamp.
  */
 #ifndef DLARRAY_BACKENDS_CPU_FAST_EXP_H_
 #define DLARRAY_BACKENDS_CPU_FAST_EXP_H_
@@ -25,14 +26,14 @@ constexpr float kC3 = 1.666652113199234e-1f;
 constexpr float kC2 = 4.999999403953552e-1f;
 }  // namespace exp_detail
 
-template <typename T>
+template <typename T, bool kNonPositive = false>
 inline T Exp(T x) {
   using namespace exp_detail;
   using I = typename IntOf<T>::type;
   using U = typename UIntOf<T>::type;
   // Clamping keeps n in [-159, 129]; NaN fails both comparisons and passes through.
   x = x < Splat<T>(-110.0f) ? Splat<T>(-110.0f) : x;
-  x = x > Splat<T>(89.0f) ? Splat<T>(89.0f) : x;
+  if constexpr (!kNonPositive) x = x > Splat<T>(89.0f) ? Splat<T>(89.0f) : x;
   // n = round(x / ln 2): adding 1.5 * 2^23 rounds to an integer held in the low mantissa bits.
   const T magic = Splat<T>(12582912.0f);
   const T shifted = x * kLog2e + magic;
@@ -62,14 +63,14 @@ inline T Exp(T x) {
  *        underflow and overflow right by itself). The masked intrinsics with a full mask avoid
  *        GCC 12's false -Wuninitialized on the unmasked ones.
  */
-template <>
-inline VecF Exp(VecF x) {
+template <bool kNonPositive>
+inline VecF ExpAvx512(VecF x) {
   using namespace exp_detail;
   constexpr __mmask16 kAll = 0xFFFF;
   const __m512 in = reinterpret_cast<__m512&>(x);
   // max/min with the bound first: a NaN x is passed through.
   __m512 v = _mm512_mask_max_ps(in, kAll, _mm512_set1_ps(-110.0f), in);
-  v = _mm512_mask_min_ps(v, kAll, _mm512_set1_ps(89.0f), v);
+  if constexpr (!kNonPositive) v = _mm512_mask_min_ps(v, kAll, _mm512_set1_ps(89.0f), v);
   const __m512 n = _mm512_mask_roundscale_ps(v, kAll, _mm512_mul_ps(v, _mm512_set1_ps(kLog2e)),
                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), v);
@@ -83,6 +84,16 @@ inline VecF Exp(VecF x) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   const __m512 result = _mm512_mask_scalef_ps(p, kAll, p, n);
   return reinterpret_cast<const VecF&>(result);
+}
+
+template <>
+inline VecF Exp<VecF, false>(VecF x) {
+  return ExpAvx512<false>(x);
+}
+
+template <>
+inline VecF Exp<VecF, true>(VecF x) {
+  return ExpAvx512<true>(x);
 }
 #endif
 

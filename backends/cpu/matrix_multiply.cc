@@ -4,22 +4,21 @@
  *        CBLAS (when the build found one) or to the own blocked SGEMM.
  *
  * With OpenBLAS, its own thread pool is switched off and the product is cut into slabs of C that
- * our OpenMP threads compute with single-threaded sgemm calls: two busy-waiting pools on the same
- * cores made every op after a matrix product wait for a time slice (measured: a 256^3 product
- * 20x slower, the elementwise op after it 2x).
+ * the backend's pool (thread_pool.cc) computes with single-threaded sgemm calls: two pools on the
+ * same cores made every op after a matrix product wait for a time slice (measured: a 256^3 product
+ * 20x slower, the elementwise op after it 2x), and one pool means one thread count
+ * (dlarray.set_num_threads) and one wait policy for every op.
  */
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <type_traits>
 #include <vector>
 
+#include "blas.h"
 #include "cpu_kernels.h"
 #include "dtype.h"
 #include "parallel.h"
-
-#ifdef DLARRAY_HAVE_CBLAS
-#include <cblas.h>
-#endif
 
 namespace dlarray::cpu {
 namespace {
@@ -28,39 +27,63 @@ namespace {
 constexpr double kNaiveMacs = 4096.0;
 
 #ifdef DLARRAY_HAVE_CBLAS
-void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-           const float* b, int64_t ldb, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-              static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f,
-              c, static_cast<int>(ldc));
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float* c, int64_t ldc) {
+  DLARRAY_BLAS(cblas_sgemm)
+  (CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+   static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b,
+   static_cast<int>(ldb), 0.0f, c, static_cast<int>(ldc));
 }
 
-#ifdef DLARRAY_HAVE_OPENBLAS_THREADS
-// Slabs of rows of C (or of columns, for wide products), one per OpenMP thread.
-void SgemmSlabs(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
-                int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
-  static const bool single_threaded = [] {
-    openblas_set_num_threads(1);
-    return true;
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double* c, int64_t ldc) {
+  DLARRAY_BLAS(cblas_dgemm)
+  (CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+   static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a, static_cast<int>(lda), b,
+   static_cast<int>(ldb), 0.0, c, static_cast<int>(ldc));
+}
+
+// Slabs of C per thread: more than one lets a thread that runs take over the slabs of one the
+// OS has not scheduled (thread_pool.cc); each slab packs its panels again, so not many more.
+int SlabsPerThread() {
+  static const int n = [] {
+    const char* text = std::getenv("DLARRAY_GEMM_SLABS");
+    return text ? std::max(1, std::atoi(text)) : 2;
   }();
-  (void)single_threaded;
+  return n;
+}
+
+// Slabs of rows of C (or of columns, for wide products), computed by the pool's threads with
+// single-threaded BLAS calls (OpenBLAS's own pool is kept at one thread; see the top).
+template <typename T>
+void GemmSlabs(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+               const T* b, int64_t ldb, T* c, int64_t ldc) {
+#ifndef DLARRAY_HAVE_OPENBLAS
+  // A BLAS whose threads we cannot switch off splits the product itself.
+  Gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+#else
+  SingleThreadedBlas();
   const int64_t work = static_cast<int64_t>(
       std::min(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / 8.0,
                static_cast<double>(INT64_MAX / 2)));
-  if (m >= n) {
-    ParallelFor(m, work, kElementAlign, [&](int64_t i0, int64_t i1) {
-      Sgemm(trans_a, trans_b, i1 - i0, n, k, trans_a ? a + i0 : a + i0 * lda, lda, b, ldb,
-            c + i0 * ldc, ldc);
-    });
-  } else {
-    ParallelFor(n, work, kElementAlign, [&](int64_t j0, int64_t j1) {
-      Sgemm(trans_a, trans_b, m, j1 - j0, k, a, lda, trans_b ? b + j0 * ldb : b + j0, ldb, c + j0,
-            ldc);
-    });
-  }
-}
+  const int threads = ThreadsFor(work);
+  const int64_t split = std::max(m, n);
+  const int64_t units = (split + kElementAlign - 1) / kElementAlign;
+  const int64_t slabs = threads <= 1 ? 1 : std::min<int64_t>(units, threads * SlabsPerThread());
+  ParallelTasks(slabs, threads, [&](int64_t s, int) {
+    const int64_t p0 = ChunkBegin(split, kElementAlign, s, slabs);
+    const int64_t p1 = ChunkBegin(split, kElementAlign, s + 1, slabs);
+    if (p0 >= p1) return;
+    if (m >= n) {
+      Gemm(trans_a, trans_b, p1 - p0, n, k, trans_a ? a + p0 : a + p0 * lda, lda, b, ldb,
+           c + p0 * ldc, ldc);
+    } else {
+      Gemm(trans_a, trans_b, m, p1 - p0, k, a, lda, trans_b ? b + p0 * ldb : b + p0, ldb, c + p0,
+           ldc);
+    }
+  });
 #endif
+}
 #endif
 
 }  // namespace
@@ -98,11 +121,7 @@ void MultiplyF32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, co
 #ifdef DLARRAY_HAVE_CBLAS
   // CBLAS takes int sizes; larger matrices fall through to the own SGEMM.
   if (std::max({m, n, k, lda, ldb}) <= INT_MAX) {
-#ifdef DLARRAY_HAVE_OPENBLAS_THREADS
-    SgemmSlabs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
-#else
-    Sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
-#endif
+    GemmSlabs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
     return;
   }
 #endif
@@ -114,10 +133,7 @@ void MultiplyF64(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, co
                  int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc) {
 #ifdef DLARRAY_HAVE_CBLAS
   if (std::max({m, n, k, lda, ldb}) <= INT_MAX) {
-    cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-                static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0,
-                c, static_cast<int>(ldc));
+    GemmSlabs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
     return;
   }
 #endif

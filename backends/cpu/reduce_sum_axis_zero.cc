@@ -132,12 +132,7 @@ template <typename Body>
 int ForRowBlocks(int64_t n, int threads, Body&& body) {
   const int blocks = NumRowBlocks(n, threads);
   auto run = [&](int b) { body(b, ChunkBegin(n, 1, b, blocks), ChunkBegin(n, 1, b + 1, blocks)); };
-  if (blocks == 1) {
-    run(0);
-  } else {
-#pragma omp parallel for schedule(static) num_threads(blocks)
-    for (int b = 0; b < blocks; ++b) run(b);
-  }
+  ParallelTasks(blocks, blocks, [&](int64_t b, int) { run(static_cast<int>(b)); });
   return blocks;
 }
 

@@ -2,9 +2,8 @@
  * \file sgemm_blocked.cc
  * \brief The own SGEMM for builds without CBLAS: Goto-style blocking (B panels of kKc x kNc kept
  *        in L3, A blocks of kMc x kKc in L2), operands packed into register-tile panels, a
- *        kMr x kNr vector micro-kernel, and OpenMP over (A block, column group) tasks.
+ *        kMr x kNr vector micro-kernel, and the pool's threads over (A block, column group) tasks.
  */
-#include <omp.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -187,11 +186,9 @@ void SgemmBlocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
         for (int64_t task = 0; task < m_blocks * groups; ++task) task_body(task, 0);
         continue;
       }
-#pragma omp parallel for schedule(static) num_threads(threads)
-      for (int t = 0; t < threads; ++t) pack_b(t);
-#pragma omp parallel for schedule(dynamic) num_threads(threads)
-      for (int64_t task = 0; task < m_blocks * groups; ++task)
-        task_body(task, omp_get_thread_num());
+      ParallelTasks(threads, threads, [&](int64_t t, int) { pack_b(static_cast<int>(t)); });
+      ParallelTasks(m_blocks * groups, threads,
+                    [&](int64_t task, int slot) { task_body(task, slot); });
     }
   }
 }

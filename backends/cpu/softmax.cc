@@ -1,7 +1,7 @@
 /*!
  * \file softmax.cc
  * \brief softmax over the last axis, fused per row: max, then exp and sum, then scale (the row
- *        stays in cache between the passes). Rows are spread over the OpenMP threads.
+ *        stays in cache between the passes). Rows are spread over the pool's threads.
  */
 #include <algorithm>
 #include <cmath>
@@ -32,14 +32,14 @@ float ExpAndSum(const float* x, float m, float* tmp, int64_t n) {
     VecF vsum{};
     for (; i + kVecWidth <= block_end; i += kVecWidth) {
       __builtin_prefetch(x + n + i, 0, 2);
-      const VecF e = Exp(LoadU(x + i) - m);
+      const VecF e = Exp<VecF, true>(LoadU(x + i) - m);
       StoreU(tmp + i, e);
       vsum += e;
     }
     sum += HorizontalSum(vsum);
   }
   for (; i < n; ++i) {
-    tmp[i] = Exp(x[i] - m);
+    tmp[i] = Exp<float, true>(x[i] - m);
     sum += tmp[i];
   }
   return static_cast<float>(sum);

@@ -6,6 +6,7 @@
  */
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "cpu_kernels.h"
 #include "dtype.h"
@@ -29,7 +30,7 @@ double CrossEntropyRow(const float* y, const float* label, int64_t n) {
       __builtin_prefetch(label + n + i, 0, 2);
       const VecF d = LoadU(y + i) - m;
       const VecF t = LoadU(label + i);
-      vexp += Exp(d);
+      vexp += Exp<VecF, true>(d);
       vdot += t * d;
       vlabel += t;
     }
@@ -39,20 +40,35 @@ double CrossEntropyRow(const float* y, const float* label, int64_t n) {
   }
   for (; i < n; ++i) {
     const float d = y[i] - m;
-    exp_sum += Exp(d);
+    exp_sum += Exp<float, true>(d);
     dot += static_cast<double>(label[i]) * d;
     label_sum += label[i];
   }
   return std::log(exp_sum) * label_sum - dot;
 }
 
+// Sum of row(r) over [0, rows) on the pool: per-chunk partial sums added in chunk order, so the
+// result does not depend on which thread ran which chunk.
+template <typename RowFn>
+double SumOfRows(int64_t rows, int64_t work, RowFn row) {
+  const int threads = ThreadsFor(work);
+  const int64_t chunks = threads <= 1 ? 1 : std::min<int64_t>(rows, threads * kChunksPerThread);
+  std::vector<double> partial(static_cast<size_t>(chunks), 0.0);
+  ParallelTasks(chunks, threads, [&](int64_t c, int) {
+    double sum = 0.0;
+    for (int64_t r = ChunkBegin(rows, 1, c, chunks); r < ChunkBegin(rows, 1, c + 1, chunks); ++r)
+      sum += row(r);
+    partial[static_cast<size_t>(c)] = sum;
+  });
+  double total = 0.0;
+  for (double p : partial) total += p;
+  return total;
+}
+
 // Every dtype but float32: the same per-row formula in double, the mean rounded to T once.
 template <typename T>
 void CrossEntropyTyped(const T* y, const T* label, T* out, int64_t rows, int64_t cols) {
-  double total = 0.0;
-  const int threads = ThreadsFor(rows * cols * 8);
-#pragma omp parallel for schedule(static) reduction(+ : total) num_threads(threads)
-  for (int64_t r = 0; r < rows; ++r) {
+  const double total = SumOfRows(rows, rows * cols * 8, [&](int64_t r) {
     const T* yr = y + r * cols;
     const T* lr = label + r * cols;
     double m = Load(yr[0]);
@@ -65,8 +81,8 @@ void CrossEntropyTyped(const T* y, const T* label, T* out, int64_t rows, int64_t
       dot += t * d;
       label_sum += t;
     }
-    total += std::log(exp_sum) * label_sum - dot;
-  }
+    return std::log(exp_sum) * label_sum - dot;
+  });
   out[0] = Store<T>(total / static_cast<double>(rows));
 }
 
@@ -87,16 +103,9 @@ void SoftmaxCrossEntropyKernel(const KernelContext& ctx) {
   }
   const float* y = InData(in);
   const float* label = InData(ctx.inputs[1]);
-  double total = 0.0;
-  const int threads = ThreadsFor(numel * 8);
-  if (threads <= 1) {
-    for (int64_t r = 0; r < rows; ++r)
-      total += CrossEntropyRow(y + r * cols, label + r * cols, cols);
-  } else {
-#pragma omp parallel for schedule(static) reduction(+ : total) num_threads(threads)
-    for (int64_t r = 0; r < rows; ++r)
-      total += CrossEntropyRow(y + r * cols, label + r * cols, cols);
-  }
+  const double total = SumOfRows(rows, numel * 8, [&](int64_t r) {
+    return CrossEntropyRow(y + r * cols, label + r * cols, cols);
+  });
   OutData(ctx.outputs[0])[0] = static_cast<float>(total / static_cast<double>(rows));
 }
 

@@ -49,6 +49,18 @@ void* CachingAllocator::Allocate(size_t nbytes) {
     ThrowOutOfMemoryLocked(nbytes, nbytes, "request too large");
   }
   const size_t rounded = RoundSize(nbytes);
+  if (capturing_) {
+    // cudaMalloc may synchronize, which breaks a recording: only the cache may serve.
+    void* ptr = TakeCachedLocked(rounded, std::numeric_limits<size_t>::max());
+    if (ptr == nullptr) {
+      throw BackendError("CUDA graph capture on " + label_ + ": an op needs " +
+                         FormatBytes(nbytes) +
+                         " of scratch memory that the cache does not hold, and memory cannot be "
+                         "allocated while recording: run the ops once without recording first");
+    }
+    taken_while_capturing_.insert(ptr);
+    return ptr;
+  }
   // Best fit among cached blocks, wasting at most a quarter of the block.
   if (void* ptr = TakeCachedLocked(rounded, rounded + rounded / 4)) return ptr;
 
@@ -93,14 +105,42 @@ void CachingAllocator::Free(void* ptr) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = live_.find(ptr);
   if (it == live_.end()) return;
+  if (capturing_ && taken_while_capturing_.erase(ptr) != 0) {
+    graph_blocks_.emplace_back(ptr, it->second);  // stays in use: the graph's scratch
+    live_.erase(it);
+    return;
+  }
   cached_.emplace(it->second, ptr);
   stats_.bytes_in_use -= it->second;
   live_.erase(it);
 }
 
+void CachingAllocator::BeginCapture() {
+  std::lock_guard<std::mutex> lock(mu_);
+  capturing_ = true;
+  taken_while_capturing_.clear();
+  graph_blocks_.clear();
+}
+
+std::vector<std::pair<void*, size_t>> CachingAllocator::EndCapture() {
+  std::lock_guard<std::mutex> lock(mu_);
+  capturing_ = false;
+  taken_while_capturing_.clear();  // blocks still live are ordinary arrays now
+  return std::move(graph_blocks_);
+}
+
+void CachingAllocator::ReleaseGraphBlocks(
+    const std::vector<std::pair<void*, size_t>>& blocks) noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [ptr, size] : blocks) {
+    cached_.emplace(size, ptr);
+    stats_.bytes_in_use -= size;
+  }
+}
+
 void CachingAllocator::EmptyCache() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!cached_.empty()) ReleaseCachedLocked();
+  if (!cached_.empty() && !capturing_) ReleaseCachedLocked();
 }
 
 void CachingAllocator::ReleaseCachedLocked() {

@@ -14,6 +14,9 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "dlarray/device.h"
 
@@ -40,6 +43,18 @@ class CachingAllocator {
   /*! \brief The counters; bytes count whole blocks (rounded sizes). */
   MemoryStats Stats() const;
 
+  /*!
+   * \brief While the device's stream records a CUDA graph: Allocate serves cached blocks only
+   *        (never cudaMalloc; it throws a BackendError saying so), and blocks taken while
+   *        recording and freed while recording are kept for the graph instead of the cache, so
+   *        that no later allocation aliases the scratch memory its replays write.
+   */
+  void BeginCapture();
+  /*! \brief Ends the recording: returns the blocks kept for the graph (pointer, size). */
+  std::vector<std::pair<void*, size_t>> EndCapture();
+  /*! \brief Gives a graph's blocks back to the cache (after its last replay, stream-ordered). */
+  void ReleaseGraphBlocks(const std::vector<std::pair<void*, size_t>>& blocks) noexcept;
+
   /*! \brief Block size for a request: 512 B granules up to 1 MiB, then 2 MiB granules. */
   static size_t RoundSize(size_t nbytes);
 
@@ -55,6 +70,9 @@ class CachingAllocator {
   std::multimap<size_t, void*> cached_;     // block size -> block, for best fit
   std::unordered_map<void*, size_t> live_;  // block -> block size
   MemoryStats stats_;
+  bool capturing_ = false;
+  std::unordered_set<void*> taken_while_capturing_;
+  std::vector<std::pair<void*, size_t>> graph_blocks_;
 };
 
 }  // namespace cuda

@@ -11,7 +11,9 @@
 #include "current_device_ext.h"
 #include "dlarray/errors.h"
 #include "dlarray/ext/current_device.h"
+#include "dlarray/ext/graph.h"
 #include "dlarray/ext/rtc.h"
+#include "graph_ext.h"
 #include "host_staging.h"
 #include "rtc_ext.h"
 
@@ -33,7 +35,9 @@ struct CudaDevice::PerDevice {
   std::atomic<bool> ready{false};
   cudaStream_t stream = nullptr;
   std::atomic<cublasHandle_t> blas{nullptr};
+  void* blas_workspace = nullptr;
   std::atomic<unsigned int*> semaphores{nullptr};
+  std::atomic<bool> capturing{false};  // the stream records a CUDA graph
 };
 
 namespace {
@@ -176,7 +180,19 @@ cublasHandle_t CudaDevice::cublas(int id) {
   if (h == nullptr) {
     SetDevice(id);
     CUBLAS_CALL(cublasCreate(&h));
-    const cublasStatus_t st = cublasSetStream(h, d.stream);
+    // A workspace of our own (NVIDIA's advice: 32 MiB from Hopper on, 4 MiB before): cuBLAS
+    // then never allocates inside a product, which a CUDA graph recording would not allow.
+    int major = 0;
+    (void)cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, id);
+    const size_t workspace_bytes = major >= 9 ? (size_t{32} << 20) : (size_t{4} << 20);
+    cublasStatus_t st = cublasSetStream(h, d.stream);
+    if (st == CUBLAS_STATUS_SUCCESS &&
+        cudaMalloc(&d.blas_workspace, workspace_bytes) == cudaSuccess) {
+      st = cublasSetWorkspace(h, d.blas_workspace, workspace_bytes);
+    } else {
+      (void)cudaGetLastError();
+      d.blas_workspace = nullptr;  // cuBLAS keeps its own default workspace
+    }
     if (st != CUBLAS_STATUS_SUCCESS) {
       (void)cublasDestroy(h);
       CUBLAS_CALL(st);
@@ -214,6 +230,7 @@ void CudaDevice::empty_cache(int id) { At(id).allocator.EmptyCache(); }
 
 void CudaDevice::synchronize(int id) {
   PerDevice& d = Ready(id);
+  ThrowIfCapturing(id, "wait for");
   const cudaError_t err = cudaStreamSynchronize(d.stream);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
@@ -227,6 +244,11 @@ void CudaDevice::copy(const void* src, DLContext src_ctx, void* dst, DLContext d
                       size_t nbytes) {
   const bool src_gpu = src_ctx.device_type == kDLArrayCUDA;
   const bool dst_gpu = dst_ctx.device_type == kDLArrayCUDA;
+  if (!(src_gpu && dst_gpu && src_ctx.device_id == dst_ctx.device_id)) {
+    // Copies with the host or another GPU wait for the stream: not while it records a graph.
+    if (src_gpu) ThrowIfCapturing(src_ctx.device_id, "copy from");
+    if (dst_gpu) ThrowIfCapturing(dst_ctx.device_id, "copy to");
+  }
   if (src_gpu && dst_gpu && src_ctx.device_id != dst_ctx.device_id) {
     CopyBetweenDevices(src, src_ctx.device_id, dst, dst_ctx.device_id, nbytes);
   } else if (src_gpu && dst_gpu) {
@@ -330,6 +352,7 @@ std::string CudaDevice::get_option(const std::string& key) {
 const void* CudaDevice::extension(const std::string& name) {
   if (name == DLARRAY_EXT_CURRENT_DEVICE) return CurrentDeviceExtension();
   if (name == DLARRAY_EXT_RTC) return RtcExtension(this);
+  if (name == DLARRAY_EXT_GRAPH) return GraphExtension(this);
   return FindExtension(name);  // mem_info, streams (cuda_plugin.cc)
 }
 
@@ -349,6 +372,73 @@ void CudaDevice::wait_stream(int id, cudaStream_t waiter, cudaStream_t signaller
   CUDA_CALL(cudaEventCreateWithFlags(&guard.event, cudaEventDisableTiming));
   CUDA_CALL(cudaEventRecord(guard.event, signaller));
   CUDA_CALL(cudaStreamWaitEvent(waiter, guard.event, 0));
+}
+
+void CudaDevice::ThrowIfCapturing(int id, const char* what) {
+  if (id >= 0 && id < count_ && devices_[id]->capturing.load(std::memory_order_acquire)) {
+    throw BackendError(std::string("cannot ") + what + " gpu(" + std::to_string(id) +
+                       ") while its stream records a CUDA graph: waits and copies with the "
+                       "host belong before or after the recording");
+  }
+}
+
+bool CudaDevice::capturing(int id) { return At(id).capturing.load(std::memory_order_acquire); }
+
+void CudaDevice::BeginCapture(int id) {
+  PerDevice& d = Ready(id);
+  // What a recording cannot do: make the stream, the cuBLAS handle (and its workspace), the
+  // counters some kernels use.
+  (void)cublas(id);
+  (void)semaphores(id);
+  std::lock_guard<std::mutex> lock(d.mu);
+  if (d.capturing.load(std::memory_order_relaxed)) {
+    throw Error(ErrorKind::kValue, "gpu(" + std::to_string(id) +
+                                       ") is already recording a "
+                                       "CUDA graph: end_capture or abort_capture it first");
+  }
+  SetDevice(id);
+  // Work queued before the recording must not be recorded: it already is on the stream.
+  d.allocator.BeginCapture();
+  const cudaError_t err = cudaStreamBeginCapture(d.stream, cudaStreamCaptureModeThreadLocal);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    (void)d.allocator.EndCapture();
+    ThrowCudaError(err, "cudaStreamBeginCapture", __FILE__, __LINE__);
+  }
+  d.capturing.store(true, std::memory_order_release);
+}
+
+cudaGraph_t CudaDevice::EndCapture(int id, std::vector<std::pair<void*, size_t>>* blocks) {
+  PerDevice& d = At(id);
+  std::lock_guard<std::mutex> lock(d.mu);
+  if (!d.capturing.load(std::memory_order_relaxed)) {
+    throw Error(ErrorKind::kValue, "gpu(" + std::to_string(id) + ") is not recording a CUDA graph");
+  }
+  SetDevice(id);
+  cudaGraph_t graph = nullptr;
+  const cudaError_t err = cudaStreamEndCapture(d.stream, &graph);
+  d.capturing.store(false, std::memory_order_release);
+  std::vector<std::pair<void*, size_t>> kept = d.allocator.EndCapture();
+  if (err != cudaSuccess || graph == nullptr) {
+    (void)cudaGetLastError();
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    d.allocator.ReleaseGraphBlocks(kept);
+    const std::string text = err != cudaSuccess ? CudaErrorText(err) : "no graph was made";
+    throw BackendError("CUDA graph capture on gpu(" + std::to_string(id) +
+                       ") failed: cudaStreamEndCapture: " + text +
+                       " (an op waited for the device or used another stream while recording)");
+  }
+  if (blocks != nullptr) {
+    *blocks = std::move(kept);
+  } else {
+    d.allocator.ReleaseGraphBlocks(kept);
+  }
+  return graph;
+}
+
+void CudaDevice::ReleaseGraphBlocks(int id,
+                                    const std::vector<std::pair<void*, size_t>>& blocks) noexcept {
+  if (id >= 0 && id < count_) devices_[id]->allocator.ReleaseGraphBlocks(blocks);
 }
 
 }  // namespace cuda

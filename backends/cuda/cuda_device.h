@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dlarray/device.h"
@@ -75,14 +76,27 @@ class CudaDevice final : public Device {
    */
   unsigned int* semaphores(int id);
 
+  // CUDA graphs (graph_ext.cc, dlarray/ext/graph.h).
+  /*! \brief Makes what a recording cannot make, then starts recording device id's stream. */
+  void BeginCapture(int id);
+  /*!
+   * \brief Stops recording; returns the graph (null after abort) and, in blocks, the scratch
+   *        memory it keeps. Throws (after discarding the recording) when an op broke it.
+   */
+  cudaGraph_t EndCapture(int id, std::vector<std::pair<void*, size_t>>* blocks);
+  /*! \brief Whether device id's stream is recording a graph. */
+  bool capturing(int id);
+  /*! \brief Gives a destroyed graph's scratch memory back to the device's cache. */
+  void ReleaseGraphBlocks(int id, const std::vector<std::pair<void*, size_t>>& blocks) noexcept;
+
  private:
   struct PerDevice;
   void InitDevices();
-  PerDevice& At(int id);  // the device, range-checked
-  PerDevice& Ready(
-      int id);  // the device, with its stream made  // the device, with its stream made
+  PerDevice& At(int id);     // the device, range-checked
+  PerDevice& Ready(int id);  // the device, with its stream made
   void CopyBetweenDevices(const void* src, int src_id, void* dst, int dst_id, size_t nbytes);
   void EnablePeerAccess(int from, int to);
+  void ThrowIfCapturing(int id, const char* what);
 
   std::once_flag count_once_;
   int count_ = 0;

@@ -25,6 +25,7 @@ from typing import Any, Optional, Union
 
 from . import _core, _entry_points
 from ._core import DLContext, NDArray, __version__, devices, synchronize
+from ._config import get_num_threads, set_num_threads, show_config
 from ._creation import array, asarray, empty, from_dlpack
 from ._devices import (check_device, cpu, default_device, device, device_count, device_name,
                        gpu, mem_info, set_default_device, using_device)
@@ -33,9 +34,10 @@ from . import _operators
 __all__ = [
     "DLContext", "NDArray", "array", "asarray", "check_device", "cpp_extension", "cpu",
     "default_device", "device", "device_count", "device_name", "devices", "empty", "empty_cache",
-    "from_dlpack", "get_matmul_precision", "gpu", "gpu_op", "is_gpu_ctx", "load_plugin",
-    "mem_info", "memory_stats", "ndarray", "opencl", "ops", "plugins", "rtc", "seed_lib_path",
-    "set_default_device", "set_matmul_precision", "synchronize", "using_device",
+    "from_dlpack", "get_matmul_precision", "get_num_threads", "gpu", "gpu_op", "is_gpu_ctx",
+    "load_plugin", "mem_info", "memory_stats", "ndarray", "opencl", "ops", "plugins", "rtc",
+    "seed_lib_path", "set_default_device", "set_matmul_precision", "set_num_threads",
+    "show_config", "synchronize", "using_device",
 ]
 
 _operators.install(NDArray)

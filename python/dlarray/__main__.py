@@ -7,7 +7,6 @@ times it; ``--cmake-dir`` / ``--include-dir`` print where the SDK is, for buildi
 """
 import argparse
 import pathlib
-import platform
 import sys
 
 import numpy as np
@@ -36,10 +35,9 @@ def include_dir():
 
 
 def report():
-    major, minor = dlarray._core.PLUGIN_ABI_VERSION
-    print(f"dlarray {dlarray.__version__} (plugin ABI {major}.{minor}), "
-          f"Python {platform.python_version()}, NumPy {np.__version__}")
-    print(f"core library: {dlarray._core.core_library_path()}")
+    from dlarray import _config
+    text = _config._format(_config._config())
+    print(text[:text.index("\nplugins:")])  # versions, the CPU's threads, ISA path and BLAS
     print("\nplugins (search path: " + ", ".join(dlarray._core.plugin_search_path()) + ")")
     for p in dlarray.plugins():
         served = p["device_type"] or "ops only"
@@ -47,7 +45,7 @@ def report():
         print(f"  {p['name']:<14} {p['status']:<22} {served:<9} devices={p['device_count']}  "
               f"ABI {abi}  {p['path']}")
         if p["reason"]:
-            print(f"  {'':<14} reason: {p['reason']}")
+            print(f"  {'':<14} reason: {_config.plugin_reason(p)}")
     print("\ndevices")
     for ctx in dlarray.devices():
         print(f"  {ctx!r:<10} {dlarray._core.device_name(ctx)}")
@@ -85,7 +83,6 @@ def check(quick):
             failures += not ok
             args = [dlarray.array(x, ctx) for x in case.inputs]
             out = dlarray.empty(case.out_shape, ctx)
-            _opbench.let_peer_idle()
             ours = _opbench.median_time(_sync_timer(ctx, lambda: case.ours(*args, out)), repeat,
                                         min_time=0.05)
             peer = _opbench.time_numpy(case, repeat, 0.05)

@@ -172,17 +172,10 @@ def check(case, ctx):
     return err <= case.rtol, err
 
 
-def let_peer_idle():
-    """NumPy's OpenBLAS threads busy-wait for a while (about 0.1 s) after each call and take
-    cores from whatever runs next in the process: wait until they sleep before timing ours."""
-    time.sleep(0.15)
-
-
 def time_ours_cpu(case, ctx, repeat, min_time):
     from . import array, empty
     args = [array(x, ctx) for x in case.inputs]
     o = empty(case.out_shape, ctx)
-    let_peer_idle()
     return median_time(lambda: case.ours(*args, o), repeat, min_time)
 
 

@@ -203,6 +203,7 @@ Examples
   RegisterExitHook();
   BindCustom(m);
   BindRtc(m);
+  BindGraph(m);
 }
 
 }  // namespace dlarray

@@ -19,6 +19,7 @@ Ops written in Python become nodes by subclassing ``CustomOp`` (MXNet's ``NDArra
 ``dlarray.autodiff.custom_op``); ``dlarray.custom.Custom`` ops (AOT kernels) are nodes too.
 """
 
+from ._cuda_graph import RecordedGraph, record_cuda_graph
 from .custom_op import CustomOp, NDArrayOp
 from .executor import Executor
 from .gradients import find_topo_sort, gradients, sum_node_list
@@ -27,7 +28,8 @@ from .ops import (add_byconst_op, add_op, broadcastto_op, matmul_op, mul_byconst
                   oneslike_op, placeholder_op, reducesumaxiszero_op, relu_gradient_op, relu_op,
                   softmax_func, softmax_op, softmaxcrossentropy_op, zeroslike_op)
 
-__all__ = ["CustomOp", "Executor", "NDArrayOp", "Node", "Op", "Variable", "add_byconst_op",
+__all__ = ["CustomOp", "Executor", "NDArrayOp", "Node", "Op", "RecordedGraph", "Variable",
+           "add_byconst_op", "record_cuda_graph",
            "add_op", "broadcastto_op", "find_topo_sort", "gradients", "matmul_op", "mul_byconst_op", "mul_op", "oneslike_op",
            "placeholder_op", "reducesumaxiszero_op", "relu_gradient_op", "relu_op", "softmax_func",
            "softmax_op", "softmaxcrossentropy_op", "sum_node_list", "zeroslike_op"]

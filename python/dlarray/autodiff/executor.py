@@ -20,11 +20,14 @@ class Executor:
         The nodes :meth:`run` returns the values of, in this order.
     ctx : DLContext, optional
         The device to compute on; None computes with NumPy (the reference).
+    cuda_graph : bool, optional
+        On a GPU: record each plan's ops once as a CUDA graph and replay it (one launch per
+        run instead of one per op). True by default; False runs the ops one by one.
 
     Raises
     ------
     TypeError
-        When an element of ``eval_node_list`` is not a Node.
+        When an element of ``eval_node_list`` is not a Node, or ``cuda_graph`` is not a bool.
 
     ``ctx=None`` computes with NumPy; a dlarray context (``dlarray.cpu(0)``,
     ``dlarray.gpu(0)``) runs the runtime's ops on that device. Feed values are NumPy arrays
@@ -38,6 +41,13 @@ class Executor:
     The first run for a set of feed shapes makes a plan: node shapes, buffers, bound op calls.
     Later runs with the same shapes reuse it and allocate nothing; each set of shapes keeps
     its own plan and buffers.
+
+    On a GPU (``cuda_graph=True``), the second run of a plan records its ops as a CUDA graph and
+    later runs replay it: fed values are copied into the graph's buffers first, on the same
+    stream (an NDArray fed as the same object on every run, such as a weight, is read where it
+    is, without a copy). New feed shapes get a plan and a graph of their own. Plans whose ops
+    are not all device ops (Python custom ops), or whose recording fails, run op by op.
+    ``graph_stats()`` says what happened.
 
     Examples
     --------
@@ -54,7 +64,10 @@ class Executor:
     (array([0., 6.], dtype=float32), array([0., 2.], dtype=float32))
     """
 
-    def __init__(self, eval_node_list, ctx=None):
+    def __init__(self, eval_node_list, ctx=None, cuda_graph=True):
+        if not isinstance(cuda_graph, bool):
+            raise TypeError("cuda_graph must be True or False, got %s" % type(cuda_graph).__name__)
+        self.cuda_graph = cuda_graph
         eval_node_list = list(eval_node_list)
         for node in eval_node_list:
             if not isinstance(node, Node):
@@ -141,7 +154,30 @@ class Executor:
                 shapes[node] = node.op.infer_shape(node, [shapes[i] for i in node.inputs])
         if self.ctx is None:
             return _NumpyPlan(self.eval_node_list, order, fed_shapes)
-        return _DevicePlan(self.eval_node_list, order, shapes, fed_shapes, self.ctx)
+        return _DevicePlan(self.eval_node_list, order, shapes, fed_shapes, self.ctx,
+                           self.cuda_graph)
+
+    def graph_stats(self):
+        """What CUDA graphs did for this executor's plans.
+
+        Returns
+        -------
+        dict
+            ``captures`` (graphs recorded), ``replays`` (runs that launched a graph),
+            ``eager_runs`` (runs op by op) and ``notes`` (why plans run op by op, one line
+            per plan that does).
+        """
+        stats = {"captures": 0, "replays": 0, "eager_runs": 0, "notes": []}
+        for plan in self._plans.values():
+            graph = getattr(plan, "graph", None)
+            if graph is None:
+                continue
+            stats["captures"] += graph.captures
+            stats["replays"] += graph.replays
+            stats["eager_runs"] += graph.eager_runs
+            if graph.note:
+                stats["notes"].append(graph.note)
+        return stats
 
 
 class _NumpyPlan:
@@ -173,7 +209,7 @@ class _DevicePlan:
     dying input of its shape. Evaluated nodes keep their buffers; constants are computed once.
     """
 
-    def __init__(self, eval_nodes, order, shapes, fed, ctx):
+    def __init__(self, eval_nodes, order, shapes, fed, ctx, cuda_graph=False):
         self.eval_nodes = eval_nodes
         self.ctx = ctx
         self.bound = {node: None for node in order if node in fed}
@@ -217,23 +253,38 @@ class _DevicePlan:
                     self.slots[arg.node].append((args, j))
             self.calls.append((fn, args))
         self.owned = {id(array) for array in self.arrays.values()}
+        self.graph = None
+        if cuda_graph and dlarray.is_gpu_ctx(ctx):
+            from ._cuda_graph import GraphRunner
+            self.graph = GraphRunner(self, [node.op for node in order if node not in fed])
+
+    def bind(self, node, array):
+        """Makes the plan's calls read ``array`` for the fed ``node``."""
+        if array is not self.bound[node]:
+            for args, j in self.slots[node]:
+                args[j] = array
+            self.bound[node] = array
+
+    def stage(self, node, value):
+        """Copies a fed value into the plan's own buffer for ``node`` (made at first use)."""
+        array = self.staging.get(node)
+        if array is None:
+            array = self.staging[node] = dlarray.empty(value.shape, self.ctx)
+        array[:] = value
+        return array
 
     def run(self, feed_dict):
-        for node, value in feed_dict.items():
-            if node not in self.bound:
-                continue
-            if isinstance(value, np.ndarray) or id(value) in self.owned:
-                array = self.staging.get(node)
-                if array is None:
-                    array = self.staging[node] = dlarray.empty(value.shape, self.ctx)
-                array[:] = value
-            else:
-                array = value
-            if array is not self.bound[node]:
-                for args, j in self.slots[node]:
-                    args[j] = array
-                self.bound[node] = array
-        for fn, args in self.calls:
-            fn(*args)
+        if self.graph is not None:
+            self.graph.run(feed_dict)
+        else:
+            for node, value in feed_dict.items():
+                if node not in self.bound:
+                    continue
+                if isinstance(value, np.ndarray) or id(value) in self.owned:
+                    self.bind(node, self.stage(node, value))
+                else:
+                    self.bind(node, value)
+            for fn, args in self.calls:
+                fn(*args)
         return [self.bound[node] if node in self.bound else self.arrays[node]
                 for node in self.eval_nodes]

@@ -118,6 +118,9 @@ class Op:
     label = "op"
     inplace = False  # the runtime kernel may write its output over an input of equal shape
     constant = False  # the value depends on the input shapes only: computed once per plan
+    # The kernel only queues work on the device's stream (no host work, no waiting): the
+    # executor may record it in a CUDA graph. Ops that run Python or NumPy code say False.
+    graph_safe = False
 
     def infer_shape(self, node, input_shapes):
         """The shape of ``node``'s value, from its inputs' shapes.

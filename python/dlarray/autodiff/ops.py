@@ -15,6 +15,7 @@ class AddOp(Op):
     a, b : Node
         Inputs of one shape.
     """
+    graph_safe = True  # a runtime op on the device's stream
 
     label = "add_op"
     inplace = True
@@ -52,6 +53,7 @@ class AddByConstOp(Op):
     TypeError
         When ``const`` is not a real number.
     """
+    graph_safe = True  # a runtime op on the device's stream
 
     label = "add_byconst_op"
     inplace = True
@@ -78,6 +80,7 @@ class MulOp(Op):
     a, b : Node
         Inputs of one shape.
     """
+    graph_safe = True  # a runtime op on the device's stream
 
     label = "mul_op"
     inplace = True
@@ -116,6 +119,7 @@ class MulByConstOp(Op):
     TypeError
         When ``const`` is not a real number.
     """
+    graph_safe = True  # a runtime op on the device's stream
 
     label = "mul_byconst_op"
     inplace = True
@@ -145,6 +149,7 @@ class MatMulOp(Op):
     trans_A, trans_B : bool, optional
         Whether to transpose ``a``, ``b``.
     """
+    graph_safe = True  # a runtime op on the device's stream
 
     label = "matmul_op"
 
@@ -189,6 +194,7 @@ class MatMulOp(Op):
 class PlaceholderOp(Op):
     """A node without inputs whose value is fed; :func:`Variable` makes named ones.
     """
+    graph_safe = True  # a runtime op on the device's stream
 
     label = "placeholder_op"
 
@@ -207,6 +213,7 @@ class _FillOp(Op):
     a : Node
         The node whose shape the result takes (its value is not read).
     """
+    graph_safe = True  # a runtime op on the device's stream
 
     constant = True
     value = None
@@ -243,6 +250,7 @@ class ReduceSumAxisZeroOp(Op):
     ----------
     a : Node
     """
+    graph_safe = True  # a runtime op on the device's stream
 
     label = "reducesumaxiszero_op"
 
@@ -276,6 +284,7 @@ class BroadcastToOp(Op):
     b : Node
         The node whose shape the result takes.
     """
+    graph_safe = True  # a runtime op on the device's stream
 
     label = "broadcastto_op"
 
@@ -339,6 +348,7 @@ class SoftmaxCrossEntropyOp(Op):
     y_ : Node
         Target probabilities (one-hot labels), of the same shape.
     """
+    graph_safe = True  # a runtime op on the device's stream
 
     label = "softmaxcrossentropy_op"
 
@@ -372,6 +382,7 @@ class SoftmaxOp(Op):
     ----------
     a : Node
     """
+    graph_safe = True  # a runtime op on the device's stream
 
     label = "softmax_op"
     inplace = True
@@ -398,6 +409,7 @@ class ReluOp(Op):
     ----------
     a : Node
     """
+    graph_safe = True  # a runtime op on the device's stream
 
     label = "relu_op"
     inplace = True
@@ -425,6 +437,7 @@ class ReluGradientOp(Op):
     grad : Node
         The gradient with respect to the relu's output.
     """
+    graph_safe = True  # a runtime op on the device's stream
 
     label = "relu_gradient_op"
     inplace = True
@@ -448,6 +461,7 @@ class ReluGradientOp(Op):
 
 class _DivByRowsOp(Op):
     """``a`` divided by its number of rows (the mean in softmax cross entropy's gradient)."""
+    graph_safe = True  # a runtime op on the device's stream
 
     label = "divbyrows_op"
     inplace = True
@@ -468,6 +482,7 @@ class _DivByRowsOp(Op):
 
 class _OnesColumnOp(Op):
     """A (n, 1) column of ones for a 2-D input of shape (m, n): a row-sum operand."""
+    graph_safe = True  # a runtime op on the device's stream
 
     label = "onescolumn_op"
     constant = True
@@ -518,6 +533,7 @@ class DeclaredOp(Op):
     Made by attribute access on this module: ``ops.sigmoid(x)``, ``ops.c99_axpy(x, y,
     alpha=2.0)`` (attributes by keyword, or positionally after the inputs).
     """
+    graph_safe = True  # a runtime op on the device's stream
 
     _instances = {}
 

@@ -1,0 +1,175 @@
+"""CUDA graphs for the executor's GPU plans: record a plan's op calls once, replay them with one
+launch (the CUDA plugin's "dlarray.graph.v1" extension, through dlarray._core._graph_*).
+
+A plan's first run is op by op: it warms the device's memory cache with the scratch memory its
+ops use, so that the recording allocates nothing. The second run records the ops (they do not run
+while recorded) and launches the graph; later runs copy their fed values into the graph's buffers
+on the same stream, then launch it. A fed NDArray that was the same object on the first two runs
+(a weight, updated in place between runs) is read where it is; if another object is fed for it
+later, that input moves to a buffer of the graph and the plan is recorded again.
+"""
+import atexit
+
+import numpy as np
+
+from .. import _core
+
+_shutdown_registered = False
+
+
+def _register_shutdown():
+    # At interpreter exit graphs are left to the process's end (the driver may already be gone).
+    global _shutdown_registered
+    if not _shutdown_registered:
+        atexit.register(_core._graph_shutdown)
+        _shutdown_registered = True
+
+
+class GraphRunner:
+    """Runs one _DevicePlan through a CUDA graph (or op by op where it cannot)."""
+
+    def __init__(self, plan, ops):
+        self.plan = plan
+        self.graph = None
+        self.runs = 0
+        self.captures = self.replays = self.eager_runs = 0
+        self.note = ""
+        self.direct = set()  # fed nodes the graph reads where the caller's NDArray is
+        self.staged_always = set()  # fed nodes seen with changing NDArrays: always copied
+        self.previous = {}
+        unsafe = sorted({type(op).__name__ for op in ops if not getattr(op, "graph_safe", False)})
+        if unsafe:
+            self.note = ("runs op by op: ops that are not plain device ops (%s) cannot be "
+                         "recorded in a CUDA graph" % ", ".join(unsafe))
+        else:
+            reason = _core._graph_unavailable_reason()
+            if reason:
+                self.note = "runs op by op: " + reason
+        self.enabled = not self.note
+        if self.enabled:
+            _register_shutdown()
+
+    def _copied(self, node, value):
+        plan = self.plan
+        return (isinstance(value, np.ndarray) or id(value) in plan.owned
+                or node in self.staged_always)
+
+    def _eager(self, fed):
+        plan = self.plan
+        for node, value in fed.items():
+            plan.bind(node, plan.stage(node, value) if self._copied(node, value) else value)
+        for fn, args in plan.calls:
+            fn(*args)
+        self.eager_runs += 1
+
+    def _capture(self, fed):
+        plan, ctx = self.plan, self.plan.ctx
+        self.direct = set()
+        for node, value in fed.items():
+            if not self._copied(node, value) and self.previous.get(node) is value:
+                plan.bind(node, value)
+                self.direct.add(node)
+            else:
+                plan.bind(node, plan.stage(node, value))
+        _core._graph_begin_capture(ctx)
+        try:
+            for fn, args in plan.calls:
+                fn(*args)
+        except BaseException:
+            _core._graph_abort_capture(ctx)
+            raise
+        return _core._graph_end_capture(ctx)
+
+    def run(self, feed_dict):
+        plan = self.plan
+        fed = {node: value for node, value in feed_dict.items() if node in plan.bound}
+        self.runs += 1
+        if not self.enabled or self.runs == 1:
+            self._eager(fed)
+            self.previous = dict(fed)
+            return
+        for node in list(self.direct):
+            if node in fed and fed[node] is not plan.bound[node]:
+                # Another NDArray for an input the graph reads in place: copy it from now on.
+                self.staged_always.add(node)
+                self.graph = None
+        if self.graph is None:
+            try:
+                self.graph = self._capture(fed)
+            except (RuntimeError, ValueError) as e:
+                self.enabled = False
+                self.note = "runs op by op: recording the CUDA graph failed: %s" % e
+                self._eager(fed)
+                return
+            self.captures += 1
+        else:
+            for node, value in fed.items():
+                if node not in self.direct:
+                    plan.stage(node, value)  # into the buffer the graph reads
+        self.graph.launch()
+        self.replays += 1
+
+
+class RecordedGraph:
+    """Device ops recorded once from a GPU's stream, replayed by :meth:`launch`; made by
+    :func:`record_cuda_graph`.
+
+    Parameters
+    ----------
+    graph : dlarray._core._CudaGraph
+        The recorded graph.
+    ctx : DLContext
+        Its GPU.
+    """
+
+    def __init__(self, graph, ctx):
+        self._graph, self.ctx = graph, ctx
+
+    def launch(self):
+        """Queues one replay on the GPU's stream (does not wait for it)."""
+        self._graph.launch()
+
+    @property
+    def num_nodes(self):
+        """Operations (kernels, copies) in the graph."""
+        return self._graph.num_nodes
+
+
+def record_cuda_graph(fn, ctx):
+    """Records the device ops that ``fn()`` queues on ``ctx``'s stream as a CUDA graph.
+
+    While recording, ops are recorded, not run: launch the graph to run them. Replays read and
+    write the same arrays as the recorded calls (keep them alive, update them in place). Run the
+    same ops once without recording first, so that their scratch memory is cached: nothing may
+    be allocated while recording, nor may anything wait for the GPU (``asnumpy``,
+    ``synchronize``, copies with the host).
+
+    Parameters
+    ----------
+    fn : callable
+        Called once, with no arguments, while recording.
+    ctx : DLContext
+        A GPU context.
+
+    Returns
+    -------
+    RecordedGraph
+        With ``launch()`` and ``num_nodes``.
+
+    Raises
+    ------
+    ValueError
+        When ``ctx`` is not a usable GPU, or it is already recording.
+    RuntimeError
+        When the CUDA plugin offers no graphs, or ``fn`` did something a recording may not do
+        (the recording is discarded; the message says what). Exceptions of ``fn`` propagate,
+        after the recording is discarded.
+    """
+    _register_shutdown()
+    _core._graph_begin_capture(ctx)
+    try:
+        fn()
+    except BaseException:
+        _core._graph_abort_capture(ctx)
+        raise
+    return RecordedGraph(_core._graph_end_capture(ctx), ctx)
