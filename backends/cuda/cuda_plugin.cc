@@ -6,7 +6,7 @@
 
 namespace {
 
-dlarray::Device* CreateDevice() { return new dlarray::cuda::CudaDevice(); }
+dlarray::Device* CreateDevice() { return new dlarray::cuda::CudaDevice(dlarray::PluginCore()); }
 
 void RegisterKernels(dlarray::Registry* registry) {
   using namespace dlarray::cuda;  // NOLINT(build/namespaces)

@@ -38,6 +38,7 @@ py::dtype DTypeToNumpy(DLArrayDType t);
 
 void BindNDArray(py::module_& m);
 void BindOps(py::module_& m);
+void BindDistributed(py::module_& m);
 
 }  // namespace dlarray
 

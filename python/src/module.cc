@@ -165,6 +165,7 @@ PYBIND11_MODULE(_core, m) {
 
   BindNDArray(m);
   BindOps(m);
+  BindDistributed(m);
 }
 
 }  // namespace dlarray

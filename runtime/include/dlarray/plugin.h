@@ -320,6 +320,13 @@ namespace sdk_detail __attribute__((visibility("hidden"))) {
 
 }  // namespace )
 
+/*!
+ * \brief The core's table this plugin was handed (null until the core created its device or
+ *        registered its kernels). The functions of a device extension (Device::extension) report
+ *        failures with its set_error and return -1, as the device table's functions do.
+ */
+inline const DLArrayCoreApi* PluginCore() { return sdk_detail::State().core; }
+
 inline void Registry::declare_op(const OpSchema& s) {
   std::vector<const char*> attrs, inputs, outputs;
   for (const std::string& a : s.attr_names) attrs.push_back(a.c_str());

@@ -95,6 +95,22 @@ DLARRAY_EXPORT void* DeviceStream(DLContext ctx);
  *        get_extension), or nullptr when it offers none; throws when no plugin serves the type.
  */
 DLARRAY_EXPORT const void* DeviceExtension(int device_type, const std::string& name);
+/*! \brief Before calling a function of an extension table: forgets any plugin error this thread
+ *         still holds. */
+DLARRAY_EXPORT void ClearExtensionError();
+/*!
+ * \brief After calling a function of an extension table: when rc is not 0, throws the error the
+ *        plugin recorded with set_error, typed by its kind (ValueError, TypeError, ... in Python),
+ *        or a BackendError saying that `what` failed without a message.
+ */
+DLARRAY_EXPORT void CheckExtensionCall(int rc, const std::string& what);
+/*! \brief Calls an extension function: `CallExtension("nccl all_reduce", [&] { return
+ *         api->all_reduce(...); })` clears, calls, and throws what the plugin reported. */
+template <typename F>
+void CallExtension(const std::string& what, F&& call) {
+  ClearExtensionError();
+  CheckExtensionCall(call(), what);
+}
 /*! \brief Every usable context, CPU first. */
 DLARRAY_EXPORT std::vector<DLContext> Devices();
 /*! \brief Number of devices of a type (0 when no plugin serves it). */
