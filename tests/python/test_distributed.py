@@ -5,6 +5,7 @@ clear errors where there is no GPU. The NCCL collectives themselves: test_distri
 import json
 import os
 import pathlib
+import shutil
 import signal
 import socket
 import subprocess
@@ -491,8 +492,26 @@ def test_without_a_gpu_the_errors_say_so():
     assert not dist.is_initialized()
 
 
-def test_nccl_wheel_candidates_are_files():
-    for path in dist._nccl.wheel_candidates():
-        assert os.path.isfile(path) and path.endswith("libnccl.so.2")
+def test_nccl_candidates_loaded_library_first_then_wheels(tmp_path, test_plugin_dir):
+    fake = test_plugin_dir / "fake_nccl_good" / "libfake_nccl_good.so"
+    if not fake.exists():
+        pytest.skip("the fake NCCL library is built with the CUDA plugin only")
+    for sub in ("cu13", "nccl", "cublas"):
+        (tmp_path / "nvidia" / sub / "lib").mkdir(parents=True)
+    for sub in ("cu13", "nccl"):
+        (tmp_path / "nvidia" / sub / "lib" / "libnccl.so.2").symlink_to(fake)
+    loaded = tmp_path / "loaded" / "libnccl.so.2"
+    loaded.parent.mkdir()
+    shutil.copy(fake, loaded)  # a file of that name, as the wheels ship it
+    code = ("import ctypes, json, sys; ctypes.CDLL(sys.argv[1]); "
+            "from dlarray.distributed import _nccl; print(json.dumps(_nccl.wheel_candidates()))")
+    done = subprocess.run([sys.executable, "-c", code, str(loaded)], capture_output=True,
+                          text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    wheel = [str(tmp_path / "nvidia" / s / "lib" / "libnccl.so.2") for s in ("nccl", "cu13")]
+    assert found[-2:] == wheel
+    assert found[0] == str(loaded)
     assert dist._nccl.version_text(22809) == "2.28.9"
     assert dist._nccl.version_text(2804) == "2.8.4"

@@ -30,7 +30,7 @@ from .rendezvous import DistributedError, RendezvousTimeout
 __all__ = [
     "DistributedError", "RendezvousTimeout", "all_gather", "all_reduce", "all_reduce_coalesced",
     "barrier", "broadcast", "destroy_process_group", "get_device", "get_rank", "get_world_size",
-    "init_process_group", "is_initialized", "nccl_library", "reduce_scatter",
+    "host_barrier", "init_process_group", "is_initialized", "nccl_library", "reduce_scatter",
 ]
 
 DEFAULT_TIMEOUT = 300.0
@@ -398,6 +398,28 @@ def barrier():
         group.check()
         raise DistributedError("barrier: %s" % e) from e
     group.check()  # a peer failure aborts the all-reduce: the wait returns, the failure stays
+
+
+def host_barrier(timeout=None):
+    """Waits until every rank has called ``host_barrier``, over the rendezvous's TCP connections:
+    no GPU work, nothing queued is waited for (e.g. to keep the other ranks idle while one
+    measures something alone).
+
+    Parameters
+    ----------
+    timeout : float, optional
+        Seconds to wait (default: the group's timeout).
+
+    Raises
+    ------
+    RendezvousTimeout
+        When not every rank arrived in time (the group then fails on every rank).
+    DistributedError
+        When the group failed.
+    """
+    group = _require()
+    group.check()
+    group.rendezvous.barrier("host_barrier", timeout=timeout)
 
 
 def destroy_process_group():

@@ -1,36 +1,52 @@
 """Where dlarray.distributed looks for NCCL beyond what the CUDA plugin searches itself.
 
 The CUDA plugin opens ``libnccl.so.2`` from ``DLARRAY_NCCL_LIBRARY`` when it is set, else from
-the candidates given here (the ``nvidia-nccl-cu12`` / ``-cu13`` wheels' lib folders, the ones
-PyTorch uses), then the dynamic loader's search path and the CUDA toolkit's folders.
+the candidates given here, then the dynamic loader's search path and the CUDA toolkit's folders.
+The candidates: an NCCL this process has already loaded (PyTorch's, say: one NCCL per process),
+then the ``nvidia-nccl-cu12`` / ``-cu13`` wheels' ``libnccl.so.2``.
 """
 
+import glob
 import importlib.util
 import os
 
 from .. import _core
 
-# Where the nvidia-nccl wheels put the library, below a folder of the `nvidia` namespace package.
-_WHEEL_FOLDERS = ("nccl/lib", "cu13/lib", "cu12/lib")
+
+def loaded_candidates():
+    """NCCL libraries already mapped into this process (from /proc/self/maps)."""
+    found = []
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split(None, 5)[-1].strip()
+                if os.path.basename(path).startswith("libnccl.so") and path not in found:
+                    found.append(path)
+    except OSError:
+        pass
+    return found
 
 
 def wheel_candidates():
-    """The ``libnccl.so.2`` files of installed nvidia-nccl wheels, in ``sys.path`` order.
+    """Where NCCL may be: one already loaded here, then the ``libnccl.so.2`` files of installed
+    nvidia-nccl wheels (``nvidia/nccl/lib``, ``nvidia/cu13/lib``, ...), in ``sys.path`` order.
 
     Returns
     -------
     list of str
-        Absolute paths of the files that exist (empty when no wheel is installed).
+        Absolute paths of files that exist (empty when there is none).
     """
+    found = [p for p in loaded_candidates() if os.path.isfile(p)]
     try:
         spec = importlib.util.find_spec("nvidia")
     except (ImportError, ValueError):
-        return []
+        spec = None
     roots = list(spec.submodule_search_locations or []) if spec is not None else []
-    found = []
     for root in roots:
-        for sub in _WHEEL_FOLDERS:
-            path = os.path.join(root, sub, "libnccl.so.2")
+        paths = sorted(glob.glob(os.path.join(root, "*", "lib", "libnccl.so.2")),
+                       key=lambda p: (os.path.basename(os.path.dirname(os.path.dirname(p)))
+                                      != "nccl", p))
+        for path in paths:
             if os.path.isfile(path) and path not in found:
                 found.append(path)
     return found

@@ -179,6 +179,7 @@ class Rendezvous:
         self.host, self.port, self.timeout = host, port, float(timeout)
         self.on_failure = on_failure
         self.failure = None
+        self._failure_handled = False
         self._peers = []            # rank 0: one connection per other rank; others: rank 0's
         self._lock = threading.Condition()
         self._arrived = {}          # rank 0: barrier key -> set of ranks
@@ -380,7 +381,8 @@ class Rendezvous:
         timeout = self.timeout if timeout is None else float(timeout)
         self._barriers += 1
         key = "%s#%d" % (name, self._barriers)
-        deadline = time.monotonic() + timeout
+        # Rank 0 knows who is missing: the others give it a second to say so first.
+        deadline = time.monotonic() + timeout + (0.0 if self.rank == 0 else 1.0)
         if self.failure is not None:
             raise DistributedError(self.failure)
         if self.rank == 0:
@@ -392,7 +394,7 @@ class Rendezvous:
                 self._fail("lost the connection to rank 0 at %s:%d (%s)"
                            % (self.host, self.port, e), tell=False)
         with self._lock:
-            while key not in self._done and self.failure is None:
+            while key not in self._done and not self._failure_handled:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
@@ -440,13 +442,17 @@ class Rendezvous:
             if self.failure is not None or self._closing:
                 return
             self.failure = reason
-            self._lock.notify_all()
-        if tell:
-            for c in self._peers:
-                if c is not skip:
-                    c.try_send({"type": "abort", "reason": reason})
-        if self.on_failure is not None:
-            self.on_failure(reason)
+        try:
+            if tell:
+                for c in self._peers:
+                    if c is not skip:
+                        c.try_send({"type": "abort", "reason": reason})
+            if self.on_failure is not None:
+                self.on_failure(reason)
+        finally:
+            with self._lock:  # waiters raise once on_failure has acted (e.g. aborted NCCL)
+                self._failure_handled = True
+                self._lock.notify_all()
 
     def _watch(self):
         sel = selectors.DefaultSelector()
