@@ -3,8 +3,8 @@
 // thread can abort a communicator while the main thread waits inside NCCL or for the GPU.
 #include <pybind11/stl.h>
 
-#include <atomic>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,24 +35,24 @@ const DLArrayNcclApi* Api() {
   return api;
 }
 
-template <typename F>
-void Call(const char* what, F&& f) {
-  py::gil_scoped_release release;
-  CallExtension(what, std::forward<F>(f));
-}
-
-// One rank's communicator. abort() may come from the watchdog thread at any time; destroy()
-// waits for it, and later aborts do nothing.
+// One rank's communicator. Every call holds mu_ shared while it runs (with the GIL released),
+// abort() too, since the extension allows an abort during any call; destroy() holds it
+// exclusively, so that no call, from the watchdog thread or any other, outlives the
+// communicator.
 class Communicator {
  public:
   Communicator(int device_id, int world_size, int rank) : api_(Api()) {
     DLArrayNcclComm* comm = nullptr;
-    Call("nccl comm_create", [&] { return api_->comm_create(device_id, world_size, rank, &comm); });
+    py::gil_scoped_release release;
+    CallExtension("nccl comm_create",
+                  [&] { return api_->comm_create(device_id, world_size, rank, &comm); });
     comm_ = comm;
   }
   ~Communicator() {
-    std::lock_guard<std::mutex> lock(life_mu_);
-    if (DLArrayNcclComm* c = comm_.exchange(nullptr)) (void)api_->comm_destroy(c);
+    py::gil_scoped_release release;
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    if (comm_ != nullptr) (void)api_->comm_destroy(comm_);
+    comm_ = nullptr;
   }
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
@@ -64,34 +64,35 @@ class Communicator {
                                          std::to_string(DLARRAY_NCCL_UNIQUE_ID_BYTES) +
                                          " bytes, got " + std::to_string(bytes.size()));
     }
-    DLArrayNcclComm* c = Live("init");
-    Call("nccl comm_init",
-         [&] { return api_->comm_init(c, reinterpret_cast<const uint8_t*>(bytes.data())); });
+    Use("init", [&](DLArrayNcclComm* c) {
+      return api_->comm_init(c, reinterpret_cast<const uint8_t*>(bytes.data()));
+    });
   }
 
   void AllReduce(const NDArray& send, const NDArray& recv, int op) {
-    DLArrayNcclComm* c = Live("all_reduce");
-    Call("nccl all_reduce", [&] { return api_->all_reduce(c, send.dl(), recv.dl(), op); });
+    Use("all_reduce",
+        [&](DLArrayNcclComm* c) { return api_->all_reduce(c, send.dl(), recv.dl(), op); });
   }
   void Broadcast(const NDArray& send, const NDArray& recv, int root) {
-    DLArrayNcclComm* c = Live("broadcast");
-    Call("nccl broadcast", [&] { return api_->broadcast(c, send.dl(), recv.dl(), root); });
+    Use("broadcast",
+        [&](DLArrayNcclComm* c) { return api_->broadcast(c, send.dl(), recv.dl(), root); });
   }
   void AllGather(const NDArray& send, const NDArray& recv) {
-    DLArrayNcclComm* c = Live("all_gather");
-    Call("nccl all_gather", [&] { return api_->all_gather(c, send.dl(), recv.dl()); });
+    Use("all_gather",
+        [&](DLArrayNcclComm* c) { return api_->all_gather(c, send.dl(), recv.dl()); });
   }
   void ReduceScatter(const NDArray& send, const NDArray& recv, int op) {
-    DLArrayNcclComm* c = Live("reduce_scatter");
-    Call("nccl reduce_scatter", [&] { return api_->reduce_scatter(c, send.dl(), recv.dl(), op); });
+    Use("reduce_scatter",
+        [&](DLArrayNcclComm* c) { return api_->reduce_scatter(c, send.dl(), recv.dl(), op); });
   }
 
   // All-reduces several arrays in place in one NCCL group (one launch).
   void AllReduceGroup(const std::vector<NDArray>& arrays, int op) {
-    DLArrayNcclComm* c = Live("all_reduce_group");
     std::vector<DLArray*> dls;
     for (const NDArray& a : arrays) dls.push_back(a.dl());
     py::gil_scoped_release release;
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    DLArrayNcclComm* c = Live("all_reduce_group");
     CallExtension("nccl group_start", [&] { return api_->group_start(c); });
     try {
       for (DLArray* a : dls) {
@@ -106,51 +107,54 @@ class Communicator {
   }
 
   void AsyncError() {
-    DLArrayNcclComm* c = Live("async_error");
-    Call("nccl async_error", [&] { return api_->async_error(c); });
+    Use("async_error", [&](DLArrayNcclComm* c) { return api_->async_error(c); });
   }
 
   double PendingSeconds() {
-    DLArrayNcclComm* c = Live("pending_seconds");
     double s = 0;
-    Call("nccl pending_seconds", [&] { return api_->pending_seconds(c, &s); });
+    Use("pending_seconds", [&](DLArrayNcclComm* c) { return api_->pending_seconds(c, &s); });
     return s;
   }
 
   void Abort() {
     py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(life_mu_);
-    if (DLArrayNcclComm* c = comm_.load()) {
-      CallExtension("nccl comm_abort", [&] { return api_->comm_abort(c); });
-    }
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    if (comm_ != nullptr) CallExtension("nccl comm_abort", [&] { return api_->comm_abort(comm_); });
   }
 
   void Finalize() {
-    DLArrayNcclComm* c = Live("finalize");
-    Call("nccl comm_finalize", [&] { return api_->comm_finalize(c); });
+    Use("finalize", [&](DLArrayNcclComm* c) { return api_->comm_finalize(c); });
   }
 
   void Destroy() {
     py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(life_mu_);
-    if (DLArrayNcclComm* c = comm_.exchange(nullptr)) {
-      CallExtension("nccl comm_destroy", [&] { return api_->comm_destroy(c); });
-    }
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    DLArrayNcclComm* c = comm_;
+    comm_ = nullptr;
+    if (c != nullptr) CallExtension("nccl comm_destroy", [&] { return api_->comm_destroy(c); });
   }
 
  private:
+  // Runs call(comm) with the GIL released and the communicator kept alive.
+  template <typename F>
+  void Use(const char* what, F&& call) {
+    py::gil_scoped_release release;
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    DLArrayNcclComm* c = Live(what);
+    CallExtension(std::string("nccl ") + what, [&] { return call(c); });
+  }
+
   DLArrayNcclComm* Live(const char* what) {
-    DLArrayNcclComm* c = comm_.load();
-    if (c == nullptr) {
+    if (comm_ == nullptr) {
       throw Error(ErrorKind::kValue,
                   std::string("nccl ") + what + ": the communicator was destroyed");
     }
-    return c;
+    return comm_;
   }
 
   const DLArrayNcclApi* api_;
-  std::mutex life_mu_;
-  std::atomic<DLArrayNcclComm*> comm_{nullptr};
+  std::shared_mutex mu_;
+  DLArrayNcclComm* comm_ = nullptr;  // guarded by mu_
 };
 
 }  // namespace
@@ -164,8 +168,12 @@ void BindDistributed(py::module_& m) {
         for (const std::string& s : candidates) c.push_back(s.c_str());
         const char* path = nullptr;
         int32_t version = 0;
-        Call("nccl load", [&] { return api->load(c.data(), static_cast<int32_t>(c.size())); });
-        Call("nccl library", [&] { return api->library(&path, &version); });
+        {
+          py::gil_scoped_release release;
+          CallExtension("nccl load",
+                        [&] { return api->load(c.data(), static_cast<int32_t>(c.size())); });
+          CallExtension("nccl library", [&] { return api->library(&path, &version); });
+        }
         return py::make_tuple(std::string(path != nullptr ? path : ""), version);
       },
       py::arg("candidates"),
@@ -176,8 +184,11 @@ void BindDistributed(py::module_& m) {
       [] {
         const DLArrayNcclApi* api = Api();
         std::string id(DLARRAY_NCCL_UNIQUE_ID_BYTES, '\0');
-        Call("nccl get_unique_id",
-             [&] { return api->get_unique_id(reinterpret_cast<uint8_t*>(&id[0])); });
+        {
+          py::gil_scoped_release release;
+          CallExtension("nccl get_unique_id",
+                        [&] { return api->get_unique_id(reinterpret_cast<uint8_t*>(&id[0])); });
+        }
         return py::bytes(id);
       },
       "A new NCCL unique id (bytes).");

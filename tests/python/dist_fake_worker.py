@@ -42,6 +42,10 @@ class FakeCommunicator:
     def init(self, unique_id):
         assert unique_id == b"fake-id-" * 16, unique_id
         self.calls.append("init")
+        if SCENARIO == "init_hangs" and self.rank == 1:  # as NCCL waiting for a lost peer
+            if not self.aborted.wait(60):
+                raise RuntimeError("fake init: still waiting after 60 s")
+            raise RuntimeError("fake init: the communicator was aborted")
 
     def _collective(self, name):
         self.calls.append(name)
@@ -120,6 +124,7 @@ def main():
         gathered = dist.all_gather(x)
         scattered = dist.reduce_scatter(gathered)
         dist.barrier()
+        dist.host_barrier(timeout=10)
         errors = []
         for call in (lambda: dist.all_reduce(x, op="median"),
                      lambda: dist.broadcast(x, src=5),
@@ -141,7 +146,7 @@ def main():
                 raise ValueError("boom on rank %d" % RANK)
             os._exit(7)
         wait_for_failure()
-    elif SCENARIO in ("async_error", "stuck_collective"):
+    elif SCENARIO in ("async_error", "stuck_collective", "init_hangs"):
         wait_for_failure()
     elif SCENARIO == "exit_grace":
         if RANK == 1:

@@ -434,6 +434,16 @@ def test_a_failure_on_any_rank_aborts_the_others_blocked_collective(scenario, re
         assert "ValueError: boom on rank 1" in results[1][2]
 
 
+def test_nccl_init_that_never_completes_fails_every_rank_after_the_timeout():
+    results = run_fake_group("init_hangs", extra_env={"DLARRAY_DIST_TIMEOUT": "2"})
+    code, result, err = results[0]
+    assert code == 5, err
+    assert "rank 1 failed: NCCL init did not complete within 2 s" in result["error"]
+    code, result, err = results[1]
+    assert code == 1 and result is None
+    assert "DistributedError: rank 1 failed: NCCL init did not complete within 2 s" in err
+
+
 def test_rank0_that_exits_fails_the_others():
     code, result, err = run_fake_group("rank0_exits")[1]
     assert code == 5, err

@@ -141,6 +141,11 @@ class ProcessGroup:
         self.rendezvous = Rendezvous(self.rank, self.world_size, host, port, self.timeout,
                                      on_failure=self.on_failure)
         uid = self.rendezvous.join(_unique_id if self.rank == 0 else b"")
+        # Every rank is alive and about to join: NCCL gets the same timeout to finish.
+        limit = threading.Timer(self.timeout, self.fail, args=(
+            "NCCL init did not complete within %g s (DLARRAY_DIST_TIMEOUT)" % self.timeout,))
+        limit.daemon = True
+        limit.start()
         try:
             self.comm.init(uid)
         except RuntimeError as e:
@@ -148,6 +153,8 @@ class ProcessGroup:
                 raise DistributedError(self.failure) from e
             self.fail("NCCL init failed: %s" % e)
             raise DistributedError(self.failure or str(e)) from e
+        finally:
+            limit.cancel()
         self.check()
         self._watchdog = threading.Thread(target=self._watch, daemon=True,
                                           name="dlarray-watchdog-%d" % self.rank)
