@@ -3,9 +3,12 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 BUILD  := build/py
+WHEELS := build/wheel
+DOCS   := build/docs
 export DLARRAY_TEST_PLUGIN_DIR := $(CURDIR)/$(BUILD)/test_plugins
+export DLARRAY_WHEEL_DIR := $(CURDIR)/$(WHEELS)
 
-.PHONY: demo check test install deps venv cpp-test py-test bench format clean
+.PHONY: demo check test install deps venv cpp-test py-test bench docs docs-deps format clean
 
 demo: install
 	$(PY) examples/mnist.py --model mlp
@@ -23,14 +26,16 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 venv: deps $(PY)
-	$(PY) -m pip install -q "scikit-build-core>=0.8" "pybind11>=2.11" numpy pytest tqdm matplotlib
+	$(PY) -m pip install -q "scikit-build-core>=1.0" "pybind11>=2.11" numpy pytest tqdm matplotlib
 
 # One CMake build (in $(BUILD)) gives the package, the plugins, the doctest suite and the
-# test-only plugins; pip installs the package into the virtualenv from it.
+# test-only plugins; its wheel (kept in $(WHEELS) for the packaging tests) is what gets installed.
 install: venv
-	$(PY) -m pip install -q --no-build-isolation --no-deps \
+	rm -rf $(WHEELS)
+	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w $(WHEELS) \
 	  --config-settings=build-dir=$(BUILD) \
 	  --config-settings=cmake.define.DLARRAY_BUILD_TESTS=ON .
+	$(PY) -m pip install -q --no-deps --force-reinstall $(WHEELS)/dlarray-*.whl
 
 cpp-test:
 	ctest --test-dir $(BUILD) --output-on-failure -j2
@@ -41,6 +46,15 @@ py-test:
 bench: install
 	$(PY) bench/ops.py
 	$(PY) bench/mlp_step.py --device cpu
+
+# The docs site (docs/): Sphinx, warnings as errors, into $(DOCS)/index.html.
+docs: install docs-deps
+	$(PY) -m sphinx -E -W --keep-going -q -b html docs $(DOCS)
+	@echo "docs: $(DOCS)/index.html"
+
+docs-deps: venv
+	@bash scripts/install_system_deps.sh docs
+	$(PY) -m pip install -q -r docs/requirements.txt
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.cc' '*.h' '*.cu' '*.cuh')

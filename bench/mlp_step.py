@@ -12,7 +12,10 @@
 
 Each time is the median over --repeats; a step is timed over --inner steps and a device sync.
 
-    python bench/mlp_step.py --device gpu [--json]
+    python bench/mlp_step.py --device gpu [--json [FILE]]
+
+--json alone prints the results as JSON only; --json FILE also writes them, with the machine,
+to FILE (docs/benchmarks/ keeps such files; the docs render them as tables).
 """
 
 import argparse
@@ -29,6 +32,7 @@ import dlarray
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
                                 "examples"))
 import mnist  # noqa: E402
+from report import check_output_path, machine_info  # noqa: E402
 
 STEP_BATCH = 1000
 LR = 0.01
@@ -112,15 +116,22 @@ def epoch_seconds(ctx, repeats):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", choices=["cpu", "gpu"], default=mnist.default_device())
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--inner", type=int, default=10, help="steps per timed sample")
     parser.add_argument("--epoch-repeats", type=int, default=3)
-    parser.add_argument("--json", action="store_true", help="print the results as JSON only")
+    parser.add_argument("--json", nargs="?", const="-", metavar="FILE",
+                        help="without FILE: print the results as JSON only; with FILE: also "
+                        "write them, with the machine, to FILE")
     args = parser.parse_args(argv)
+    if args.json not in (None, "-"):
+        check_output_path(parser, "--json", args.json)
     ctx = mnist.device_context(args.device)
-    result = {"device": repr(ctx), "batch": STEP_BATCH, "model": "784-256-100-10"}
+    machine = machine_info()
+    result = {"benchmark": "mlp_step", "device": repr(ctx), "batch": STEP_BATCH,
+              "model": "784-256-100-10"}
 
     ours, allocations = dlarray_step(ctx, args.repeats, args.inner)
     result.update(step_ms=ours * 1e3, step_allocations=allocations)
@@ -135,9 +146,17 @@ def main(argv=None):
     result.update(epoch_cpu_s=cpu_epoch, epoch_numpy_s=numpy_epoch,
                   epoch_ratio=cpu_epoch / numpy_epoch)
 
-    if args.json:
+    if "torch" in sys.modules:
+        machine["versions"]["torch"] = sys.modules["torch"].__version__
+    result["settings"] = {"repeats": args.repeats, "inner": args.inner,
+                          "epoch_repeats": args.epoch_repeats}
+    result["machine"] = machine
+    if args.json == "-":
         print(json.dumps(result, indent=2))
         return result
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
     print("MLP step (784-256-100-10, batch %d) on %s" % (STEP_BATCH, result["device"]))
     print("  dlarray executor: %.3f ms median (%d allocations while timing)"
           % (result["step_ms"], allocations))

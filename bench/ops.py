@@ -4,7 +4,9 @@ the same process, and the ratio ours / peer's (below 1 means we are faster).
 
     python bench/ops.py                  # cpu against NumPy
     python bench/ops.py --device gpu     # gpu against PyTorch on the same GPU (CUDA events)
-    python bench/ops.py --json out.json  # also write the rows as JSON
+    python bench/ops.py --json out.json  # also write the rows and the machine as JSON
+
+The JSON files in docs/benchmarks/ come from --json; the docs render them as tables.
 """
 import argparse
 import json
@@ -17,6 +19,7 @@ import numpy as np
 
 import dlarray
 from dlarray import _opbench
+from report import check_output_path, machine_info
 
 
 def gpu_timer(torch):
@@ -153,6 +156,8 @@ def main():
                    help="time only this op (repeatable), e.g. --only softmax")
     p.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     args = p.parse_args()
+    if args.json:
+        check_output_path(p, "--json", args.json)
     large = _opbench.GPU_LARGE_SIZES if args.device == "gpu" else _opbench.LARGE_SIZES
     sizes_list = {"seed": [("seed", _opbench.SEED_SIZES)], "large": [("large", large)],
                   "all": [("seed", _opbench.SEED_SIZES), ("large", large)]}[args.sizes]
@@ -160,10 +165,17 @@ def main():
                                             else dlarray.cpu())
     print(f"dlarray {dlarray.__version__} on {device_name}; NumPy {np.__version__}; "
           f"{platform.machine()}; ratio = ours / peer (median of {args.repeat})")
+    machine = machine_info()
     rows = run_gpu(args, sizes_list) if args.device == "gpu" else run_cpu(args, sizes_list)
+    if "torch" in sys.modules:
+        machine["versions"]["torch"] = sys.modules["torch"].__version__
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": device_name, "rows": rows}, f, indent=1)
+            json.dump({"benchmark": "ops", "device": device_name,
+                       "peer": "torch" if args.device == "gpu" else "numpy",
+                       "settings": {"sizes": args.sizes, "repeat": args.repeat,
+                                    "min_time": args.min_time, "only": args.only},
+                       "machine": machine, "rows": rows}, f, indent=1)
     bad = [r for r in rows if not r["ok"]]
     if bad:
         print(f"{len(bad)} result(s) disagreed with the reference")

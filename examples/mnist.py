@@ -19,10 +19,14 @@ gradients of its part, the gradients are averaged over the ranks with NCCL (all 
 one NCCL group by default, --allreduce per-param for one all-reduce each), and every rank
 applies the same update, so the model matches a one-GPU run with the same global batch.
 --check-sync compares a checksum of the parameters across the ranks after every step.
+
+Optional packages: tqdm (a progress bar) and matplotlib (--plot); without them the script runs
+the same and says what it skips.
 """
 
 import argparse
 import gzip
+import importlib
 import os
 import pickle
 import sys
@@ -30,7 +34,6 @@ import time
 import zlib
 
 import numpy as np
-from tqdm import tqdm
 
 import dlarray
 from dlarray import autodiff as ad
@@ -230,6 +233,59 @@ def plot_curves(path, losses, accuracies):
     plt.close(fig)
 
 
+class _NoBar:
+    """Stands for a tqdm bar when tqdm is not installed: iterates, shows nothing."""
+
+    def __init__(self, iterable):
+        self.iterable = iterable
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+    def set_postfix(self, **kwargs):
+        pass
+
+
+def optional_module(name):
+    """The module ``name``, or None when it is not installed."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def progress_bar(iterable, description):
+    """A tqdm bar over ``iterable`` when tqdm is installed and stdout is a terminal."""
+    tqdm = optional_module("tqdm")
+    if tqdm is None:
+        return _NoBar(iterable)
+    return tqdm.tqdm(iterable, desc=description, leave=False, file=sys.stdout,
+                     disable=None)  # None: no bar when stdout is not a terminal
+
+
+def check_plot_path(parser, path):
+    """Fails now, before training, when ``path`` cannot receive the plot; returns whether the
+    plot can be drawn (False, with a warning, when matplotlib is not installed)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        parser.error("--plot %s is a folder: give a file name such as curves.png" % path)
+    if not os.path.isdir(folder):
+        parser.error("--plot %s: the folder %s does not exist" % (path, folder))
+    if not os.access(folder, os.W_OK):
+        parser.error("--plot %s: the folder %s is not writable" % (path, folder))
+    if optional_module("matplotlib") is None:
+        print("warning: matplotlib is not installed: --plot %s is skipped "
+              "(pip install matplotlib)" % path, file=sys.stderr)
+        return False
+    from matplotlib.figure import Figure
+    formats = Figure().canvas.get_supported_filetypes()
+    extension = os.path.splitext(path)[1].lstrip(".").lower()
+    if extension not in formats:
+        parser.error("--plot %s: unknown image format %r (one of: %s)"
+                     % (path, extension, ", ".join(sorted(formats))))
+    return True
+
+
 def start_ranks(args, argv):
     """Runs this script through the launcher, one process per GPU; returns its exit code."""
     import subprocess
@@ -248,33 +304,54 @@ def device_context(name):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", choices=["numpy", "cpu", "gpu"], default=None,
                         help="numpy: the NumPy executor; default: gpu when usable, else cpu")
-    parser.add_argument("--model", choices=sorted(LAYERS), default="mlp")
-    parser.add_argument("--epochs", type=int, default=10)
-    parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--model", choices=sorted(LAYERS), default="mlp",
+                        help="logreg: 784-10; mlp: 784-256-100-10 with ReLU (default: mlp)")
+    parser.add_argument("--epochs", type=int, default=10, help="passes over the training set "
+                        "(default: 10)")
+    parser.add_argument("--batch-size", type=int, default=100, help="images per SGD step "
+                        "(default: 100)")
     parser.add_argument("--lr", type=float, default=None,
                         help="learning rate (default: %s)" % DEFAULT_LR)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--data", default=DEFAULT_DATA, help="a .npz or dlsys mnist.pkl.gz file")
-    parser.add_argument("--plot", metavar="FILE.png", help="save loss and accuracy curves")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seeds the initial weights and the batch order (default: 0)")
+    parser.add_argument("--data", default=DEFAULT_DATA,
+                        help="a .npz (images, labels) or dlsys mnist.pkl.gz file "
+                        "(default: data/mnist10k.npz)")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="save the loss and accuracy curves (needs matplotlib)")
     parser.add_argument("--gpus", type=int, default=1,
                         help="data-parallel over this many GPUs, one process each (started "
-                             "through python -m dlarray.distributed.run)")
+                        "through python -m dlarray.distributed.run; default: 1)")
     parser.add_argument("--allreduce", choices=["grouped", "per-param"], default="grouped",
-                        help="gradients in one NCCL group (default) or one all-reduce each")
+                        help="with --gpus: the gradients in one NCCL group (default) or one "
+                        "all-reduce each")
     parser.add_argument("--check-sync", action="store_true",
                         help="with --gpus: compare a checksum of the parameters across the "
-                             "ranks after every step")
+                        "ranks after every step")
     args = parser.parse_args(argv)
-    if args.gpus < 1:
-        parser.error("--gpus must be at least 1")
+    for name in ("epochs", "batch_size", "gpus"):
+        if getattr(args, name) < 1:
+            parser.error("--%s must be at least 1" % name.replace("_", "-"))
     if args.gpus > 1 and args.device not in (None, "gpu"):
         parser.error("--gpus %d trains on GPUs: leave --device out or say gpu" % args.gpus)
     if args.gpus > 1 and args.batch_size % args.gpus:
         parser.error("--batch-size %d does not split over %d GPUs" % (args.batch_size, args.gpus))
-    args.device = "gpu" if args.gpus > 1 else args.device or default_device()
+    if args.gpus > 1:
+        args.device = "gpu"
+    if not os.path.isfile(args.data):
+        parser.error("--data %s: no such file" % args.data)
+    args.draw_plot = bool(args.plot) and check_plot_path(parser, args.plot)
+    args.device = args.device or default_device()
+    if args.gpus > 1 and dlarray.gpu(args.gpus - 1) not in dlarray.devices():
+        parser.error("--gpus %d: this machine has %d usable GPU(s)"
+                     % (args.gpus, sum(dlarray.is_gpu_ctx(c) for c in dlarray.devices())))
+    if args.device == "gpu" and dlarray.gpu(0) not in dlarray.devices():
+        reasons = ["%s: %s" % (p["name"], p["reason"]) for p in dlarray.plugins() if p["reason"]]
+        parser.error("--device gpu: no usable GPU (%s)" % ("; ".join(reasons) or "no GPU plugin"))
     args.lr = DEFAULT_LR[args.model] if args.lr is None else args.lr
     return args
 
@@ -290,42 +367,42 @@ def main(argv=None):
         rank, world = dist.get_rank(), dist.get_world_size()
         if world != args.gpus:
             raise SystemExit("--gpus %d but WORLD_SIZE=%d" % (args.gpus, world))
-    ctx = dist.get_device() if dist else device_context(args.device)
     say = print if rank == 0 else (lambda *a, **k: None)
     train_x, train_y, test_x, test_y = load_data(args.data)
+    ctx = dist.get_device() if dist else device_context(args.device)
     trainer = Trainer(args.model, ctx, args.lr, args.seed, dist, args.allreduce)
     test_images = trainer.to_device(test_x)
     batches = EpochBatches(trainer, train_x, train_y, args.batch_size, rank, world)
     rng = np.random.default_rng(args.seed)
+    where = args.device if world == 1 else "%d GPUs (%d per GPU)" % (world,
+                                                                    args.batch_size // world)
     say("%s on %s: %d training and %d test images, batch %d, lr %g"
-        % (args.model, args.device if world == 1 else "%d GPUs (%s per GPU)"
-           % (world, args.batch_size // world), len(train_x), len(test_x), args.batch_size,
-           args.lr))
+        % (args.model, where, len(train_x), len(test_x), args.batch_size, args.lr))
     losses, accuracies, checks = [], [], 0
     for epoch in range(1, args.epochs + 1):
         start = time.perf_counter()
         epoch_batches = batches(rng.permutation(len(train_x)))
-        bar = tqdm(epoch_batches, desc="epoch %d/%d" % (epoch, args.epochs), leave=False,
-                   file=sys.stdout, disable=None if rank == 0 else True)
+        bar = progress_bar(epoch_batches, "epoch %d/%d" % (epoch, args.epochs)) if rank == 0 \
+            else _NoBar(epoch_batches)
         for images, labels in bar:
             trainer.step(images, labels)
-            if dist and args.check_sync:
+            if dist is not None and args.check_sync:
                 trainer.check_same_parameters()
                 checks += 1
-            if trainer.steps % LOG_EVERY == 0 and not dist:
+            if trainer.steps % LOG_EVERY == 0 and dist is None:  # a read: no collective
                 bar.set_postfix(loss="%.4f" % trainer.mean_loss())
         losses.append(trainer.mean_loss(reset=True))
         seconds = time.perf_counter() - start
         accuracies.append(trainer.accuracy(test_images, test_y))
         say("epoch %2d: loss %.4f  test accuracy %.2f%%  %.2f s"
             % (epoch, losses[-1], 100 * accuracies[-1], seconds))
-    if dist:
+    if dist is not None:
         digest = trainer.check_same_parameters()
         say("parameters identical on all %d ranks (crc32 %08x; %d per-step checks)"
             % (world, digest, checks))
         dist.destroy_process_group()
     say("final test accuracy %.2f%%" % (100 * accuracies[-1]))
-    if args.plot and rank == 0:
+    if args.draw_plot and rank == 0:
         plot_curves(args.plot, losses, accuracies)
         print("saved", args.plot)
     return losses, accuracies

@@ -99,7 +99,7 @@ if has bench; then
     cat "$logs/ops_gpu_base.txt"
   fi
   step bench-mlp
-  python3 bench/mlp_step.py --device gpu >"$logs/mlp_gpu.txt" 2>&1
+  python3 bench/mlp_step.py --device gpu --json "$logs/mlp_step_gpu.json" >"$logs/mlp_gpu.txt" 2>&1
   cat "$logs/mlp_gpu.txt"
   step bench-cpp-extension
   python3 bench/cpp_extension.py 2>&1 | tee "$logs/cpp_extension.txt"

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build needs, only those missing. The CUDA toolkit is optional
 # (without it the build has no CUDA plugin) and is not installed here.
+# Usage: install_system_deps.sh [docs]   (docs: also what `make docs` needs)
 set -euo pipefail
 packages=(build-essential cmake ninja-build python3 python3-venv python3-dev libboost-dev
           doctest-dev libopenblas-dev clang-format clang libc++-dev libc++abi-dev)
+docs_packages=(doxygen graphviz)
+if [ "${1:-}" = docs ]; then
+  packages=("${docs_packages[@]}")
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -20,11 +20,6 @@ __global__ void Backward(const float* x, const float* dy, float* dx, float slope
     dx[i] = x[i] > 0.0f ? dy[i] : slope * dy[i];
 }
 
-template <typename T>
-T* Data(const DLArray* a) {
-  return reinterpret_cast<T*>(static_cast<char*>(a->data) + a->byte_offset);
-}
-
 void Check(const char* what) {
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
@@ -42,7 +37,7 @@ void LeakyReluCuda(const dlarray::KernelContext& ctx) {
   cudaSetDevice(ctx.device_id);
   const int64_t n = dlarray::NumElements(ctx.outputs[0]);
   Forward<<<Blocks(n), 256, 0, static_cast<cudaStream_t>(ctx.stream)>>>(
-      Data<const float>(ctx.inputs[0]), Data<float>(ctx.outputs[0]),
+      dlarray::Data<const float>(ctx.inputs[0]), dlarray::Data<float>(ctx.outputs[0]),
       static_cast<float>(ctx.attrs[0]), n);
   Check("leaky_relu");
 }
@@ -51,7 +46,7 @@ void LeakyReluGradientCuda(const dlarray::KernelContext& ctx) {
   cudaSetDevice(ctx.device_id);
   const int64_t n = dlarray::NumElements(ctx.outputs[0]);
   Backward<<<Blocks(n), 256, 0, static_cast<cudaStream_t>(ctx.stream)>>>(
-      Data<const float>(ctx.inputs[0]), Data<const float>(ctx.inputs[1]),
-      Data<float>(ctx.outputs[0]), static_cast<float>(ctx.attrs[0]), n);
+      dlarray::Data<const float>(ctx.inputs[0]), dlarray::Data<const float>(ctx.inputs[1]),
+      dlarray::Data<float>(ctx.outputs[0]), static_cast<float>(ctx.attrs[0]), n);
   Check("leaky_relu_gradient");
 }

@@ -14,16 +14,6 @@ namespace {
 // Below this many elements one thread does the work (a parallel region costs microseconds).
 constexpr int64_t kParallelMin = 1 << 15;
 
-const float* In(const dlarray::KernelContext& c, int i) {
-  return reinterpret_cast<const float*>(static_cast<const char*>(c.inputs[i]->data) +
-                                        c.inputs[i]->byte_offset);
-}
-
-float* Out(const dlarray::KernelContext& c) {
-  return reinterpret_cast<float*>(static_cast<char*>(c.outputs[0]->data) +
-                                  c.outputs[0]->byte_offset);
-}
-
 // 2^t for t in [-126, 128] (128 gives inf): 2^floor(t) from the exponent bits times 2^frac by a
 // degree-5 polynomial (relative error below 1e-7). Written without calls or branches (floor by
 // integer conversion), so that the loop vectorizes on any x86-64 (SSE2) and wider where the
@@ -90,16 +80,16 @@ void GradientRange(const float* __restrict y, const float* __restrict dy, float*
 }  // namespace
 
 void SigmoidCpu(const dlarray::KernelContext& ctx) {
-  const float* x = In(ctx, 0);
-  float* y = Out(ctx);
+  const float* x = dlarray::Data<const float>(ctx.inputs[0]);
+  float* y = dlarray::Data<float>(ctx.outputs[0]);
   ForChunks(dlarray::NumElements(ctx.outputs[0]),
             [&](int64_t b, int64_t e) { SigmoidRange(x + b, y + b, e - b); });
 }
 
 void SigmoidGradientCpu(const dlarray::KernelContext& ctx) {
-  const float* y = In(ctx, 0);
-  const float* dy = In(ctx, 1);
-  float* dx = Out(ctx);
+  const float* y = dlarray::Data<const float>(ctx.inputs[0]);
+  const float* dy = dlarray::Data<const float>(ctx.inputs[1]);
+  float* dx = dlarray::Data<float>(ctx.outputs[0]);
   ForChunks(dlarray::NumElements(ctx.outputs[0]),
             [&](int64_t b, int64_t e) { GradientRange(y + b, dy + b, dx + b, e - b); });
 }

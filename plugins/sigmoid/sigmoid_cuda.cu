@@ -82,8 +82,7 @@ void Launch(const dlarray::KernelContext& ctx, const float* a, const float* b, F
   int current = -1;
   if (cudaGetDevice(&current) != cudaSuccess || current != ctx.device_id)
     Check(cudaSetDevice(ctx.device_id), "cudaSetDevice");
-  float* out = reinterpret_cast<float*>(static_cast<char*>(ctx.outputs[0]->data) +
-                                        ctx.outputs[0]->byte_offset);
+  float* out = dlarray::Data<float>(ctx.outputs[0]);
   const int64_t n = dlarray::NumElements(ctx.outputs[0]);
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   const auto stream = static_cast<cudaStream_t>(ctx.stream);
@@ -105,19 +104,15 @@ void Launch(const dlarray::KernelContext& ctx, const float* a, const float* b, F
   Check(cudaGetLastError(), "kernel launch");
 }
 
-const float* In(const dlarray::KernelContext& c, int i) {
-  return reinterpret_cast<const float*>(static_cast<const char*>(c.inputs[i]->data) +
-                                        c.inputs[i]->byte_offset);
-}
-
 }  // namespace
 
 void SigmoidCuda(const dlarray::KernelContext& ctx) {
-  Launch(ctx, In(ctx, 0), nullptr, SigmoidOp{});
+  Launch(ctx, dlarray::Data<const float>(ctx.inputs[0]), nullptr, SigmoidOp{});
 }
 
 void SigmoidGradientCuda(const dlarray::KernelContext& ctx) {
-  Launch(ctx, In(ctx, 0), In(ctx, 1), GradOp{});
+  Launch(ctx, dlarray::Data<const float>(ctx.inputs[0]), dlarray::Data<const float>(ctx.inputs[1]),
+         GradOp{});
 }
 
 }  // namespace sigmoid

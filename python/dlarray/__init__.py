@@ -1,5 +1,7 @@
 """dlarray: arrays on pluggable devices (cpu, gpu) with the dlsys DLArray API.
 
+A first use::
+
     import dlarray
     x = dlarray.array(numpy_array, dlarray.cpu())     # or dlarray.gpu(0)
     y = dlarray.empty(x.shape, x.ctx)
@@ -14,9 +16,7 @@ plugin is not usable. A device whose plugin is missing raises that reason when i
 import pathlib
 
 from . import _core
-from ._core import DLContext, NDArray, array, devices, empty, synchronize
-
-__version__ = "0.1.0"
+from ._core import DLContext, NDArray, __version__, array, devices, empty, synchronize
 
 __all__ = [
     "DLContext", "NDArray", "array", "cpp_extension", "cpu", "devices", "empty", "empty_cache",
@@ -27,28 +27,118 @@ __all__ = [
 
 
 def cpu(dev_id=0):
-    """The context of CPU device ``dev_id`` (there is one, id 0)."""
+    """The context of a CPU device.
+
+    Parameters
+    ----------
+    dev_id : int, optional
+        The device id; the CPU plugin serves one device, 0.
+
+    Returns
+    -------
+    DLContext
+
+    Examples
+    --------
+    >>> import dlarray
+    >>> dlarray.cpu()
+    cpu(0)
+    """
     return DLContext(dev_id, 1)
 
 
 def gpu(dev_id=0):
-    """The context of CUDA device ``dev_id``."""
+    """The context of a CUDA GPU.
+
+    Making a context needs no GPU: using it does. On a machine without a usable GPU, the first
+    allocation on ``gpu(n)`` raises RuntimeError with the CUDA plugin's reason.
+
+    Parameters
+    ----------
+    dev_id : int, optional
+        The GPU's index among the visible CUDA devices (``CUDA_VISIBLE_DEVICES``), 0 by
+        default.
+
+    Returns
+    -------
+    DLContext
+
+    Examples
+    --------
+    >>> import dlarray
+    >>> ctx = dlarray.gpu(0) if dlarray.gpu(0) in dlarray.devices() else dlarray.cpu(0)
+    """
     return DLContext(dev_id, 2)
 
 
 def is_gpu_ctx(ctx):
-    """Whether ``ctx`` is a GPU context."""
+    """Whether a context is a CUDA GPU's (the seed's helper).
+
+    Parameters
+    ----------
+    ctx : DLContext or None
+
+    Returns
+    -------
+    bool
+        False for None and for every other device type.
+
+    Examples
+    --------
+    >>> import dlarray
+    >>> dlarray.is_gpu_ctx(dlarray.gpu(0)), dlarray.is_gpu_ctx(dlarray.cpu(0))
+    (True, False)
+    """
     return bool(ctx) and ctx.device_type == 2
 
 
 def plugins():
-    """Every plugin tried: a list of dicts with name, path, origin, status, reason, device_type,
-    device_count, abi_version and ops."""
+    """Every plugin the runtime tried to load, and what became of it.
+
+    Plugins come from the ``plugins`` folder next to the core library, then from
+    ``DLARRAY_PLUGIN_PATH``, then from :func:`load_plugin`. A plugin that is installed but
+    broken is listed with the reason; ``python -m dlarray`` prints this list.
+
+    Returns
+    -------
+    list of dict
+        One dict per plugin, in the order tried, with ``name``; ``path`` (absolute);
+        ``origin`` ("plugins folder", "DLARRAY_PLUGIN_PATH" or "load_plugin"); ``status``
+        ("loaded", "disabled", "open failed", "missing entry symbol", "ABI mismatch", "init
+        failed", "no devices" or "duplicate"); ``reason`` (empty when loaded);
+        ``device_type`` ("cpu", "gpu", ..., or "" for a plugin that only adds ops);
+        ``device_count``; ``abi_version``; ``ops`` (the ops it has kernels for).
+
+    Examples
+    --------
+    >>> import dlarray
+    >>> [p["status"] for p in dlarray.plugins() if p["name"] == "cpu"]
+    ['loaded']
+    """
     return _core.plugins()
 
 
 def load_plugin(path):
-    """Loads one plugin library; raises RuntimeError with the reason when it is not usable."""
+    """Loads one plugin library, after those found at start-up.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The plugin's shared library.
+
+    Returns
+    -------
+    dict
+        The plugin's record, as in :func:`plugins`; its devices and ops are usable at once.
+
+    Raises
+    ------
+    RuntimeError
+        When the plugin is not usable: the file cannot be opened (the loader's message, e.g. a
+        missing dependency), has no entry symbol, was built for another plugin ABI (both
+        versions), failed to initialise (its message), has no devices (its reason), or
+        duplicates a loaded plugin.
+    """
     return _core.load_plugin(str(path))
 
 
@@ -76,13 +166,45 @@ def seed_lib_path():
 
 
 def memory_stats(ctx):
-    """Allocator counters of ``ctx``: bytes_in_use, bytes_reserved, num_allocations (system or
-    driver allocations made so far), num_frees, peak_bytes_in_use."""
+    """The allocator counters of a device.
+
+    Parameters
+    ----------
+    ctx : DLContext
+
+    Returns
+    -------
+    dict
+        ``bytes_in_use`` (held by live arrays), ``bytes_reserved`` (held from the system,
+        cached blocks included), ``num_allocations`` (system or driver allocations made so
+        far: it stays put while a cache serves requests), ``num_frees`` and
+        ``peak_bytes_in_use``.
+
+    Raises
+    ------
+    RuntimeError
+        When no usable plugin serves ``ctx``.
+
+    Examples
+    --------
+    >>> import dlarray
+    >>> stats = dlarray.memory_stats(dlarray.cpu(0))
+    >>> sorted(stats)
+    ['bytes_in_use', 'bytes_reserved', 'num_allocations', 'num_frees', 'peak_bytes_in_use']
+    """
     return _core.memory_stats(ctx)
 
 
 def empty_cache(ctx=None):
-    """Returns cached device memory of ``ctx`` (default: every device) to the system."""
+    """Returns the memory a device's allocator keeps cached to the system.
+
+    The CUDA plugin keeps freed blocks for reuse; arrays still alive are not touched.
+
+    Parameters
+    ----------
+    ctx : DLContext, optional
+        The device; by default every usable device.
+    """
     _core.empty_cache(ctx)
 
 
@@ -90,9 +212,28 @@ _PRECISIONS = ("highest", "tf32")
 
 
 def set_matmul_precision(precision):
-    """``"highest"`` (default): float32 matrix products in full float32. ``"tf32"``: GPU matrix
-    products use TF32 tensor cores (about 10 mantissa bits; much faster on Ampere and newer).
-    The CPU always computes in float32."""
+    """Chooses the precision of float32 matrix products on GPUs.
+
+    Parameters
+    ----------
+    precision : {"highest", "tf32"}
+        ``"highest"`` (the default): full float32. ``"tf32"``: TF32 tensor cores (about 10
+        mantissa bits; much faster on Ampere and newer GPUs). The CPU always computes in
+        float32.
+
+    Raises
+    ------
+    ValueError
+        For any other value.
+
+    Examples
+    --------
+    >>> import dlarray
+    >>> dlarray.set_matmul_precision("tf32")
+    >>> dlarray.get_matmul_precision()
+    'tf32'
+    >>> dlarray.set_matmul_precision("highest")
+    """
     if precision not in _PRECISIONS:
         raise ValueError(f"matmul precision must be one of {_PRECISIONS}, got {precision!r}")
     for ctx in devices():
@@ -106,7 +247,13 @@ _matmul_precision = "highest"
 
 
 def get_matmul_precision():
-    """The precision set by set_matmul_precision."""
+    """The precision of GPU matrix products, as :func:`set_matmul_precision` set it.
+
+    Returns
+    -------
+    str
+        ``"highest"`` or ``"tf32"``.
+    """
     return _matmul_precision
 
 

@@ -80,13 +80,34 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "dlarray runtime binding (see the dlarray package for the documented API)";
   py::register_exception_translator(&TranslateErrors);
 
-  py::class_<DLContext>(m, "DLContext", "A device: type (1 = cpu, 2 = gpu) and id.")
+  py::class_<DLContext>(m, "DLContext", R"doc(A device: its type and its id (DLPack's DLDevice).
+
+Usually made by :func:`dlarray.cpu` and :func:`dlarray.gpu`. Contexts compare and hash by value
+and can be pickled.
+
+Parameters
+----------
+device_id : int
+    Index among the devices of that type, from 0.
+device_type : int
+    DLPack's device type number: 1 for the CPU, 2 for CUDA GPUs.
+
+Examples
+--------
+>>> import dlarray
+>>> dlarray.DLContext(0, 1) == dlarray.cpu(0)
+True
+>>> dlarray.gpu(1)
+gpu(1)
+)doc")
       .def(py::init([](int device_id, int device_type) {
              return DLContext{device_type, device_id};
            }),
            py::arg("device_id"), py::arg("device_type"))
-      .def_readonly("device_id", &DLContext::device_id)
-      .def_readonly("device_type", &DLContext::device_type)
+      .def_readonly("device_id", &DLContext::device_id,
+                    "int: Index among the devices of that type, from 0.")
+      .def_readonly("device_type", &DLContext::device_type,
+                    "int: DLPack's device type number: 1 for the CPU, 2 for CUDA GPUs.")
       .def("__repr__", &ContextToString)
       .def("__eq__",
            [](const DLContext& a, const py::object& b) {
@@ -98,16 +119,66 @@ PYBIND11_MODULE(_core, m) {
                         return DLContext{t[1].cast<int>(), t[0].cast<int>()};
                       }));
 
-  m.def("devices", &Devices, "Every usable device context, CPU first.");
-  m.def("device_count", &DeviceCount, py::arg("device_type"));
+  m.def("devices", &Devices, R"doc(Every usable device, CPU first.
+
+A device is usable when a loaded plugin serves its type and reports it; a GPU whose plugin
+is missing or has no driver is not listed (:func:`dlarray.plugins` says why).
+
+Returns
+-------
+list of DLContext
+    ``cpu(0)``, then ``gpu(0)``, ``gpu(1)``, ... and the devices of other plugins.
+
+Examples
+--------
+>>> import dlarray
+>>> dlarray.cpu(0) in dlarray.devices()
+True
+)doc");
+  m.def("device_count", &DeviceCount, py::arg("device_type"),
+        R"doc(Number of usable devices of a type.
+
+Parameters
+----------
+device_type : int
+    DLPack's device type number (1: CPU, 2: CUDA).
+
+Returns
+-------
+int
+    0 when no loaded plugin serves that type.
+)doc");
   m.def(
-      "device_name", [](const DLContext& ctx) { return DeviceName(ctx); }, py::arg("ctx"));
-  m.def("plugins", [] {
-    py::list out;
-    for (const PluginInfo& p : Plugins()) out.append(PluginToDict(p));
-    return out;
-  });
-  m.def("plugin_search_path", &PluginSearchPath);
+      "device_name",
+      [](const DLContext& ctx) { return DeviceName(ctx); },
+      py::arg("ctx"), R"doc(The name of a device, as its plugin reports it (e.g. the GPU model).
+
+Parameters
+----------
+ctx : DLContext
+    The device.
+
+Returns
+-------
+str
+
+Raises
+------
+RuntimeError
+    When no usable plugin serves ``ctx``'s device type (the message says why).
+ValueError
+    When the device id is out of range.
+)doc");
+  m.def(
+      "plugins",
+      [] {
+        py::list out;
+        for (const PluginInfo& p : Plugins()) out.append(PluginToDict(p));
+        return out;
+      },
+      "Every plugin tried, as dicts (see :func:`dlarray.plugins`).");
+  m.def("plugin_search_path", &PluginSearchPath,
+        "The folders searched for plugins at start-up, in order.");
   m.def("core_library_path", &CoreLibraryPath, "Absolute path of libdlarray_runtime.so.");
   m.def(
       "load_plugin",
@@ -119,7 +190,7 @@ PYBIND11_MODULE(_core, m) {
         }
         return PluginToDict(info);
       },
-      py::arg("path"));
+      py::arg("path"), "Loads one plugin library (see :func:`dlarray.load_plugin`).");
   m.def(
       "synchronize",
       [](const py::object& ctx) {
@@ -127,7 +198,28 @@ PYBIND11_MODULE(_core, m) {
         py::gil_scoped_release release;
         for (const DLContext& c : all) Synchronize(c);
       },
-      py::arg("ctx") = py::none());
+      py::arg("ctx") = py::none(), R"doc(Waits until the work queued on a device has finished.
+
+Ops on a GPU return as soon as they are queued on the device's stream; call this before timing
+or before handing memory to code that does not know the stream. ``asnumpy()`` and copies to the
+host already wait.
+
+Parameters
+----------
+ctx : DLContext, optional
+    The device; by default every usable device.
+
+Raises
+------
+RuntimeError
+    When a kernel queued earlier failed (the device's error, e.g. an illegal address), or no
+    usable plugin serves ``ctx``.
+
+Examples
+--------
+>>> import dlarray
+>>> dlarray.synchronize(dlarray.cpu(0))
+)doc");
   m.def(
       "memory_stats",
       [](const DLContext& ctx) {
@@ -140,28 +232,32 @@ PYBIND11_MODULE(_core, m) {
         d["peak_bytes_in_use"] = s.peak_bytes_in_use;
         return d;
       },
-      py::arg("ctx"));
+      py::arg("ctx"), "Allocator counters of a device (see :func:`dlarray.memory_stats`).");
   m.def(
       "empty_cache",
       [](const py::object& ctx) {
         for (const DLContext& c : ContextsOrAll(ctx)) EmptyCache(c);
       },
-      py::arg("ctx") = py::none());
+      py::arg("ctx") = py::none(),
+      "Returns cached device memory to the system (see :func:`dlarray.empty_cache`).");
   m.def(
       "set_option",
       [](const DLContext& ctx, const std::string& key, const std::string& value) {
         SetDeviceOption(ctx, key, value);
       },
-      py::arg("ctx"), py::arg("key"), py::arg("value"));
+      py::arg("ctx"), py::arg("key"), py::arg("value"),
+      "Sets a device option of ctx's plugin (e.g. matmul_precision); ValueError for an unknown "
+      "key or value.");
   m.def(
       "get_option",
       [](const DLContext& ctx, const std::string& key) { return GetDeviceOption(ctx, key); },
-      py::arg("ctx"), py::arg("key"));
+      py::arg("ctx"), py::arg("key"), "The value of a device option of ctx's plugin.");
   m.def(
       "stream_handle",
       [](const DLContext& ctx) { return reinterpret_cast<uintptr_t>(DeviceStream(ctx)); },
       py::arg("ctx"), "The device stream ops on ctx run on (cudaStream_t as an int), 0 if none.");
   m.attr("PLUGIN_ABI_VERSION") = py::make_tuple(DLARRAY_PLUGIN_ABI_MAJOR, DLARRAY_PLUGIN_ABI_MINOR);
+  m.attr("__version__") = DLARRAY_VERSION;  // from the VERSION file, through CMake
 
   BindNDArray(m);
   BindOps(m);

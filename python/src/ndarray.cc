@@ -128,25 +128,67 @@ std::string Repr(const NDArray& self) {
 }  // namespace
 
 void BindNDArray(py::module_& m) {
-  py::class_<NDArray>(m, "NDArray", "An n-dimensional array on one device.")
-      .def_property_readonly("shape", [](const NDArray& s) { return ShapeTuple(*s.array); })
-      .def_property_readonly("ctx", [](const NDArray& s) { return s.array->ctx(); })
-      .def_property_readonly("dtype",
-                             [](const NDArray& s) { return DTypeToNumpy(s.array->dtype()); })
-      .def_property_readonly("size", [](const NDArray& s) { return s.array->size(); })
-      .def_property_readonly("ndim", [](const NDArray& s) { return s.array->shape().size(); })
-      .def_property_readonly("nbytes", [](const NDArray& s) { return s.array->nbytes(); })
+  py::class_<NDArray>(m, "NDArray", R"doc(An n-dimensional array on one device.
+
+Made by :func:`dlarray.empty`, :func:`dlarray.array` and :meth:`NDArray.copyto`, never directly.
+The memory is compact and row-major (DLPack's DLTensor layout) and belongs to the device of
+:attr:`ctx`; it is freed when the last reference goes.
+
+Examples
+--------
+>>> import numpy as np
+>>> import dlarray
+>>> x = dlarray.array(np.arange(6).reshape(2, 3))
+>>> x.shape, x.dtype, x.ctx
+((2, 3), dtype('float32'), cpu(0))
+>>> x.asnumpy()
+array([[0., 1., 2.],
+       [3., 4., 5.]], dtype=float32)
+)doc")
+      .def_property_readonly(
+          "shape", [](const NDArray& s) { return ShapeTuple(*s.array); },
+          "tuple of int: The extent of each dimension.")
+      .def_property_readonly(
+          "ctx", [](const NDArray& s) { return s.array->ctx(); },
+          "DLContext: The device that holds the data.")
+      .def_property_readonly(
+          "dtype", [](const NDArray& s) { return DTypeToNumpy(s.array->dtype()); },
+          "numpy.dtype: The element type (float32 unless asked otherwise).")
+      .def_property_readonly(
+          "size", [](const NDArray& s) { return s.array->size(); }, "int: The number of elements.")
+      .def_property_readonly(
+          "ndim", [](const NDArray& s) { return s.array->shape().size(); },
+          "int: The number of dimensions.")
+      .def_property_readonly(
+          "nbytes", [](const NDArray& s) { return s.array->nbytes(); },
+          "int: The size of the data in bytes.")
       .def_property_readonly(
           "data_ptr", [](const NDArray& s) { return reinterpret_cast<uintptr_t>(s.dl()->data); },
-          "Address of the first element (device pointer for device arrays).")
-      .def("asnumpy", &AsNumpy, "Copies to a new NumPy array (waits for pending device work).")
+          "int: Address of the first element (a device pointer for device arrays).")
+      .def("asnumpy", &AsNumpy, R"doc(Copies the array into a new NumPy array.
+
+Waits for the work queued on the array's device first, so the result reflects every op issued
+before the call.
+
+Returns
+-------
+numpy.ndarray
+    A new array of the same shape and dtype, in host memory.
+
+Examples
+--------
+>>> import dlarray
+>>> dlarray.array([1, 2, 3]).asnumpy()
+array([1., 2., 3.], dtype=float32)
+)doc")
       .def(
           "__array__",
           [](const NDArray& s, const py::object& dtype, const py::object&) {
             py::array a = AsNumpy(s);
             return dtype.is_none() ? py::object(a) : py::object(a.attr("astype")(dtype));
           },
-          py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+          py::arg("dtype") = py::none(), py::arg("copy") = py::none(),
+          "NumPy's conversion hook: ``numpy.asarray(x)`` copies like :meth:`asnumpy`.")
       .def(
           "copyto",
           [](const NDArray& self, const py::object& target) -> py::object {
@@ -164,36 +206,163 @@ void BindNDArray(py::module_& m) {
             throw DTypeError("copyto: target must be a DLContext or an NDArray, got " +
                              std::string(py::str(py::type::of(target).attr("__name__"))));
           },
-          py::arg("target"), "Copies into a new array on a context, or into an existing NDArray.")
-      .def("__setitem__",
-           [](NDArray& self, const py::object& key, const py::object& value) {
-             bool full = py::isinstance<py::slice>(key) && key.attr("start").is_none() &&
-                         key.attr("stop").is_none() && key.attr("step").is_none();
-             if (!full && !(py::isinstance<py::tuple>(key) && py::len(key) == 0) &&
-                 !key.is(py::ellipsis())) {
-               throw Error(ErrorKind::kValue,
-                           "NDArray supports only whole-array assignment: arr[:] = value");
-             }
-             if (py::isinstance<NDArray>(value)) {
-               const NDArray& src = value.cast<const NDArray&>();
-               if (src.dl() == self.dl()) return;
-               Copy(src.dl(), self.dl());
-               return;
-             }
-             CopyFromNumpy(self, value);
-           })
-      .def("__len__",
-           [](const NDArray& s) {
-             if (s.array->shape().empty()) throw DTypeError("len() of a 0-d NDArray");
-             return s.array->shape()[0];
-           })
+          py::arg("target"), R"doc(Copies the array to another device, or into another array.
+
+Parameters
+----------
+target : DLContext or NDArray
+    A device: the copy is a new array there. An NDArray of the same shape and dtype, on any
+    device: the data is copied into it.
+
+Returns
+-------
+NDArray
+    The new array, or ``target``.
+
+Raises
+------
+ValueError
+    When ``target`` is an NDArray of another shape.
+TypeError
+    When ``target`` is neither a DLContext nor an NDArray, or has another dtype.
+RuntimeError
+    When ``target``'s device has no usable plugin.
+MemoryError
+    When the new array cannot be allocated.
+
+Examples
+--------
+>>> import dlarray
+>>> x = dlarray.array([1.0, 2.0])
+>>> y = dlarray.empty((2,))
+>>> x.copyto(y) is y
+True
+>>> x.copyto(dlarray.cpu(0)).asnumpy()
+array([1., 2.], dtype=float32)
+)doc")
+      .def(
+          "__setitem__",
+          [](NDArray& self, const py::object& key, const py::object& value) {
+            bool full = py::isinstance<py::slice>(key) && key.attr("start").is_none() &&
+                        key.attr("stop").is_none() && key.attr("step").is_none();
+            if (!full && !(py::isinstance<py::tuple>(key) && py::len(key) == 0) &&
+                !key.is(py::ellipsis())) {
+              throw Error(ErrorKind::kValue,
+                          "NDArray supports only whole-array assignment: arr[:] = value");
+            }
+            if (py::isinstance<NDArray>(value)) {
+              const NDArray& src = value.cast<const NDArray&>();
+              if (src.dl() == self.dl()) return;
+              Copy(src.dl(), self.dl());
+              return;
+            }
+            CopyFromNumpy(self, value);
+          },
+          R"doc(Whole-array assignment: ``arr[:] = value``.
+
+Parameters
+----------
+key : slice
+    ``:`` (or ``...``, ``()``): only whole-array assignment is supported.
+value : NDArray, array_like or scalar
+    An NDArray of the same shape (on any device), or anything NumPy converts to an array that
+    broadcasts to this array's shape.
+
+Raises
+------
+ValueError
+    For any other key, or a value whose shape does not broadcast.
+
+Examples
+--------
+>>> import dlarray
+>>> x = dlarray.empty((2, 2))
+>>> x[:] = 3
+>>> x.asnumpy()
+array([[3., 3.],
+       [3., 3.]], dtype=float32)
+)doc")
+      .def(
+          "__len__",
+          [](const NDArray& s) {
+            if (s.array->shape().empty()) throw DTypeError("len() of a 0-d NDArray");
+            return s.array->shape()[0];
+          },
+          "The length of the first dimension; TypeError for a 0-d array.")
       .def("__repr__", &Repr);
 
   m.def("empty", &Empty, py::arg("shape"), py::arg("ctx") = DLContext{kDLArrayCPU, 0},
-        py::arg("dtype") = py::none(), "An uninitialised array (float32 unless dtype is given).");
+        py::arg("dtype") = py::none(), R"doc(A new array whose elements are not initialised.
+
+Parameters
+----------
+shape : int or sequence of int
+    The extent of each dimension; every extent must be at least 1.
+ctx : DLContext, optional
+    The device, ``cpu(0)`` by default.
+dtype : numpy dtype or str, optional
+    float32 by default; numeric types only (float, int, uint, bool).
+
+Returns
+-------
+NDArray
+
+Raises
+------
+ValueError
+    When an extent is smaller than 1, or ``ctx``'s device id is out of range.
+TypeError
+    When ``shape`` is not integers, or ``dtype`` is not numeric.
+RuntimeError
+    When no usable plugin serves ``ctx`` (the message says why).
+MemoryError
+    When the device cannot allocate the array.
+
+Examples
+--------
+>>> import dlarray
+>>> x = dlarray.empty((500, 200), dlarray.cpu(0))
+>>> x.shape, x.dtype
+((500, 200), dtype('float32'))
+)doc");
   m.def("array", &FromObject, py::arg("obj"), py::arg("ctx") = DLContext{kDLArrayCPU, 0},
         py::arg("dtype") = py::none(),
-        "Copies array-like data to ctx (float32 unless dtype is given, as in the seed).");
+        R"doc(Copies array-like data to a device.
+
+Parameters
+----------
+obj : array_like or NDArray
+    Anything NumPy converts to an array (lists, NumPy arrays of any numeric dtype and layout),
+    or an NDArray on any device.
+ctx : DLContext, optional
+    The device, ``cpu(0)`` by default.
+dtype : numpy dtype or str, optional
+    float32 by default, as in the seed (an NDArray keeps its dtype); numeric types only.
+
+Returns
+-------
+NDArray
+    A new array on ``ctx``.
+
+Raises
+------
+ValueError
+    When the data is empty or ragged, or ``ctx``'s device id is out of range.
+TypeError
+    When the dtype is not numeric, or an NDArray would need a dtype conversion.
+RuntimeError
+    When no usable plugin serves ``ctx``.
+MemoryError
+    When the device cannot allocate the array.
+
+Examples
+--------
+>>> import numpy as np
+>>> import dlarray
+>>> dlarray.array(np.eye(2), dlarray.cpu(0))
+NDArray([[1., 0.],
+         [0., 1.]], dtype=float32, ctx=cpu(0))
+)doc");
 }
 
 }  // namespace dlarray

@@ -52,6 +52,14 @@ void InvokeByName(const std::string& name, const std::vector<const NDArray*>& in
            attrs.data(), static_cast<int>(attrs.size()));
 }
 
+// The errors every op can raise (docstrings).
+#define DLARRAY_OP_RAISES                                                                  \
+  "\nRaises\n------\n"                                                                     \
+  "ValueError\n    When the shapes do not fit the op, or the operands are not all on one " \
+  "device.\n"                                                                              \
+  "TypeError\n    When an operand is not an NDArray, or not float32.\n"                    \
+  "RuntimeError\n    When no loaded plugin has a kernel for the operands' device.\n"
+
 }  // namespace
 
 void BindOps(py::module_& m) {
@@ -67,67 +75,351 @@ void BindOps(py::module_& m) {
 
   m.def(
       "array_set", [set](A arr, double v) { Run<0, 1>(set, {}, arr, {v}); }, py::arg("arr"),
-      py::arg("value"), "arr[:] = value");
+      py::arg("value"), R"doc(Fills an array with one value: ``arr[:] = value``.
+
+Parameters
+----------
+arr : NDArray
+    The array to fill (the op's output).
+value : float
+    The value, converted to float32.
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> x = dlarray.empty((2, 3))
+>>> dlarray.ops.array_set(x, 1.5)
+>>> x.asnumpy()
+array([[1.5, 1.5, 1.5],
+       [1.5, 1.5, 1.5]], dtype=float32)
+)doc");
   m.def(
       "broadcast_to", [bcast](A in, A out) { Run<1, 0>(bcast, {&in}, out, {}); }, py::arg("in_arr"),
-      py::arg("out_arr"), "out_arr = in_arr broadcast to out_arr's shape");
+      py::arg("out_arr"), R"doc(Copies ``in_arr`` broadcast to ``out_arr``'s shape (NumPy's rules).
+
+Parameters
+----------
+in_arr : NDArray
+    The input: its dimensions, aligned to the right, are each 1 or ``out_arr``'s.
+out_arr : NDArray
+    The output; its shape is the target shape.
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> row, out = dlarray.array([1, 2, 3]), dlarray.empty((2, 3))
+>>> dlarray.ops.broadcast_to(row, out)
+>>> out.asnumpy()
+array([[1., 2., 3.],
+       [1., 2., 3.]], dtype=float32)
+)doc");
   m.def(
       "reduce_sum_axis_zero", [rsum](A in, A out) { Run<1, 0>(rsum, {&in}, out, {}); },
-      py::arg("in_arr"), py::arg("out_arr"), "out_arr = in_arr.sum(axis=0)");
+      py::arg("in_arr"), py::arg("out_arr"),
+      R"doc(Sums over the first axis: ``out_arr = in_arr.sum(axis=0)``.
+
+Parameters
+----------
+in_arr : NDArray
+    The input, of shape ``(n, *rest)``.
+out_arr : NDArray
+    The output, of shape ``rest`` (``(1,)`` for a 1-D input).
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> x, out = dlarray.array([[1, 2], [3, 4]]), dlarray.empty((2,))
+>>> dlarray.ops.reduce_sum_axis_zero(x, out)
+>>> out.asnumpy()
+array([4., 6.], dtype=float32)
+)doc");
   m.def(
       "matrix_elementwise_add",
       [add](A a, A b, A c) {
         Run<2, 0>(add, {&a, &b}, c, {});
       },
-      py::arg("matA"), py::arg("matB"), py::arg("matC"), "matC = matA + matB");
+      py::arg("matA"), py::arg("matB"), py::arg("matC"),
+      R"doc(Elementwise sum: ``matC = matA + matB``.
+
+Parameters
+----------
+matA, matB : NDArray
+    The inputs, of one shape.
+matC : NDArray
+    The output, of the same shape; may be ``matA`` or ``matB`` (in place).
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> a, b = dlarray.array([1, 2]), dlarray.array([10, 20])
+>>> dlarray.ops.matrix_elementwise_add(a, b, a)
+>>> a.asnumpy()
+array([11., 22.], dtype=float32)
+)doc");
   m.def(
       "matrix_elementwise_add_by_const",
       [addc](A in, double v, A out) { Run<1, 1>(addc, {&in}, out, {v}); }, py::arg("in_mat"),
-      py::arg("val"), py::arg("out_mat"), "out_mat = in_mat + val");
+      py::arg("val"), py::arg("out_mat"), R"doc(Adds a constant: ``out_mat = in_mat + val``.
+
+Parameters
+----------
+in_mat : NDArray
+    The input.
+val : float
+    The constant, converted to float32.
+out_mat : NDArray
+    The output, of the input's shape; may be ``in_mat``.
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> x = dlarray.array([1, 2])
+>>> dlarray.ops.matrix_elementwise_add_by_const(x, 0.5, x)
+>>> x.asnumpy()
+array([1.5, 2.5], dtype=float32)
+)doc");
   m.def(
       "matrix_elementwise_multiply",
       [mul](A a, A b, A c) {
         Run<2, 0>(mul, {&a, &b}, c, {});
       },
-      py::arg("matA"), py::arg("matB"), py::arg("matC"), "matC = matA * matB");
+      py::arg("matA"), py::arg("matB"), py::arg("matC"),
+      R"doc(Elementwise product: ``matC = matA * matB``.
+
+Parameters
+----------
+matA, matB : NDArray
+    The inputs, of one shape.
+matC : NDArray
+    The output, of the same shape; may be ``matA`` or ``matB`` (in place).
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> a, b, c = dlarray.array([1, 2]), dlarray.array([3, 4]), dlarray.empty((2,))
+>>> dlarray.ops.matrix_elementwise_multiply(a, b, c)
+>>> c.asnumpy()
+array([3., 8.], dtype=float32)
+)doc");
   m.def(
       "matrix_elementwise_multiply_by_const",
       [mulc](A in, double v, A out) { Run<1, 1>(mulc, {&in}, out, {v}); }, py::arg("in_mat"),
-      py::arg("val"), py::arg("out_mat"), "out_mat = in_mat * val");
+      py::arg("val"), py::arg("out_mat"),
+      R"doc(Multiplies by a constant: ``out_mat = in_mat * val``.
+
+Parameters
+----------
+in_mat : NDArray
+    The input.
+val : float
+    The constant, converted to float32.
+out_mat : NDArray
+    The output, of the input's shape; may be ``in_mat``.
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> x = dlarray.array([1, 2])
+>>> dlarray.ops.matrix_elementwise_multiply_by_const(x, -2.0, x)
+>>> x.asnumpy()
+array([-2., -4.], dtype=float32)
+)doc");
   m.def(
       "matrix_multiply",
       [mm](A a, bool ta, A b, bool tb, A c) {
         Run<2, 2>(mm, {&a, &b}, c, {ta ? 1.0 : 0.0, tb ? 1.0 : 0.0});
       },
       py::arg("matA"), py::arg("transA"), py::arg("matB"), py::arg("transB"), py::arg("matC"),
-      "matC = op(matA) @ op(matB), op transposes when its flag is set");
+      R"doc(Matrix product: ``matC = op(matA) @ op(matB)``, where ``op`` transposes when its flag is set.
+
+Runs on the BLAS of the device (OpenBLAS on the CPU, cuBLAS on CUDA GPUs). On a GPU,
+:func:`dlarray.set_matmul_precision` may allow TF32 tensor cores.
+
+Parameters
+----------
+matA : NDArray
+    A 2-D input: ``(m, k)``, or ``(k, m)`` when ``transA``.
+transA : bool
+    Whether to use the transpose of ``matA``.
+matB : NDArray
+    A 2-D input: ``(k, n)``, or ``(n, k)`` when ``transB``.
+transB : bool
+    Whether to use the transpose of ``matB``.
+matC : NDArray
+    The output, ``(m, n)``; it must not be an input.
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import numpy as np
+>>> import dlarray
+>>> a = dlarray.array([[1, 2], [3, 4]])
+>>> b = dlarray.array(np.eye(2))
+>>> c = dlarray.empty((2, 2))
+>>> dlarray.ops.matrix_multiply(a, True, b, False, c)
+>>> c.asnumpy()
+array([[1., 3.],
+       [2., 4.]], dtype=float32)
+)doc");
   m.def(
       "relu", [relu](A in, A out) { Run<1, 0>(relu, {&in}, out, {}); }, py::arg("in_arr"),
-      py::arg("out_arr"), "out_arr = max(in_arr, 0)");
+      py::arg("out_arr"), R"doc(Rectified linear unit: ``out_arr = max(in_arr, 0)``, elementwise.
+
+Parameters
+----------
+in_arr : NDArray
+    The input.
+out_arr : NDArray
+    The output, of the input's shape; may be ``in_arr``.
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> x, y = dlarray.array([-1.0, 0.5]), dlarray.empty((2,))
+>>> dlarray.ops.relu(x, y)
+>>> y.asnumpy()
+array([0. , 0.5], dtype=float32)
+)doc");
   m.def(
       "relu_gradient",
       [relug](A in, A grad, A out) {
         Run<2, 0>(relug, {&in, &grad}, out, {});
       },
       py::arg("in_arr"), py::arg("in_grad_arr"), py::arg("out_arr"),
-      "out_arr = in_grad_arr * (in_arr > 0)");
+      R"doc(Gradient of :func:`relu`: ``out_arr = in_grad_arr * (in_arr > 0)``.
+
+Parameters
+----------
+in_arr : NDArray
+    The input of the relu.
+in_grad_arr : NDArray
+    The gradient with respect to the relu's output, of the same shape.
+out_arr : NDArray
+    The gradient with respect to ``in_arr``; may be an input.
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> x, g, out = dlarray.array([-1, 2]), dlarray.array([5, 5]), dlarray.empty((2,))
+>>> dlarray.ops.relu_gradient(x, g, out)
+>>> out.asnumpy()
+array([0., 5.], dtype=float32)
+)doc");
   m.def(
       "softmax", [smax](A in, A out) { Run<1, 0>(smax, {&in}, out, {}); }, py::arg("in_arr"),
-      py::arg("out_arr"), "row-wise softmax over the last axis");
+      py::arg("out_arr"),
+      R"doc(Softmax over the last axis: each row becomes ``exp(x - max) / sum(exp(x - max))``.
+
+Parameters
+----------
+in_arr : NDArray
+    The input; its rows run over the last axis.
+out_arr : NDArray
+    The output, of the input's shape; may be ``in_arr``.
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> x, y = dlarray.array([[0.0, 0.0], [0.0, 100.0]]), dlarray.empty((2, 2))
+>>> dlarray.ops.softmax(x, y)
+>>> y.asnumpy().round(3)
+array([[0.5, 0.5],
+       [0. , 1. ]], dtype=float32)
+)doc");
   m.def(
       "softmax_cross_entropy",
       [sce](A y, A y_, A out) {
         Run<2, 0>(sce, {&y, &y_}, out, {});
       },
       py::arg("in_arr_a"), py::arg("in_arr_b"), py::arg("out_arr"),
-      "out_arr (1 element) = mean over rows of -sum(b * log softmax(a))");
+      R"doc(Softmax cross-entropy, averaged over the rows: ``mean(-sum(b * log_softmax(a), axis=-1))``.
+
+Parameters
+----------
+in_arr_a : NDArray
+    The logits, ``(rows, classes)``.
+in_arr_b : NDArray
+    The target probabilities (one-hot labels), of the same shape.
+out_arr : NDArray
+    The loss, of shape ``(1,)``.
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> logits, labels = dlarray.array([[0.0, 0.0]]), dlarray.array([[1.0, 0.0]])
+>>> loss = dlarray.empty((1,))
+>>> dlarray.ops.softmax_cross_entropy(logits, labels, loss)
+>>> round(float(loss.asnumpy()[0]), 4)  # log(2)
+0.6931
+)doc");
   m.def(
       "copy", [copy](A in, A out) { Run<1, 0>(copy, {&in}, out, {}); }, py::arg("in_arr"),
-      py::arg("out_arr"), "out_arr = in_arr");
+      py::arg("out_arr"), R"doc(Copies an array into another of the same shape on the same device.
+
+Parameters
+----------
+in_arr : NDArray
+    The input.
+out_arr : NDArray
+    The output, of the same shape; use :meth:`NDArray.copyto` to copy across devices.
+)doc" DLARRAY_OP_RAISES R"doc(
+Examples
+--------
+>>> import dlarray
+>>> x, y = dlarray.array([1, 2]), dlarray.empty((2,))
+>>> dlarray.ops.copy(x, y)
+>>> y.asnumpy()
+array([1., 2.], dtype=float32)
+)doc");
 
   m.def("invoke", &InvokeByName, py::arg("op"), py::arg("inputs"), py::arg("outputs"),
-        py::arg("attrs") = std::vector<double>{}, "Runs any declared op (core or plugin) by name.");
-  m.def("op_names", &ListOps, "Names of every declared op, core and plugin.");
+        py::arg("attrs") = std::vector<double>{},
+        R"doc(Runs any declared op, core or plugin, by name.
+
+Ops that plugins declare are also reachable as ``dlarray.ops.<name>(*inputs, *outputs,
+*attrs)``; :func:`op_info` says what an op takes.
+
+Parameters
+----------
+op : str
+    The op's name, one of :func:`op_names`.
+inputs : sequence of NDArray
+    The inputs, as many as the op declares.
+outputs : sequence of NDArray
+    The outputs, as many as the op declares.
+attrs : sequence of float, optional
+    The op's scalar attributes, in its declared order.
+
+Raises
+------
+ValueError
+    When no op has that name (the message lists them), the operand or attribute counts are
+    wrong, the shapes do not fit, or the operands are not all on one device.
+TypeError
+    When an operand is not an NDArray, or its dtype is not supported by the op.
+RuntimeError
+    When no loaded plugin has a kernel for the operands' device.
+
+Examples
+--------
+>>> import dlarray
+>>> x, y = dlarray.array([-1.0, 2.0]), dlarray.empty((2,))
+>>> dlarray.ops.invoke("matrix_elementwise_multiply_by_const", [x], [y], [3.0])
+>>> y.asnumpy()
+array([-3.,  6.], dtype=float32)
+)doc");
+  m.def("op_names", &ListOps,
+        R"doc(Names of every declared op: the core's, then those plugins declared.
+
+Returns
+-------
+list of str
+
+Examples
+--------
+>>> import dlarray
+>>> "matrix_multiply" in dlarray.ops.op_names()
+True
+)doc");
   m.def(
       "infer_outputs",
       [](const std::string& name, const std::vector<std::vector<int64_t>>& shapes,
@@ -141,7 +433,33 @@ void BindOps(py::module_& m) {
         return out;
       },
       py::arg("op"), py::arg("shapes"), py::arg("dtypes"), py::arg("attrs"),
-      "(shape, dtype) of each output of op for inputs of these shapes and dtypes.");
+      R"doc(The shape and dtype of each output of an op, for inputs of these shapes and dtypes.
+
+From the op's declared shape inference or, for ops whose operands all share one shape, the first
+input's. Python uses it to allocate outputs that a call leaves out.
+
+Parameters
+----------
+op : str
+    A declared op's name.
+shapes : list of tuple of int
+    The inputs' shapes.
+dtypes : list of numpy.dtype
+    The inputs' dtypes.
+attrs : list of float
+    The op's attributes, in declared order.
+
+Returns
+-------
+list of (tuple of int, numpy.dtype)
+    One entry per output.
+
+Raises
+------
+ValueError
+    An unknown op, wrong counts, shapes the op refuses, or an op that cannot infer its outputs
+    (then the outputs must be given).
+)doc");
   m.def(
       "op_info",
       [](const std::string& name) {
@@ -183,7 +501,32 @@ void BindOps(py::module_& m) {
         d["devices"] = devices;
         return d;
       },
-      py::arg("name"));
+      py::arg("name"), R"doc(What an op takes and where it runs.
+
+Parameters
+----------
+name : str
+    The op's name, one of :func:`op_names`.
+
+Returns
+-------
+dict
+    ``name``; ``num_inputs`` and ``num_outputs``; ``attr_names`` (its scalar attributes, in
+    order); ``allow_inplace`` (whether an output may be an input); ``doc`` (one line);
+    ``devices`` (the device types with a kernel for it, e.g. ``["cpu", "gpu"]``).
+
+Raises
+------
+ValueError
+    When no op has that name (the message lists them).
+
+Examples
+--------
+>>> import dlarray
+>>> info = dlarray.ops.op_info("matrix_multiply")
+>>> info["num_inputs"], info["attr_names"]
+(2, ['trans_a', 'trans_b'])
+)doc");
 }
 
 }  // namespace dlarray

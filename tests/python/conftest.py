@@ -1,6 +1,11 @@
-"""Shared fixtures: every test that takes ``ctx`` runs once per usable device."""
+"""Shared fixtures: every test that takes ``ctx`` runs once per usable device; the built wheel and
+sdist for the packaging checks."""
+import importlib.util
 import os
 import pathlib
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -43,3 +48,47 @@ def test_plugin_dir():
 
 def has_gpu():
     return any(c.device_type == 2 for c in dlarray.devices())
+
+
+def find_built_wheel():
+    """The wheel `make install` built and installed (in DLARRAY_WHEEL_DIR, else build/wheel)."""
+    folder = pathlib.Path(os.environ.get("DLARRAY_WHEEL_DIR", ROOT / "build" / "wheel"))
+    wheels = sorted(folder.glob("dlarray-*.whl"))
+    return wheels[-1] if len(wheels) == 1 else None
+
+
+def _missing_build_tools():
+    missing = [m for m in ("scikit_build_core", "pybind11") if importlib.util.find_spec(m) is None]
+    return missing + [t for t in ("cmake",) if shutil.which(t) is None]
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory):
+    """One wheel of this tree for every packaging check: the one `make install` built and
+    installed. Without it the checks skip, unless DLARRAY_TEST_BUILD_WHEEL=1 asks to build one
+    now (minutes; skipped when the build tools are missing)."""
+    wheel = find_built_wheel()
+    if wheel is not None:
+        return wheel
+    if os.environ.get("DLARRAY_TEST_BUILD_WHEEL") != "1":
+        pytest.skip("no wheel in build/wheel: `make install` builds the one these tests check "
+                    "(or set DLARRAY_WHEEL_DIR, or DLARRAY_TEST_BUILD_WHEEL=1 to build one here)")
+    missing = _missing_build_tools()
+    if missing:
+        pytest.skip("cannot build a wheel: missing " + ", ".join(missing))
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation",
+                    "--no-deps", "-w", str(out), str(ROOT)], check=True)
+    return next(out.glob("dlarray-*.whl"))
+
+
+@pytest.fixture(scope="session")
+def built_sdist(tmp_path_factory):
+    """An sdist of this tree, made by the build backend's PEP 517 hook (no compiling)."""
+    if importlib.util.find_spec("scikit_build_core") is None:
+        pytest.skip("scikit-build-core is not installed: cannot build the sdist")
+    out = tmp_path_factory.mktemp("sdist")
+    hook = "import sys; from scikit_build_core.build import build_sdist; print(build_sdist(sys.argv[1]))"
+    name = subprocess.run([sys.executable, "-c", hook, str(out)], cwd=ROOT, check=True,
+                          capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    return out / name

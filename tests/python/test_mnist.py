@@ -10,8 +10,6 @@ import pytest
 
 import dlarray
 
-pytest.importorskip("tqdm")
-
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CONTEXTS = [None] + list(dlarray.devices())
 IDS = [repr(c) for c in CONTEXTS]

@@ -13,7 +13,6 @@ import pytest
 
 import dlarray
 
-pytest.importorskip("tqdm")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "mnist.py"

@@ -14,6 +14,18 @@ from .ops import placeholder_op
 class Executor:
     """Evaluates the nodes of ``eval_node_list`` for the values of a feed dict.
 
+    Parameters
+    ----------
+    eval_node_list : iterable of Node
+        The nodes :meth:`run` returns the values of, in this order.
+    ctx : DLContext, optional
+        The device to compute on; None computes with NumPy (the reference).
+
+    Raises
+    ------
+    TypeError
+        When an element of ``eval_node_list`` is not a Node.
+
     ``ctx=None`` computes with NumPy; a dlarray context (``dlarray.cpu(0)``,
     ``dlarray.gpu(0)``) runs the runtime's ops on that device. Feed values are NumPy arrays
     (copied into float32 buffers that the executor owns) or NDArrays on ``ctx`` (used as they
@@ -26,6 +38,20 @@ class Executor:
     The first run for a set of feed shapes makes a plan: node shapes, buffers, bound op calls.
     Later runs with the same shapes reuse it and allocate nothing; each set of shapes keeps
     its own plan and buffers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dlarray
+    >>> from dlarray import autodiff as ad
+    >>> x = ad.Variable("x")
+    >>> y = ad.relu_op(x) * 2
+    >>> grad_x, = ad.gradients(y, [x])
+    >>> executor = ad.Executor([y, grad_x], ctx=dlarray.cpu(0))
+    >>> y_val, grad_val = executor.run({x: np.array([-1.0, 3.0])},
+    ...                                convert_to_numpy_ret_vals=True)
+    >>> y_val, grad_val
+    (array([0., 6.], dtype=float32), array([0., 2.], dtype=float32))
     """
 
     def __init__(self, eval_node_list, ctx=None):
@@ -40,7 +66,33 @@ class Executor:
         self._plans = {}
 
     def run(self, feed_dict, convert_to_numpy_ret_vals=False):
-        """Values of ``eval_node_list``, in its order, for the values fed."""
+        """Evaluates the nodes for the values fed.
+
+        Parameters
+        ----------
+        feed_dict : dict
+            ``{node: value}``: a value for every placeholder the nodes depend on (and for any
+            other node, which then is not computed). Values are NumPy arrays, or NDArrays on
+            the executor's device.
+        convert_to_numpy_ret_vals : bool, optional
+            On a device: return NumPy copies instead of the executor's own NDArrays.
+
+        Returns
+        -------
+        list
+            The values of ``eval_node_list``, in its order: NumPy arrays with ``ctx=None``
+            or ``convert_to_numpy_ret_vals``, else NDArrays that the next ``run`` overwrites.
+
+        Raises
+        ------
+        ValueError
+            When a placeholder has no value, a fed node is not in this graph, a fed NDArray
+            is on another device, or the shapes fed do not fit the ops (the message names the
+            node and the shapes).
+        TypeError
+            When a key is not a Node, or a value is neither a NumPy array nor an NDArray (or
+            an NDArray is fed to the NumPy executor).
+        """
         key = self._feed_key(feed_dict)
         plan = self._plans.get(key)
         if plan is None:

@@ -27,19 +27,64 @@ def _topo_sort(node_list, leaves=()):
 
 
 def find_topo_sort(node_list):
-    """Every node that ``node_list`` depends on, each after its inputs."""
+    """Every node that the nodes of ``node_list`` depend on, each after its inputs.
+
+    Parameters
+    ----------
+    node_list : list of Node
+
+    Returns
+    -------
+    list of Node
+        A topological order (depth-first post-order), each node once.
+    """
     return _topo_sort(node_list)
 
 
 def sum_node_list(node_list):
-    """The sum of the nodes (add_op chain)."""
+    """The sum of nodes, as a chain of ``add_op``.
+
+    Parameters
+    ----------
+    node_list : list of Node
+        At least one node, all of one shape.
+
+    Returns
+    -------
+    Node
+    """
     return functools.reduce(add_op, node_list)
 
 
 def gradients(output_node, node_list):
     """Gradient nodes of ``output_node`` with respect to each node of ``node_list``.
 
-    A node that ``output_node`` does not depend on gets ``zeroslike_op(node)``.
+    Builds the backward graph by reverse-mode differentiation: each op says how to
+    differentiate its inputs (:meth:`Op.gradient`), and gradients reaching a node along several
+    paths are summed.
+
+    Parameters
+    ----------
+    output_node : Node
+        What to differentiate, usually a loss of shape (1,); its own gradient is ones.
+    node_list : list of Node
+        The nodes to differentiate with respect to, usually parameters.
+
+    Returns
+    -------
+    list of Node
+        One gradient node per element of ``node_list``, of its shape; a node that
+        ``output_node`` does not depend on gets ``zeroslike_op(node)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dlarray import autodiff as ad
+    >>> x = ad.Variable("x")
+    >>> y = x * x + x
+    >>> grad, = ad.gradients(y, [x])
+    >>> ad.Executor([grad]).run({x: np.array([1.0, 2.0])})[0]   # 2x + 1
+    array([3., 5.])
     """
     grads = {output_node: [oneslike_op(output_node)]}
     node_to_grad = {}

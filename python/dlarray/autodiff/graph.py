@@ -10,8 +10,19 @@ _MAX_NAME = 60
 class Node:
     """A node of the computation graph: ``op`` applied to ``inputs``.
 
-    ``name`` says what the node computes (for messages); ``const_attr`` holds an op's
-    constant operand, when it has one. Nodes compare and hash by identity.
+    Nodes are made by calling ops (``matmul_op(a, b)``), by :func:`Variable`, and by ``+``
+    and ``*`` between nodes and numbers. They compare and hash by identity.
+
+    Parameters
+    ----------
+    op : Op
+        What the node computes.
+    inputs : list of Node
+        The op's inputs.
+    name : str
+        What the node computes, for messages.
+    const_attr : float, optional
+        The op's constant operand, when it has one (``add_byconst_op``, ...).
     """
 
     def __init__(self, op, inputs, name, const_attr=None):
@@ -44,7 +55,24 @@ class Node:
 
 
 def Variable(name):
-    """A placeholder node: its value is given to ``Executor.run`` in the feed dict."""
+    """A placeholder node, whose value is fed to :meth:`Executor.run`.
+
+    Parameters
+    ----------
+    name : str
+        The name shown in messages and node names.
+
+    Returns
+    -------
+    Node
+
+    Examples
+    --------
+    >>> from dlarray import autodiff as ad
+    >>> x = ad.Variable("x")
+    >>> (x + 1).name
+    '(x+1.0)'
+    """
     from .ops import placeholder_op
     node = placeholder_op()
     node.name = name
@@ -92,17 +120,72 @@ class Op:
     constant = False  # the value depends on the input shapes only: computed once per plan
 
     def infer_shape(self, node, input_shapes):
-        """The output shape; raises ValueError naming the node when the inputs do not fit."""
+        """The shape of ``node``'s value, from its inputs' shapes.
+
+        Parameters
+        ----------
+        node : Node
+        input_shapes : list of tuple of int
+
+        Returns
+        -------
+        tuple of int
+            By default the first input's shape.
+
+        Raises
+        ------
+        ValueError
+            When the inputs do not fit the op; the message names the node and the shapes.
+        """
         return tuple(input_shapes[0])
 
     def compute(self, node, input_vals):
+        """The NumPy reference: ``node``'s value from its inputs' values.
+
+        Parameters
+        ----------
+        node : Node
+        input_vals : list of numpy.ndarray
+
+        Returns
+        -------
+        numpy.ndarray
+            A new array.
+        """
         raise NotImplementedError
 
     def kernel(self, node, inputs, out):
+        """The runtime call that writes ``node``'s value into ``out``, for the device plan.
+
+        Parameters
+        ----------
+        node : Node
+        inputs : list of NDArray
+            The inputs' buffers.
+        out : NDArray
+            The node's buffer.
+
+        Returns
+        -------
+        tuple
+            ``(function, argument list)``, called as ``function(*arguments)`` at every run.
+        """
         raise NotImplementedError
 
     def gradient(self, node, output_grad):
-        """Gradient nodes for each input, given the output's; None means a zero gradient."""
+        """The gradient nodes of ``node``'s inputs, given the gradient of its output.
+
+        Parameters
+        ----------
+        node : Node
+        output_grad : Node
+            The gradient with respect to ``node``.
+
+        Returns
+        -------
+        list
+            One entry per input: a Node, or None for a zero gradient.
+        """
         raise NotImplementedError
 
 

@@ -8,6 +8,14 @@ from .graph import Node, Op, _check_number, _describe, _error, _name, _rows, _sa
 
 
 class AddOp(Op):
+    """``a + b``, elementwise: ``add_op(a, b)``, also written ``a + b``.
+
+    Parameters
+    ----------
+    a, b : Node
+        Inputs of one shape.
+    """
+
     label = "add_op"
     inplace = True
 
@@ -28,6 +36,23 @@ class AddOp(Op):
 
 
 class AddByConstOp(Op):
+    """``a + const``: ``add_byconst_op(a, const)``, also written ``a + const``.
+
+    Parameters
+    ----------
+    a : Node
+    const : float
+
+    Returns
+    -------
+    Node
+
+    Raises
+    ------
+    TypeError
+        When ``const`` is not a real number.
+    """
+
     label = "add_byconst_op"
     inplace = True
 
@@ -46,6 +71,14 @@ class AddByConstOp(Op):
 
 
 class MulOp(Op):
+    """``a * b``, elementwise: ``mul_op(a, b)``, also written ``a * b``.
+
+    Parameters
+    ----------
+    a, b : Node
+        Inputs of one shape.
+    """
+
     label = "mul_op"
     inplace = True
 
@@ -67,6 +100,23 @@ class MulOp(Op):
 
 
 class MulByConstOp(Op):
+    """``a * const``: ``mul_byconst_op(a, const)``, also written ``a * const``.
+
+    Parameters
+    ----------
+    a : Node
+    const : float
+
+    Returns
+    -------
+    Node
+
+    Raises
+    ------
+    TypeError
+        When ``const`` is not a real number.
+    """
+
     label = "mul_byconst_op"
     inplace = True
 
@@ -86,6 +136,16 @@ class MulByConstOp(Op):
 
 
 class MatMulOp(Op):
+    """Matrix product ``op(a) @ op(b)``, ``op`` transposing when its flag is set.
+
+    Parameters
+    ----------
+    a, b : Node
+        2-D inputs whose inner dimensions agree.
+    trans_A, trans_B : bool, optional
+        Whether to transpose ``a``, ``b``.
+    """
+
     label = "matmul_op"
 
     def __call__(self, a, b, trans_A=False, trans_B=False):
@@ -127,6 +187,9 @@ class MatMulOp(Op):
 
 
 class PlaceholderOp(Op):
+    """A node without inputs whose value is fed; :func:`Variable` makes named ones.
+    """
+
     label = "placeholder_op"
 
     def __call__(self):
@@ -137,7 +200,13 @@ class PlaceholderOp(Op):
 
 
 class _FillOp(Op):
-    """An array of the input's shape, filled with ``value``."""
+    """An array of the input's shape, filled with ``value``.
+
+    Parameters
+    ----------
+    a : Node
+        The node whose shape the result takes (its value is not read).
+    """
 
     constant = True
     value = None
@@ -156,16 +225,25 @@ class _FillOp(Op):
 
 
 class OnesLikeOp(_FillOp):
+    __doc__ = _FillOp.__doc__.replace("``value``", "ones")
     label = "oneslike_op"
     value = 1.0
 
 
 class ZerosLikeOp(_FillOp):
+    __doc__ = _FillOp.__doc__.replace("``value``", "zeros")
     label = "zeroslike_op"
     value = 0.0
 
 
 class ReduceSumAxisZeroOp(Op):
+    """The sum over the first axis: ``a.sum(axis=0)`` (shape ``(1,)`` for a 1-D ``a``).
+
+    Parameters
+    ----------
+    a : Node
+    """
+
     label = "reducesumaxiszero_op"
 
     def __call__(self, a):
@@ -191,6 +269,12 @@ class BroadcastToOp(Op):
 
     As in dlsys the gradient for ``a`` is ``reducesumaxiszero_op``, which is right for the
     common case of ``a`` of shape (k..) and ``b`` of shape (n, k..).
+
+    Parameters
+    ----------
+    a : Node
+    b : Node
+        The node whose shape the result takes.
     """
 
     label = "broadcastto_op"
@@ -221,7 +305,24 @@ def _log_softmax(y):
 
 
 def softmax_func(y):
-    """Numerically stable softmax over the last axis (NumPy)."""
+    """Numerically stable softmax over the last axis, in NumPy.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+
+    Returns
+    -------
+    numpy.ndarray
+        ``exp(y - max) / sum(exp(y - max))`` row by row, of ``y``'s shape and dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dlarray.autodiff import softmax_func
+    >>> softmax_func(np.array([[0.0, 0.0]]))
+    array([[0.5, 0.5]])
+    """
     z = np.exp(y - y.max(axis=-1, keepdims=True))
     return z / z.sum(axis=-1, keepdims=True)
 
@@ -230,6 +331,13 @@ class SoftmaxCrossEntropyOp(Op):
     """Mean over rows of ``-sum(y_ * log_softmax(y))``; shape (1,).
 
     As in dlsys, ``y_`` (the labels) gets a zero gradient.
+
+    Parameters
+    ----------
+    y : Node
+        Logits, ``(rows, classes)``.
+    y_ : Node
+        Target probabilities (one-hot labels), of the same shape.
     """
 
     label = "softmaxcrossentropy_op"
@@ -258,7 +366,12 @@ class SoftmaxCrossEntropyOp(Op):
 
 
 class SoftmaxOp(Op):
-    """Softmax over the last axis. Its gradient is built for 2-D inputs."""
+    """Softmax over the last axis. Its gradient is built for 2-D inputs.
+
+    Parameters
+    ----------
+    a : Node
+    """
 
     label = "softmax_op"
     inplace = True
@@ -279,6 +392,13 @@ class SoftmaxOp(Op):
 
 
 class ReluOp(Op):
+    """``max(a, 0)``, elementwise.
+
+    Parameters
+    ----------
+    a : Node
+    """
+
     label = "relu_op"
     inplace = True
 
@@ -296,7 +416,15 @@ class ReluOp(Op):
 
 
 class ReluGradientOp(Op):
-    """``grad * (a > 0)``; the gradient for ``a`` is zero (almost everywhere)."""
+    """``grad * (a > 0)``; the gradient for ``a`` is zero (almost everywhere).
+
+    Parameters
+    ----------
+    a : Node
+        The relu's input.
+    grad : Node
+        The gradient with respect to the relu's output.
+    """
 
     label = "relu_gradient_op"
     inplace = True

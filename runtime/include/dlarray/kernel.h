@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "dlarray/device.h"
@@ -100,6 +101,16 @@ inline int64_t NumElements(const DLArray* array) {
   int64_t n = 1;
   for (int i = 0; i < array->ndim; ++i) n *= array->shape[i];
   return n;
+}
+
+/*!
+ * \brief The first element of an array as T* (data + byte_offset): `Data<const float>(in)` for
+ *        inputs, `Data<float>(out)` for outputs. Works for device pointers too (no access).
+ */
+template <typename T>
+inline T* Data(const DLArray* array) {
+  using Byte = typename std::conditional<std::is_const<T>::value, const char, char>::type;
+  return reinterpret_cast<T*>(static_cast<Byte*>(array->data) + array->byte_offset);
 }
 
 /*! \brief Formats a shape as "(500, 200)" for messages. */

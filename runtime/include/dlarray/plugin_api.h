@@ -269,7 +269,7 @@ typedef struct DLArrayPluginDescriptor {
 /*! \brief Signature of the entry symbol. */
 typedef const DLArrayPluginDescriptor* (*DLArrayPluginEntryFn)(void);
 
-/*! \brief Defines the entry symbol: DLARRAY_PLUGIN_ENTRY { static ... d = {...}; return &d; } */
+/*! \brief Defines the entry symbol; its body returns the address of a static descriptor. */
 #ifdef __cplusplus
 #define DLARRAY_EXTERN_C extern "C"
 #else

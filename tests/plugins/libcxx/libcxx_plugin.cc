@@ -37,8 +37,7 @@ void RowSum(const dlarray::KernelContext& ctx) {
   const DLArray* x = ctx.inputs[0];
   const float* in =
       reinterpret_cast<const float*>(static_cast<const char*>(x->data) + x->byte_offset);
-  float* out = reinterpret_cast<float*>(static_cast<char*>(ctx.outputs[0]->data) +
-                                        ctx.outputs[0]->byte_offset);
+  float* out = dlarray::Data<float>(ctx.outputs[0]);
   const int64_t rows = x->shape[0], cols = x->shape[1];
   std::vector<double> row(static_cast<size_t>(cols));
   for (int64_t i = 0; i < rows; ++i) {
