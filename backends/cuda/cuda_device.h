@@ -82,6 +82,8 @@ class CudaDevice final : public Device {
   PerDevice& At(int id);     // the device, range-checked
   PerDevice& Ready(int id);  // the device, with its stream made
   void CopyBetweenDevices(const void* src, int src_id, void* dst, int dst_id, size_t nbytes);
+  // Makes waiter's later work wait for the work queued so far on from's stream.
+  void StreamWaitsFor(PerDevice& from, int from_id, cudaStream_t waiter);
   // Enables access from GPU `from` to the memory of GPU `to` once; whether it is enabled.
   bool EnablePeerAccess(int from, int to);
   int OptionDeviceId(const std::string& key, const std::string& text);

@@ -1,6 +1,7 @@
 // "dlarray.nccl.v1": NCCL communicators and collectives on DLArrays, on the GPUs' streams.
 #include "nccl_ext.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -30,8 +31,9 @@ struct DLArrayNcclComm {
   bool finalized = false;
   bool in_group = false;  // between group_start and group_end: an abort waits for group_end
   std::atomic<bool> aborted{false};
-  // Collectives queued on the GPU and not known to be finished: an event recorded after each
-  // (or after each group) and when it was queued. Guarded by events_mu, never by mu.
+  // Collectives queued on the GPU and not known to be finished: events recorded after them, each
+  // with when the oldest collective it covers was queued. Collectives queued within
+  // kNoteInterval of the last event wait for the next one ("unnoted"). Guarded by events_mu.
   struct Queued {
     cudaEvent_t done;
     std::chrono::steady_clock::time_point since;
@@ -39,6 +41,12 @@ struct DLArrayNcclComm {
   std::mutex events_mu;
   std::deque<Queued> queued;
   std::vector<cudaEvent_t> spare;  // finished events, recorded again later
+  std::chrono::steady_clock::time_point last_note{};
+  std::chrono::steady_clock::time_point unnoted_since{};
+  bool unnoted = false;
+  // Since when a call has been waiting for NCCL to finish it in the background (e.g. the first
+  // connection to a peer), in steady_clock nanoseconds; 0 when none is.
+  std::atomic<int64_t> waiting_since{0};
   ~DLArrayNcclComm() {
     for (const Queued& q : queued) (void)cudaEventDestroy(q.done);
     for (cudaEvent_t e : spare) (void)cudaEventDestroy(e);
@@ -131,6 +139,19 @@ void WaitReady(DLArrayNcclComm* c, const char* what) {
   }
 }
 
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Marks the communicator as waiting inside a call for as long as it lives (pending_seconds).
+struct Waiting {
+  explicit Waiting(DLArrayNcclComm* comm) : c(comm) { c->waiting_since.store(NowNs()); }
+  ~Waiting() { c->waiting_since.store(0); }
+  DLArrayNcclComm* c;
+};
+
 // Runs one NCCL call on the live communicator, then waits if NCCL finishes it in the background.
 template <typename Call>
 void Run(DLArrayNcclComm* c, const char* what, Call&& call) {
@@ -146,7 +167,10 @@ void Run(DLArrayNcclComm* c, const char* what, Call&& call) {
     r = call(Lib(), c->comm);
     if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, what, r);
   }
-  if (r == nccl::kInProgress) WaitReady(c, what);
+  if (r == nccl::kInProgress) {
+    Waiting waiting(c);
+    WaitReady(c, what);
+  }
 }
 
 std::string ContextText(DLContext ctx) {
@@ -256,11 +280,10 @@ void DropFinishedLocked(DLArrayNcclComm* c) {
   }
 }
 
-// Records that collectives were just queued on the communicator's stream.
-void NoteQueued(DLArrayNcclComm* c, nccl::Stream stream) {
-  std::lock_guard<std::mutex> lock(c->events_mu);
+// An event after everything queued so far on the stream, covering the unnoted collectives;
+// the caller holds events_mu.
+void RecordLocked(DLArrayNcclComm* c, nccl::Stream stream) {
   SetDevice(c->device_id);
-  DropFinishedLocked(c);
   cudaEvent_t e = nullptr;
   if (!c->spare.empty()) {
     e = c->spare.back();
@@ -273,7 +296,24 @@ void NoteQueued(DLArrayNcclComm* c, nccl::Stream stream) {
     c->spare.push_back(e);
     ThrowCudaError(err, "cudaEventRecord", __FILE__, __LINE__);
   }
-  c->queued.push_back({e, std::chrono::steady_clock::now()});
+  c->queued.push_back({e, c->unnoted_since});
+  c->unnoted = false;
+  c->last_note = std::chrono::steady_clock::now();
+}
+
+// Records that collectives were just queued on the communicator's stream. An event per call
+// would cost a few microseconds each: one every kNoteInterval is enough for a timeout in seconds.
+void NoteQueued(DLArrayNcclComm* c, nccl::Stream stream) {
+  constexpr auto kNoteInterval = std::chrono::milliseconds(20);
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(c->events_mu);
+  if (!c->unnoted) {
+    c->unnoted = true;
+    c->unnoted_since = now;
+  }
+  if (!c->queued.empty() && now - c->last_note < kNoteInterval) return;
+  DropFinishedLocked(c);
+  RecordLocked(c, stream);
 }
 
 // --- The table's functions -----------------------------------------------------------------
@@ -395,10 +435,15 @@ int PendingSeconds(DLArrayNcclComm* c, double* seconds) {
     }
     std::lock_guard<std::mutex> lock(c->events_mu);
     DropFinishedLocked(c);
+    // Collectives queued after the last event: an event now covers them (a later point of the
+    // same stream), timed from when the oldest of them was queued.
+    if (c->queued.empty() && c->unnoted && !c->aborted.load()) RecordLocked(c, StreamOf(c));
     *seconds = c->queued.empty() ? 0.0
                                  : std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                                  c->queued.front().since)
                                        .count();
+    const int64_t since = c->waiting_since.load();
+    if (since != 0) *seconds = std::max(*seconds, static_cast<double>(NowNs() - since) * 1e-9);
   });
 }
 
@@ -532,7 +577,10 @@ int GroupEnd(DLArrayNcclComm* c) {
       }
       if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, "ncclGroupEnd", r);
     }
-    if (r == nccl::kInProgress) WaitReady(c, "ncclGroupEnd");
+    if (r == nccl::kInProgress) {
+      Waiting waiting(c);
+      WaitReady(c, "ncclGroupEnd");
+    }
     NoteQueued(c, StreamOf(c));
   });
 }

@@ -98,13 +98,13 @@ def test_a_rank_that_dies_ends_the_other_with_an_error(tmp_path):
 def test_a_skipped_collective_times_out_instead_of_hanging(tmp_path):
     _nccl_or_skip()
     start = time.monotonic()
-    procs, outputs = run_pair(tmp_path, "skipped_collective", DLARRAY_DIST_TIMEOUT=5,
+    procs, outputs = run_pair(tmp_path, "skipped_collective", DLARRAY_DIST_TIMEOUT=15,
                               DLARRAY_DIST_EXIT_GRACE=3)
     r = read(tmp_path, 0)
     assert r["error"] and "a collective has waited" in r["error"], r
     assert procs[1].returncode == 1, outputs[1][1][-3000:]  # ended by its watchdog's grace
     assert "DLARRAY_DIST_EXIT_GRACE" in outputs[1][1]
-    assert time.monotonic() - start < 60
+    assert time.monotonic() - start < 80
 
 
 @needs_gpu

@@ -10,11 +10,14 @@ import pytest
 
 import dlarray
 import dlarray.autodiff
+import dlarray.distributed
+import dlarray.distributed.rendezvous
 import dlarray.gpu_op
 import dlarray.ndarray
 import dlarray.ops
 
-MODULES = [dlarray, dlarray.ops, dlarray.autodiff, dlarray.ndarray, dlarray.gpu_op]
+MODULES = [dlarray, dlarray.ops, dlarray.autodiff, dlarray.ndarray, dlarray.gpu_op,
+           dlarray.distributed, dlarray.distributed.rendezvous]
 
 
 def public_objects():

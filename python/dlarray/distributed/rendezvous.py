@@ -36,11 +36,23 @@ _POLL_SECONDS = 0.25      # how often the monitor thread looks at its stop flag
 
 
 class DistributedError(RuntimeError):
-    """A process group failed: a peer exited, NCCL reported an error, a wait timed out."""
+    """A process group failed: a peer exited, NCCL reported an error, a wait timed out.
+
+    Parameters
+    ----------
+    message : str
+        What failed, naming the rank.
+    """
 
 
 class RendezvousTimeout(DistributedError, TimeoutError):
-    """A rendezvous or barrier did not complete within its timeout."""
+    """A rendezvous or barrier did not complete within its timeout.
+
+    Parameters
+    ----------
+    message : str
+        What was waited for, and (from rank 0) which ranks never came.
+    """
 
 
 def _keepalive(sock):
