@@ -113,7 +113,8 @@ class Trainer:
         self.params = dict(zip(params, self.weights))
         self.feed = dict(self.params)
         self.loss_sum = self.to_device(np.zeros(1))
-        self.steps = 0
+        self.steps = 0  # since the last mean_loss(reset=True)
+        self.total_steps = 0
         if dist is not None:
             for w in self.weights:
                 dist.broadcast(w, src=0)
@@ -144,6 +145,7 @@ class Trainer:
                 ops.matrix_elementwise_add(w, g, w)
             ops.matrix_elementwise_add(self.loss_sum, loss, self.loss_sum)
         self.steps += 1
+        self.total_steps += 1
 
     def mean_loss(self, reset=False):
         """The mean loss of the steps since the last reset (waits for the device)."""
@@ -176,7 +178,7 @@ class Trainer:
         every = self.dist.all_gather(mine).asnumpy()
         if len(set(every.tolist())) != 1:
             raise RuntimeError("the parameters differ across ranks after step %d: checksums %s"
-                               % (self.steps, every.tolist()))
+                               % (self.total_steps, every.tolist()))
         return int(every[0])
 
 
