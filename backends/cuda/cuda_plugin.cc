@@ -6,7 +6,10 @@
 
 namespace {
 
-dlarray::Device* CreateDevice() { return new dlarray::cuda::CudaDevice(dlarray::PluginCore()); }
+dlarray::Device* CreateDevice() {
+  // Device extensions (dlarray.nccl) report errors through the core's table.
+  return new dlarray::cuda::CudaDevice(dlarray::PluginCoreApi());
+}
 
 void RegisterKernels(dlarray::Registry* registry) {
   using namespace dlarray::cuda;  // NOLINT(build/namespaces)

@@ -15,13 +15,23 @@
 namespace dlarray {
 namespace {
 
+// Calls an extension function, turning a failure it reported with set_error into the typed
+// exception (ValueError, TypeError, RuntimeError in Python).
+template <typename F>
+void CallExtension(const std::string& what, F&& call) {
+  ClearPluginError();
+  if (call() != 0) ThrowPluginError(what);
+}
+
+// The table, also when the CUDA plugin found no GPU: opening NCCL and making ids need none, and
+// comm_create says itself that there is no GPU.
 const DLArrayNcclApi* Api() {
   const void* table = nullptr;
   try {
-    table = DeviceExtension(kDLArrayCUDA, DLARRAY_NCCL_EXTENSION);
+    table = PluginExtension(kDLArrayCUDA, DLARRAY_NCCL_EXTENSION);
   } catch (const Error& e) {
-    throw BackendError(std::string("dlarray.distributed needs a GPU (NCCL runs through the CUDA "
-                                   "plugin), and there is none: ") +
+    throw BackendError(std::string("dlarray.distributed needs the CUDA plugin (NCCL runs "
+                                   "through it), which is not usable: ") +
                        e.what());
   }
   if (table == nullptr) {
@@ -100,7 +110,7 @@ class Communicator {
       }
     } catch (...) {
       (void)api_->group_end(c);  // the group must be closed; the first error is the one raised
-      ClearExtensionError();
+      ClearPluginError();
       throw;
     }
     CallExtension("nccl group_end", [&] { return api_->group_end(c); });

@@ -109,12 +109,6 @@ const DLArrayCoreApi* CoreApi() { return &kCoreApi; }
 
 void ClearPluginError() { pending.set = false; }
 
-void ClearExtensionError() { ClearPluginError(); }
-
-void CheckExtensionCall(int rc, const std::string& what) {
-  if (rc != 0) ThrowPluginError(what);
-}
-
 void ThrowPluginError(const std::string& what) {
   if (!pending.set) throw BackendError(what + " failed without saying why");
   const int32_t kind = pending.kind;

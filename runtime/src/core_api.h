@@ -6,6 +6,7 @@
 #include <string>
 
 #include "dlarray/plugin_api.h"
+#include "dlarray/runtime.h"
 
 struct DLArrayString {
   std::string value;
@@ -16,14 +17,8 @@ namespace dlarray {
 /*! \brief The table every plugin receives (lives for the process). */
 const DLArrayCoreApi* CoreApi();
 
-/*! \brief Forgets any error recorded on this thread (call before calling into a plugin). */
-void ClearPluginError();
-
-/*!
- * \brief Throws the error a plugin recorded on this thread with set_error (typed by its kind), or,
- *        when it recorded none, a BackendError saying `what` failed without a message.
- */
-[[noreturn]] void ThrowPluginError(const std::string& what);
+// ClearPluginError and ThrowPluginError, the other half of set_error, are declared in runtime.h
+// (exported: the Python module calls device extensions that report errors with set_error).
 
 }  // namespace dlarray
 

@@ -142,6 +142,22 @@ std::vector<PluginInfo> RuntimeState::Records() {
   return out;
 }
 
+PluginDevice* RuntimeState::DeviceEvenIfNone(int device_type) {
+  const DLContext first{device_type, 0};
+  if (device_type > 0 && device_type < DLARRAY_MAX_DEVICE_TYPES) {
+    if (PluginDevice* d = devices[device_type].device.load(std::memory_order_acquire)) return d;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& p : plugins_) {
+      // Slots of plugins with no devices are never erased, and their device is kept.
+      if (p->info.status == PluginStatus::kNoDevices && p->info.device_type == device_type &&
+          p->device) {
+        return p->device.get();
+      }
+    }
+  }
+  ThrowNoDevice(first);
+}
+
 void RuntimeState::ForgetOldFailures() {
   size_t failed = 0;
   for (const auto& p : plugins_) failed += Failed(p->info.status);

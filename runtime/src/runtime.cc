@@ -120,6 +120,10 @@ const void* DeviceExtension(int device_type, const std::string& name) {
   return RuntimeState::Get().DeviceFor(DLContext{device_type, 0})->extension(name);
 }
 
+const void* PluginExtension(int device_type, const std::string& name) {
+  return RuntimeState::Get().DeviceEvenIfNone(device_type)->extension(name);
+}
+
 int DeviceCount(int device_type) {
   if (device_type <= 0 || device_type >= DLARRAY_MAX_DEVICE_TYPES) return 0;
   DeviceSlot& slot = RuntimeState::Get().devices[device_type];

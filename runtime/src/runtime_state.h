@@ -49,6 +49,9 @@ class RuntimeState {
     ThrowNoDevice(ctx);
   }
   [[noreturn]] void ThrowNoDevice(DLContext ctx);
+  /*! \brief The device of type device_type, also when its plugin loaded with no devices; else
+   *         the thrown error of DeviceFor. */
+  PluginDevice* DeviceEvenIfNone(int device_type);
 
   PluginInfo Load(const std::string& path, const std::string& origin);
   std::vector<PluginInfo> Records();

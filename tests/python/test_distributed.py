@@ -494,12 +494,47 @@ def test_collectives_before_init_raise():
 
 
 @pytest.mark.skipif(dlarray.gpu(0) in dlarray.devices(), reason="this machine has a GPU")
-def test_without_a_gpu_the_errors_say_so():
+def test_without_a_gpu_init_says_so():
     with pytest.raises(RuntimeError, match="dlarray.distributed needs a GPU .* and there is none"):
         dist.init_process_group(rank=0, world_size=1, master_port=free_port())
-    with pytest.raises(RuntimeError, match="needs a GPU"):
-        dist.nccl_library()
     assert not dist.is_initialized()
+
+
+def _cuda_plugin_or_skip():
+    plugin = next((p for p in dlarray.plugins() if p["name"] == "cuda"), None)
+    if plugin is None or plugin["status"] not in ("loaded", "no devices"):
+        pytest.skip("the CUDA plugin is not usable here: %s" % (plugin and plugin["reason"]))
+
+
+def test_nccl_opens_through_the_cuda_plugin_without_a_gpu():
+    _cuda_plugin_or_skip()
+    try:
+        path, version = dist.nccl_library()
+    except RuntimeError as e:
+        assert "NCCL was not found: tried " in str(e) and "libnccl.so.2 (" in str(e)
+        pytest.skip("no NCCL installed: %s" % e)
+    assert os.path.isabs(path) and os.path.exists(path)
+    assert tuple(int(v) for v in version.split(".")) >= (2, 14, 0)
+    a, b = dlarray._core.nccl_unique_id(), dlarray._core.nccl_unique_id()
+    assert len(a) == len(b) == 128 and a != b
+    if dlarray.gpu(0) not in dlarray.devices():
+        with pytest.raises(ValueError, match=r"there is no gpu\(0\): this machine has 0 GPU"):
+            dlarray._core.NcclCommunicator(0, 1, 0)
+    else:
+        with pytest.raises(ValueError, match=r"rank 3 is not in \[0, world_size 2\)"):
+            dlarray._core.NcclCommunicator(0, 2, 3)
+
+
+def test_nccl_not_found_names_where_it_looked():
+    _cuda_plugin_or_skip()
+    code = ("import dlarray.distributed as dist\n"
+            "try:\n    dist.nccl_library()\nexcept RuntimeError as e:\n    print(e)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120,
+                          env=dict(os.environ, DLARRAY_NCCL_LIBRARY="/nonexistent/libnccl.so.2"))
+    assert done.returncode == 0, done.stderr
+    assert "NCCL was not found: tried /nonexistent/libnccl.so.2 (no such file)" in done.stdout
+    assert "DLARRAY_NCCL_LIBRARY names the only place tried" in done.stdout
 
 
 def test_nccl_candidates_loaded_library_first_then_wheels(tmp_path, test_plugin_dir):

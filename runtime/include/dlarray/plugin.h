@@ -321,11 +321,11 @@ namespace sdk_detail __attribute__((visibility("hidden"))) {
 }  // namespace )
 
 /*!
- * \brief The core's table this plugin was handed (null until the core created its device or
- *        registered its kernels). The functions of a device extension (Device::extension) report
- *        failures with its set_error and return -1, as the device table's functions do.
+ * \brief The core's function table, for code of the plugin outside kernels and Device methods
+ *        (e.g. a device extension that reports failures with set_error). Set before create_device
+ *        runs; null before the core loads the plugin.
  */
-inline const DLArrayCoreApi* PluginCore() { return sdk_detail::State().core; }
+inline const DLArrayCoreApi* PluginCoreApi() { return sdk_detail::State().core; }
 
 inline void Registry::declare_op(const OpSchema& s) {
   std::vector<const char*> attrs, inputs, outputs;

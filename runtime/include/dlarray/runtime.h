@@ -95,22 +95,6 @@ DLARRAY_EXPORT void* DeviceStream(DLContext ctx);
  *        get_extension), or nullptr when it offers none; throws when no plugin serves the type.
  */
 DLARRAY_EXPORT const void* DeviceExtension(int device_type, const std::string& name);
-/*! \brief Before calling a function of an extension table: forgets any plugin error this thread
- *         still holds. */
-DLARRAY_EXPORT void ClearExtensionError();
-/*!
- * \brief After calling a function of an extension table: when rc is not 0, throws the error the
- *        plugin recorded with set_error, typed by its kind (ValueError, TypeError, ... in Python),
- *        or a BackendError saying that `what` failed without a message.
- */
-DLARRAY_EXPORT void CheckExtensionCall(int rc, const std::string& what);
-/*! \brief Calls an extension function: `CallExtension("nccl all_reduce", [&] { return
- *         api->all_reduce(...); })` clears, calls, and throws what the plugin reported. */
-template <typename F>
-void CallExtension(const std::string& what, F&& call) {
-  ClearExtensionError();
-  CheckExtensionCall(call(), what);
-}
 /*! \brief Every usable context, CPU first. */
 DLARRAY_EXPORT std::vector<DLContext> Devices();
 /*! \brief Number of devices of a type (0 when no plugin serves it). */
@@ -209,6 +193,25 @@ DLARRAY_EXPORT void Invoke(int op, const DLArray* const* inputs, int num_inputs,
 DLARRAY_EXPORT void CopyFromTo(const DLArray* from, DLArray* to);
 /*! \brief Waits for all queued work on ctx. */
 DLARRAY_EXPORT void Synchronize(DLContext ctx);
+
+/*!
+ * \brief Like DeviceExtension, but also reaches the plugin of device_type when it loaded and found
+ *        no devices, for services that need none (e.g. compiling kernels for a GPU this machine
+ *        lacks); the extension then says itself what it cannot do. Throws BackendError with the
+ *        stored reason when no plugin of device_type loaded.
+ */
+DLARRAY_EXPORT const void* PluginExtension(int device_type, const std::string& name);
+/*!
+ * \brief Forgets any error a plugin recorded on this thread (with the core's set_error). Call it
+ *        before a function of a device extension whose failures are reported that way.
+ */
+DLARRAY_EXPORT void ClearPluginError();
+/*!
+ * \brief Throws the error a plugin recorded on this thread with set_error, typed by its kind
+ *        (ValueError, TypeError, MemoryError, else RuntimeError in Python), or, when it recorded
+ *        none, a BackendError saying `what` failed without a message.
+ */
+[[noreturn]] DLARRAY_EXPORT void ThrowPluginError(const std::string& what);
 
 }  // namespace dlarray
 

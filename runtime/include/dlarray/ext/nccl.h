@@ -3,8 +3,10 @@
  * \brief "dlarray.nccl.v1": NCCL collectives on DLArrays, a device extension of the CUDA plugin.
  *
  * Reached through DLArrayDeviceApi::get_extension(self, DLARRAY_NCCL_EXTENSION, &table) on the CUDA
- * device type (from C++: dlarray::DeviceExtension(kDLArrayCUDA, DLARRAY_NCCL_EXTENSION)), which
- * gives a `const DLArrayNcclApi*`. Plain C: no NCCL header is needed to use it.
+ * device type (from C++: dlarray::PluginExtension(kDLArrayCUDA, DLARRAY_NCCL_EXTENSION), which
+ * also works where the plugin found no GPU), giving a `const DLArrayNcclApi*`. Plain C: no NCCL
+ * header is needed to use it. Without a GPU, load, library and get_unique_id work; comm_create
+ * says there is no GPU.
  *
  * libnccl.so.2 is opened at the first call that needs it, never when the plugin loads, so nothing
  * changes where NCCL is not installed. Search order: the file (or folder holding libnccl.so.2)
@@ -19,7 +21,8 @@
  * Errors: a function returning int returns 0, or -1 after core->set_error(kind, message) (see
  * plugin_api.h): kDLArrayErrValue for bad arguments (devices, sizes, ranks), kDLArrayErrType for
  * dtypes, kDLArrayErrRuntime for NCCL or CUDA failures (the NCCL error name and NCCL's last error
- * text in the message). The core's callers read it with dlarray::CheckExtensionCall (runtime.h).
+ * text in the message). C++ callers of the core read it with dlarray::ClearPluginError and
+ * dlarray::ThrowPluginError (runtime.h).
  *
  * Communicators are non-blocking NCCL communicators: a call that NCCL has to finish in the
  * background (joining the other ranks, the first connection to a peer) is waited for inside the
