@@ -36,9 +36,9 @@ inline bool ShouldReleaseGilForCopy(const DLArray* a) {
 DLArrayDType DTypeFromNumpy(const py::dtype& dt);
 py::dtype DTypeToNumpy(DLArrayDType t);
 
+void BindDistributed(py::module_& m);  // distributed.cc: NCCL (dlarray.distributed)
 void BindNDArray(py::module_& m);
 void BindOps(py::module_& m);
-void BindDistributed(py::module_& m);
 
 }  // namespace dlarray
 

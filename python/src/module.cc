@@ -259,9 +259,9 @@ Examples
   m.attr("PLUGIN_ABI_VERSION") = py::make_tuple(DLARRAY_PLUGIN_ABI_MAJOR, DLARRAY_PLUGIN_ABI_MINOR);
   m.attr("__version__") = DLARRAY_VERSION;  // from the VERSION file, through CMake
 
+  BindDistributed(m);
   BindNDArray(m);
   BindOps(m);
-  BindDistributed(m);
 }
 
 }  // namespace dlarray
