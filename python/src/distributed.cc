@@ -58,11 +58,12 @@ class Communicator {
                   [&] { return api_->comm_create(device_id, world_size, rank, &comm); });
     comm_ = comm;
   }
+  // Python drops the last reference: no call can be running. destroy() normally came first.
   ~Communicator() {
+    if (comm_ == nullptr) return;
     py::gil_scoped_release release;
-    std::unique_lock<std::shared_mutex> lock(mu_);
-    if (comm_ != nullptr) (void)api_->comm_destroy(comm_);
-    comm_ = nullptr;
+    (void)api_->comm_destroy(comm_);
+    ClearPluginError();
   }
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
