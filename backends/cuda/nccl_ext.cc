@@ -1,64 +1,37 @@
-// "dlarray.nccl.v1": NCCL communicators and collectives on DLArrays, on the GPUs' streams.
+// "dlarray.nccl.v1": the table (dlarray/ext/nccl.h): argument checks, then NCCL calls on the
+// communicator (nccl_comm.h) and the GPU's stream; failures go to the core's set_error.
 #include "nccl_ext.h"
 
-#include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cuda_check.h"
 #include "cuda_device.h"
 #include "dlarray/errors.h"
 #include "dlarray/kernel.h"
+#include "nccl_comm.h"
 #include "nccl_library.h"
-
-// One rank of a group. `mu` serialises the NCCL calls on `comm` with comm_abort (NCCL allows an
-// abort from another thread, not one racing a call); long waits poll with the mutex released.
-struct DLArrayNcclComm {
-  dlarray::cuda::CudaDevice* device = nullptr;
-  int device_id = 0;
-  int world_size = 1;
-  int rank = 0;
-  std::mutex mu;
-  dlarray::cuda::nccl::Comm comm = nullptr;  // null before comm_init and after an abort
-  bool finalized = false;
-  bool in_group = false;  // between group_start and group_end: an abort waits for group_end
-  std::atomic<bool> aborted{false};
-  // Collectives queued on the GPU and not known to be finished: events recorded after them, each
-  // with when the oldest collective it covers was queued. Collectives queued within
-  // kNoteInterval of the last event wait for the next one ("unnoted"). Guarded by events_mu.
-  struct Queued {
-    cudaEvent_t done;
-    std::chrono::steady_clock::time_point since;
-  };
-  std::mutex events_mu;
-  std::deque<Queued> queued;
-  std::vector<cudaEvent_t> spare;  // finished events, recorded again later
-  std::chrono::steady_clock::time_point last_note{};
-  std::chrono::steady_clock::time_point unnoted_since{};
-  bool unnoted = false;
-  // Since when a call has been waiting for NCCL to finish it in the background (e.g. the first
-  // connection to a peer), in steady_clock nanoseconds; 0 when none is.
-  std::atomic<int64_t> waiting_since{0};
-  ~DLArrayNcclComm() {
-    for (const Queued& q : queued) (void)cudaEventDestroy(q.done);
-    for (cudaEvent_t e : spare) (void)cudaEventDestroy(e);
-  }
-};
 
 namespace dlarray {
 namespace cuda {
 namespace {
 
+using nccl::Lib;
 using nccl::Library;
+using nccl::NoteQueued;
+using nccl::NoteQueuedUnlessGrouped;
 using nccl::Result;
+using nccl::Run;
+using nccl::StreamOf;
+using nccl::ThrowAborted;
+using nccl::ThrowNccl;
+using nccl::Waiting;
+using nccl::WaitReady;
+using nccl::Who;
 
 struct State {
   CudaDevice* device = nullptr;
@@ -69,8 +42,6 @@ State& Global() {
   static State state;
   return state;
 }
-
-const Library& Lib() { return nccl::Load({}); }
 
 // Reports the exception being handled through the core; allocates nothing itself.
 void Report() noexcept {
@@ -97,79 +68,6 @@ int Guard(F&& f) noexcept {
   } catch (...) {
     Report();
     return -1;
-  }
-}
-
-std::string Who(const DLArrayNcclComm* c) {
-  return "rank " + std::to_string(c->rank) + " of " + std::to_string(c->world_size) + " on gpu(" +
-         std::to_string(c->device_id) + ")";
-}
-
-[[noreturn]] void ThrowNccl(const DLArrayNcclComm* c, const char* what, Result r) {
-  std::string msg =
-      std::string("NCCL ") + what + " failed on " + Who(c) + ": " + nccl::ErrorText(Lib(), r);
-  const char* last = Lib().GetLastError(c->comm);
-  if (last != nullptr && last[0] != '\0') msg += "; NCCL's last error: " + std::string(last);
-  throw BackendError(msg);
-}
-
-[[noreturn]] void ThrowAborted(const DLArrayNcclComm* c, const char* what) {
-  throw BackendError(std::string("NCCL ") + what + " on " + Who(c) +
-                     ": the communicator was aborted (a peer failed, or comm_abort was called)");
-}
-
-// Waits, polling with the mutex released, until NCCL finished the call that returned
-// ncclInProgress, or comm_abort.
-void WaitReady(DLArrayNcclComm* c, const char* what) {
-  for (int polls = 0;; ++polls) {
-    {
-      std::lock_guard<std::mutex> lock(c->mu);
-      if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, what);
-      Result state = nccl::kInProgress;
-      const Result r = Lib().CommGetAsyncError(c->comm, &state);
-      if (r != nccl::kSuccess) ThrowNccl(c, "ncclCommGetAsyncError", r);
-      if (state == nccl::kSuccess) return;
-      if (state != nccl::kInProgress) ThrowNccl(c, what, state);
-    }
-    if (polls < 64) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(polls < 1000 ? 50 : 1000));
-    }
-  }
-}
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// Marks the communicator as waiting inside a call for as long as it lives (pending_seconds).
-struct Waiting {
-  explicit Waiting(DLArrayNcclComm* comm) : c(comm) { c->waiting_since.store(NowNs()); }
-  ~Waiting() { c->waiting_since.store(0); }
-  DLArrayNcclComm* c;
-};
-
-// Runs one NCCL call on the live communicator, then waits if NCCL finishes it in the background.
-template <typename Call>
-void Run(DLArrayNcclComm* c, const char* what, Call&& call) {
-  Result r;
-  {
-    std::lock_guard<std::mutex> lock(c->mu);
-    if (c->aborted.load() || (c->comm == nullptr && c->finalized)) ThrowAborted(c, what);
-    if (c->comm == nullptr) {
-      throw Error(ErrorKind::kValue, std::string(what) + " on " + Who(c) +
-                                         ": the communicator is not initialised (comm_init)");
-    }
-    SetDevice(c->device_id);
-    r = call(Lib(), c->comm);
-    if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, what, r);
-  }
-  if (r == nccl::kInProgress) {
-    Waiting waiting(c);
-    WaitReady(c, what);
   }
 }
 
@@ -253,67 +151,6 @@ void RequireSize(size_t got, size_t want, const char* op, const char* which, con
     throw ShapeError(std::string(op) + ": the " + which + " has " + std::to_string(got) +
                      " elements but " + rule + " needs " + std::to_string(want));
   }
-}
-
-nccl::Stream StreamOf(const DLArrayNcclComm* c) { return c->device->cuda_stream(c->device_id); }
-
-void NoteQueued(DLArrayNcclComm* c, nccl::Stream stream);
-
-// A group's collectives are noted once, at group_end.
-void NoteQueuedUnlessGrouped(DLArrayNcclComm* c, nccl::Stream stream) {
-  bool grouped;
-  {
-    std::lock_guard<std::mutex> lock(c->mu);
-    grouped = c->in_group;
-  }
-  if (!grouped) NoteQueued(c, stream);
-}
-
-// Forgets the finished front of the queue; the caller holds events_mu.
-void DropFinishedLocked(DLArrayNcclComm* c) {
-  while (!c->queued.empty()) {
-    const cudaError_t err = cudaEventQuery(c->queued.front().done);
-    if (err == cudaErrorNotReady) return;
-    (void)cudaGetLastError();  // an error here resurfaces at the device's next synchronize
-    c->spare.push_back(c->queued.front().done);
-    c->queued.pop_front();
-  }
-}
-
-// An event after everything queued so far on the stream, covering the unnoted collectives;
-// the caller holds events_mu.
-void RecordLocked(DLArrayNcclComm* c, nccl::Stream stream) {
-  SetDevice(c->device_id);
-  cudaEvent_t e = nullptr;
-  if (!c->spare.empty()) {
-    e = c->spare.back();
-    c->spare.pop_back();
-  } else {
-    CUDA_CALL(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  }
-  const cudaError_t err = cudaEventRecord(e, static_cast<cudaStream_t>(stream));
-  if (err != cudaSuccess) {
-    c->spare.push_back(e);
-    ThrowCudaError(err, "cudaEventRecord", __FILE__, __LINE__);
-  }
-  c->queued.push_back({e, c->unnoted_since});
-  c->unnoted = false;
-  c->last_note = std::chrono::steady_clock::now();
-}
-
-// Records that collectives were just queued on the communicator's stream. An event per call
-// would cost a few microseconds each: one every kNoteInterval is enough for a timeout in seconds.
-void NoteQueued(DLArrayNcclComm* c, nccl::Stream stream) {
-  constexpr auto kNoteInterval = std::chrono::milliseconds(20);
-  const auto now = std::chrono::steady_clock::now();
-  std::lock_guard<std::mutex> lock(c->events_mu);
-  if (!c->unnoted) {
-    c->unnoted = true;
-    c->unnoted_since = now;
-  }
-  if (!c->queued.empty() && now - c->last_note < kNoteInterval) return;
-  DropFinishedLocked(c);
-  RecordLocked(c, stream);
 }
 
 // --- The table's functions -----------------------------------------------------------------
@@ -433,17 +270,7 @@ int PendingSeconds(DLArrayNcclComm* c, double* seconds) {
     if (c == nullptr || seconds == nullptr) {
       throw Error(ErrorKind::kValue, "pending_seconds: null argument");
     }
-    std::lock_guard<std::mutex> lock(c->events_mu);
-    DropFinishedLocked(c);
-    // Collectives queued after the last event: an event now covers them (a later point of the
-    // same stream), timed from when the oldest of them was queued.
-    if (c->queued.empty() && c->unnoted && !c->aborted.load()) RecordLocked(c, StreamOf(c));
-    *seconds = c->queued.empty() ? 0.0
-                                 : std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                                 c->queued.front().since)
-                                       .count();
-    const int64_t since = c->waiting_since.load();
-    if (since != 0) *seconds = std::max(*seconds, static_cast<double>(NowNs() - since) * 1e-9);
+    *seconds = nccl::PendingSeconds(c);
   });
 }
 

@@ -13,25 +13,21 @@ timeout), say who they are, and receive rank 0's payload (the NCCL unique id) on
 Every wait has a timeout: a rendezvous that does not complete raises
 :class:`RendezvousTimeout` naming the ranks that never joined. Nothing here needs NCCL or a
 GPU, so it is tested on loopback. The same code runs across hosts: give rank 0's address.
-
-Wire format: a 4-byte big-endian length, then a JSON object with a ``type``.
 """
 
 import base64
-import json
 import os
 import selectors
 import socket
-import struct
 import threading
 import time
+
+from ._wire import Connection, is_loopback
 
 __all__ = ["DistributedError", "Rendezvous", "RendezvousTimeout"]
 
 PROTOCOL = "dlarray-rendezvous-1"
-_MAX_MESSAGE = 1 << 20
 _HELLO_SECONDS = 10.0     # a connection must introduce itself within this
-_SEND_SECONDS = 30.0      # a send that cannot go out within this counts as a lost peer
 _POLL_SECONDS = 0.25      # how often the monitor thread looks at its stop flag
 
 
@@ -53,109 +49,6 @@ class RendezvousTimeout(DistributedError, TimeoutError):
     message : str
         What was waited for, and (from rank 0) which ranks never came.
     """
-
-
-def _keepalive(sock):
-    """Detects a vanished peer host within about 25 s (10 s idle, then 3 probes 5 s apart)."""
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    for name, value in (("TCP_KEEPIDLE", 10), ("TCP_KEEPINTVL", 5), ("TCP_KEEPCNT", 3)):
-        if hasattr(socket, name):
-            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-
-class _Connection:
-    """One TCP connection carrying length-prefixed JSON messages."""
-
-    def __init__(self, sock, label):
-        self.sock, self.label = sock, label
-        self.rank, self.who = None, label
-        self._send_lock = threading.Lock()
-        self._buffer = b""
-        self._inbox = []
-        sock.settimeout(_SEND_SECONDS)
-        _keepalive(sock)
-
-    def send(self, message):
-        data = json.dumps(message).encode()
-        with self._send_lock:
-            self.sock.sendall(struct.pack(">I", len(data)) + data)
-
-    def try_send(self, message):
-        """Sends, ignoring a connection that is already gone."""
-        try:
-            self.send(message)
-        except OSError:
-            pass
-
-    def _parse(self):
-        while len(self._buffer) >= 4:
-            (n,) = struct.unpack(">I", self._buffer[:4])
-            if n > _MAX_MESSAGE:
-                raise ValueError("message of %d bytes from %s" % (n, self.label))
-            if len(self._buffer) < 4 + n:
-                break
-            body, self._buffer = self._buffer[4:4 + n], self._buffer[4 + n:]
-            message = json.loads(body.decode())
-            if not isinstance(message, dict):
-                raise ValueError("malformed message from %s" % self.label)
-            self._inbox.append(message)
-
-    def _receive(self):
-        """Reads what is available (the socket is readable); False at end of stream or on a
-        broken connection."""
-        try:
-            chunk = self.sock.recv(65536)
-        except (BlockingIOError, InterruptedError, socket.timeout):
-            return True
-        except OSError:
-            return False
-        if not chunk:
-            return False
-        self._buffer += chunk
-        self._parse()
-        return True
-
-    def feed(self):
-        """The messages that arrived (the socket is readable), or None at end of stream."""
-        alive = self._receive()
-        messages, self._inbox = self._inbox, []
-        return messages if alive or messages else None
-
-    def take(self):
-        """Messages already received and not yet handed out."""
-        messages, self._inbox = self._inbox, []
-        return messages
-
-    def read(self, deadline):
-        """The next message, waiting until ``deadline`` (time.monotonic); None at end of stream.
-        Raises socket.timeout when none came in time."""
-        while not self._inbox:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise socket.timeout("no message from %s" % self.label)
-            with selectors.DefaultSelector() as sel:
-                sel.register(self.sock, selectors.EVENT_READ)
-                if not sel.select(min(remaining, 1.0)):
-                    continue
-            if not self._receive() and not self._inbox:
-                return None
-        return self._inbox.pop(0)
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-
-def _is_loopback(host):
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except socket.gaierror:
-        return False
-    return bool(infos) and all(
-        i[4][0].startswith("127.") or i[4][0] == "::1" for i in infos)
 
 
 class Rendezvous:
@@ -234,7 +127,7 @@ class Rendezvous:
 
     def _listen(self):
         try:
-            if _is_loopback(self.host):
+            if is_loopback(self.host):
                 family = socket.getaddrinfo(self.host, self.port)[0][0]
                 return socket.create_server((self.host, self.port), family=family)
             if socket.has_dualstack_ipv6():
@@ -267,7 +160,7 @@ class Rendezvous:
                     sock, address = server.accept()
                 except socket.timeout:
                     continue
-                conn = _Connection(sock, "%s:%d" % address[:2])
+                conn = Connection(sock, "%s:%d" % address[:2])
                 hello = self._hello(conn, min(deadline, time.monotonic() + _HELLO_SECONDS))
                 if hello is None:
                     conn.close()
@@ -337,7 +230,7 @@ class Rendezvous:
                 last = e.strerror or str(e)
                 time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
                 delay = min(delay * 2, 1.0)
-        conn = _Connection(sock, "rank 0 at " + address)
+        conn = Connection(sock, "rank 0 at " + address)
         conn.rank, conn.who = 0, "rank 0 at " + address
         try:
             conn.send({"type": "hello", "protocol": PROTOCOL, "rank": self.rank,
