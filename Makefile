@@ -8,7 +8,7 @@ DOCS   := build/docs
 export DLARRAY_TEST_PLUGIN_DIR := $(CURDIR)/$(BUILD)/test_plugins
 export DLARRAY_WHEEL_DIR := $(CURDIR)/$(WHEELS)
 
-.PHONY: demo check test install deps venv cpp-test py-test bench docs docs-deps format clean
+.PHONY: demo check test install deps venv cpp-test py-test bench docs docs-deps format clean sanitize fuzz
 
 demo: install
 	$(PY) examples/mnist.py --model mlp
@@ -55,6 +55,15 @@ docs: install docs-deps
 docs-deps: venv
 	@bash scripts/install_system_deps.sh docs
 	$(PY) -m pip install -q -r docs/requirements.txt
+
+# ASan + UBSan (ctest and pytest) and TSan (the C API stress test) builds in build/asan, build/tsan.
+sanitize: venv
+	bash scripts/sanitize.sh all
+
+# libFuzzer targets (clang) in build/fuzz, each run for FUZZ_SECONDS (default 60).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.cc' '*.h' '*.cu' '*.cuh')

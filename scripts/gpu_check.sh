@@ -64,7 +64,7 @@ if has sanitize; then
   for tool in memcheck racecheck synccheck; do
     step "compute-sanitizer $tool"
     (cd tests/python && compute-sanitizer --tool "$tool" --error-exitcode 9 \
-       python3 -m pytest -q -x -p no:cacheprovider "${gpu_tests[@]}" -k "gpu" ) \
+       python3 -m pytest -q -x -p no:cacheprovider -m "not large" "${gpu_tests[@]}" -k "gpu" ) \
       >"$logs/$tool.log" 2>&1
     echo "$tool exit $?"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$logs/$tool.log" | tail -3

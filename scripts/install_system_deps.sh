@@ -3,8 +3,11 @@
 # (without it the build has no CUDA plugin) and is not installed here.
 # Usage: install_system_deps.sh [docs]   (docs: also what `make docs` needs)
 set -euo pipefail
+# clang, libclang-rt-dev (libFuzzer, sanitizer runtimes) and libomp-dev (OpenMP for clang) are
+# for `make fuzz`.
 packages=(build-essential cmake ninja-build python3 python3-venv python3-dev libboost-dev
-          doctest-dev libopenblas-dev clang-format clang libc++-dev libc++abi-dev)
+          doctest-dev libopenblas-dev clang-format clang libc++-dev libc++abi-dev libclang-rt-dev
+          libomp-dev)
 docs_packages=(doxygen graphviz)
 if [ "${1:-}" = docs ]; then
   packages=("${docs_packages[@]}")

@@ -29,6 +29,7 @@ template <typename T>
 inline T Exp(T x) {
   using namespace exp_detail;
   using I = typename IntOf<T>::type;
+  using U = typename UIntOf<T>::type;
   // Clamping keeps n in [-159, 129]; NaN fails both comparisons and passes through.
   x = x < Splat<T>(-110.0f) ? Splat<T>(-110.0f) : x;
   x = x > Splat<T>(89.0f) ? Splat<T>(89.0f) : x;
@@ -46,10 +47,12 @@ inline T Exp(T x) {
   p = p * r + 1.0f;
   p = p * r + 1.0f;
   // 2^n as two factors 2^n1 * 2^n2 (each a normal float) so that subnormal results round right.
+  // The exponent bits are shifted as unsigned: for NaN input n is garbage (and the result NaN
+  // anyway), and a signed shift of a negative value would be undefined behaviour.
   const I n1 = ni >> 1;
   const I n2 = ni - n1;
-  const T scale1 = BitCast<T>((n1 + 127) << 23);
-  const T scale2 = BitCast<T>((n2 + 127) << 23);
+  const T scale1 = BitCast<T>(BitCast<U>(n1 + 127) << 23);
+  const T scale2 = BitCast<T>(BitCast<U>(n2 + 127) << 23);
   return p * scale1 * scale2;
 }
 

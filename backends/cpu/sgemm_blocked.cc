@@ -146,7 +146,7 @@ void SgemmBlocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
   const View av{a, trans_a ? 1 : lda, trans_a ? lda : 1};
   const View bv{b, trans_b ? 1 : ldb, trans_b ? ldb : 1};
   const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  const int threads = macs < 4.0 * kParallelWork ? 1 : omp_get_max_threads();
+  const int threads = macs < 4.0 * kParallelWork ? 1 : ParallelThreads();
   const int64_t kc_max = std::min(kKc, k);
   const int64_t nc_max = std::min(kNc, (n + kNr - 1) / kNr * kNr);
   Buffer b_pack = AllocateFloats(kc_max * nc_max);
@@ -162,18 +162,16 @@ void SgemmBlocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
       const int64_t kc = std::min(kKc, k - pc);
       const bool accumulate = pc > 0;
       float* bp = b_pack.get();
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-      for (int t = 0; t < threads; ++t) {
+      auto pack_b = [&](int t) {
         PackB(bv, pc, kc, jc, nc, ChunkBegin(panels, 1, t, threads),
               ChunkBegin(panels, 1, t + 1, threads), bp);
-      }
-#pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
-      for (int64_t task = 0; task < m_blocks * groups; ++task) {
+      };
+      auto task_body = [&](int64_t task, int thread) {
         const int64_t ic = task / groups * kMc;
         const int64_t mc = std::min(kMc, m - ic);
         const int64_t g0 = task % groups * group_width;
         const int64_t g1 = std::min(nc, g0 + group_width);
-        float* ap = a_pack.get() + omp_get_thread_num() * kMc * kc_max;
+        float* ap = a_pack.get() + thread * kMc * kc_max;
         PackA(av, ic, mc, pc, kc, ap);
         for (int64_t jr = g0; jr < g1; jr += kNr) {
           const int cols = static_cast<int>(std::min<int64_t>(kNr, g1 - jr));
@@ -183,7 +181,17 @@ void SgemmBlocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
                         cols, accumulate);
           }
         }
+      };
+      if (threads == 1) {  // no parallel region at all (see parallel.h)
+        pack_b(0);
+        for (int64_t task = 0; task < m_blocks * groups; ++task) task_body(task, 0);
+        continue;
       }
+#pragma omp parallel for schedule(static) num_threads(threads)
+      for (int t = 0; t < threads; ++t) pack_b(t);
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+      for (int64_t task = 0; task < m_blocks * groups; ++task)
+        task_body(task, omp_get_thread_num());
     }
   }
 }

@@ -27,6 +27,8 @@ constexpr int kVecWidth = 4;
 typedef float VecF __attribute__((vector_size(kVecWidth * sizeof(float))));
 /*! \brief kVecWidth int32 lanes (comparison results, exponent bits). */
 typedef int32_t VecI __attribute__((vector_size(kVecWidth * sizeof(int32_t))));
+/*! \brief kVecWidth uint32 lanes (bit patterns shifted without signed overflow). */
+typedef uint32_t VecU __attribute__((vector_size(kVecWidth * sizeof(uint32_t))));
 
 /*! \brief Reinterprets the bits of a value as another type of the same size. */
 template <typename To, typename From>
@@ -51,6 +53,16 @@ struct IntOf {
 template <>
 struct IntOf<float> {
   using type = int32_t;
+};
+
+/*! \brief The unsigned type with T's lane layout (uint32_t for float, VecU for VecF). */
+template <typename T>
+struct UIntOf {
+  using type = VecU;
+};
+template <>
+struct UIntOf<float> {
+  using type = uint32_t;
 };
 
 inline VecF LoadU(const float* p) {

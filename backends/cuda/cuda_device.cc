@@ -1,5 +1,7 @@
 #include "cuda_device.h"
 
+#include <pthread.h>
+
 #include <cstring>
 #include <functional>
 #include <string>
@@ -58,9 +60,29 @@ std::string VersionsText() {
 // 19 GB/s against 16 GB/s staged.
 constexpr size_t kStagedUploadLimit = size_t{8} << 20;
 
+// fork(): a child of a process that had initialised CUDA cannot use CUDA (its calls fail or
+// hang). Every entry point of the device checks this first and raises a clear error instead.
+std::atomic<bool> cuda_initialised{false};
+std::atomic<bool> forked_after_init{false};
+
+void OnForkChild() {
+  if (cuda_initialised.load(std::memory_order_relaxed)) {
+    forked_after_init.store(true, std::memory_order_relaxed);
+  }
+}
+
+const bool fork_handler_registered = pthread_atfork(nullptr, nullptr, &OnForkChild) == 0;
+
+[[noreturn]] void ThrowForkedChild(int id) {
+  throw BackendError("gpu(" + std::to_string(id) +
+                     "): this process was forked (fork(), multiprocessing's 'fork' start method) "
+                     "from one that had initialised CUDA, and CUDA cannot be used after fork; "
+                     "start worker processes with the 'spawn' or 'forkserver' start method");
+}
+
 }  // namespace
 
-CudaDevice::CudaDevice(const DLArrayCoreApi* core) : core_(core) {}
+CudaDevice::CudaDevice(const DLArrayCoreApi* core) : core_(core) { (void)fork_handler_registered; }
 
 // Streams, handles and memory are left to the process exit: at that point the CUDA runtime
 // may already be torn down, and calls into it from a static destructor are not safe.
@@ -95,6 +117,7 @@ void CudaDevice::InitDevices() {
     devices.push_back(std::make_unique<PerDevice>(id, props.name, props.multiProcessorCount,
                                                   [this, id] { synchronize(id); }));
   }
+  cuda_initialised.store(true);  // a fork() child can no longer use CUDA
   devices_ = std::move(devices);
   peer_state_.assign(static_cast<size_t>(n) * n, 0);
   count_ = n;
@@ -110,6 +133,7 @@ std::string CudaDevice::unavailable_reason() {
 }
 
 CudaDevice::PerDevice& CudaDevice::At(int id) {
+  if (forked_after_init.load(std::memory_order_relaxed)) ThrowForkedChild(id);
   if (id < 0 || id >= device_count()) {
     throw DeviceError("gpu(" + std::to_string(id) + ") does not exist: " +
                       (count_ == 0 ? unavailable_reason_
@@ -173,6 +197,7 @@ void* CudaDevice::allocate(int id, size_t nbytes) { return At(id).allocator.Allo
 
 void CudaDevice::free(int id, void* ptr, size_t nbytes) noexcept {
   (void)nbytes;
+  if (forked_after_init.load(std::memory_order_relaxed)) return;  // the parent's memory
   if (id >= 0 && id < count_) devices_[id]->allocator.Free(ptr);
 }
 

@@ -13,6 +13,7 @@ core library, then ``DLARRAY_PLUGIN_PATH``); ``dlarray.plugins()`` says what was
 plugin is not usable. A device whose plugin is missing raises that reason when it is first used.
 """
 
+import os
 import pathlib
 
 from . import _core
@@ -119,12 +120,12 @@ def plugins():
 
 
 def load_plugin(path):
-    """Loads one plugin library, after those found at start-up.
+    """Loads one plugin library. Loading a plugin runs its code: load only libraries you trust.
 
     Parameters
     ----------
-    path : str or os.PathLike
-        The plugin's shared library.
+    path : str, bytes or os.PathLike
+        The shared library (an absolute path, or relative to the working directory).
 
     Returns
     -------
@@ -133,13 +134,17 @@ def load_plugin(path):
 
     Raises
     ------
+    TypeError
+        ``path`` is not a path.
+    ValueError
+        ``path`` is empty or contains a NUL byte.
     RuntimeError
         When the plugin is not usable: the file cannot be opened (the loader's message, e.g. a
         missing dependency), has no entry symbol, was built for another plugin ABI (both
         versions), failed to initialise (its message), has no devices (its reason), or
         duplicates a loaded plugin.
     """
-    return _core.load_plugin(str(path))
+    return _core.load_plugin(os.fsdecode(os.fspath(path)))
 
 
 def seed_lib_path():

@@ -15,9 +15,12 @@ SEED_SIZES = {"elementwise": (500, 200), "broadcast": ((200, 300), (130, 200, 30
               "reduce": (500, 200, 100), "softmax": (400, 1000), "matmul": [(500, 700, 1000)]}
 LARGE_SIZES = {"elementwise": (4096, 4096), "broadcast": ((4096,), (4096, 4096)),
                "reduce": (500, 200, 100), "softmax": (4096, 4096),
+               # tall and narrow, wide, one column: the three paths of reduce_sum_axis_zero
+               "reduce_more": [(8_000_000, 2), (1_000_000, 16), (4096, 4096), (16_000_000,)],
                "matmul": [(1024, 1024, 1024), (2048, 2048, 2048)]}
 GPU_LARGE_SIZES = {"elementwise": (8192, 8192), "broadcast": ((8192,), (8192, 8192)),
                    "reduce": (500, 200, 100), "softmax": (8192, 8192),
+                   "reduce_more": [(50_000_000, 2), (4_000_000, 16), (8192, 8192), (64_000_000,)],
                    "matmul": [(8192, 8192, 8192)]}
 
 
@@ -25,10 +28,11 @@ class Case:
     """One op at one size: ours(arrays), numpy_fn(arrays) -> reference, torch_fn(tensors)."""
 
     def __init__(self, op, shape_text, inputs, out_shape, ours, numpy_fn, torch_fn, nbytes=0,
-                 flops=0, rtol=1e-5):
+                 flops=0, rtol=1e-5, ref_fn=None):
         self.op, self.shape_text, self.inputs, self.out_shape = op, shape_text, inputs, out_shape
         self.ours, self.numpy_fn, self.torch_fn = ours, numpy_fn, torch_fn
         self.nbytes, self.flops, self.rtol = nbytes, flops, rtol
+        self.ref_fn = ref_fn or numpy_fn  # the reference of the check (numpy_fn is the peer)
 
 
 def _softmax_np(x, out):
@@ -100,11 +104,14 @@ def cases(sizes, rng):
                     lambda a, o: np.copyto(o, np.broadcast_to(a, bout)),
                     lambda t, a, o: o.copy_(a.expand(*bout)),
                     nbytes=4 * int(np.prod(bout)) + 4 * int(np.prod(bin_))))
-    rs = sizes["reduce"]
-    out.append(Case("reduce_sum_axis_zero", "x".join(map(str, rs)), [r(rs, 0, 20)], rs[1:],
-                    lambda a, o: ops.reduce_sum_axis_zero(a, o),
-                    lambda a, o: np.sum(a, axis=0, out=o), lambda t, a, o: t.sum(a, dim=0, out=o),
-                    nbytes=4 * int(np.prod(rs)), rtol=1e-4))
+    for rs in [sizes["reduce"]] + list(sizes.get("reduce_more", ())):
+        # Checked against a float64 sum: NumPy's float32 sum over many rows drifts.
+        out.append(Case("reduce_sum_axis_zero", "x".join(map(str, rs)), [r(rs, 0, 20)], rs[1:],
+                        lambda a, o: ops.reduce_sum_axis_zero(a, o),
+                        lambda a, o: np.sum(a, axis=0, out=o),
+                        lambda t, a, o: t.sum(a, dim=0, out=o),
+                        nbytes=4 * int(np.prod(rs)), rtol=1e-6,
+                        ref_fn=lambda a, o: np.copyto(o, a.sum(axis=0, dtype=np.float64))))
     sm = sizes["softmax"]
     smt = "x".join(map(str, sm))
     out.append(Case("softmax", smt, [r(sm, -5, 5)], sm, lambda a, o: ops.softmax(a, o), _softmax_np,
@@ -159,7 +166,7 @@ def check(case, ctx):
     o = empty(case.out_shape, ctx)
     case.ours(*args, o)
     ref = np.empty(case.out_shape, np.float32)
-    case.numpy_fn(*case.inputs, ref)
+    case.ref_fn(*case.inputs, ref)
     got = o.asnumpy()
     err = float(np.linalg.norm((got - ref).ravel()) / max(np.linalg.norm(ref.ravel()), 1e-30))
     return err <= case.rtol, err

@@ -18,6 +18,54 @@ struct NDArray {
   DLArray* dl() const { return array->dl(); }
 };
 
+/*!
+ * \brief Wraps every binding function that runs long work or calls back into Python (NumPy,
+ *        __index__, __array__), as py::call_guard<CallGuard>. At interpreter exit, daemon
+ *        threads are ended by pthread_exit when they next take the GIL; inside such a function
+ *        that unwinds C++ frames without the GIL (std::terminate in a destructor, or Py_DECREF
+ *        racing the final garbage collection). So the exit hook (RegisterExitHook) waits until
+ *        no thread is inside a guarded call, and afterwards a thread other than the exiting one
+ *        that enters a guarded call is parked (GIL released, never returning) until the process
+ *        ends, as Python 3.14 does with daemon threads.
+ */
+class CallGuard {
+ public:
+  CallGuard();
+  ~CallGuard();
+  CallGuard(const CallGuard&) = delete;
+  CallGuard& operator=(const CallGuard&) = delete;
+};
+
+/*! \brief The call guard to pass to def(). */
+using Guard = py::call_guard<CallGuard>;
+
+/*! \brief Releases the GIL in a scope (inside a CallGuard: the exit hook waits for it). */
+class ReleaseGil {
+ public:
+  ReleaseGil() : state_(PyEval_SaveThread()) {}
+  ~ReleaseGil() { PyEval_RestoreThread(state_); }
+  ReleaseGil(const ReleaseGil&) = delete;
+  ReleaseGil& operator=(const ReleaseGil&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
+/*! \brief Registers the exit hook (Python's atexit) described at CallGuard. */
+void RegisterExitHook();
+
+/*! \brief Throws TypeError naming type_name: an object made by __new__ without __init__. */
+[[noreturn]] void ThrowNotConstructed(const char* type_name);
+
+/*! \brief Throws when obj is a T (a bound class) that was made by __new__ alone. */
+template <typename T>
+inline void RequireConstructed(py::handle obj, const char* type_name) {
+  if (!obj) return;
+  const py::detail::type_info* info = py::detail::get_type_info(typeid(T));
+  if (info == nullptr || !PyObject_TypeCheck(obj.ptr(), info->type)) return;  // caster says no
+  if (!py::detail::is_holder_constructed(obj.ptr())) ThrowNotConstructed(type_name);
+}
+
 /*! \brief Ops on arrays this large run with the GIL released; smaller ones are faster without
  *         the hand-off (a CPU kernel that short, or an asynchronous device launch). */
 constexpr int64_t kReleaseGilElements = 1 << 15;
@@ -41,5 +89,29 @@ void BindNDArray(py::module_& m);
 void BindOps(py::module_& m);
 
 }  // namespace dlarray
+
+namespace pybind11::detail {
+
+// NDArray and DLContext arguments are checked for objects made by Cls.__new__(Cls) without
+// __init__: pybind11 would hand out uninitialised memory for them (a segfault at first use).
+template <>
+class type_caster<dlarray::NDArray> : public type_caster_base<dlarray::NDArray> {
+ public:
+  bool load(handle src, bool convert) {
+    dlarray::RequireConstructed<dlarray::NDArray>(src, "NDArray");
+    return type_caster_base<dlarray::NDArray>::load(src, convert);
+  }
+};
+
+template <>
+class type_caster<DLContext> : public type_caster_base<DLContext> {
+ public:
+  bool load(handle src, bool convert) {
+    dlarray::RequireConstructed<DLContext>(src, "DLContext");
+    return type_caster_base<DLContext>::load(src, convert);
+  }
+};
+
+}  // namespace pybind11::detail
 
 #endif  // DLARRAY_PYTHON_SRC_BINDING_H_

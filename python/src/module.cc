@@ -48,8 +48,13 @@ py::dict PluginToDict(const PluginInfo& p) {
   return d;
 }
 
-std::vector<DLContext> ContextsOrAll(const py::object& ctx) {
+std::vector<DLContext> ContextsOrAll(const py::object& ctx, const char* fn) {
   if (ctx.is_none()) return Devices();
+  if (!py::isinstance<DLContext>(ctx)) {
+    throw DTypeError(std::string(fn) +
+                     ": ctx must be a DLContext (e.g. dlarray.cpu(0)) or None, got " +
+                     std::string(py::str(py::type::of(ctx).attr("__name__"))));
+  }
   return {ctx.cast<DLContext>()};
 }
 
@@ -149,9 +154,8 @@ int
     0 when no loaded plugin serves that type.
 )doc");
   m.def(
-      "device_name",
-      [](const DLContext& ctx) { return DeviceName(ctx); },
-      py::arg("ctx"), R"doc(The name of a device, as its plugin reports it (e.g. the GPU model).
+      "device_name", [](const DLContext& ctx) { return DeviceName(ctx); }, py::arg("ctx"),
+      R"doc(The name of a device, as its plugin reports it (e.g. the GPU model).
 
 Parameters
 ----------
@@ -194,8 +198,8 @@ ValueError
   m.def(
       "synchronize",
       [](const py::object& ctx) {
-        std::vector<DLContext> all = ContextsOrAll(ctx);
-        py::gil_scoped_release release;
+        std::vector<DLContext> all = ContextsOrAll(ctx, "synchronize");
+        ReleaseGil release;
         for (const DLContext& c : all) Synchronize(c);
       },
       py::arg("ctx") = py::none(), R"doc(Waits until the work queued on a device has finished.
@@ -219,7 +223,8 @@ Examples
 --------
 >>> import dlarray
 >>> dlarray.synchronize(dlarray.cpu(0))
-)doc");
+)doc",
+      Guard());
   m.def(
       "memory_stats",
       [](const DLContext& ctx) {
@@ -236,10 +241,10 @@ Examples
   m.def(
       "empty_cache",
       [](const py::object& ctx) {
-        for (const DLContext& c : ContextsOrAll(ctx)) EmptyCache(c);
+        for (const DLContext& c : ContextsOrAll(ctx, "empty_cache")) EmptyCache(c);
       },
       py::arg("ctx") = py::none(),
-      "Returns cached device memory to the system (see :func:`dlarray.empty_cache`).");
+      "Returns cached device memory to the system (see :func:`dlarray.empty_cache`).", Guard());
   m.def(
       "set_option",
       [](const DLContext& ctx, const std::string& key, const std::string& value) {
@@ -262,6 +267,7 @@ Examples
   BindDistributed(m);
   BindNDArray(m);
   BindOps(m);
+  RegisterExitHook();
 }
 
 }  // namespace dlarray

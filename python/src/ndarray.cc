@@ -9,24 +9,54 @@
 namespace dlarray {
 namespace {
 
+std::string TypeName(const py::handle& obj) { return py::str(py::type::of(obj).attr("__name__")); }
+
+// One dimension: any integer (int, numpy integers, objects with __index__) within int64.
+int64_t ToDim(const py::handle& d) {
+  if (!py::isinstance<py::int_>(d) && !py::hasattr(d, "__index__")) {
+    throw DTypeError("shape entries must be integers, got " + TypeName(d));
+  }
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(d.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) {
+    throw ShapeError("shape dimension " + std::string(py::str(index)) +
+                     " is out of range: dimensions must be between 1 and 2**63 - 1");
+  }
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+
 std::vector<int64_t> ShapeFrom(const py::handle& shape) {
   std::vector<int64_t> dims;
-  auto to_dim = [](const py::handle& d) {
-    if (!py::isinstance<py::int_>(d) && !py::hasattr(d, "__index__")) {
-      throw DTypeError("shape entries must be integers, got " +
-                       std::string(py::str(py::type::of(d).attr("__name__"))));
-    }
-    return py::reinterpret_steal<py::int_>(PyNumber_Index(d.ptr())).cast<int64_t>();
-  };
-  if (py::isinstance<py::int_>(shape)) {
-    dims.push_back(to_dim(shape));
-  } else if (py::isinstance<py::sequence>(shape) && !py::isinstance<py::str>(shape)) {
-    for (const py::handle& d : shape) dims.push_back(to_dim(d));
+  if (py::isinstance<py::int_>(shape) ||
+      (!py::isinstance<py::sequence>(shape) && py::hasattr(shape, "__index__"))) {
+    dims.push_back(ToDim(shape));
+  } else if (py::isinstance<py::sequence>(shape) && !py::isinstance<py::str>(shape) &&
+             !py::isinstance<py::bytes>(shape)) {
+    for (const py::handle& d : shape) dims.push_back(ToDim(d));
   } else {
-    throw DTypeError("shape must be an int or a sequence of ints, got " +
-                     std::string(py::str(py::type::of(shape).attr("__name__"))));
+    throw DTypeError("shape must be an int or a sequence of ints, got " + TypeName(shape));
   }
   return dims;
+}
+
+// obj as a C-contiguous NumPy array of dtype dt. Only numbers convert: NumPy would also turn
+// None into NaN, strings into their numeric value and complex into its real part, silently.
+py::array NumericArray(const py::object& obj, const py::object& dt, const std::string& where) {
+  py::module_ np = py::module_::import("numpy");
+  if (obj.is_none()) {
+    throw DTypeError(where + ": None is not array data (only numbers convert: bool, int, float)");
+  }
+  py::array probe = np.attr("asarray")(obj);
+  const char kind = probe.dtype().kind();
+  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f') {
+    throw DTypeError(where + ": cannot convert " + TypeName(obj) + " (NumPy dtype " +
+                     std::string(py::str(probe.dtype())) +
+                     ") to numbers; only bool, int, uint and float data convert");
+  }
+  return np.attr("asarray")(probe, py::arg("dtype") = dt, py::arg("order") = "C");
 }
 
 py::tuple ShapeTuple(const Array& a) {
@@ -50,7 +80,7 @@ DLArray HostView(py::array& arr, DLArrayDType dtype, std::vector<int64_t>& shape
 // callers may build Python objects right after.
 void Copy(const DLArray* from, DLArray* to) {
   if (ShouldReleaseGilForCopy(from) || ShouldReleaseGilForCopy(to)) {
-    py::gil_scoped_release release;
+    ReleaseGil release;
     CopyFromTo(from, to);
   } else {
     CopyFromTo(from, to);
@@ -70,7 +100,7 @@ void CopyFromNumpy(NDArray& self, const py::object& value) {
   Array& a = *self.array;
   py::module_ np = py::module_::import("numpy");
   py::object dt = DTypeToNumpy(a.dtype());
-  py::array src = np.attr("asarray")(value, py::arg("dtype") = dt, py::arg("order") = "C");
+  py::array src = NumericArray(value, dt, "arr[:] = value");
   if (src.ndim() != static_cast<py::ssize_t>(a.shape().size()) ||
       !std::equal(a.shape().begin(), a.shape().end(), src.shape())) {
     py::tuple target = ShapeTuple(a);
@@ -103,9 +133,8 @@ NDArray FromObject(const py::object& obj, const DLContext& ctx, const py::object
     Copy(src.dl(), out.dl());
     return out;
   }
-  py::module_ np = py::module_::import("numpy");
   py::object dt = dtype.is_none() ? py::object(py::dtype("float32")) : dtype;
-  py::array src = np.attr("asarray")(obj, py::arg("dtype") = dt, py::arg("order") = "C");
+  py::array src = NumericArray(obj, dt, "array()");
   std::vector<int64_t> shape(src.shape(), src.shape() + src.ndim());
   NDArray out{Array::Empty(shape, ctx, DTypeFromNumpy(src.dtype()))};
   CopyFromNumpy(out, src);
@@ -180,7 +209,8 @@ Examples
 >>> import dlarray
 >>> dlarray.array([1, 2, 3]).asnumpy()
 array([1., 2., 3.], dtype=float32)
-)doc")
+)doc",
+           Guard())
       .def(
           "__array__",
           [](const NDArray& s, const py::object& dtype, const py::object&) {
@@ -188,7 +218,7 @@ array([1., 2., 3.], dtype=float32)
             return dtype.is_none() ? py::object(a) : py::object(a.attr("astype")(dtype));
           },
           py::arg("dtype") = py::none(), py::arg("copy") = py::none(),
-          "NumPy's conversion hook: ``numpy.asarray(x)`` copies like :meth:`asnumpy`.")
+          "NumPy's conversion hook: ``numpy.asarray(x)`` copies like :meth:`asnumpy`.", Guard())
       .def(
           "copyto",
           [](const NDArray& self, const py::object& target) -> py::object {
@@ -204,7 +234,7 @@ array([1., 2., 3.], dtype=float32)
               return target;
             }
             throw DTypeError("copyto: target must be a DLContext or an NDArray, got " +
-                             std::string(py::str(py::type::of(target).attr("__name__"))));
+                             TypeName(target));
           },
           py::arg("target"), R"doc(Copies the array to another device, or into another array.
 
@@ -239,7 +269,8 @@ Examples
 True
 >>> x.copyto(dlarray.cpu(0)).asnumpy()
 array([1., 2.], dtype=float32)
-)doc")
+)doc",
+          Guard())
       .def(
           "__setitem__",
           [](NDArray& self, const py::object& key, const py::object& value) {
@@ -281,7 +312,8 @@ Examples
 >>> x.asnumpy()
 array([[3., 3.],
        [3., 3.]], dtype=float32)
-)doc")
+)doc",
+          Guard())
       .def(
           "__len__",
           [](const NDArray& s) {
@@ -289,7 +321,7 @@ array([[3., 3.],
             return s.array->shape()[0];
           },
           "The length of the first dimension; TypeError for a 0-d array.")
-      .def("__repr__", &Repr);
+      .def("__repr__", &Repr, Guard());
 
   m.def("empty", &Empty, py::arg("shape"), py::arg("ctx") = DLContext{kDLArrayCPU, 0},
         py::arg("dtype") = py::none(), R"doc(A new array whose elements are not initialised.
@@ -324,7 +356,8 @@ Examples
 >>> x = dlarray.empty((500, 200), dlarray.cpu(0))
 >>> x.shape, x.dtype
 ((500, 200), dtype('float32'))
-)doc");
+)doc",
+        Guard());
   m.def("array", &FromObject, py::arg("obj"), py::arg("ctx") = DLContext{kDLArrayCPU, 0},
         py::arg("dtype") = py::none(),
         R"doc(Copies array-like data to a device.
@@ -362,7 +395,8 @@ Examples
 >>> dlarray.array(np.eye(2), dlarray.cpu(0))
 NDArray([[1., 0.],
          [0., 1.]], dtype=float32, ctx=cpu(0))
-)doc");
+)doc",
+        Guard());
 }
 
 }  // namespace dlarray

@@ -17,7 +17,7 @@ void InvokeOp(int op, const DLArray* const* ins, int nin, DLArray* const* outs, 
   for (int i = 0; i < nin && !release; ++i) release = ShouldReleaseGilForOp(ins[i]);
   for (int i = 0; i < nout && !release; ++i) release = ShouldReleaseGilForOp(outs[i]);
   if (release) {
-    py::gil_scoped_release r;
+    ReleaseGil r;
     Invoke(op, ins, nin, outs, nout, attrs, nattrs);
   } else {
     Invoke(op, ins, nin, outs, nout, attrs, nattrs);
@@ -34,6 +34,26 @@ void Run(int op, const std::array<const NDArray*, NI>& in, const NDArray& out,
 }
 
 using A = const NDArray&;
+
+// A transpose flag: bool, numpy.bool_, or the int 0 or 1. None, floats and strings are refused
+// (pybind11's bool conversion would take None as False).
+double Flag(const py::handle& v, const char* name) {
+  if (PyBool_Check(v.ptr())) return v.ptr() == Py_True ? 1.0 : 0.0;
+  if (PyLong_Check(v.ptr())) {
+    const long long i = PyLong_AsLongLong(v.ptr());
+    if ((i == 0 || i == 1) && !PyErr_Occurred()) return static_cast<double>(i);
+    PyErr_Clear();
+    throw Error(ErrorKind::kValue, std::string("matrix_multiply: ") + name +
+                                       " must be True or False (or 1 or 0), got " +
+                                       std::string(py::repr(v)));
+  }
+  if (py::hasattr(v, "dtype") && py::str(v.attr("dtype")).cast<std::string>() == "bool") {
+    return PyObject_IsTrue(v.ptr()) == 1 ? 1.0 : 0.0;
+  }
+  throw DTypeError(std::string("matrix_multiply: ") + name + " must be a bool, got " +
+                   std::string(py::str(py::type::of(v).attr("__name__"))) + " (" +
+                   std::string(py::repr(v)) + ")");
+}
 
 void InvokeByName(const std::string& name, const std::vector<const NDArray*>& inputs,
                   const std::vector<const NDArray*>& outputs, const std::vector<double>& attrs) {
@@ -92,7 +112,8 @@ Examples
 >>> x.asnumpy()
 array([[1.5, 1.5, 1.5],
        [1.5, 1.5, 1.5]], dtype=float32)
-)doc");
+)doc",
+      Guard());
   m.def(
       "broadcast_to", [bcast](A in, A out) { Run<1, 0>(bcast, {&in}, out, {}); }, py::arg("in_arr"),
       py::arg("out_arr"), R"doc(Copies ``in_arr`` broadcast to ``out_arr``'s shape (NumPy's rules).
@@ -112,7 +133,8 @@ Examples
 >>> out.asnumpy()
 array([[1., 2., 3.],
        [1., 2., 3.]], dtype=float32)
-)doc");
+)doc",
+      Guard());
   m.def(
       "reduce_sum_axis_zero", [rsum](A in, A out) { Run<1, 0>(rsum, {&in}, out, {}); },
       py::arg("in_arr"), py::arg("out_arr"),
@@ -132,7 +154,8 @@ Examples
 >>> dlarray.ops.reduce_sum_axis_zero(x, out)
 >>> out.asnumpy()
 array([4., 6.], dtype=float32)
-)doc");
+)doc",
+      Guard());
   m.def(
       "matrix_elementwise_add",
       [add](A a, A b, A c) {
@@ -155,7 +178,8 @@ Examples
 >>> dlarray.ops.matrix_elementwise_add(a, b, a)
 >>> a.asnumpy()
 array([11., 22.], dtype=float32)
-)doc");
+)doc",
+      Guard());
   m.def(
       "matrix_elementwise_add_by_const",
       [addc](A in, double v, A out) { Run<1, 1>(addc, {&in}, out, {v}); }, py::arg("in_mat"),
@@ -177,7 +201,8 @@ Examples
 >>> dlarray.ops.matrix_elementwise_add_by_const(x, 0.5, x)
 >>> x.asnumpy()
 array([1.5, 2.5], dtype=float32)
-)doc");
+)doc",
+      Guard());
   m.def(
       "matrix_elementwise_multiply",
       [mul](A a, A b, A c) {
@@ -200,7 +225,8 @@ Examples
 >>> dlarray.ops.matrix_elementwise_multiply(a, b, c)
 >>> c.asnumpy()
 array([3., 8.], dtype=float32)
-)doc");
+)doc",
+      Guard());
   m.def(
       "matrix_elementwise_multiply_by_const",
       [mulc](A in, double v, A out) { Run<1, 1>(mulc, {&in}, out, {v}); }, py::arg("in_mat"),
@@ -223,11 +249,12 @@ Examples
 >>> dlarray.ops.matrix_elementwise_multiply_by_const(x, -2.0, x)
 >>> x.asnumpy()
 array([-2., -4.], dtype=float32)
-)doc");
+)doc",
+      Guard());
   m.def(
       "matrix_multiply",
-      [mm](A a, bool ta, A b, bool tb, A c) {
-        Run<2, 2>(mm, {&a, &b}, c, {ta ? 1.0 : 0.0, tb ? 1.0 : 0.0});
+      [mm](A a, const py::object& ta, A b, const py::object& tb, A c) {
+        Run<2, 2>(mm, {&a, &b}, c, {Flag(ta, "transA"), Flag(tb, "transB")});
       },
       py::arg("matA"), py::arg("transA"), py::arg("matB"), py::arg("transB"), py::arg("matC"),
       R"doc(Matrix product: ``matC = op(matA) @ op(matB)``, where ``op`` transposes when its flag is set.
@@ -259,7 +286,8 @@ Examples
 >>> c.asnumpy()
 array([[1., 3.],
        [2., 4.]], dtype=float32)
-)doc");
+)doc",
+      Guard());
   m.def(
       "relu", [relu](A in, A out) { Run<1, 0>(relu, {&in}, out, {}); }, py::arg("in_arr"),
       py::arg("out_arr"), R"doc(Rectified linear unit: ``out_arr = max(in_arr, 0)``, elementwise.
@@ -278,7 +306,8 @@ Examples
 >>> dlarray.ops.relu(x, y)
 >>> y.asnumpy()
 array([0. , 0.5], dtype=float32)
-)doc");
+)doc",
+      Guard());
   m.def(
       "relu_gradient",
       [relug](A in, A grad, A out) {
@@ -303,7 +332,8 @@ Examples
 >>> dlarray.ops.relu_gradient(x, g, out)
 >>> out.asnumpy()
 array([0., 5.], dtype=float32)
-)doc");
+)doc",
+      Guard());
   m.def(
       "softmax", [smax](A in, A out) { Run<1, 0>(smax, {&in}, out, {}); }, py::arg("in_arr"),
       py::arg("out_arr"),
@@ -324,7 +354,8 @@ Examples
 >>> y.asnumpy().round(3)
 array([[0.5, 0.5],
        [0. , 1. ]], dtype=float32)
-)doc");
+)doc",
+      Guard());
   m.def(
       "softmax_cross_entropy",
       [sce](A y, A y_, A out) {
@@ -350,7 +381,8 @@ Examples
 >>> dlarray.ops.softmax_cross_entropy(logits, labels, loss)
 >>> round(float(loss.asnumpy()[0]), 4)  # log(2)
 0.6931
-)doc");
+)doc",
+      Guard());
   m.def(
       "copy", [copy](A in, A out) { Run<1, 0>(copy, {&in}, out, {}); }, py::arg("in_arr"),
       py::arg("out_arr"), R"doc(Copies an array into another of the same shape on the same device.
@@ -369,7 +401,8 @@ Examples
 >>> dlarray.ops.copy(x, y)
 >>> y.asnumpy()
 array([1., 2.], dtype=float32)
-)doc");
+)doc",
+      Guard());
 
   m.def("invoke", &InvokeByName, py::arg("op"), py::arg("inputs"), py::arg("outputs"),
         py::arg("attrs") = std::vector<double>{},
@@ -406,7 +439,8 @@ Examples
 >>> dlarray.ops.invoke("matrix_elementwise_multiply_by_const", [x], [y], [3.0])
 >>> y.asnumpy()
 array([-3.,  6.], dtype=float32)
-)doc");
+)doc",
+        Guard());
   m.def("op_names", &ListOps,
         R"doc(Names of every declared op: the core's, then those plugins declared.
 
@@ -419,7 +453,8 @@ Examples
 >>> import dlarray
 >>> "matrix_multiply" in dlarray.ops.op_names()
 True
-)doc");
+)doc",
+        Guard());
   m.def(
       "infer_outputs",
       [](const std::string& name, const std::vector<std::vector<int64_t>>& shapes,
@@ -459,7 +494,8 @@ Raises
 ValueError
     An unknown op, wrong counts, shapes the op refuses, or an op that cannot infer its outputs
     (then the outputs must be given).
-)doc");
+)doc",
+      Guard());
   m.def(
       "op_info",
       [](const std::string& name) {
@@ -526,7 +562,8 @@ Examples
 >>> info = dlarray.ops.op_info("matrix_multiply")
 >>> info["num_inputs"], info["attr_names"]
 (2, ['trans_a', 'trans_b'])
-)doc");
+)doc",
+      Guard());
 }
 
 }  // namespace dlarray

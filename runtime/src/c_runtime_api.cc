@@ -1,14 +1,13 @@
 // The C API: every entry point turns exceptions into -1 plus a thread-local message.
 #include "dlarray/c_runtime_api.h"
 
-#include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
+#include <vector>
 
 #include "core_ops.h"
 #include "dlarray/runtime.h"
+#include "handle_table.h"
+#include "validate.h"
 
 namespace {
 
@@ -38,63 +37,25 @@ int SetError(const char* msg, int kind) {
   }                                                               \
   return 0;
 
-// Handles made by DLArrayAlloc, and those freed since (until their address is reused), so that a
-// freed handle is reported as such instead of being read.
-class HandleTable {
- public:
-  DLArrayHandle Add(std::shared_ptr<dlarray::Array> a) {
-    std::lock_guard<std::mutex> lock(mu_);
-    DLArrayHandle h = a->dl();
-    freed_.erase(h);
-    live_[h] = std::move(a);
-    return h;
-  }
-  void Remove(DLArrayHandle h) {
-    std::shared_ptr<dlarray::Array> doomed;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = live_.find(h);
-      if (it == live_.end()) {
-        throw dlarray::Error(dlarray::ErrorKind::kValue,
-                             freed_.count(h)
-                                 ? "DLArrayFree: the handle was already freed"
-                                 : "DLArrayFree: the handle was not made by DLArrayAlloc");
-      }
-      doomed = std::move(it->second);
-      live_.erase(it);
-      freed_.insert(h);
-    }
-  }
-  // Rejects null and freed handles; other pointers are taken as caller-made DLArrays.
-  void Check(const DLArray* h, const char* what) {
-    if (h == nullptr)
-      throw dlarray::Error(dlarray::ErrorKind::kValue, std::string(what) + " is a null handle");
-    std::lock_guard<std::mutex> lock(mu_);
-    if (freed_.count(const_cast<DLArray*>(h))) {
-      throw dlarray::Error(dlarray::ErrorKind::kValue, std::string(what) + " is a freed handle");
-    }
-  }
+dlarray::HandleTable& Handles() { return dlarray::HandleTable::Get(); }
 
- private:
-  std::mutex mu_;
-  std::unordered_map<DLArrayHandle, std::shared_ptr<dlarray::Array>> live_;
-  std::unordered_set<DLArrayHandle> freed_;
-};
-
-HandleTable& Handles() {
-  static HandleTable* table = new HandleTable();
-  return *table;
-}
-
+// Runs op on handles: each is resolved (and its array kept alive) for the whole call, so that a
+// concurrent DLArrayFree cannot pull the memory away from a running kernel.
 int Run(dlarray::CoreOp op, std::initializer_list<DLArrayHandle> in, DLArrayHandle out,
         std::initializer_list<double> attrs) {
   API_BEGIN();
   const char* names[] = {"input 0", "input 1", "input 2"};
+  dlarray::HandleTable::Ref refs[4];
+  const DLArray* ins[3] = {};
   int i = 0;
-  for (DLArrayHandle h : in) Handles().Check(h, names[i++]);
-  Handles().Check(out, "output");
-  DLArrayHandle outs[] = {out};
-  dlarray::Invoke(op, in.begin(), static_cast<int>(in.size()), outs, 1, attrs.begin(),
+  for (DLArrayHandle h : in) {
+    refs[i] = Handles().Resolve(h, names[i]);
+    ins[i] = refs[i].dl;
+    ++i;
+  }
+  refs[3] = Handles().Resolve(out, "output");
+  DLArray* outs[] = {refs[3].dl};
+  dlarray::Invoke(op, ins, static_cast<int>(in.size()), outs, 1, attrs.begin(),
                   static_cast<int>(attrs.size()));
   API_END();
 }
@@ -115,6 +76,7 @@ int DLArrayAllocEx(const int64_t* shape, int ndim, DLArrayDType dtype, DLContext
                               " or null shape");
   }
   std::vector<int64_t> dims(shape, shape + ndim);
+  *out = nullptr;
   *out = Handles().Add(dlarray::Array::Empty(dims, ctx, dtype));
   API_END();
 }
@@ -125,8 +87,6 @@ int DLArrayAlloc(const int64_t* shape, int ndim, DLContext ctx, DLArrayHandle* o
 
 int DLArrayFree(DLArrayHandle handle) {
   API_BEGIN();
-  if (handle == nullptr)
-    throw dlarray::Error(dlarray::ErrorKind::kValue, "DLArrayFree: null handle");
   Handles().Remove(handle);
   API_END();
 }
@@ -134,9 +94,9 @@ int DLArrayFree(DLArrayHandle handle) {
 int DLArrayCopyFromTo(DLArrayHandle from, DLArrayHandle to, void* stream) {
   (void)stream;
   API_BEGIN();
-  Handles().Check(from, "copy source");
-  Handles().Check(to, "copy target");
-  dlarray::CopyFromTo(from, to);
+  const dlarray::HandleTable::Ref src = Handles().Resolve(from, "copy source");
+  const dlarray::HandleTable::Ref dst = Handles().Resolve(to, "copy target");
+  dlarray::CopyFromTo(src.dl, dst.dl);
   API_END();
 }
 
@@ -171,13 +131,30 @@ int DLArrayInvoke(const char* op, const DLArrayHandle* inputs, int num_inputs,
                   int num_attrs) {
   API_BEGIN();
   if (op == nullptr) throw dlarray::Error(dlarray::ErrorKind::kValue, "DLArrayInvoke: op is null");
+  const int id = dlarray::RequireOp(op);
+  // The counts first: the lists are read only up to counts the op really takes.
+  dlarray::CheckOperandCounts(dlarray::GetOpInfo(id), num_inputs, num_outputs, num_attrs);
   if ((num_inputs > 0 && inputs == nullptr) || (num_outputs > 0 && outputs == nullptr)) {
-    throw dlarray::Error(dlarray::ErrorKind::kValue, "DLArrayInvoke: null operand list");
+    throw dlarray::Error(dlarray::ErrorKind::kValue,
+                         std::string("DLArrayInvoke(") + op + "): null operand list");
   }
-  for (int i = 0; i < num_inputs; ++i) Handles().Check(inputs[i], "input");
-  for (int i = 0; i < num_outputs; ++i) Handles().Check(outputs[i], "output");
-  dlarray::Invoke(dlarray::RequireOp(op), inputs, num_inputs, outputs, num_outputs, attrs,
-                  num_attrs);
+  if (num_attrs > 0 && attrs == nullptr) {
+    throw dlarray::Error(dlarray::ErrorKind::kValue,
+                         std::string("DLArrayInvoke(") + op + "): null attribute list");
+  }
+  std::vector<dlarray::HandleTable::Ref> refs;
+  std::vector<const DLArray*> ins;
+  std::vector<DLArray*> outs;
+  refs.reserve(static_cast<size_t>(num_inputs) + num_outputs);
+  for (int i = 0; i < num_inputs; ++i) {
+    refs.push_back(Handles().Resolve(inputs[i], ("input " + std::to_string(i)).c_str()));
+    ins.push_back(refs.back().dl);
+  }
+  for (int i = 0; i < num_outputs; ++i) {
+    refs.push_back(Handles().Resolve(outputs[i], ("output " + std::to_string(i)).c_str()));
+    outs.push_back(refs.back().dl);
+  }
+  dlarray::Invoke(id, ins.data(), num_inputs, outs.data(), num_outputs, attrs, num_attrs);
   API_END();
 }
 

@@ -2,6 +2,9 @@
 // Invoke for every op; the functions here check what is particular to one op.
 #include "core_ops.h"
 
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "dlarray/errors.h"
@@ -59,15 +62,47 @@ void ValidateReduceSumAxisZero(const DLArrayOpCall& c) {
   }
 }
 
+// A flag attribute: exactly 0 (false) or 1 (true); NaN or 0.5 is a caller's mistake.
+bool Flag(const DLArrayOpCall& c, int i, const char* name) {
+  const double v = c.attrs[i];
+  if (v != 0.0 && v != 1.0) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.17g", v);
+    throw Error(ErrorKind::kValue, std::string(c.op_name) + ": " + name +
+                                       " must be 0 (False) or 1 (True), got " + text);
+  }
+  return v == 1.0;
+}
+
+// A scalar applied to float32 data: NaN and infinities are kept, finite values that would round
+// to infinity in float32 are refused (float32 holds up to about 3.4028235e38).
+void CheckFloat32Value(const DLArrayOpCall& c, int i) {
+  const double v = c.attrs[i];
+  // Halfway between FLT_MAX and the next power of two rounds to infinity (ties to even).
+  const double limit = static_cast<double>(FLT_MAX) + std::ldexp(1.0, 103);
+  if (std::isfinite(v) && std::fabs(v) >= limit) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.17g", v);
+    throw Error(ErrorKind::kValue, std::string(c.op_name) + ": value " + text +
+                                       " is out of the float32 range (|value| <= 3.4028235e38); "
+                                       "pass inf explicitly if that is what you mean");
+  }
+}
+
+void ValidateScalarOp(const DLArrayOpCall& c) {
+  CheckFloat32Value(c, 0);
+  ValidateSameShape(c);
+}
+
 void ValidateMatrixMultiply(const DLArrayOpCall& c) {
   const DLArray* a = c.inputs[0];
   const DLArray* b = c.inputs[1];
   const DLArray* out = c.outputs[0];
+  const bool ta = Flag(c, 0, "trans_a");
+  const bool tb = Flag(c, 1, "trans_b");
   if (a->ndim != 2 || b->ndim != 2 || out->ndim != 2) {
     throw ShapeError(Describe(c) + ": every operand must be 2-D");
   }
-  bool ta = c.attrs[0] != 0.0;
-  bool tb = c.attrs[1] != 0.0;
   int64_t m = ta ? a->shape[1] : a->shape[0];
   int64_t ka = ta ? a->shape[0] : a->shape[1];
   int64_t kb = tb ? b->shape[1] : b->shape[0];
@@ -139,18 +174,18 @@ std::vector<OpInfo> CoreOps() {
     s.allow_inplace = inplace;
     s.doc = doc;
   };
-  def(kArraySet, "array_set", {}, {"value"}, nullptr, true, "out[:] = value");
+  def(kArraySet, "array_set", {}, {"value"}, ValidateScalarOp, true, "out[:] = value");
   def(kBroadcastTo, "broadcast_to", {"x"}, {}, ValidateBroadcastTo, false,
       "out = broadcast of in to out's shape (NumPy rules)");
   def(kReduceSumAxisZero, "reduce_sum_axis_zero", {"x"}, {}, ValidateReduceSumAxisZero, false,
       "out = in.sum(axis=0)");
   def(kMatrixElementwiseAdd, "matrix_elementwise_add", {"a", "b"}, {}, nullptr, true, "c = a + b");
-  def(kMatrixElementwiseAddByConst, "matrix_elementwise_add_by_const", {"x"}, {"value"}, nullptr,
-      true, "out = in + value");
+  def(kMatrixElementwiseAddByConst, "matrix_elementwise_add_by_const", {"x"}, {"value"},
+      ValidateScalarOp, true, "out = in + value");
   def(kMatrixElementwiseMultiply, "matrix_elementwise_multiply", {"a", "b"}, {}, nullptr, true,
       "c = a * b");
   def(kMatrixElementwiseMultiplyByConst, "matrix_elementwise_multiply_by_const", {"x"}, {"value"},
-      nullptr, true, "out = in * value");
+      ValidateScalarOp, true, "out = in * value");
   def(kMatrixMultiply, "matrix_multiply", {"a", "b"}, {"trans_a", "trans_b"},
       ValidateMatrixMultiply, false, "c = op(a) @ op(b)");
   def(kRelu, "relu", {"x"}, {}, nullptr, true, "out = max(in, 0)");

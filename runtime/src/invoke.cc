@@ -5,6 +5,7 @@
 #include "core_ops.h"
 #include "dlarray/runtime.h"
 #include "runtime_state.h"
+#include "validate.h"
 
 namespace dlarray {
 
@@ -112,22 +113,7 @@ void CheckOperand(const OpInfo& s, const DLArray* a, const char* kind, int i,
                   const DLArray* first) {
   auto what = [&] { return std::string(kind) + " " + std::to_string(i); };
   if (a == nullptr) Fail(s, what() + " is null");
-  if (a->data == nullptr) Fail(s, what() + " has no data");
-  if (a->ndim < 0 || a->ndim > 64 || (a->ndim > 0 && a->shape == nullptr))
-    Fail(s, what() + " has an invalid shape");
-  if (a->strides != nullptr) {
-    int64_t expect = 1;
-    for (int d = a->ndim - 1; d >= 0; --d) {
-      if (a->shape[d] != 1 && a->strides[d] != expect) {
-        throw ShapeError(s.name + ": " + what() + " is not compact row-major");
-      }
-      expect *= a->shape[d];
-    }
-  }
-  for (int d = 0; d < a->ndim; ++d) {
-    if (a->shape[d] < 1)
-      throw ShapeError(s.name + ": " + what() + " has shape " + ShapeToString(a));
-  }
+  CheckArrayFields(a, s.name + ": " + what());
   if (a->ctx != first->ctx) {
     throw DeviceError(
         s.name + ": operands are on different devices: " + ContextToString(first->ctx) + " and " +
@@ -160,14 +146,11 @@ void Invoke(int op, const DLArray* const* inputs, int num_inputs, DLArray* const
   if (op < 0 || op >= rt.ops.size())
     throw Error(ErrorKind::kValue, "op id " + std::to_string(op) + " is not declared");
   const OpInfo& s = rt.ops.info(op);
-  if (num_inputs != s.num_inputs || num_outputs != s.num_outputs ||
-      num_attrs != static_cast<int>(s.attr_names.size())) {
-    Fail(s, "takes " + std::to_string(s.num_inputs) + " inputs, " + std::to_string(s.num_outputs) +
-                " outputs and " + std::to_string(s.attr_names.size()) + " attributes; got " +
-                std::to_string(num_inputs) + ", " + std::to_string(num_outputs) + " and " +
-                std::to_string(num_attrs));
-  }
+  CheckOperandCounts(s, num_inputs, num_outputs, num_attrs);
+  if ((num_inputs > 0 && inputs == nullptr) || (num_outputs > 0 && outputs == nullptr))
+    Fail(s, "the operand list is null");
   if (num_attrs > 0 && attrs == nullptr) Fail(s, "attributes are null");
+  if (num_inputs == 0 && num_outputs == 0) Fail(s, "the op has no operands");
   const DLArray* first = num_inputs > 0 ? inputs[0] : outputs[0];
   if (first == nullptr) Fail(s, "operand 0 is null");
   for (int i = 0; i < num_inputs; ++i) CheckOperand(s, inputs[i], "input", i, first);

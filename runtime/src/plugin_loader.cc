@@ -5,6 +5,9 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
@@ -14,6 +17,8 @@
 
 #include "core_api.h"
 #include "dlarray/plugin_api.h"
+#include "elf_check.h"
+#include "env_list.h"
 #include "runtime_state.h"
 
 namespace fs = std::filesystem;
@@ -24,19 +29,12 @@ namespace {
 // Failed records kept from load_plugin calls; older ones are forgotten.
 constexpr size_t kMaxFailedRecords = 256;
 
-std::string Trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return {};
-  const size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
+// Paths are taken as written (a folder name may start with a blank).
 std::vector<std::string> Split(const std::string& s, char sep) {
   std::vector<std::string> parts;
   std::stringstream ss(s);
   std::string item;
   while (std::getline(ss, item, sep)) {
-    item = Trim(item);
     if (!item.empty()) parts.push_back(item);
   }
   return parts;
@@ -100,7 +98,7 @@ RuntimeState* RuntimeState::Create() {
 }
 
 void RuntimeState::Discover() {
-  if (const char* d = std::getenv("DLARRAY_DISABLE_PLUGINS")) disabled_ = Split(d, ',');
+  if (const char* d = std::getenv("DLARRAY_DISABLE_PLUGINS")) disabled_ = SplitEnvList(d, ',');
   std::error_code ec;
   fs::path core = boost::dll::this_line_location(ec);
   std::vector<std::string> own;
@@ -234,13 +232,21 @@ void RuntimeState::LoadInto(PluginSlot& slot) {
     return fail(PluginStatus::kDisabled, "disabled by DLARRAY_DISABLE_PLUGINS");
   }
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return fail(PluginStatus::kOpenFailed, "no such file");
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    return fail(PluginStatus::kOpenFailed,
+                err == ENOENT ? std::string("no such file") : std::string(std::strerror(err)));
+  }
   if (!S_ISREG(st.st_mode)) {
     return fail(PluginStatus::kOpenFailed,
                 S_ISDIR(st.st_mode)
                     ? "a directory, not a library file"
                     : "not a regular file (a FIFO, socket or device is never opened)");
   }
+  // Files the dynamic loader would crash on (a truncated ELF), and libraries that are not
+  // plugins (none of whose code should run), are refused before dlopen.
+  const PluginFileCheck check = CheckPluginFile(path, DLARRAY_PLUGIN_ENTRY_SYMBOL);
+  if (!check.ok && !check.missing) return fail(check.status, check.reason);
   auto lib = std::make_shared<boost::dll::shared_library>();
   dlerror();  // clear any stale message
   boost::dll::fs::error_code load_ec;

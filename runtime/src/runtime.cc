@@ -5,7 +5,10 @@
 #include <limits>
 #include <vector>
 
+#include "dlarray/plugin_api.h"
+#include "elf_check.h"
 #include "runtime_state.h"
+#include "validate.h"
 
 namespace dlarray {
 
@@ -87,6 +90,11 @@ void RuntimeState::ThrowNoDevice(DLContext ctx) {
 std::vector<PluginInfo> Plugins() { return RuntimeState::Get().Records(); }
 
 PluginInfo LoadPlugin(const std::string& path) {
+  if (path.find('\0') != std::string::npos) {
+    throw Error(ErrorKind::kValue, "load_plugin: the path contains a NUL byte: '" +
+                                       path.substr(0, path.find('\0')) + "\\0...'");
+  }
+  if (path.empty()) throw Error(ErrorKind::kValue, "load_plugin: the path is empty");
   return RuntimeState::Get().Load(path, "load_plugin");
 }
 
@@ -140,8 +148,9 @@ std::vector<DLContext> Devices() {
 
 std::shared_ptr<Array> Array::Empty(const std::vector<int64_t>& shape, DLContext ctx,
                                     DLArrayDType dtype) {
-  if (dtype.lanes != 1 || dtype.bits == 0 || dtype.bits % 8 != 0 || dtype.code > kDLArrayFloat) {
-    throw DTypeError("unsupported dtype " + DTypeToString(dtype));
+  if (!IsSupportedDType(dtype)) {
+    throw DTypeError("unsupported dtype " + DTypeToString(dtype) +
+                     " (supported: int8-64, uint8-64, float16/32/64, one lane)");
   }
   std::shared_ptr<Array> a(new Array());
   a->shape_ = shape;
@@ -180,35 +189,18 @@ Array::~Array() {
 
 namespace {
 
-void CheckArray(const DLArray* a, const char* what) {
-  if (a == nullptr) throw Error(ErrorKind::kValue, std::string(what) + " is null");
-  if (a->ndim < 0 || a->ndim > 64 || (a->ndim > 0 && a->shape == nullptr)) {
-    throw ShapeError(std::string(what) + " has an invalid shape (ndim " + std::to_string(a->ndim) +
-                     ")");
-  }
-  if (a->data == nullptr) throw Error(ErrorKind::kValue, std::string(what) + " has no data");
-  if (a->strides != nullptr) {
-    int64_t expect = 1;
-    for (int i = a->ndim - 1; i >= 0; --i) {
-      if (a->shape[i] != 1 && a->strides[i] != expect) {
-        throw ShapeError(std::string(what) +
-                         " is not compact row-major (strides are not supported)");
-      }
-      expect *= a->shape[i];
-    }
-  }
-}
-
 const char* Data(const DLArray* a) { return static_cast<const char*>(a->data) + a->byte_offset; }
 
 }  // namespace
 
 void CopyFromTo(const DLArray* from, DLArray* to) {
   RuntimeState& rt = RuntimeState::Get();
-  CheckArray(from, "copy source");
-  CheckArray(to, "copy target");
+  const int64_t count = CheckArrayFields(from, "copy source");
+  CheckArrayFields(to, "copy target");
+  CheckContext(from->ctx, "copy source");
+  CheckContext(to->ctx, "copy target");
   if (from->ndim != to->ndim ||
-      std::memcmp(from->shape, to->shape, sizeof(int64_t) * from->ndim) != 0) {
+      (from->ndim > 0 && std::memcmp(from->shape, to->shape, sizeof(int64_t) * from->ndim) != 0)) {
     throw ShapeError("copy: source shape " + ShapeToString(from) + " differs from target shape " +
                      ShapeToString(to));
   }
@@ -216,7 +208,7 @@ void CopyFromTo(const DLArray* from, DLArray* to) {
     throw DTypeError("copy: source dtype " + DTypeToString(from->dtype) +
                      " differs from target dtype " + DTypeToString(to->dtype));
   }
-  const size_t nbytes = static_cast<size_t>(NumElements(from)) * DTypeBytes(from->dtype);
+  const size_t nbytes = static_cast<size_t>(count) * DTypeBytes(from->dtype);
   const DLContext src = from->ctx, dst = to->ctx;
   void* dst_ptr = static_cast<char*>(to->data) + to->byte_offset;
   if (src == dst && Data(from) == dst_ptr) return;
@@ -231,9 +223,7 @@ void CopyFromTo(const DLArray* from, DLArray* to) {
   if (src.device_type == kDLArrayCPU) {
     rt.DeviceFor(dst)->copy(Data(from), src, dst_ptr, dst, nbytes);
   } else if (dst.device_type == kDLArrayCPU || src.device_type == dst.device_type) {
-    PluginDevice* d = rt.DeviceFor(src);
-    if (src.device_type == dst.device_type) rt.DeviceFor(dst);  // validates the target id
-    d->copy(Data(from), src, dst_ptr, dst, nbytes);
+    rt.DeviceFor(src)->copy(Data(from), src, dst_ptr, dst, nbytes);
   } else {
     // Two device types: stage through host memory.
     std::vector<char> host(nbytes);

@@ -59,8 +59,6 @@ int64_t Mismatches(const std::vector<float>& got, const std::vector<double>& wan
   return bad;
 }
 
-std::vector<double> ToDouble(const std::vector<float>& v) { return {v.begin(), v.end()}; }
-
 // Sizes crossing the parallel threshold; the last crosses the streaming-store threshold (16 MiB
 // here) with an odd row length.
 const std::vector<Shape> kElementwiseShapes = {{1},     {3},     {17},       {5, 7},
@@ -200,12 +198,10 @@ TEST_CASE("cpu: reduce_sum_axis_zero") {
     const int64_t rows = shape[0], cols = Numel(shape) / rows;
     const auto x = Random(static_cast<size_t>(rows * cols), -1, 1, 6);
     std::vector<double> want(static_cast<size_t>(cols), 0.0), magnitude(want);
-    std::vector<float> sequential(static_cast<size_t>(cols), 0.0f);
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t j = 0; j < cols; ++j) {
         want[j] += x[r * cols + j];
         magnitude[j] += std::fabs(x[r * cols + j]);
-        sequential[j] = r == 0 ? x[j] : sequential[j] + x[r * cols + j];
       }
     }
     auto a = Make(shape, x);
@@ -214,11 +210,11 @@ TEST_CASE("cpu: reduce_sum_axis_zero") {
     auto out = dlarray::Array::Empty(out_shape, Cpu());
     Run("reduce_sum_axis_zero", {a->dl()}, {out->dl()});
     const auto got = Read(*out);
+    // Float sums of at most 16 values, then double: within 16 float roundings of the magnitude
+    // whatever the row count (NumPy's float running sums drift with the row count).
     for (int64_t j = 0; j < cols; ++j) {
       CHECK(std::fabs(got[j] - want[j]) <= 1e-6 * magnitude[j] + 1e-6);
     }
-    // Wide outputs add the rows in order, as NumPy does: bit for bit the same floats.
-    if (cols >= 64) CHECK(Mismatches(got, ToDouble(sequential), 0, 0) == 0);
   }
 }
 

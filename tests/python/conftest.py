@@ -92,3 +92,6 @@ def built_sdist(tmp_path_factory):
     name = subprocess.run([sys.executable, "-c", hook, str(out)], cwd=ROOT, check=True,
                           capture_output=True, text=True).stdout.strip().splitlines()[-1]
     return out / name
+def pytest_configure(config):
+    config.addinivalue_line("markers", "large: allocates arrays of 1e8 elements (400 MB each); "
+                            "deselect with -m 'not large'")

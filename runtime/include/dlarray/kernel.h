@@ -98,8 +98,12 @@ struct OpSchema {
 
 /*! \brief Number of elements of an array (1 for ndim == 0). */
 inline int64_t NumElements(const DLArray* array) {
+  // Saturates instead of overflowing: arrays whose count does not fit are refused by the core
+  // before any kernel sees them, but callers may ask first (e.g. to pick a code path).
   int64_t n = 1;
-  for (int i = 0; i < array->ndim; ++i) n *= array->shape[i];
+  for (int i = 0; i < array->ndim; ++i) {
+    if (__builtin_mul_overflow(n, array->shape[i], &n)) return INT64_MAX;
+  }
   return n;
 }
 

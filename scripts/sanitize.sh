@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# make sanitize: the runtime under the sanitizers, CUDA off.
+#   asan  build/asan: core, CPU backend, test plugins and the Python module with ASan + UBSan
+#         (-fno-sanitize-recover: the first finding fails the run); ctest, then pytest
+#   tsan  build/tsan: core, CPU backend and the C API stress test with ThreadSanitizer
+#   all   both (default)
+# Findings fail the run; tests/sanitizers/*.supp hold suppressions, each with its reason.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+PY=${PY:-.venv/bin/python}
+JOBS=${JOBS:-2}
+SUPP=$PWD/tests/sanitizers
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+
+configure() {  # dir, flags, extra cmake args...
+  local dir=$1 flags=$2
+  shift 2
+  cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
+    -DCMAKE_MODULE_LINKER_FLAGS="$flags" -DDLARRAY_CUDA=OFF -DDLARRAY_BUILD_TESTS=ON "$@" >/dev/null
+}
+
+run_asan() {
+  local dir=build/asan
+  configure "$dir" "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+    -DDLARRAY_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PWD/$PY" \
+    -Dpybind11_DIR="$("$PY" -m pybind11 --cmakedir)"
+  cmake --build "$dir" -j "$JOBS"
+  # The build tree holds the libraries of the package; add its Python files next to them.
+  cp -r python/dlarray/. "$dir/dlarray/"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$SUPP/ubsan.supp"
+  export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:suppressions=$SUPP/asan.supp"
+  export LSAN_OPTIONS="suppressions=$SUPP/lsan.supp"
+  ctest --test-dir "$dir" --output-on-failure -j "$JOBS"
+  # Python is not built with ASan: the runtime must come first (LD_PRELOAD), and libstdc++ with
+  # it, or ASan's __cxa_throw interceptor finds no real function to call at the first C++ throw.
+  # Leak detection is off for the interpreter: CPython deliberately leaves objects allocated at
+  # exit (interned strings, static types), which LSan would report on every run.
+  local preload
+  preload="$(${CXX:-g++} -print-file-name=libasan.so) $(${CXX:-g++} -print-file-name=libstdc++.so)"
+  (cd tests/python &&
+    LD_PRELOAD="$preload" ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" PYTHONPATH="$PWD/../../$dir" \
+    DLARRAY_TEST_PLUGIN_DIR="$PWD/../../$dir/test_plugins" DLARRAY_CUDA_OFF=1 \
+    "../../$PY" -m pytest -q -ra -p no:cacheprovider -m "not large" .)
+}
+
+run_tsan() {
+  local dir=build/tsan
+  configure "$dir" "-fsanitize=thread -fno-omit-frame-pointer" -DDLARRAY_BUILD_PYTHON=OFF
+  cmake --build "$dir" -j "$JOBS" --target c_api_stress cpu_backend
+  # libgomp is not instrumented: one OpenMP thread, so no parallel region runs (the stress test's
+  # own threads are what TSan watches).
+  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$SUPP/tsan.supp" \
+    "$dir/tests/c_api_stress" "${TSAN_SECONDS:-10}" 8
+}
+
+case "$what" in
+  asan) run_asan ;;
+  tsan) run_tsan ;;
+  all) run_asan && run_tsan ;;
+  *) echo "usage: $0 [asan|tsan|all]" >&2; exit 2 ;;
+esac
