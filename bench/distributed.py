@@ -172,7 +172,7 @@ def bench_mnist(args, ctx, rank, world):
     for batch in (100, 1000):
         row = {"global_batch": batch}
         for mode in ("grouped", "per-param"):
-            trainer = mnist.Trainer("mlp", ctx, 0.01, 0, dist, mode)
+            trainer = mnist.Trainer("mlp", ctx, 0.01, 0, dist=dist, allreduce=mode)
             batches = device_batches(trainer, batch, rank, world)
             row["%d_gpus_%s_ms" % (world, mode)] = 1e3 * mnist_step_seconds(
                 trainer, batches, args.steps, args.repeats, ctx)

@@ -22,6 +22,14 @@ applies the same update, so the model matches a one-GPU run with the same global
 
 Optional packages: tqdm (a progress bar) and matplotlib (--plot); without them the script runs
 the same and says what it skips.
+
+--custom-ops does the bias-adds with AOT custom ops (examples/custom_ops, dlarray.custom): C++
+and CUDA kernels compiled on first use, differentiated through a MindSpore-style bprop.
+
+--model reorg takes the digits as (N, 1, 28, 28) images, reorganises each into (4, 14, 14)
+with YOLO's reorg layer, flattens them and trains the MLP with a softmax cross-entropy layer:
+both layers are seed 003's custom layers (examples/rtc_layers), CUDA kernels compiled at run
+time with dlarray.rtc on a GPU and NumPy code on the CPU.
 """
 
 import argparse
@@ -40,8 +48,9 @@ from dlarray import autodiff as ad
 
 DEFAULT_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "data",
                             "mnist10k.npz")
-LAYERS = {"logreg": (784, 10), "mlp": (784, 256, 100, 10)}
-DEFAULT_LR = {"logreg": 0.5, "mlp": 0.2}
+LAYERS = {"logreg": (784, 10), "mlp": (784, 256, 100, 10), "reorg": (784, 256, 100, 10)}
+DEFAULT_LR = {"logreg": 0.5, "mlp": 0.2, "reorg": 0.2}
+IMAGE_SHAPE = {"reorg": (1, 28, 28)}  # the input of each example, by model (default: 784 pixels)
 NPZ_TEST_SIZE = 2000
 LOG_EVERY = 10  # steps between reads of the running loss (each read waits for the device)
 
@@ -65,18 +74,47 @@ def load_data(path):
     raise ValueError("--data: expected a .npz or .pkl.gz file, got %r" % path)
 
 
+def rtc_layers():
+    """The custom layers of examples/rtc_layers (Reorg, Flatten, SoftmaxCrossEntropy)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "rtc_layers"))
+    try:
+        import rtc_layers as layers
+    finally:
+        sys.path.pop(0)
+    return layers
+
+
+def custom_bias_add():
+    """The bias-add as AOT custom ops (examples/custom_ops/mlp_ops.py; dlarray.custom)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "custom_ops"))
+    try:
+        import mlp_ops
+    finally:
+        sys.path.pop(0)
+    return mlp_ops.bias_add_op()
+
+
 def one_hot(labels, classes=10):
     return np.eye(classes, dtype=np.float32)[labels]
 
 
-def build_model(model, x):
-    """The parameter nodes (W1, b1, W2, ...) and the logits node of ``model`` for input ``x``."""
+def build_model(model, x, bias_add=None):
+    """The parameter nodes (W1, b1, W2, ...) and the logits node of ``model`` for input ``x``.
+
+    ``bias_add(product, b)``, when given, makes the bias-add nodes (e.g. an AOT custom op).
+    """
     layers = LAYERS[model]
     params, h = [], x
+    if model == "reorg":
+        custom = rtc_layers()
+        h = custom.Flatten()(custom.Reorg(stride=2)(x))
     for i, _ in enumerate(layers[1:], start=1):
         w, b = ad.Variable("W%d" % i), ad.Variable("b%d" % i)
         product = ad.matmul_op(h, w)
-        h = product + ad.broadcastto_op(b, product)
+        if bias_add is None:
+            h = product + ad.broadcastto_op(b, product)
+        else:
+            h = bias_add(product, b)
         if i < len(layers) - 1:
             h = ad.relu_op(h)
         params += [w, b]
@@ -102,11 +140,15 @@ class Trainer:
     averaged over the ranks before each update.
     """
 
-    def __init__(self, model, ctx, lr, seed, dist=None, allreduce="grouped"):
+    def __init__(self, model, ctx, lr, seed, custom_ops=False, dist=None, allreduce="grouped"):
         self.ctx, self.lr, self.dist, self.allreduce = ctx, lr, dist, allreduce
         self.x, self.y_ = ad.Variable("x"), ad.Variable("y_")
-        params, logits = build_model(model, self.x)
-        loss = ad.softmaxcrossentropy_op(logits, self.y_)
+        params, logits = build_model(model, self.x, custom_bias_add() if custom_ops else None)
+        if model == "reorg":
+            loss = rtc_layers().SoftmaxCrossEntropy()(logits, self.y_)
+        else:
+            loss = ad.softmaxcrossentropy_op(logits, self.y_)
+        self.image_shape = IMAGE_SHAPE.get(model)
         self.train_executor = ad.Executor([loss] + ad.gradients(loss, params), ctx)
         self.eval_executor = ad.Executor([logits], ctx)
         self.weights = [self.to_device(p) for p in init_params(model, seed)]
@@ -118,6 +160,12 @@ class Trainer:
         if dist is not None:
             for w in self.weights:
                 dist.broadcast(w, src=0)
+
+    def shape_images(self, images):
+        """``images`` (rows of 784 pixels) in the model's input shape."""
+        if self.image_shape is None:
+            return images
+        return np.reshape(images, (len(images),) + self.image_shape)
 
     def to_device(self, array):
         """``array`` as float32 on the trainer's device (a NumPy copy for ctx=None)."""
@@ -205,7 +253,7 @@ class EpochBatches:
             if part == 0:
                 break
             idx = idx[self.rank * part:(self.rank + 1) * part]
-            x, y = self.images[idx], one_hot(self.labels[idx])
+            x, y = self.trainer.shape_images(self.images[idx]), one_hot(self.labels[idx])
             if self.trainer.ctx is None:
                 batches.append((x, y))
             elif i < len(self.arrays):
@@ -311,7 +359,8 @@ def parse_args(argv):
     parser.add_argument("--device", choices=["numpy", "cpu", "gpu"], default=None,
                         help="numpy: the NumPy executor; default: gpu when usable, else cpu")
     parser.add_argument("--model", choices=sorted(LAYERS), default="mlp",
-                        help="logreg: 784-10; mlp: 784-256-100-10 with ReLU (default: mlp)")
+                        help="logreg: 784-10; mlp: 784-256-100-10 with ReLU; reorg: the MLP "
+                        "after a reorg layer, with an rtc loss layer (default: mlp)")
     parser.add_argument("--epochs", type=int, default=10, help="passes over the training set "
                         "(default: 10)")
     parser.add_argument("--batch-size", type=int, default=100, help="images per SGD step "
@@ -325,6 +374,8 @@ def parse_args(argv):
                         "(default: data/mnist10k.npz)")
     parser.add_argument("--plot", metavar="FILE.png",
                         help="save the loss and accuracy curves (needs matplotlib)")
+    parser.add_argument("--custom-ops", action="store_true",
+                        help="do the bias-adds with the AOT kernels of examples/custom_ops")
     parser.add_argument("--gpus", type=int, default=1,
                         help="data-parallel over this many GPUs, one process each (started "
                         "through python -m dlarray.distributed.run; default: 1)")
@@ -372,14 +423,16 @@ def main(argv=None):
     say = print if rank == 0 else (lambda *a, **k: None)
     train_x, train_y, test_x, test_y = load_data(args.data)
     ctx = dist.get_device() if dist else device_context(args.device)
-    trainer = Trainer(args.model, ctx, args.lr, args.seed, dist, args.allreduce)
-    test_images = trainer.to_device(test_x)
+    trainer = Trainer(args.model, ctx, args.lr, args.seed, custom_ops=args.custom_ops, dist=dist,
+                      allreduce=args.allreduce)
+    test_images = trainer.to_device(trainer.shape_images(test_x))
     batches = EpochBatches(trainer, train_x, train_y, args.batch_size, rank, world)
     rng = np.random.default_rng(args.seed)
     where = args.device if world == 1 else "%d GPUs (%d per GPU)" % (world,
                                                                     args.batch_size // world)
-    say("%s on %s: %d training and %d test images, batch %d, lr %g"
-        % (args.model, where, len(train_x), len(test_x), args.batch_size, args.lr))
+    say("%s on %s: %d training and %d test images, batch %d, lr %g%s"
+        % (args.model, where, len(train_x), len(test_x), args.batch_size, args.lr,
+           ", bias-add by AOT custom ops" if args.custom_ops else ""))
     losses, accuracies, checks = [], [], 0
     for epoch in range(1, args.epochs + 1):
         start = time.perf_counter()

@@ -60,10 +60,13 @@ if has test; then
 fi
 
 if has sanitize; then
-  gpu_tests=(test_cuda.py test_ops.py test_sigmoid_plugin.py test_seed_ctypes.py)
+  gpu_tests=(test_cuda.py test_ops.py test_sigmoid_plugin.py test_seed_ctypes.py
+             test_custom.py test_custom_autodiff.py test_custom_op_node.py test_rtc_gpu.py
+             test_rtc_layers.py)
   for tool in memcheck racecheck synccheck; do
     step "compute-sanitizer $tool"
-    (cd tests/python && compute-sanitizer --tool "$tool" --error-exitcode 9 \
+    (cd tests/python && DLARRAY_UNDER_SANITIZER=1 \
+       compute-sanitizer --tool "$tool" --error-exitcode 9 \
        python3 -m pytest -q -x -p no:cacheprovider -m "not large" "${gpu_tests[@]}" -k "gpu" ) \
       >"$logs/$tool.log" 2>&1
     echo "$tool exit $?"
@@ -103,7 +106,18 @@ if has bench; then
   cat "$logs/mlp_gpu.txt"
   step bench-cpp-extension
   python3 bench/cpp_extension.py 2>&1 | tee "$logs/cpp_extension.txt"
+  step bench-custom-ops
+  python3 bench/custom_ops.py --json "$logs/custom_ops.json" 2>&1 | tee "$logs/custom_ops.txt"
   step mnist
   python3 examples/mnist.py --device gpu --model mlp --epochs 10 >"$logs/mnist_gpu.txt" 2>&1
   tail -4 "$logs/mnist_gpu.txt"
+  step mnist-custom-ops
+  python3 examples/mnist.py --device gpu --model mlp --epochs 10 --custom-ops \
+    >"$logs/mnist_gpu_custom.txt" 2>&1
+  tail -4 "$logs/mnist_gpu_custom.txt"
+  step bench-rtc
+  python3 bench/rtc.py --json "$logs/rtc.json" 2>&1 | tee "$logs/rtc.txt"
+  step mnist-reorg
+  python3 examples/mnist.py --device gpu --model reorg --epochs 10 >"$logs/mnist_reorg_gpu.txt" 2>&1
+  tail -2 "$logs/mnist_reorg_gpu.txt"
 fi

@@ -8,10 +8,14 @@
 
 #include "caching_allocator.h"
 #include "cuda_check.h"
+#include "current_device_ext.h"
 #include "dlarray/errors.h"
+#include "dlarray/ext/current_device.h"
 #include "dlarray/ext/nccl.h"
+#include "dlarray/ext/rtc.h"
 #include "host_staging.h"
 #include "nccl_ext.h"
+#include "rtc_ext.h"
 
 namespace dlarray {
 namespace cuda {
@@ -360,6 +364,8 @@ std::string CudaDevice::get_option(const std::string& key) {
 }
 
 const void* CudaDevice::extension(const std::string& name) {
+  if (name == DLARRAY_EXT_CURRENT_DEVICE) return CurrentDeviceExtension();
+  if (name == DLARRAY_EXT_RTC) return RtcExtension(this);
   if (name == DLARRAY_NCCL_EXTENSION) return NcclExtension(this, core_);
   return nullptr;
 }

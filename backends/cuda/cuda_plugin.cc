@@ -3,11 +3,13 @@
 #include "cuda_device.h"
 #include "dlarray/plugin.h"
 #include "kernels.h"
+#include "rtc_ext.h"
 
 namespace {
 
 dlarray::Device* CreateDevice() {
-  // Device extensions (dlarray.nccl) report errors through the core's table.
+  dlarray::cuda::SetRtcCoreApi(dlarray::PluginCoreApi());  // dlarray.rtc reports errors through it
+  // dlarray.nccl reports errors through the same table, handed to the device.
   return new dlarray::cuda::CudaDevice(dlarray::PluginCoreApi());
 }
 

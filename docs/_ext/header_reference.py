@@ -1,4 +1,5 @@
-"""The C/C++ reference: every public header of runtime/include/dlarray, found by glob.
+"""The C/C++ reference: every public header of runtime/include/dlarray and of its ext/ folder
+(the device extensions' tables), found by glob.
 
 At the start of a build this extension
 1. runs Doxygen over the folder (XML only, into the build folder), with every export macro of the
@@ -65,7 +66,9 @@ EXPORT_MACRO = re.compile(r"^\s*#\s*define\s+(\w+)\s+(?:__attribute__|__declspec
 
 
 def headers(folder):
-    return sorted(p for p in pathlib.Path(folder).iterdir() if p.suffix in HEADER_SUFFIXES)
+    folder = pathlib.Path(folder)
+    found = list(folder.iterdir()) + list((folder / "ext").glob("*"))
+    return sorted(p for p in found if p.is_file() and p.suffix in HEADER_SUFFIXES)
 
 
 def export_macros(paths):
@@ -164,7 +167,7 @@ def classes_by_header(xml):
 
 def header_page(path, classes, members):
     """The page of one header: include line, the file's description, then each entity."""
-    include = f"dlarray/{path.name}"
+    include = f"dlarray/ext/{path.name}" if path.parent.name == "ext" else f"dlarray/{path.name}"
     title = f"``{include}``"
     lines = [f".. _header-{path.stem}:", "", title, "=" * len(title), "",
              ".. code-block:: c++", "", f"   #include <{include}>", "",

@@ -23,7 +23,7 @@ __all__ = [
     "DLContext", "NDArray", "array", "cpp_extension", "cpu", "devices", "empty", "empty_cache",
     "get_matmul_precision",
     "gpu", "gpu_op", "is_gpu_ctx", "load_plugin", "memory_stats", "ndarray", "ops", "plugins",
-    "seed_lib_path", "set_matmul_precision", "synchronize",
+    "rtc", "seed_lib_path", "set_matmul_precision", "synchronize",
 ]
 
 
@@ -262,4 +262,4 @@ def get_matmul_precision():
     return _matmul_precision
 
 
-from . import ops, ndarray, gpu_op, cpp_extension  # noqa: E402  (they import names defined above)
+from . import ops, ndarray, gpu_op, cpp_extension, rtc  # noqa: E402  (they use names above)

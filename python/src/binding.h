@@ -87,6 +87,8 @@ py::dtype DTypeToNumpy(DLArrayDType t);
 void BindDistributed(py::module_& m);  // distributed.cc: NCCL (dlarray.distributed)
 void BindNDArray(py::module_& m);
 void BindOps(py::module_& m);
+void BindCustom(py::module_& m);  // custom.cc: AOT custom ops (dlarray.custom)
+void BindRtc(py::module_& m);     // rtc.cc: NVRTC kernels (dlarray.rtc)
 
 }  // namespace dlarray
 

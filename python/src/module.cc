@@ -268,6 +268,8 @@ Examples
   BindNDArray(m);
   BindOps(m);
   RegisterExitHook();
+  BindCustom(m);
+  BindRtc(m);
 }
 
 }  // namespace dlarray

@@ -95,6 +95,37 @@ TEST_CASE("zero devices: recorded with the plugin's reason, and using it raises 
   CheckCpuStillWorks();
 }
 
+TEST_CASE("extensions of a plugin without devices: PluginExtension reaches them") {
+  auto p = Load("zero_devices_plugin.so");
+  REQUIRE(p.status == dlarray::PluginStatus::kNoDevices);
+  const int type = p.device_type;
+  const char* name = "dlarray.test_extension.v1";
+  const void* ext = dlarray::PluginExtension(type, name);
+  REQUIRE(ext != nullptr);
+  CHECK(std::string(static_cast<const char*>(ext)) == name);
+  CHECK(dlarray::PluginExtension(type, "dlarray.no_such.v1") == nullptr);
+  CHECK_THROWS_WITH(dlarray::DeviceExtension(type, name),
+                    doctest::Contains("simulated: no test hardware present"));
+  CHECK_THROWS_WITH(dlarray::PluginExtension(31, name), doctest::Contains("no plugin serving"));
+}
+
+TEST_CASE("the plugin error helpers: a recorded error is thrown once, typed") {
+  dlarray::ClearPluginError();
+  CHECK_THROWS_WITH(dlarray::ThrowPluginError("an extension call"),
+                    "an extension call failed without saying why");
+  auto p = Load("fake_device_plugin.so");
+  REQUIRE(p.status == dlarray::PluginStatus::kLoaded);
+  // A device call that fails records its error with set_error; the core rethrows it typed.
+  try {
+    dlarray::SetDeviceOption(DLContext{p.device_type, 0}, "no_such_key", "1");
+    FAIL("an unknown option was accepted");
+  } catch (const dlarray::Error& e) {
+    CHECK(e.kind() == dlarray::ErrorKind::kValue);
+    CHECK(Contains(e.what(), "unknown option 'no_such_key'"));
+  }
+  CHECK_THROWS_WITH(dlarray::ThrowPluginError("again"), "again failed without saying why");
+}
+
 TEST_CASE("loading the same file twice gives one record") {
   size_t before = dlarray::Plugins().size();
   Load("no_entry_plugin.so");

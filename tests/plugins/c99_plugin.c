@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "dlarray/plugin_api.h"
+/* The device extensions' public headers are plain C99 as well. */
+#include "dlarray/ext/current_device.h"
+#include "dlarray/ext/rtc.h"
 
 /* The same file builds the older-minor test plugin against the frozen ABI 2.0 header (see
  * CMakeLists.txt), with its own device type, name and op. */

@@ -11,6 +11,9 @@
 /*! \brief Test device type (unused by DLPack's numbering here). */
 constexpr int kTestDeviceType = 20;
 
+/*! \brief The extension every test device offers: its name, as the table. */
+constexpr char kTestExtension[] = "dlarray.test_extension.v1";
+
 class HostMemoryDevice final : public dlarray::Device {
  public:
   HostMemoryDevice(int count, std::string reason, int type = kTestDeviceType)
@@ -29,6 +32,9 @@ class HostMemoryDevice final : public dlarray::Device {
     std::memcpy(dst, src, nbytes);
   }
   void synchronize(int) override {}
+  const void* extension(const std::string& name) override {
+    return name == kTestExtension ? kTestExtension : nullptr;
+  }
 
  private:
   int count_;

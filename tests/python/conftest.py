@@ -95,3 +95,9 @@ def built_sdist(tmp_path_factory):
 def pytest_configure(config):
     config.addinivalue_line("markers", "large: allocates arrays of 1e8 elements (400 MB each); "
                             "deselect with -m 'not large'")
+
+
+@pytest.fixture(scope="session")
+def aot_cache(tmp_path_factory):
+    """A DLARRAY_CACHE_DIR for the sources dlarray.custom compiles, shared by the session."""
+    return tmp_path_factory.mktemp("dlarray-cache")

@@ -25,6 +25,7 @@ def gpu_count():
 NEEDS = {
     "gpu": lambda: None if gpu_count() >= 1 else "no usable GPU",
     "2-gpus": lambda: None if gpu_count() >= 2 else f"{gpu_count()} usable GPU(s), needs 2",
+    "nvrtc": lambda: dlarray.rtc.status()["compile"] or None,
 }
 
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,}|:{3,})\s*(?P<info>.*)$")

@@ -14,8 +14,12 @@ too): the reference. With a dlarray context it runs the runtime's ops in float32
 made once per set of feed shapes: every node's shape is inferred, buffers are allocated once
 and shared by nodes whose lifetimes do not overlap, and each run is a loop over op calls
 bound to their arrays, with no allocation.
+
+Ops written in Python become nodes by subclassing ``CustomOp`` (MXNet's ``NDArrayOp``; see
+``dlarray.autodiff.custom_op``); ``dlarray.custom.Custom`` ops (AOT kernels) are nodes too.
 """
 
+from .custom_op import CustomOp, NDArrayOp
 from .executor import Executor
 from .gradients import find_topo_sort, gradients, sum_node_list
 from .graph import Node, Op, Variable
@@ -23,7 +27,7 @@ from .ops import (add_byconst_op, add_op, broadcastto_op, matmul_op, mul_byconst
                   oneslike_op, placeholder_op, reducesumaxiszero_op, relu_gradient_op, relu_op,
                   softmax_func, softmax_op, softmaxcrossentropy_op, zeroslike_op)
 
-__all__ = ["Executor", "Node", "Op", "Variable", "add_byconst_op", "add_op", "broadcastto_op",
-           "find_topo_sort", "gradients", "matmul_op", "mul_byconst_op", "mul_op", "oneslike_op",
+__all__ = ["CustomOp", "Executor", "NDArrayOp", "Node", "Op", "Variable", "add_byconst_op",
+           "add_op", "broadcastto_op", "find_topo_sort", "gradients", "matmul_op", "mul_byconst_op", "mul_op", "oneslike_op",
            "placeholder_op", "reducesumaxiszero_op", "relu_gradient_op", "relu_op", "softmax_func",
            "softmax_op", "softmaxcrossentropy_op", "sum_node_list", "zeroslike_op"]

@@ -1,0 +1,69 @@
+/*!
+ * \file rtc_common.h
+ * \brief What the two halves of the dlarray.rtc extension share (rtc_compile.cc: NVRTC;
+ *        rtc_ext.cc: modules, launches and the table): error reporting through the core and the
+ *        plugin's device object.
+ */
+#ifndef DLARRAY_BACKENDS_CUDA_RTC_COMMON_H_
+#define DLARRAY_BACKENDS_CUDA_RTC_COMMON_H_
+
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "dlarray/errors.h"
+#include "dlarray/ext/rtc.h"
+
+namespace dlarray {
+namespace cuda {
+
+class CudaDevice;
+
+namespace rtc {
+
+/*! \brief Records an error with the core's set_error (nothing before the core is known). */
+void Report(ErrorKind kind, const char* message) noexcept;
+
+/*! \brief Runs f; an exception becomes -1 and the error recorded with the core. */
+template <typename F>
+int Guard(F&& f) noexcept {
+  try {
+    f();
+    return 0;
+  } catch (const Error& e) {
+    Report(e.kind(), e.what());
+  } catch (const std::bad_alloc&) {
+    Report(ErrorKind::kMemory, "dlarray.rtc: out of host memory");
+  } catch (const std::exception& e) {
+    Report(ErrorKind::kRuntime, e.what());
+  } catch (...) {
+    Report(ErrorKind::kRuntime, "dlarray.rtc: unknown C++ exception");
+  }
+  return -1;
+}
+
+inline Error ValueError(const std::string& message) { return Error(ErrorKind::kValue, message); }
+
+inline std::string Gpu(int id) { return "gpu(" + std::to_string(id) + ")"; }
+
+/*! \brief The plugin's device object (set when the extension is first asked for). */
+CudaDevice& TheDevice();
+
+// The compiling half (rtc_compile.cc), as the table's entries.
+int NvrtcVersion(int32_t* major, int32_t* minor, const char** library_path);
+int SupportedArchs(const int32_t** archs, int32_t* count);
+int Compile(const char* source, const char* program_name, const char* const* options,
+            int32_t num_options, const char* const* name_expressions, int32_t num_names,
+            int32_t arch, DLArrayRtcProgram** out);
+int32_t ProgramCompiled(const DLArrayRtcProgram* p);
+const char* ProgramLog(const DLArrayRtcProgram* p);
+const void* ProgramCode(const DLArrayRtcProgram* p, uint64_t* size, int32_t* kind);
+const char* ProgramLoweredName(const DLArrayRtcProgram* p, int32_t index);
+void ProgramFree(DLArrayRtcProgram* p);
+
+}  // namespace rtc
+}  // namespace cuda
+}  // namespace dlarray
+
+#endif  // DLARRAY_BACKENDS_CUDA_RTC_COMMON_H_

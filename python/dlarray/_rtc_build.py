@@ -1,0 +1,279 @@
+"""Compiling and loading for dlarray.rtc: NVRTC through the CUDA plugin's "dlarray.rtc.v1"
+extension, a cache per process and one on disk (dlarray._cache), compile errors mapped back to
+the lines the user wrote.
+
+What is cached where:
+
+- in memory, per process: each compiled program (by key) and each module loaded on a GPU (by key
+  and device); ``clear_memory_cache()`` forgets them;
+- on disk, in ``$DLARRAY_CACHE_DIR/rtc/<key>/program.bin`` (default ``~/.cache/dlarray``): the
+  compiled code (a cubin, or PTX for a GPU newer than NVRTC) with NVRTC's log and lowered names,
+  written under a temporary name then renamed, with a SHA-256 manifest, so a truncated or corrupt
+  file is found, removed and rebuilt. ``DLARRAY_RTC_CACHE=0`` turns the disk cache off.
+
+The key is a hash of the source, the program name, the options, the name expressions, the
+architecture and NVRTC's version and library file, never of the PTX text (which NVRTC 12+ salts
+with random names).
+"""
+
+import atexit
+import json
+import os
+import threading
+
+from . import _cache, _core
+from ._rtc_source import log_locations
+
+__all__ = ["CompileError", "Program", "status", "device_arch", "compile_program",
+           "load_module", "load_function", "clear_memory_cache", "disk_cache_enabled"]
+
+#: Bumped when the layout of program.bin changes.
+FORMAT = 1
+
+_lock = threading.Lock()
+_programs = {}  # key -> Program
+_modules = {}   # (key, device id) -> _core._RtcModule
+_arch = {}      # device id -> compute capability (90)
+_status = []    # [dict] once known
+
+atexit.register(_core._rtc_shutdown)
+
+
+class CompileError(RuntimeError):
+    """NVRTC could not compile a kernel.
+
+    The message has NVRTC's log and, for each error, the line of the code the user wrote (the
+    kernel body of :class:`dlarray.rtc.Rtc`, the operation of an ElementwiseKernel, the source
+    of a RawKernel). dlarray.rtc raises it; the parameters are its attributes.
+
+    Parameters
+    ----------
+    message : str
+        The text shown.
+    log : str
+        NVRTC's log.
+    source : str
+        What was compiled (for an Rtc, the decorated body).
+    locations : list of (str, str, str)
+        For each line of the log that names a line: where it is in the user's code (e.g.
+        "kernel body line 3"), NVRTC's message, and that line of code.
+    """
+
+    def __init__(self, message, log, source, locations):
+        super().__init__(message)
+        self.log, self.source, self.locations = log, source, locations
+
+
+class Program:
+    """Compiled code: ``code`` (bytes), ``kind`` (_core._RTC_CUBIN or _RTC_PTX), NVRTC's ``log``,
+    ``lowered`` ({name expression: symbol}), ``key`` (its cache key) and ``arch``."""
+
+    def __init__(self, key, arch, code, kind, log, lowered):
+        self.key, self.arch, self.code, self.kind = key, arch, code, kind
+        self.log, self.lowered = log, lowered
+
+    def symbol(self, name):
+        """The symbol of kernel ``name`` (its lowered name when it was a name expression)."""
+        return self.lowered.get(name, name)
+
+
+def status():
+    """dlarray.rtc's state: ``{"compile": reason or "", "launch": reason or "", "nvrtc_version":
+    (major, minor) or None, "nvrtc_library": path, "archs": [75, ...]}`` (read once)."""
+    if not _status:
+        try:
+            s = dict(_core._rtc_status())
+        except (RuntimeError, ValueError) as e:  # no CUDA plugin at all
+            s = {"compile": str(e), "launch": str(e), "nvrtc_version": None,
+                 "nvrtc_library": "", "archs": []}
+        _status.append(s)
+    return _status[0]
+
+
+def require(service):
+    """Raises RuntimeError saying why ``service`` ("compile" or "launch") cannot work here."""
+    reason = status()[service]
+    if reason:
+        if reason.startswith("dlarray.rtc"):
+            raise RuntimeError(reason)
+        raise RuntimeError("dlarray.rtc cannot %s: %s" % (service, reason))
+
+
+def device_arch(device_id):
+    """The compute capability of ``gpu(device_id)`` as 10 * major + minor (90 for an H100)."""
+    arch = _arch.get(device_id)
+    if arch is None:
+        require("launch")
+        arch = _arch.setdefault(device_id, int(_core._rtc_device_arch(device_id)))
+    return arch
+
+
+def disk_cache_enabled():
+    """Whether compiled programs are kept on disk (``DLARRAY_RTC_CACHE`` is not ``0``)."""
+    return os.environ.get("DLARRAY_RTC_CACHE", "1").strip() != "0"
+
+
+def clear_memory_cache():
+    """Forgets this process's compiled programs and loaded modules (kernels keep theirs)."""
+    with _lock:
+        _programs.clear()
+        _modules.clear()
+
+
+def program_key(source, name, options, name_expressions, arch):
+    """The cache key of a compilation (see the module docstring)."""
+    s = status()
+    nvrtc = (s["nvrtc_version"], os.path.basename(s["nvrtc_library"] or ""))
+    return _cache.make_key("rtc", FORMAT, source, name, list(options), list(name_expressions),
+                           int(arch), nvrtc)
+
+
+def compile_program(source, name, options=(), name_expressions=(), arch=0, what=None,
+                    locate=None):
+    """The Program of ``source`` for architecture ``arch`` (e.g. 90), from a cache when there.
+
+    Parameters
+    ----------
+    source, name : str
+        CUDA C++ source; the program's name (messages say ``name.cu(line)``).
+    options, name_expressions : sequence of str
+        NVRTC options; C++ names whose symbols are looked up after compiling.
+    arch : int
+        The compute capability to compile for.
+    what : str, optional
+        What the error message calls the code (e.g. "kernel 'softmax'").
+    locate : callable, optional
+        ``locate(line)`` -> ``(where, code line)`` for a line of ``source``, or None: maps
+        NVRTC's line numbers to the user's code.
+
+    Raises
+    ------
+    CompileError
+        NVRTC reported errors.
+    RuntimeError
+        NVRTC is not available (the reason says why).
+    """
+    require("compile")
+    options, name_expressions = tuple(options), tuple(name_expressions)
+    key = program_key(source, name, options, name_expressions, arch)
+    program = _programs.get(key)
+    if program is not None:
+        return program
+
+    def build():
+        return _compile(key, source, name, options, name_expressions, arch, what, locate)
+
+    entry = None
+    if disk_cache_enabled():
+        try:
+            entry = _cache.entry_dir("rtc", key)
+        except OSError:
+            entry = None  # an unwritable cache folder: compile without it
+    if entry is None:
+        program = build()
+    else:
+        path = entry / "program.bin"
+        with _cache.locked(entry):
+            program = _read(path, key, arch)
+            if program is None:
+                program = build()
+                _write(path, program)
+    with _lock:
+        return _programs.setdefault(key, program)
+
+
+def _compile(key, source, name, options, name_expressions, arch, what, locate):
+    compiled, code, kind, log, lowered = _core._rtc_compile(
+        source, name + ".cu", list(options), list(name_expressions), int(arch))
+    if not compiled:
+        raise _compile_error(what or "program '%s'" % name, log, source, arch, locate)
+    return Program(key, arch, code, kind, log, dict(zip(name_expressions, lowered)))
+
+
+def _read(path, key, arch):
+    """The Program stored at ``path``, or None (missing, corrupt or of another format)."""
+    data = _cache.load_bytes(path)
+    if data is None:
+        return None
+    try:
+        head, code = data.split(b"\n", 1)
+        meta = json.loads(head)
+        if meta["format"] != FORMAT or meta["kind"] not in (_core._RTC_CUBIN, _core._RTC_PTX):
+            raise ValueError("format")
+        if not code:
+            raise ValueError("no code")
+        return Program(key, arch, code, meta["kind"], meta["log"], dict(meta["lowered"]))
+    except (ValueError, KeyError, TypeError):
+        try:
+            os.unlink(path)  # its manifest goes at the next read (verified_file)
+        except OSError:
+            pass
+        return None
+
+
+def _write(path, program):
+    head = json.dumps({"format": FORMAT, "kind": program.kind, "log": program.log,
+                       "lowered": sorted(program.lowered.items())})
+    try:
+        _cache.store_bytes(path, head.encode() + b"\n" + program.code)
+    except OSError:
+        pass  # a full or read-only disk: the program still works, uncached
+
+
+def _compile_error(what, log, source, arch, locate):
+    source_lines = source.splitlines()
+    locations = []
+    for line, message in log_locations(log):
+        where = locate(line) if locate is not None else None
+        if where is None:
+            text = source_lines[line - 1] if 0 < line <= len(source_lines) else ""
+            where = ("line %d" % line, text)
+        locations.append((where[0], message, where[1]))
+    errors = [loc for loc in locations if "error" in loc[1].split(":")[0]]
+    version = status()["nvrtc_version"]
+    head = "dlarray.rtc: %s does not compile (NVRTC %s, %s)" % (
+        what, "%d.%d" % tuple(version) if version else "?",
+        "sm_%d" % arch if arch else "architecture from the options")
+    parts = [head + ":"]
+    for where, message, text in errors or locations:
+        parts.append("  %s: %s" % (where, message))
+        if text.strip():
+            parts.append("      " + text.strip())
+    parts.append("NVRTC log:")
+    parts.append(log.rstrip() or "(empty)")
+    return CompileError("\n".join(parts), log, source, locations)
+
+
+def load_module(program, device_id):
+    """``program`` loaded on ``gpu(device_id)`` (one module per program and device).
+
+    Raises
+    ------
+    RuntimeError
+        The driver or the GPU is not available, or loading failed.
+    """
+    key = (program.key, device_id)
+    module = _modules.get(key)
+    if module is None:
+        require("launch")
+        module = _core._RtcModule(device_id, program.code, program.kind)
+        with _lock:
+            module = _modules.setdefault(key, module)
+    return module
+
+
+def load_function(program, device_id, symbol, what):
+    """The kernel ``symbol`` of ``program`` loaded on ``gpu(device_id)``.
+
+    Raises
+    ------
+    ValueError
+        The program has no kernel of that name.
+    RuntimeError
+        The driver or the GPU is not available, or loading failed.
+    """
+    module = load_module(program, device_id)
+    try:
+        return module.get_function(symbol)
+    except ValueError as e:
+        raise ValueError("%s: %s" % (what, str(e).replace("dlarray.rtc: ", "", 1))) from None
