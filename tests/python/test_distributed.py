@@ -160,8 +160,10 @@ def test_without_a_gpu_init_says_so():
 
 def _cuda_plugin_or_skip():
     plugin = next((p for p in dlarray.plugins() if p["name"] == "cuda"), None)
-    if plugin is None or plugin["status"] not in ("loaded", "no devices"):
-        pytest.skip("the CUDA plugin is not usable here: %s" % (plugin and plugin["reason"]))
+    if plugin is None:
+        pytest.skip("the CUDA plugin is not built (no CUDA toolkit, or DLARRAY_CUDA=OFF)")
+    if plugin["status"] not in ("loaded", "no devices"):
+        pytest.skip("the CUDA plugin is not usable here: %s" % plugin["reason"])
 
 
 def test_nccl_opens_through_the_cuda_plugin_without_a_gpu():
