@@ -2,6 +2,7 @@
 """Train logistic regression or an MLP (784-256-100-10, ReLU) on MNIST with dlarray.autodiff.
 
     python examples/mnist.py --model mlp --device cpu --epochs 10 --plot curves.png
+    python examples/mnist.py --gpus 2          # data-parallel, one process per GPU
 
 Data: data/mnist10k.npz (the first 8,000 images train, the last 2,000 test), or the full
 MNIST in the dlsys format (--data mnist.pkl.gz: its training and test sets). Pixels are
@@ -11,6 +12,13 @@ scaled to [0, 1]. Weights start from NumPy with --seed, which also shuffles the 
 On a device the whole step stays there: each epoch's batches are uploaded once, the SGD
 update (w += -lr * grad) runs as ops in place, and the loss is summed on the device and read
 only every few steps for the progress bar.
+
+With --gpus N (N > 1) the script starts itself through ``python -m dlarray.distributed.run``,
+one process per GPU. Every global batch is split across the ranks, each rank computes the
+gradients of its part, the gradients are averaged over the ranks with NCCL (all parameters in
+one NCCL group by default, --allreduce per-param for one all-reduce each), and every rank
+applies the same update, so the model matches a one-GPU run with the same global batch.
+--check-sync compares a checksum of the parameters across the ranks after every step.
 
 Optional packages: tqdm (a progress bar) and matplotlib (--plot); without them the script runs
 the same and says what it skips.
@@ -31,6 +39,7 @@ import os
 import pickle
 import sys
 import time
+import zlib
 
 import numpy as np
 
@@ -124,10 +133,15 @@ def init_params(model, seed):
 
 
 class Trainer:
-    """A model on one device (ctx=None: NumPy): its executors, parameters and SGD steps."""
+    """A model on one device (ctx=None: NumPy): its executors, parameters and SGD steps.
 
-    def __init__(self, model, ctx, lr, seed, custom_ops=False):
-        self.ctx, self.lr = ctx, lr
+    With ``dist`` (the dlarray.distributed module, initialised) the trainer is one rank of a
+    data-parallel group: rank 0's parameters are broadcast at the start and the gradients are
+    averaged over the ranks before each update.
+    """
+
+    def __init__(self, model, ctx, lr, seed, custom_ops=False, dist=None, allreduce="grouped"):
+        self.ctx, self.lr, self.dist, self.allreduce = ctx, lr, dist, allreduce
         self.x, self.y_ = ad.Variable("x"), ad.Variable("y_")
         params, logits = build_model(model, self.x, custom_bias_add() if custom_ops else None)
         if model == "reorg":
@@ -141,8 +155,12 @@ class Trainer:
         self.params = dict(zip(params, self.weights))
         self.feed = dict(self.params)
         self.loss_sum = self.to_device(np.zeros(1))
-        self.steps = 0
+        self.steps = 0  # since the last mean_loss(reset=True)
+        self.total_steps = 0
         self.update_graphs = {}
+        if dist is not None:
+            for w in self.weights:
+                dist.broadcast(w, src=0)
 
     def shape_images(self, images):
         """``images`` (rows of 784 pixels) in the model's input shape."""
@@ -159,6 +177,12 @@ class Trainer:
         """One SGD step on a batch (images, one-hot labels; NumPy or on the device)."""
         self.feed[self.x], self.feed[self.y_] = images, labels
         loss, *grads = self.train_executor.run(self.feed)
+        if self.dist is not None:  # each rank's mean gradient -> the global batch's
+            if self.allreduce == "grouped":
+                self.dist.all_reduce_coalesced(grads, op="mean")
+            else:
+                for g in grads:
+                    self.dist.all_reduce(g, op="mean")
         if self.ctx is None:
             for w, g in zip(self.weights, grads):
                 w -= self.lr * g
@@ -166,6 +190,7 @@ class Trainer:
         else:
             self.update(loss, grads)
         self.steps += 1
+        self.total_steps += 1
 
     def _sgd(self, loss, grads):
         ops = dlarray.ops
@@ -192,6 +217,8 @@ class Trainer:
 
     def mean_loss(self, reset=False):
         """The mean loss of the steps since the last reset (waits for the device)."""
+        if self.dist is not None:
+            self.dist.all_reduce(self.loss_sum, op="mean")
         total = self.loss_sum if self.ctx is None else self.loss_sum.asnumpy()
         mean = float(total[0]) / max(self.steps, 1)
         if reset:
@@ -206,23 +233,46 @@ class Trainer:
         logits, = self.eval_executor.run(feed, convert_to_numpy_ret_vals=True)
         return float(np.mean(logits.argmax(axis=1) == labels))
 
+    def checksum(self):
+        """CRC-32 of every parameter's bytes (waits for the device)."""
+        crc = 0
+        for w in self.weights:
+            crc = zlib.crc32(np.ascontiguousarray(w if self.ctx is None else w.asnumpy()), crc)
+        return crc
+
+    def check_same_parameters(self):
+        """Raises RuntimeError unless every rank holds bit-identical parameters."""
+        mine = dlarray.array(np.array([self.checksum()], np.int64), self.ctx, dtype=np.int64)
+        every = self.dist.all_gather(mine).asnumpy()
+        if len(set(every.tolist())) != 1:
+            raise RuntimeError("the parameters differ across ranks after step %d: checksums %s"
+                               % (self.total_steps, every.tolist()))
+        return int(every[0])
+
 
 class EpochBatches:
     """An epoch's shuffled batches, (images, one-hot labels), on a trainer's device.
 
     Device arrays are made on the first epoch and refilled in place on the next ones, so
     the steps read their inputs on the device: no copy and no wait inside the step loop.
+    With ``rank`` and ``world_size`` each global batch is cut into ``world_size`` equal parts
+    and this rank takes part ``rank`` (a last batch is trimmed to a multiple of world_size).
     """
 
-    def __init__(self, trainer, images, labels, batch_size):
+    def __init__(self, trainer, images, labels, batch_size, rank=0, world_size=1):
         self.trainer, self.images, self.labels = trainer, images, labels
         self.batch_size = batch_size
+        self.rank, self.world_size = rank, world_size
         self.arrays = []
 
     def __call__(self, order):
         batches = []
         for i, start in enumerate(range(0, len(order), self.batch_size)):
             idx = order[start:start + self.batch_size]
+            part = len(idx) // self.world_size
+            if part == 0:
+                break
+            idx = idx[self.rank * part:(self.rank + 1) * part]
             x, y = self.trainer.shape_images(self.images[idx]), one_hot(self.labels[idx])
             if self.trainer.ctx is None:
                 batches.append((x, y))
@@ -306,6 +356,15 @@ def check_plot_path(parser, path):
     return True
 
 
+def start_ranks(args, argv):
+    """Runs this script through the launcher, one process per GPU; returns its exit code."""
+    import subprocess
+    script = os.path.abspath(__file__)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    return subprocess.call([sys.executable, "-m", "dlarray.distributed.run", "--nproc-per-node",
+                            str(args.gpus), script] + argv)
+
+
 def default_device():
     return "gpu" if any(dlarray.is_gpu_ctx(c) for c in dlarray.devices()) else "cpu"
 
@@ -338,14 +397,32 @@ def parse_args(argv):
                         help="save the loss and accuracy curves (needs matplotlib)")
     parser.add_argument("--custom-ops", action="store_true",
                         help="do the bias-adds with the AOT kernels of examples/custom_ops")
+    parser.add_argument("--gpus", type=int, default=1,
+                        help="data-parallel over this many GPUs, one process each (started "
+                        "through python -m dlarray.distributed.run; default: 1)")
+    parser.add_argument("--allreduce", choices=["grouped", "per-param"], default="grouped",
+                        help="with --gpus: the gradients in one NCCL group (default) or one "
+                        "all-reduce each")
+    parser.add_argument("--check-sync", action="store_true",
+                        help="with --gpus: compare a checksum of the parameters across the "
+                        "ranks after every step")
     args = parser.parse_args(argv)
-    for name in ("epochs", "batch_size"):
+    for name in ("epochs", "batch_size", "gpus"):
         if getattr(args, name) < 1:
             parser.error("--%s must be at least 1" % name.replace("_", "-"))
+    if args.gpus > 1 and args.device not in (None, "gpu"):
+        parser.error("--gpus %d trains on GPUs: leave --device out or say gpu" % args.gpus)
+    if args.gpus > 1 and args.batch_size % args.gpus:
+        parser.error("--batch-size %d does not split over %d GPUs" % (args.batch_size, args.gpus))
+    if args.gpus > 1:
+        args.device = "gpu"
     if not os.path.isfile(args.data):
         parser.error("--data %s: no such file" % args.data)
     args.draw_plot = bool(args.plot) and check_plot_path(parser, args.plot)
     args.device = args.device or default_device()
+    if args.gpus > 1 and dlarray.gpu(args.gpus - 1) not in dlarray.devices():
+        parser.error("--gpus %d: this machine has %d usable GPU(s)"
+                     % (args.gpus, sum(dlarray.is_gpu_ctx(c) for c in dlarray.devices())))
     if args.device == "gpu" and dlarray.gpu(0) not in dlarray.devices():
         reasons = ["%s: %s" % (p["name"], p["reason"]) for p in dlarray.plugins() if p["reason"]]
         parser.error("--device gpu: no usable GPU (%s)" % ("; ".join(reasons) or "no GPU plugin"))
@@ -355,30 +432,53 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
+    dist, rank, world = None, 0, 1
+    if args.gpus > 1:
+        if "WORLD_SIZE" not in os.environ:  # not started by the launcher yet: start the ranks
+            sys.exit(start_ranks(args, argv))
+        import dlarray.distributed as dist
+        dist.init_process_group()
+        rank, world = dist.get_rank(), dist.get_world_size()
+        if world != args.gpus:
+            raise SystemExit("--gpus %d but WORLD_SIZE=%d" % (args.gpus, world))
+    say = print if rank == 0 else (lambda *a, **k: None)
     train_x, train_y, test_x, test_y = load_data(args.data)
-    trainer = Trainer(args.model, device_context(args.device), args.lr, args.seed,
-                      custom_ops=args.custom_ops)
+    ctx = dist.get_device() if dist else device_context(args.device)
+    trainer = Trainer(args.model, ctx, args.lr, args.seed, custom_ops=args.custom_ops, dist=dist,
+                      allreduce=args.allreduce)
     test_images = trainer.to_device(trainer.shape_images(test_x))
-    batches = EpochBatches(trainer, train_x, train_y, args.batch_size)
+    batches = EpochBatches(trainer, train_x, train_y, args.batch_size, rank, world)
     rng = np.random.default_rng(args.seed)
-    print("%s on %s: %d training and %d test images, batch %d, lr %g%s"
-          % (args.model, args.device, len(train_x), len(test_x), args.batch_size, args.lr,
-             ", bias-add by AOT custom ops" if args.custom_ops else ""))
-    losses, accuracies = [], []
+    where = args.device if world == 1 else "%d GPUs (%d per GPU)" % (world,
+                                                                    args.batch_size // world)
+    say("%s on %s: %d training and %d test images, batch %d, lr %g%s"
+        % (args.model, where, len(train_x), len(test_x), args.batch_size, args.lr,
+           ", bias-add by AOT custom ops" if args.custom_ops else ""))
+    losses, accuracies, checks = [], [], 0
     for epoch in range(1, args.epochs + 1):
         start = time.perf_counter()
         epoch_batches = batches(rng.permutation(len(train_x)))
-        bar = progress_bar(epoch_batches, "epoch %d/%d" % (epoch, args.epochs))
+        bar = progress_bar(epoch_batches, "epoch %d/%d" % (epoch, args.epochs)) if rank == 0 \
+            else _NoBar(epoch_batches)
         for images, labels in bar:
             trainer.step(images, labels)
-            if trainer.steps % LOG_EVERY == 0:
+            if dist is not None and args.check_sync:
+                trainer.check_same_parameters()
+                checks += 1
+            if trainer.steps % LOG_EVERY == 0 and dist is None:  # a read: no collective
                 bar.set_postfix(loss="%.4f" % trainer.mean_loss())
         losses.append(trainer.mean_loss(reset=True))
         seconds = time.perf_counter() - start
         accuracies.append(trainer.accuracy(test_images, test_y))
-        print("epoch %2d: loss %.4f  test accuracy %.2f%%  %.2f s"
-              % (epoch, losses[-1], 100 * accuracies[-1], seconds))
-    if args.draw_plot:
+        say("epoch %2d: loss %.4f  test accuracy %.2f%%  %.2f s"
+            % (epoch, losses[-1], 100 * accuracies[-1], seconds))
+    if dist is not None:
+        digest = trainer.check_same_parameters()
+        say("parameters identical on all %d ranks (crc32 %08x; %d per-step checks)"
+            % (world, digest, checks))
+        dist.destroy_process_group()
+    say("final test accuracy %.2f%%" % (100 * accuracies[-1]))
+    if args.draw_plot and rank == 0:
         plot_curves(args.plot, losses, accuracies)
         print("saved", args.plot)
     return losses, accuracies

@@ -2,9 +2,11 @@
 # The GPU machine's check in one command: build and install (no package downloads), the doctest
 # and pytest suites, compute-sanitizer over the GPU tests, and the GPU benchmarks.
 #
-# Usage: scripts/gpu_check.sh [STAGE...]   stages: build test sanitize bench (default: all four);
-#        "quick" = build test. Stages may be run in separate calls on a warm machine: later stages
-#        reuse the install in /tmp/dlarray_site.
+# Usage: scripts/gpu_check.sh [STAGE...]   stages: build test sanitize bench multigpu (default:
+#        the first four); "quick" = build test. Stages may be run in separate calls on a warm
+#        machine: later stages reuse the install in /tmp/dlarray_site. multigpu (two GPUs or
+#        more): the several-GPU and NCCL tests, bench/distributed.py through the launcher, and
+#        MNIST data-parallel on 2 GPUs against 1.
 # BASELINE=<dir of an older source tree>: the bench stage also builds that tree and runs its
 #        bench/ops.py in the same run, so "no op got slower" is measured, not remembered.
 # Summaries go to stdout; every log goes to $OUT/gpu_logs.tar.gz (or ./gpu_logs).
@@ -70,6 +72,22 @@ if has sanitize; then
     echo "$tool exit $?"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$logs/$tool.log" | tail -3
   done
+fi
+
+if has multigpu; then
+  step multigpu-tests
+  nvidia-smi topo -m 2>/dev/null | head -4 | tee "$logs/topo.txt"
+  (cd tests/python && python3 -X faulthandler -m pytest -q -s -ra -p no:cacheprovider \
+     test_multigpu.py test_distributed_gpu.py test_distributed.py test_mnist_data_parallel.py) \
+    >"$logs/multigpu.log" 2>&1
+  grep -E "^(FAILED|ERROR)|^(NCCL|MNIST|gpu\(0\)) " "$logs/multigpu.log" | cut -c1-200 | head -30
+  grep -E "^SKIPPED" "$logs/multigpu.log" | cut -c1-160 | head -8
+  tail -1 "$logs/multigpu.log"
+  step bench-distributed
+  timeout 480 python3 -m dlarray.distributed.run --nproc-per-node 2 bench/distributed.py \
+    --json "$logs/distributed.json" >"$logs/distributed.txt" 2>&1
+  echo "exit $?"
+  grep -v "^\[" "$logs/distributed.txt" | tail -30
 fi
 
 if has bench; then

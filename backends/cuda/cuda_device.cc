@@ -12,9 +12,11 @@
 #include "dlarray/errors.h"
 #include "dlarray/ext/current_device.h"
 #include "dlarray/ext/graph.h"
+#include "dlarray/ext/nccl.h"
 #include "dlarray/ext/rtc.h"
 #include "graph_ext.h"
 #include "host_staging.h"
+#include "nccl_ext.h"
 #include "rtc_ext.h"
 
 namespace dlarray {
@@ -34,6 +36,8 @@ struct CudaDevice::PerDevice {
   std::mutex mu;  // guards the lazy members below
   std::atomic<bool> ready{false};
   cudaStream_t stream = nullptr;
+  cudaEvent_t handoff = nullptr;  // recorded on stream for another stream to wait on
+  std::mutex handoff_mu;          // one record-and-wait at a time on handoff
   std::atomic<cublasHandle_t> blas{nullptr};
   void* blas_workspace = nullptr;
   std::atomic<unsigned int*> semaphores{nullptr};
@@ -94,7 +98,7 @@ const bool fork_handler_registered = pthread_atfork(nullptr, nullptr, &OnForkChi
 
 }  // namespace
 
-CudaDevice::CudaDevice() { (void)fork_handler_registered; }
+CudaDevice::CudaDevice(const DLArrayCoreApi* core) : core_(core) { (void)fork_handler_registered; }
 
 // Streams, handles and memory are left to the process exit: at that point the CUDA runtime
 // may already be torn down, and calls into it from a static destructor are not safe.
@@ -131,7 +135,7 @@ void CudaDevice::InitDevices() {
   }
   cuda_initialised.store(true);  // a fork() child can no longer use CUDA
   devices_ = std::move(devices);
-  peer_tried_.assign(static_cast<size_t>(n) * n, 0);
+  peer_state_.assign(static_cast<size_t>(n) * n, 0);
   count_ = n;
 }
 
@@ -161,6 +165,7 @@ CudaDevice::PerDevice& CudaDevice::Ready(int id) {
   if (!d.ready.load(std::memory_order_relaxed)) {
     SetDevice(id);
     CUDA_CALL(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
+    CUDA_CALL(cudaEventCreateWithFlags(&d.handoff, cudaEventDisableTiming));
     d.ready.store(true, std::memory_order_release);
   }
   return d;
@@ -277,39 +282,46 @@ void CudaDevice::copy(const void* src, DLContext src_ctx, void* dst, DLContext d
   }
 }
 
-void CudaDevice::EnablePeerAccess(int from, int to) {
+bool CudaDevice::EnablePeerAccess(int from, int to) {
   std::lock_guard<std::mutex> lock(peer_mu_);
-  char& tried = peer_tried_[static_cast<size_t>(from) * count_ + to];
-  if (tried) return;
-  tried = 1;
-  int can = 0;
-  if (cudaDeviceCanAccessPeer(&can, from, to) == cudaSuccess && can) {
-    SetDevice(from);
-    (void)cudaDeviceEnablePeerAccess(to, 0);  // without it, copies go through the host
+  char& state = peer_state_[static_cast<size_t>(from) * count_ + to];
+  if (state == 0) {
+    state = 2;
+    int can = 0;
+    if (cudaDeviceCanAccessPeer(&can, from, to) == cudaSuccess && can) {
+      SetDevice(from);
+      // Already enabled (by NCCL or another library in this process) counts as enabled.
+      const cudaError_t err = cudaDeviceEnablePeerAccess(to, 0);
+      if (err == cudaSuccess || err == cudaErrorPeerAccessAlreadyEnabled) state = 1;
+    }
+    (void)cudaGetLastError();
   }
-  (void)cudaGetLastError();
+  return state == 1;
+}
+
+void CudaDevice::StreamWaitsFor(PerDevice& from, int from_id, cudaStream_t waiter) {
+  std::lock_guard<std::mutex> lock(from.handoff_mu);
+  SetDevice(from_id);
+  CUDA_CALL(cudaEventRecord(from.handoff, from.stream));
+  // The wait takes the event as recorded now; recording it again later does not change it.
+  CUDA_CALL(cudaStreamWaitEvent(waiter, from.handoff, 0));
 }
 
 void CudaDevice::CopyBetweenDevices(const void* src, int src_id, void* dst, int dst_id,
                                     size_t nbytes) {
   PerDevice& s = Ready(src_id);
   PerDevice& d = Ready(dst_id);
+  // With access both ways the copy engines move the data directly (NVLink or PCIe); without it
+  // cudaMemcpyPeerAsync stages through the driver's pinned buffers. Either way it is queued.
   EnablePeerAccess(dst_id, src_id);
   EnablePeerAccess(src_id, dst_id);
   // The copy runs on the destination's stream after the source's queued work; the source's
-  // later work (which may reuse the source block) waits for the copy. The host never waits.
-  EventGuard src_ready;
-  EventGuard copied;
-  SetDevice(src_id);
-  CUDA_CALL(cudaEventCreateWithFlags(&src_ready.event, cudaEventDisableTiming));
-  CUDA_CALL(cudaEventRecord(src_ready.event, s.stream));
+  // later work (which may reuse or free the source block) waits for the copy. The destination's
+  // later work is behind it on its own stream. The host never waits.
+  StreamWaitsFor(s, src_id, d.stream);
   SetDevice(dst_id);
-  CUDA_CALL(cudaEventCreateWithFlags(&copied.event, cudaEventDisableTiming));
-  CUDA_CALL(cudaStreamWaitEvent(d.stream, src_ready.event, 0));
   CUDA_CALL(cudaMemcpyPeerAsync(dst, dst_id, src, src_id, nbytes, d.stream));
-  CUDA_CALL(cudaEventRecord(copied.event, d.stream));
-  SetDevice(src_id);
-  CUDA_CALL(cudaStreamWaitEvent(s.stream, copied.event, 0));
+  StreamWaitsFor(d, dst_id, s.stream);
 }
 
 void CudaDevice::set_option(const std::string& key, const std::string& value) {
@@ -327,24 +339,56 @@ void CudaDevice::set_option(const std::string& key, const std::string& value) {
   }
 }
 
+int CudaDevice::OptionDeviceId(const std::string& key, const std::string& text) {
+  size_t used = 0;
+  int id = -1;
+  try {
+    id = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) {
+    throw Error(ErrorKind::kValue, "cuda: option " + key + ": '" + text + "' is not a device id");
+  }
+  if (id < 0 || id >= device_count()) {
+    throw DeviceError("cuda: option " + key + ": there is no gpu(" + std::to_string(id) + ")");
+  }
+  return id;
+}
+
 std::string CudaDevice::get_option(const std::string& key) {
   if (key == "matmul_precision") return matmul_tf32() ? "tf32" : "highest";
-  // "compute_capability:<id>" -> e.g. "9.0" (for building kernels for this GPU).
-  const std::string prefix = "compute_capability:";
-  if (key.rfind(prefix, 0) == 0) {
-    int id = -1;
-    try {
-      id = std::stoi(key.substr(prefix.size()));
-    } catch (const std::exception&) {
-      throw Error(ErrorKind::kValue, "cuda: option " + key + ": the device id is not a number");
-    }
-    if (id < 0 || id >= device_count()) {
-      throw DeviceError("cuda: option " + key + ": there is no gpu(" + std::to_string(id) + ")");
-    }
+  const size_t colon = key.find(':');
+  const std::string name = key.substr(0, colon);
+  const std::string arg = colon == std::string::npos ? "" : key.substr(colon + 1);
+  if (colon != std::string::npos && name == "compute_capability") {
+    // "compute_capability:<id>" -> e.g. "9.0" (for building kernels for this GPU).
+    const int id = OptionDeviceId(key, arg);
     int major = 0, minor = 0;
     CUDA_CALL(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, id));
     CUDA_CALL(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, id));
     return std::to_string(major) + "." + std::to_string(minor);
+  }
+  if (colon != std::string::npos && name == "pci_bus_id") {
+    // "pci_bus_id:<id>" -> e.g. "0000:1B:00.0": which physical GPU an id is.
+    const int id = OptionDeviceId(key, arg);
+    char bus[64] = {0};
+    CUDA_CALL(cudaDeviceGetPCIBusId(bus, sizeof(bus), id));
+    return bus;
+  }
+  if (colon != std::string::npos && name == "peer_access") {
+    // "peer_access:<a>,<b>" -> "1" when copies between gpu(a) and gpu(b) go peer to peer (access
+    // is enabled both ways, as the first copy between them does), "0" when they are staged.
+    const size_t comma = arg.find(',');
+    if (comma == std::string::npos) {
+      throw Error(ErrorKind::kValue, "cuda: option " + key + ": expected peer_access:<a>,<b>");
+    }
+    const int a = OptionDeviceId(key, arg.substr(0, comma));
+    const int b = OptionDeviceId(key, arg.substr(comma + 1));
+    if (a == b) return "1";
+    const bool ab = EnablePeerAccess(a, b);
+    const bool ba = EnablePeerAccess(b, a);
+    return ab && ba ? "1" : "0";
   }
   return Device::get_option(key);
 }
@@ -353,6 +397,7 @@ const void* CudaDevice::extension(const std::string& name) {
   if (name == DLARRAY_EXT_CURRENT_DEVICE) return CurrentDeviceExtension();
   if (name == DLARRAY_EXT_RTC) return RtcExtension(this);
   if (name == DLARRAY_EXT_GRAPH) return GraphExtension(this);
+  if (name == DLARRAY_NCCL_EXTENSION) return NcclExtension(this, core_);
   return FindExtension(name);  // mem_info, streams (cuda_plugin.cc)
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dlarray/device.h"
+#include "dlarray/plugin_api.h"
 
 namespace dlarray {
 namespace cuda {
@@ -31,13 +32,21 @@ class HostStaging;
  * \brief All GPUs of the machine. Per GPU: one non-blocking stream that every kernel and copy
  *        uses, a caching allocator, a cuBLAS handle bound to the stream (made at first use).
  *        Nothing touches the driver before the first call that needs it.
+ *
+ * Copies between two GPUs run on the destination's stream, ordered by events after the source's
+ * queued work and before the source's later work; the calling thread never waits. With peer
+ * access (enabled at the first copy between a pair, where the hardware allows it) the copy
+ * engines read the other GPU's memory directly; without it the driver stages the copy through
+ * its own pinned buffers, still asynchronously. Options "peer_access:A,B" and "pci_bus_id:N"
+ * report which way a pair copies and which physical GPU an id is.
  */
 class CudaDevice final : public Device {
  public:
   /*! \brief Counters kernels may use for cross-block hand-offs; see semaphores(). */
   static constexpr int kNumSemaphores = 4096;
 
-  CudaDevice();
+  /*! \brief core: the table the core gave the plugin (device extensions report errors to it). */
+  explicit CudaDevice(const DLArrayCoreApi* core = nullptr);
   ~CudaDevice() override;
 
   int device_type() const override { return kDLArrayCUDA; }
@@ -95,16 +104,21 @@ class CudaDevice final : public Device {
   PerDevice& At(int id);     // the device, range-checked
   PerDevice& Ready(int id);  // the device, with its stream made
   void CopyBetweenDevices(const void* src, int src_id, void* dst, int dst_id, size_t nbytes);
-  void EnablePeerAccess(int from, int to);
   void ThrowIfCapturing(int id, const char* what);
+  // Makes waiter's later work wait for the work queued so far on from's stream.
+  void StreamWaitsFor(PerDevice& from, int from_id, cudaStream_t waiter);
+  // Enables access from GPU `from` to the memory of GPU `to` once; whether it is enabled.
+  bool EnablePeerAccess(int from, int to);
+  int OptionDeviceId(const std::string& key, const std::string& text);
 
   std::once_flag count_once_;
   int count_ = 0;
   std::string unavailable_reason_;
   std::vector<std::unique_ptr<PerDevice>> devices_;
   std::atomic<bool> matmul_tf32_{false};
+  const DLArrayCoreApi* core_;
   std::mutex peer_mu_;
-  std::vector<char> peer_tried_;  // count_ x count_
+  std::vector<char> peer_state_;  // count_ x count_: 0 untried, 1 enabled, 2 unavailable
 };
 
 }  // namespace cuda

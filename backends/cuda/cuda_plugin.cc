@@ -32,7 +32,8 @@ dlarray::cuda::CudaDevice* the_device = nullptr;
 
 dlarray::Device* CreateDevice() {
   dlarray::cuda::SetRtcCoreApi(dlarray::PluginCoreApi());  // dlarray.rtc reports errors through it
-  the_device = new dlarray::cuda::CudaDevice();
+  the_device =
+      new dlarray::cuda::CudaDevice(dlarray::PluginCoreApi());  // extensions report errors to it
   mem_info_table.self = the_device;
   streams_table.self = the_device;
   return the_device;

@@ -111,6 +111,7 @@ py::array AsNumpy(const NDArray& self);
  *         (and is skipped once the interpreter is finalizing). */
 std::shared_ptr<void> PythonOwner(py::object obj);
 
+void BindDistributed(py::module_& m);  // distributed.cc: NCCL (dlarray.distributed)
 void BindNDArray(py::module_& m);
 void BindViews(py::class_<NDArray>& cls);
 void BindDLPack(py::module_& m, py::class_<NDArray>& cls);

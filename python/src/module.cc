@@ -198,6 +198,7 @@ Examples
   m.attr("__version__") = DLARRAY_VERSION;  // from the VERSION file, through CMake
 
   BindDevices(m);
+  BindDistributed(m);
   BindNDArray(m);
   BindOps(m);
   RegisterExitHook();

@@ -11,13 +11,15 @@ import pytest
 import dlarray
 import dlarray.autodiff
 import dlarray.custom
+import dlarray.distributed
+import dlarray.distributed.rendezvous
 import dlarray.gpu_op
 import dlarray.ndarray
 import dlarray.ops
 import dlarray.rtc
 
 MODULES = [dlarray, dlarray.ops, dlarray.autodiff, dlarray.ndarray, dlarray.gpu_op,
-           dlarray.custom, dlarray.rtc]
+           dlarray.custom, dlarray.rtc, dlarray.distributed, dlarray.distributed.rendezvous]
 
 
 def public_objects():

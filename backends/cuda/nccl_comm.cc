@@ -1,0 +1,142 @@
+#include "nccl_comm.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "cuda_device.h"
+
+DLArrayNcclComm::~DLArrayNcclComm() {
+  for (const Queued& q : queued) (void)cudaEventDestroy(q.done);
+  for (cudaEvent_t e : spare) (void)cudaEventDestroy(e);
+}
+
+namespace dlarray {
+namespace cuda {
+namespace nccl {
+namespace {
+
+// Forgets the finished front of the queue; the caller holds events_mu.
+void DropFinishedLocked(DLArrayNcclComm* c) {
+  while (!c->queued.empty()) {
+    const cudaError_t err = cudaEventQuery(c->queued.front().done);
+    if (err == cudaErrorNotReady) return;
+    (void)cudaGetLastError();  // an error here resurfaces at the device's next synchronize
+    c->spare.push_back(c->queued.front().done);
+    c->queued.pop_front();
+  }
+}
+
+// An event after everything queued so far on the stream, covering the unnoted collectives;
+// the caller holds events_mu.
+void RecordLocked(DLArrayNcclComm* c, Stream stream) {
+  SetDevice(c->device_id);
+  cudaEvent_t e = nullptr;
+  if (!c->spare.empty()) {
+    e = c->spare.back();
+    c->spare.pop_back();
+  } else {
+    CUDA_CALL(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+  const cudaError_t err = cudaEventRecord(e, static_cast<cudaStream_t>(stream));
+  if (err != cudaSuccess) {
+    c->spare.push_back(e);
+    ThrowCudaError(err, "cudaEventRecord", __FILE__, __LINE__);
+  }
+  c->queued.push_back({e, c->unnoted_since});
+  c->unnoted = false;
+  c->last_note = std::chrono::steady_clock::now();
+}
+
+}  // namespace
+
+std::string Who(const DLArrayNcclComm* c) {
+  return "rank " + std::to_string(c->rank) + " of " + std::to_string(c->world_size) + " on gpu(" +
+         std::to_string(c->device_id) + ")";
+}
+
+[[noreturn]] void ThrowNccl(const DLArrayNcclComm* c, const char* what, Result r) {
+  std::string msg =
+      std::string("NCCL ") + what + " failed on " + Who(c) + ": " + ErrorText(Lib(), r);
+  const char* last = Lib().GetLastError(c->comm);
+  if (last != nullptr && last[0] != '\0') msg += "; NCCL's last error: " + std::string(last);
+  throw BackendError(msg);
+}
+
+[[noreturn]] void ThrowAborted(const DLArrayNcclComm* c, const char* what) {
+  throw BackendError(std::string("NCCL ") + what + " on " + Who(c) +
+                     ": the communicator was aborted (a peer failed, or comm_abort was called)");
+}
+
+// Waits, polling with the mutex released, until NCCL finished the call that returned
+// ncclInProgress, or comm_abort.
+void WaitReady(DLArrayNcclComm* c, const char* what) {
+  for (int polls = 0;; ++polls) {
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, what);
+      Result state = kInProgress;
+      const Result r = Lib().CommGetAsyncError(c->comm, &state);
+      if (r != kSuccess) ThrowNccl(c, "ncclCommGetAsyncError", r);
+      if (state == kSuccess) return;
+      if (state != kInProgress) ThrowNccl(c, what, state);
+    }
+    if (polls < 64) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(polls < 1000 ? 50 : 1000));
+    }
+  }
+}
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+Stream StreamOf(const DLArrayNcclComm* c) { return c->device->cuda_stream(c->device_id); }
+
+// A group's collectives are noted once, at group_end.
+void NoteQueuedUnlessGrouped(DLArrayNcclComm* c, Stream stream) {
+  bool grouped;
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    grouped = c->in_group;
+  }
+  if (!grouped) NoteQueued(c, stream);
+}
+
+// Records that collectives were just queued on the communicator's stream. An event per call
+// would cost a few microseconds each: one every kNoteInterval is enough for a timeout in seconds.
+void NoteQueued(DLArrayNcclComm* c, Stream stream) {
+  constexpr auto kNoteInterval = std::chrono::milliseconds(20);
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(c->events_mu);
+  if (!c->unnoted) {
+    c->unnoted = true;
+    c->unnoted_since = now;
+  }
+  if (!c->queued.empty() && now - c->last_note < kNoteInterval) return;
+  DropFinishedLocked(c);
+  RecordLocked(c, stream);
+}
+
+double PendingSeconds(DLArrayNcclComm* c) {
+  double seconds = 0;
+  std::lock_guard<std::mutex> lock(c->events_mu);
+  DropFinishedLocked(c);
+  // Collectives queued after the last event: an event now covers them (a later point of the
+  // same stream), timed from when the oldest of them was queued.
+  if (c->queued.empty() && c->unnoted && !c->aborted.load()) RecordLocked(c, StreamOf(c));
+  seconds = c->queued.empty() ? 0.0
+                              : std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                              c->queued.front().since)
+                                    .count();
+  const int64_t since = c->waiting_since.load();
+  if (since != 0) seconds = std::max(seconds, static_cast<double>(NowNs() - since) * 1e-9);
+  return seconds;
+}
+
+}  // namespace nccl
+}  // namespace cuda
+}  // namespace dlarray

@@ -1,0 +1,462 @@
+// "dlarray.nccl.v1": the table (dlarray/ext/nccl.h): argument checks, then NCCL calls on the
+// communicator (nccl_comm.h) and the GPU's stream; failures go to the core's set_error.
+#include "nccl_ext.h"
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cuda_check.h"
+#include "cuda_device.h"
+#include "dlarray/errors.h"
+#include "dlarray/kernel.h"
+#include "nccl_comm.h"
+#include "nccl_library.h"
+
+namespace dlarray {
+namespace cuda {
+namespace {
+
+using nccl::Lib;
+using nccl::Library;
+using nccl::NoteQueued;
+using nccl::NoteQueuedUnlessGrouped;
+using nccl::Result;
+using nccl::Run;
+using nccl::StreamOf;
+using nccl::ThrowAborted;
+using nccl::ThrowNccl;
+using nccl::Waiting;
+using nccl::WaitReady;
+using nccl::Who;
+
+struct State {
+  CudaDevice* device = nullptr;
+  const DLArrayCoreApi* core = nullptr;
+};
+
+State& Global() {
+  static State state;
+  return state;
+}
+
+// Reports the exception being handled through the core; allocates nothing itself.
+void Report() noexcept {
+  const DLArrayCoreApi* core = Global().core;
+  if (core == nullptr || core->set_error == nullptr) return;
+  try {
+    throw;
+  } catch (const Error& e) {
+    core->set_error(static_cast<int32_t>(e.kind()), e.what());
+  } catch (const std::bad_alloc&) {
+    core->set_error(kDLArrayErrMemory, "dlarray.nccl: out of host memory");
+  } catch (const std::exception& e) {
+    core->set_error(kDLArrayErrRuntime, e.what());
+  } catch (...) {
+    core->set_error(kDLArrayErrRuntime, "dlarray.nccl: unknown exception");
+  }
+}
+
+template <typename F>
+int Guard(F&& f) noexcept {
+  try {
+    f();
+    return 0;
+  } catch (...) {
+    Report();
+    return -1;
+  }
+}
+
+std::string ContextText(DLContext ctx) {
+  const std::string type = ctx.device_type == kDLArrayCPU ? "cpu"
+                           : ctx.device_type == kDLArrayCUDA
+                               ? "gpu"
+                               : "device_type_" + std::to_string(ctx.device_type);
+  return type + "(" + std::to_string(ctx.device_id) + ")";
+}
+
+std::string DTypeText(DLArrayDType t) {
+  const char* code = t.code == kDLArrayFloat ? "float" : t.code == kDLArrayInt ? "int" : "uint";
+  std::string s = code + std::to_string(t.bits);
+  return t.lanes == 1 ? s : s + "x" + std::to_string(t.lanes);
+}
+
+// ncclDataType_t of a dtype.
+int NcclType(DLArrayDType t, const char* op) {
+  if (t.lanes == 1) {
+    if (t.code == kDLArrayFloat && (t.bits == 16 || t.bits == 32 || t.bits == 64)) {
+      return t.bits == 16 ? 6 : t.bits == 32 ? 7 : 8;
+    }
+    if (t.code == kDLArrayInt && (t.bits == 8 || t.bits == 32 || t.bits == 64)) {
+      return t.bits == 8 ? 0 : t.bits == 32 ? 2 : 4;
+    }
+    if (t.code == kDLArrayUInt && (t.bits == 8 || t.bits == 32 || t.bits == 64)) {
+      return t.bits == 8 ? 1 : t.bits == 32 ? 3 : 5;
+    }
+  }
+  throw DTypeError(std::string(op) + ": NCCL has no " + DTypeText(t) +
+                   " (float16/32/64, int8/32/64, uint8/32/64)");
+}
+
+// Checks that the array lives on the communicator's GPU and is compact; returns its size.
+size_t CheckArray(const DLArrayNcclComm* c, const DLArray* a, const char* op, const char* which) {
+  if (a == nullptr) throw Error(ErrorKind::kValue, std::string(op) + ": the " + which + " is null");
+  if (a->ctx.device_type != kDLArrayCUDA || a->ctx.device_id != c->device_id) {
+    throw DeviceError(std::string(op) + ": the " + which + " is on " + ContextText(a->ctx) +
+                      " but this communicator (" + Who(c) + ") serves gpu(" +
+                      std::to_string(c->device_id) + ")");
+  }
+  if (a->ndim < 0 || a->ndim > DLARRAY_MAX_NDIM || (a->ndim > 0 && a->shape == nullptr)) {
+    throw ShapeError(std::string(op) + ": the " + which + " has an invalid shape");
+  }
+  if (a->strides != nullptr) {
+    int64_t expected = 1;
+    for (int d = a->ndim - 1; d >= 0; --d) {
+      if (a->shape[d] != 1 && a->strides[d] != expected) {
+        throw ShapeError(std::string(op) + ": the " + which + " is not compact (row-major)");
+      }
+      expected *= a->shape[d];
+    }
+  }
+  const int64_t n = NumElements(a);
+  if (n < 0) throw ShapeError(std::string(op) + ": the " + which + " has a negative extent");
+  if (n > 0 && a->data == nullptr) {
+    throw Error(ErrorKind::kValue, std::string(op) + ": the " + which + " has no data");
+  }
+  return static_cast<size_t>(n);
+}
+
+void* Data(const DLArray* a) { return static_cast<char*>(a->data) + a->byte_offset; }
+
+void CheckSameDType(const DLArray* send, const DLArray* recv, const char* op) {
+  if (send->dtype != recv->dtype) {
+    throw DTypeError(std::string(op) + ": input is " + DTypeText(send->dtype) + " but output is " +
+                     DTypeText(recv->dtype));
+  }
+}
+
+void CheckReduceOp(int32_t op, const char* what) {
+  if (op < kDLArrayNcclSum || op > kDLArrayNcclAvg) {
+    throw Error(ErrorKind::kValue, std::string(what) + ": unknown reduction " + std::to_string(op) +
+                                       " (0 sum, 1 prod, 2 max, 3 min, 4 avg)");
+  }
+}
+
+void RequireSize(size_t got, size_t want, const char* op, const char* which, const char* rule) {
+  if (got != want) {
+    throw ShapeError(std::string(op) + ": the " + which + " has " + std::to_string(got) +
+                     " elements but " + rule + " needs " + std::to_string(want));
+  }
+}
+
+// --- The table's functions -----------------------------------------------------------------
+
+int Load(const char* const* candidates, int32_t num_candidates) {
+  return Guard([&] {
+    std::vector<std::string> places;
+    for (int32_t i = 0; candidates != nullptr && i < num_candidates; ++i) {
+      if (candidates[i] != nullptr) places.emplace_back(candidates[i]);
+    }
+    (void)nccl::Load(places);
+  });
+}
+
+int LibraryInfo(const char** path, int32_t* version) {
+  return Guard([&] {
+    const Library& lib = Lib();
+    if (path != nullptr) *path = lib.path.c_str();
+    if (version != nullptr) *version = lib.version;
+  });
+}
+
+int GetUniqueId(uint8_t* id) {
+  return Guard([&] {
+    if (id == nullptr) throw Error(ErrorKind::kValue, "get_unique_id: id is null");
+    nccl::UniqueId uid;
+    const Result r = Lib().GetUniqueId(&uid);
+    if (r != nccl::kSuccess) {
+      throw BackendError("NCCL ncclGetUniqueId failed: " + nccl::ErrorText(Lib(), r));
+    }
+    std::memcpy(id, uid.internal, sizeof(uid.internal));
+  });
+}
+
+int CommCreate(int32_t device_id, int32_t world_size, int32_t rank, DLArrayNcclComm** out) {
+  return Guard([&] {
+    if (out == nullptr) throw Error(ErrorKind::kValue, "comm_create: out is null");
+    *out = nullptr;
+    CudaDevice* device = Global().device;
+    const int count = device->device_count();
+    if (device_id < 0 || device_id >= count) {
+      throw DeviceError("comm_create: there is no gpu(" + std::to_string(device_id) +
+                        "): this machine has " + std::to_string(count) + " GPU(s)");
+    }
+    if (world_size < 1 || rank < 0 || rank >= world_size) {
+      throw Error(ErrorKind::kValue, "comm_create: rank " + std::to_string(rank) +
+                                         " is not in [0, world_size " + std::to_string(world_size) +
+                                         ")");
+    }
+    (void)Lib();  // NCCL must be there before anyone waits for this rank
+    auto c = std::make_unique<DLArrayNcclComm>();
+    c->device = device;
+    c->device_id = device_id;
+    c->world_size = world_size;
+    c->rank = rank;
+    *out = c.release();
+  });
+}
+
+int CommInit(DLArrayNcclComm* c, const uint8_t* id) {
+  return Guard([&] {
+    if (c == nullptr || id == nullptr) throw Error(ErrorKind::kValue, "comm_init: null argument");
+    (void)StreamOf(c);  // the device's stream and context exist before NCCL binds to the GPU
+    Result r;
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      if (c->aborted.load()) ThrowAborted(c, "ncclCommInitRankConfig");
+      if (c->comm != nullptr || c->finalized) {
+        throw Error(ErrorKind::kValue, "comm_init: " + Who(c) + " is already initialised");
+      }
+      nccl::UniqueId uid;
+      std::memcpy(uid.internal, id, sizeof(uid.internal));
+      nccl::Config config;
+      config.blocking = 0;  // never block inside NCCL: the wait below can be aborted
+      SetDevice(c->device_id);
+      nccl::Comm comm = nullptr;
+      r = Lib().CommInitRankConfig(&comm, c->world_size, uid, c->rank, &config);
+      c->comm = comm;
+      if (r != nccl::kSuccess && r != nccl::kInProgress) {
+        if (comm != nullptr) {
+          (void)Lib().CommAbort(comm);
+          c->comm = nullptr;
+        }
+        ThrowNccl(c, "ncclCommInitRankConfig", r);
+      }
+    }
+    if (r == nccl::kInProgress) {
+      try {
+        WaitReady(c, "ncclCommInitRankConfig");
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(c->mu);
+        if (c->comm != nullptr) (void)Lib().CommAbort(c->comm);
+        c->comm = nullptr;
+        throw;
+      }
+    }
+  });
+}
+
+int CommAbort(DLArrayNcclComm* c) {
+  return Guard([&] {
+    if (c == nullptr) throw Error(ErrorKind::kValue, "comm_abort: comm is null");
+    c->aborted.store(true);
+    std::lock_guard<std::mutex> lock(c->mu);
+    // Collectives queued in an open group still refer to the communicator: group_end (which
+    // follows at once: nothing blocks inside a group) submits them, then aborts.
+    if (c->comm != nullptr && !c->in_group) {
+      SetDevice(c->device_id);
+      (void)Lib().CommAbort(c->comm);  // blocking: NCCL's kernels and threads stop
+      c->comm = nullptr;
+    }
+  });
+}
+
+int PendingSeconds(DLArrayNcclComm* c, double* seconds) {
+  return Guard([&] {
+    if (c == nullptr || seconds == nullptr) {
+      throw Error(ErrorKind::kValue, "pending_seconds: null argument");
+    }
+    *seconds = nccl::PendingSeconds(c);
+  });
+}
+
+int CommFinalize(DLArrayNcclComm* c) {
+  return Guard([&] {
+    if (c == nullptr) throw Error(ErrorKind::kValue, "comm_finalize: comm is null");
+    Run(c, "ncclCommFinalize",
+        [](const Library& lib, nccl::Comm comm) { return lib.CommFinalize(comm); });
+    std::lock_guard<std::mutex> lock(c->mu);
+    c->finalized = true;
+  });
+}
+
+int CommDestroy(DLArrayNcclComm* c) {
+  return Guard([&] {
+    if (c == nullptr) return;
+    std::unique_ptr<DLArrayNcclComm> owner(c);
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->comm == nullptr) return;
+    SetDevice(c->device_id);
+    nccl::Comm comm = c->comm;
+    c->comm = nullptr;
+    if (!c->finalized || c->aborted.load()) {
+      (void)Lib().CommAbort(comm);
+      return;
+    }
+    const Result r = Lib().CommDestroy(comm);
+    if (r != nccl::kSuccess) {
+      throw BackendError("NCCL ncclCommDestroy failed on " + Who(c) + ": " +
+                         nccl::ErrorText(Lib(), r));
+    }
+  });
+}
+
+int AllReduce(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_t op) {
+  return Guard([&] {
+    if (c == nullptr) throw Error(ErrorKind::kValue, "all_reduce: comm is null");
+    const size_t n = CheckArray(c, send, "all_reduce", "input");
+    RequireSize(CheckArray(c, recv, "all_reduce", "output"), n, "all_reduce", "output",
+                "an input of that size");
+    CheckSameDType(send, recv, "all_reduce");
+    CheckReduceOp(op, "all_reduce");
+    const int type = NcclType(send->dtype, "all_reduce");
+    nccl::Stream stream = StreamOf(c);
+    Run(c, "ncclAllReduce", [&](const Library& lib, nccl::Comm comm) {
+      return lib.AllReduce(Data(send), Data(recv), n, type, op, comm, stream);
+    });
+    NoteQueuedUnlessGrouped(c, stream);
+  });
+}
+
+int Broadcast(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_t root) {
+  return Guard([&] {
+    if (c == nullptr) throw Error(ErrorKind::kValue, "broadcast: comm is null");
+    if (root < 0 || root >= c->world_size) {
+      throw Error(ErrorKind::kValue, "broadcast: root " + std::to_string(root) +
+                                         " is not a rank of " + std::to_string(c->world_size));
+    }
+    const size_t n = CheckArray(c, recv, "broadcast", "output");
+    RequireSize(CheckArray(c, send, "broadcast", "input"), n, "broadcast", "input",
+                "an output of that size");
+    CheckSameDType(send, recv, "broadcast");
+    const int type = NcclType(recv->dtype, "broadcast");
+    nccl::Stream stream = StreamOf(c);
+    Run(c, "ncclBroadcast", [&](const Library& lib, nccl::Comm comm) {
+      return lib.Broadcast(Data(send), Data(recv), n, type, root, comm, stream);
+    });
+    NoteQueuedUnlessGrouped(c, stream);
+  });
+}
+
+int AllGather(DLArrayNcclComm* c, const DLArray* send, DLArray* recv) {
+  return Guard([&] {
+    if (c == nullptr) throw Error(ErrorKind::kValue, "all_gather: comm is null");
+    const size_t n = CheckArray(c, send, "all_gather", "input");
+    RequireSize(CheckArray(c, recv, "all_gather", "output"), n * c->world_size, "all_gather",
+                "output", "world_size x the input's size");
+    CheckSameDType(send, recv, "all_gather");
+    const int type = NcclType(send->dtype, "all_gather");
+    nccl::Stream stream = StreamOf(c);
+    Run(c, "ncclAllGather", [&](const Library& lib, nccl::Comm comm) {
+      return lib.AllGather(Data(send), Data(recv), n, type, comm, stream);
+    });
+    NoteQueuedUnlessGrouped(c, stream);
+  });
+}
+
+int ReduceScatter(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_t op) {
+  return Guard([&] {
+    if (c == nullptr) throw Error(ErrorKind::kValue, "reduce_scatter: comm is null");
+    const size_t n = CheckArray(c, recv, "reduce_scatter", "output");
+    RequireSize(CheckArray(c, send, "reduce_scatter", "input"), n * c->world_size, "reduce_scatter",
+                "input", "world_size x the output's size");
+    CheckSameDType(send, recv, "reduce_scatter");
+    CheckReduceOp(op, "reduce_scatter");
+    const int type = NcclType(send->dtype, "reduce_scatter");
+    nccl::Stream stream = StreamOf(c);
+    Run(c, "ncclReduceScatter", [&](const Library& lib, nccl::Comm comm) {
+      return lib.ReduceScatter(Data(send), Data(recv), n, type, op, comm, stream);
+    });
+    NoteQueuedUnlessGrouped(c, stream);
+  });
+}
+
+int GroupStart(DLArrayNcclComm* c) {
+  return Guard([&] {
+    if (c == nullptr) throw Error(ErrorKind::kValue, "group_start: comm is null");
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclGroupStart");
+    if (c->in_group) throw Error(ErrorKind::kValue, "group_start: a group is already open");
+    const Result r = Lib().GroupStart();
+    if (r != nccl::kSuccess) ThrowNccl(c, "ncclGroupStart", r);
+    c->in_group = true;
+  });
+}
+
+int GroupEnd(DLArrayNcclComm* c) {
+  return Guard([&] {
+    if (c == nullptr) throw Error(ErrorKind::kValue, "group_end: comm is null");
+    Result r;
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      if (!c->in_group) throw Error(ErrorKind::kValue, "group_end: no group is open");
+      SetDevice(c->device_id);
+      r = Lib().GroupEnd();
+      c->in_group = false;
+      if (c->aborted.load()) {
+        if (c->comm != nullptr) (void)Lib().CommAbort(c->comm);  // the abort that waited
+        c->comm = nullptr;
+        ThrowAborted(c, "ncclGroupEnd");
+      }
+      if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, "ncclGroupEnd", r);
+    }
+    if (r == nccl::kInProgress) {
+      Waiting waiting(c);
+      WaitReady(c, "ncclGroupEnd");
+    }
+    NoteQueued(c, StreamOf(c));
+  });
+}
+
+int AsyncError(DLArrayNcclComm* c) {
+  return Guard([&] {
+    if (c == nullptr) throw Error(ErrorKind::kValue, "async_error: comm is null");
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->aborted.load()) ThrowAborted(c, "async_error");
+    if (c->comm == nullptr) return;  // not initialised yet, or destroyed cleanly
+    Result state = nccl::kSuccess;
+    const Result r = Lib().CommGetAsyncError(c->comm, &state);
+    if (r != nccl::kSuccess) ThrowNccl(c, "ncclCommGetAsyncError", r);
+    if (state != nccl::kSuccess && state != nccl::kInProgress) {
+      ThrowNccl(c, "asynchronous operation", state);
+    }
+  });
+}
+
+const DLArrayNcclApi kApi = {
+    sizeof(DLArrayNcclApi),
+    &Load,
+    &LibraryInfo,
+    &GetUniqueId,
+    &CommCreate,
+    &CommInit,
+    &CommAbort,
+    &CommFinalize,
+    &CommDestroy,
+    &AllReduce,
+    &Broadcast,
+    &AllGather,
+    &ReduceScatter,
+    &GroupStart,
+    &GroupEnd,
+    &AsyncError,
+    &PendingSeconds,
+};
+
+}  // namespace
+
+const DLArrayNcclApi* NcclExtension(CudaDevice* device, const DLArrayCoreApi* core) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    Global().device = device;
+    Global().core = core;
+  });
+  return &kApi;
+}
+
+}  // namespace cuda
+}  // namespace dlarray

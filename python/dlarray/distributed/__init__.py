@@ -1,0 +1,468 @@
+"""Collectives across processes and GPUs, on NCCL: one process per GPU, on one host or several.
+
+    # python -m dlarray.distributed.run --nproc-per-node 2 train.py
+    import dlarray, dlarray.distributed as dist
+    dist.init_process_group()                 # RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT
+    x = dlarray.array(grad, dist.get_device())
+    dist.all_reduce(x, op="mean")             # in place, on the GPU's stream, asynchronous
+    dist.destroy_process_group()
+
+NCCL is reached through the CUDA plugin (the "dlarray.nccl.v1" device extension) and opened at
+:func:`init_process_group` (or :func:`nccl_library`): from ``DLARRAY_NCCL_LIBRARY`` when set,
+else the nvidia-nccl wheel, the loader's path, the CUDA toolkit. Without a GPU or without NCCL
+the calls raise a RuntimeError that says so (and where NCCL was looked for); importing this
+module never fails.
+
+Collectives run on the stream of the group's GPU, after the ops already queued there, and
+return without waiting, like every other op; ``dlarray.synchronize(device)`` or ``asnumpy()``
+waits. A failure of any rank ends the group on every rank with :class:`DistributedError`
+within the timeouts documented in the README ("Several GPUs and hosts").
+"""
+
+import atexit
+import os
+import sys
+
+from .. import _core
+from . import _group, _nccl
+from .rendezvous import DistributedError, RendezvousTimeout
+
+__all__ = [
+    "DistributedError", "RendezvousTimeout", "all_gather", "all_reduce", "all_reduce_coalesced",
+    "barrier", "broadcast", "destroy_process_group", "get_device", "get_rank", "get_world_size",
+    "host_barrier", "init_process_group", "is_initialized", "nccl_library", "reduce_scatter",
+]
+
+DEFAULT_TIMEOUT = 300.0
+DEFAULT_EXIT_GRACE = 30.0
+DEFAULT_MASTER_ADDR = "127.0.0.1"
+DEFAULT_MASTER_PORT = 29500
+
+_OPS = {"sum": 0, "prod": 1, "max": 2, "min": 3, "mean": 4, "avg": 4}
+
+_group_state = None
+_hooks_installed = False
+_exiting_with_exception = None
+
+
+def _env_int(name, value, what):
+    if value is not None:
+        given = value
+    else:
+        given = os.environ.get(name)
+        if given is None or given.strip() == "":
+            return None
+    try:
+        return int(given)
+    except (TypeError, ValueError):
+        source = "%s=%r" % (name, given) if value is None else "%s %r" % (what, given)
+        raise ValueError("%s must be an integer, got %s" % (what, source)) from None
+
+
+def _env_float(name, value, default):
+    if value is not None:
+        return float(value)
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError("%s must be a number of seconds, got %r" % (name, text)) from None
+
+
+def init_process_group(rank=None, world_size=None, *, master_addr=None, master_port=None,
+                       device=None, timeout=None):
+    """Joins this process to a group of ``world_size`` processes, one GPU each.
+
+    Arguments not given come from the environment that ``python -m dlarray.distributed.run``
+    (or torchrun) sets: ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK`` (the GPU), ``MASTER_ADDR``
+    (default 127.0.0.1), ``MASTER_PORT`` (default 29500). Rank 0 listens on that port; the
+    others connect, receive the NCCL unique id, and every rank creates its communicator.
+
+    Parameters
+    ----------
+    rank : int, optional
+        This process's rank in ``[0, world_size)``; default ``RANK``.
+    world_size : int, optional
+        Number of processes; default ``WORLD_SIZE``.
+    master_addr : str, optional
+        Rank 0's host; default ``MASTER_ADDR`` or 127.0.0.1.
+    master_port : int, optional
+        Rank 0's port; default ``MASTER_PORT`` or 29500.
+    device : DLContext, optional
+        This rank's GPU; default ``dlarray.gpu(LOCAL_RANK)`` (``LOCAL_RANK`` defaults to rank).
+    timeout : float, optional
+        Seconds the rendezvous, barriers, :func:`destroy_process_group` and each collective
+        may wait for the other ranks; default ``DLARRAY_DIST_TIMEOUT`` or 300.
+
+    Raises
+    ------
+    ValueError
+        For a bad rank, world size, port or device (missing ones name the variable to set).
+    RuntimeError
+        When there is no GPU, the GPU does not exist, or NCCL was not found (it says where
+        it looked); also when a group is already initialised.
+    RendezvousTimeout
+        When the ranks did not all join within the timeout (names the missing ranks).
+    DistributedError
+        When another rank failed meanwhile, or NCCL could not create the communicator.
+    """
+    global _group_state
+    if _group_state is not None:
+        raise RuntimeError("dlarray.distributed is already initialised (rank %d of %d): call "
+                           "destroy_process_group() first" % (_group_state.rank,
+                                                              _group_state.world_size))
+    world_size = _env_int("WORLD_SIZE", world_size, "world_size")
+    rank = _env_int("RANK", rank, "rank")
+    if world_size is None or rank is None:
+        missing = [n for n, v in (("rank", rank), ("world_size", world_size)) if v is None]
+        raise ValueError("init_process_group: %s not given and %s not set: start the script "
+                         "with python -m dlarray.distributed.run, or pass them"
+                         % (" and ".join(missing),
+                            " and ".join(n.upper() for n in missing)))
+    if world_size < 1:
+        raise ValueError("world_size must be at least 1, got %d" % world_size)
+    if not 0 <= rank < world_size:
+        raise ValueError("rank must be in [0, %d), got %d" % (world_size, rank))
+    local_rank = _env_int("LOCAL_RANK", None, "LOCAL_RANK")
+    if local_rank is None:
+        local_rank = rank
+    host = master_addr or os.environ.get("MASTER_ADDR") or DEFAULT_MASTER_ADDR
+    port = _env_int("MASTER_PORT", master_port, "master_port")
+    port = DEFAULT_MASTER_PORT if port is None else port
+    if not 0 < port < 65536:
+        raise ValueError("master_port must be in [1, 65535], got %d" % port)
+    timeout = _env_float("DLARRAY_DIST_TIMEOUT", timeout, DEFAULT_TIMEOUT)
+    if timeout <= 0:
+        raise ValueError("timeout must be positive, got %g" % timeout)
+    exit_grace = _env_float("DLARRAY_DIST_EXIT_GRACE", None, DEFAULT_EXIT_GRACE)
+    if device is None:
+        device = _core.DLContext(local_rank, 2)
+    elif not isinstance(device, _core.DLContext):
+        raise TypeError("device must be a DLContext such as dlarray.gpu(0), got %s"
+                        % type(device).__name__)
+    # Everything that can fail alone fails before any other rank waits for this one.
+    _group._check_device(device)
+    _group._open_nccl()
+    group = _group.ProcessGroup(rank, world_size, device, timeout, exit_grace)
+    try:
+        group.start(host, port)
+    except BaseException:
+        group.destroy(graceful=False)
+        raise
+    _group_state = group
+    _install_hooks()
+
+
+def _require():
+    if _group_state is None:
+        raise RuntimeError("dlarray.distributed is not initialised: call init_process_group()")
+    return _group_state
+
+
+def _check_arrays(group, what, *arrays):
+    for a in arrays:
+        if not isinstance(a, _core.NDArray):
+            raise TypeError("%s: expected an NDArray, got %s" % (what, type(a).__name__))
+        if a.ctx != group.device:
+            raise ValueError("%s: the array is on %r but this rank's process group uses %r"
+                             % (what, a.ctx, group.device))
+
+
+def _op(op):
+    try:
+        return _OPS[op]
+    except (KeyError, TypeError):
+        raise ValueError("op must be one of %s, got %r"
+                         % (", ".join(sorted(set(_OPS) - {"avg"})), op)) from None
+
+
+def is_initialized():
+    """Whether this process is in a process group."""
+    return _group_state is not None
+
+
+def get_rank():
+    """This process's rank (raises RuntimeError before :func:`init_process_group`)."""
+    return _require().rank
+
+
+def get_world_size():
+    """The number of processes in the group (raises RuntimeError before init)."""
+    return _require().world_size
+
+
+def get_device():
+    """This rank's GPU, a DLContext (raises RuntimeError before init)."""
+    return _require().device
+
+
+def nccl_library():
+    """The NCCL library dlarray uses, opening it if needed.
+
+    Returns
+    -------
+    tuple of (str, str)
+        Its path and version, e.g. ``("/usr/lib/x86_64-linux-gnu/libnccl.so.2", "2.28.9")``.
+
+    Raises
+    ------
+    RuntimeError
+        Without a GPU, or when NCCL was not found (the message lists where it looked).
+    """
+    return _nccl.load()
+
+
+def all_reduce(array, op="sum"):
+    """Reduces ``array`` over the ranks, in place: every rank ends with the same result.
+
+    Parameters
+    ----------
+    array : NDArray
+        On this rank's GPU; same shape and dtype on every rank.
+    op : str
+        ``"sum"``, ``"mean"``, ``"max"``, ``"min"`` or ``"prod"``.
+
+    Returns
+    -------
+    NDArray
+        ``array`` (queued on the GPU's stream; not waited for).
+
+    Raises
+    ------
+    ValueError, TypeError
+        Wrong device, unknown op, unsupported dtype.
+    DistributedError
+        When the group failed.
+    """
+    group = _require()
+    _check_arrays(group, "all_reduce", array)
+    code = _op(op)
+    group.call("all_reduce", lambda c: c.all_reduce(array, array, code))
+    return array
+
+
+def all_reduce_coalesced(arrays, op="sum"):
+    """All-reduces several arrays in place in one NCCL group: one launch instead of one per
+    array (what data-parallel training does with its gradients).
+
+    Parameters
+    ----------
+    arrays : sequence of NDArray
+        On this rank's GPU; the same list, in the same order, on every rank.
+    op : str
+        As in :func:`all_reduce`.
+
+    Returns
+    -------
+    list of NDArray
+        ``arrays``.
+
+    Raises
+    ------
+    ValueError, TypeError, DistributedError
+        As :func:`all_reduce`.
+    """
+    group = _require()
+    arrays = list(arrays)
+    _check_arrays(group, "all_reduce_coalesced", *arrays)
+    code = _op(op)
+    if arrays:
+        group.call("all_reduce_coalesced", lambda c: c.all_reduce_group(arrays, code))
+    return arrays
+
+
+def broadcast(array, src=0):
+    """Copies rank ``src``'s ``array`` into ``array`` on every rank, in place.
+
+    Parameters
+    ----------
+    array : NDArray
+        On this rank's GPU; same shape and dtype on every rank.
+    src : int
+        The rank whose data is sent.
+
+    Returns
+    -------
+    NDArray
+        ``array``.
+
+    Raises
+    ------
+    ValueError, TypeError, DistributedError
+        As :func:`all_reduce`; ValueError for ``src`` outside the group.
+    """
+    group = _require()
+    _check_arrays(group, "broadcast", array)
+    if not isinstance(src, int) or not 0 <= src < group.world_size:
+        raise ValueError("broadcast: src must be a rank in [0, %d), got %r"
+                         % (group.world_size, src))
+    group.call("broadcast", lambda c: c.broadcast(array, array, src))
+    return array
+
+
+def all_gather(array, out=None):
+    """Concatenates every rank's ``array`` along axis 0, in rank order, on every rank.
+
+    Parameters
+    ----------
+    array : NDArray
+        On this rank's GPU; same shape and dtype on every rank. A 0-d array counts as one row.
+    out : NDArray, optional
+        Shape ``(world_size * array.shape[0], *array.shape[1:])``; made when not given.
+
+    Returns
+    -------
+    NDArray
+        ``out``.
+
+    Raises
+    ------
+    ValueError, TypeError, DistributedError
+        As :func:`all_reduce`; ValueError when ``out`` has the wrong shape.
+    """
+    group = _require()
+    _check_arrays(group, "all_gather", array)
+    shape = tuple(array.shape) or (1,)
+    want = (group.world_size * shape[0],) + shape[1:]
+    if out is None:
+        out = _core.empty(want, group.device, array.dtype)
+    else:
+        _check_arrays(group, "all_gather", out)
+        if tuple(out.shape) != want:
+            raise ValueError("all_gather: out has shape %s but %d ranks of %s need %s"
+                             % (tuple(out.shape), group.world_size, tuple(array.shape), want))
+    group.call("all_gather", lambda c: c.all_gather(array, out))
+    return out
+
+
+def reduce_scatter(array, op="sum", out=None):
+    """Reduces ``array`` over the ranks and gives rank r the r-th of ``world_size`` equal
+    parts along axis 0.
+
+    Parameters
+    ----------
+    array : NDArray
+        On this rank's GPU; ``array.shape[0]`` divisible by the world size.
+    op : str
+        As in :func:`all_reduce`.
+    out : NDArray, optional
+        Shape ``(array.shape[0] // world_size, *array.shape[1:])``; made when not given.
+
+    Returns
+    -------
+    NDArray
+        ``out``.
+
+    Raises
+    ------
+    ValueError, TypeError, DistributedError
+        As :func:`all_reduce`; ValueError when axis 0 does not split evenly or ``out`` has
+        the wrong shape.
+    """
+    group = _require()
+    _check_arrays(group, "reduce_scatter", array)
+    code = _op(op)
+    shape = tuple(array.shape)
+    if not shape or shape[0] % group.world_size:
+        raise ValueError("reduce_scatter: axis 0 of shape %s does not split into %d equal parts"
+                         % (shape, group.world_size))
+    want = (shape[0] // group.world_size,) + shape[1:]
+    if out is None:
+        out = _core.empty(want, group.device, array.dtype)
+    else:
+        _check_arrays(group, "reduce_scatter", out)
+        if tuple(out.shape) != want:
+            raise ValueError("reduce_scatter: out has shape %s, expected %s"
+                             % (tuple(out.shape), want))
+    group.call("reduce_scatter", lambda c: c.reduce_scatter(array, out, code))
+    return out
+
+
+def barrier():
+    """Waits until every rank has reached this point and this rank's GPU has finished the work
+    queued before it (an all-reduce on the GPU, then a wait).
+
+    Raises
+    ------
+    DistributedError
+        When the group failed, also while waiting.
+    """
+    group = _require()
+    flag = group.barrier_array()
+    group.call("barrier", lambda c: c.all_reduce(flag, flag, _OPS["sum"]))
+    try:
+        _core.synchronize(group.device)
+    except RuntimeError as e:
+        group.check()
+        raise DistributedError("barrier: %s" % e) from e
+    group.check()  # a peer failure aborts the all-reduce: the wait returns, the failure stays
+
+
+def host_barrier(timeout=None):
+    """Waits until every rank has called ``host_barrier``, over the rendezvous's TCP connections:
+    no GPU work, nothing queued is waited for (e.g. to keep the other ranks idle while one
+    measures something alone).
+
+    Parameters
+    ----------
+    timeout : float, optional
+        Seconds to wait (default: the group's timeout).
+
+    Raises
+    ------
+    RendezvousTimeout
+        When not every rank arrived in time (the group then fails on every rank).
+    DistributedError
+        When the group failed.
+    """
+    group = _require()
+    group.check()
+    group.rendezvous.barrier("host_barrier", timeout=timeout)
+
+
+def destroy_process_group():
+    """Leaves the group: waits for this GPU's queued work and for every rank to get here, then
+    frees the communicator. After a failure it only frees (and does not raise).
+
+    Raises
+    ------
+    DistributedError
+        When the other ranks did not all arrive within the timeout.
+    """
+    global _group_state
+    group, _group_state = _group_state, None
+    if group is not None:
+        group.destroy(graceful=True)
+
+
+def _install_hooks():
+    """Reports an uncaught exception to the other ranks at once; ends the group at exit."""
+    global _hooks_installed
+    if _hooks_installed:
+        return
+    _hooks_installed = True
+    previous = sys.excepthook
+
+    def excepthook(kind, value, tb):
+        global _exiting_with_exception
+        _exiting_with_exception = "%s: %s" % (kind.__name__, value)
+        group = _group_state
+        if group is not None and group.failure is None:
+            group.fail("uncaught %s" % _exiting_with_exception)
+        previous(kind, value, tb)
+
+    sys.excepthook = excepthook
+    atexit.register(_at_exit)
+
+
+def _at_exit():
+    global _group_state
+    group, _group_state = _group_state, None
+    if group is None:
+        return
+    try:
+        group.destroy(graceful=_exiting_with_exception is None)
+    except DistributedError as e:
+        print("dlarray.distributed: rank %d at exit: %s" % (group.rank, e), file=sys.stderr)

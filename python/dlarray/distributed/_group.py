@@ -1,0 +1,212 @@
+"""The process group: a rendezvous, an NCCL communicator, and the watchdog that keeps a failure
+from turning into a hang.
+
+When any rank fails (its process ends, it raises, NCCL reports an error, or a collective waits
+longer than the timeout), every rank's watchdog aborts its NCCL communicator at once, so GPU
+waits return; every later collective raises :class:`DistributedError` with the reason. A process
+still running ``DLARRAY_DIST_EXIT_GRACE`` seconds after that (default 30) is ended with exit
+code 1, so that nothing keeps waiting for a peer that is gone.
+"""
+
+import os
+import sys
+import threading
+import time
+
+from .. import _core
+from . import _nccl
+from .rendezvous import DistributedError, Rendezvous
+
+_WATCH_SECONDS = 0.5   # how often the watchdog asks NCCL for asynchronous errors
+
+
+# Seams for the tests, which run the group's logic on the CPU with a fake communicator.
+def _open_nccl():
+    return _nccl.load()
+
+
+def _new_communicator(device_id, world_size, rank):
+    return _core.NcclCommunicator(device_id, world_size, rank)
+
+
+def _unique_id():
+    return _core.nccl_unique_id()
+
+
+def _check_device(ctx):
+    """Raises RuntimeError unless ctx is a usable GPU."""
+    if ctx.device_type != 2:
+        raise ValueError("dlarray.distributed runs on GPUs (NCCL): device must be a gpu "
+                         "context, got %r" % (ctx,))
+    if ctx in _core.devices():
+        return
+    count = _core.device_count(2)
+    if count == 0:
+        cuda = next((p for p in _core.plugins() if p["name"] == "cuda"), None)
+        why = ("the CUDA plugin is not built" if cuda is None
+               else "cuda plugin %s: %s" % (cuda["status"], cuda["reason"]))
+        raise RuntimeError("dlarray.distributed needs a GPU (NCCL runs through the CUDA plugin), "
+                           "and there is none: %s" % why)
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    raise RuntimeError(
+        "gpu(%d) does not exist: this process sees %d GPU(s)%s (the device comes from "
+        "LOCAL_RANK, or init_process_group(device=...))"
+        % (ctx.device_id, count,
+           "" if visible is None else ", CUDA_VISIBLE_DEVICES=%r" % visible))
+
+
+class ProcessGroup:
+    """One rank's membership: rank, world size, GPU, rendezvous, communicator, watchdog."""
+
+    def __init__(self, rank, world_size, device, timeout, exit_grace):
+        self.rank, self.world_size, self.device = rank, world_size, device
+        self.timeout, self.exit_grace = timeout, exit_grace
+        self.failure = None
+        self.comm = None
+        self.rendezvous = None
+        self.destroyed = False
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._watchdog = None
+        self._barrier_array = None
+
+    # -- failures ------------------------------------------------------------------------
+
+    def on_failure(self, reason):
+        """A rank failed (this one or another): abort NCCL, remember why, arm the exit timer."""
+        with self._lock:
+            if self.failure is not None or self.destroyed:
+                return
+            self.failure = reason
+        print("dlarray.distributed: rank %d: %s; aborting the NCCL communicator"
+              % (self.rank, reason), file=sys.stderr, flush=True)
+        if self.comm is not None:
+            try:
+                self.comm.abort()
+            except Exception as e:  # noqa: BLE001 - the abort is best effort; the reason stands
+                print("dlarray.distributed: rank %d: abort failed: %s" % (self.rank, e),
+                      file=sys.stderr, flush=True)
+        if self.exit_grace >= 0:
+            threading.Thread(target=self._exit_later, daemon=True,
+                             name="dlarray-exit-%d" % self.rank).start()
+
+    def fail(self, reason):
+        """This rank fails: every rank hears ``reason``, this one included."""
+        if self.rendezvous is not None:
+            self.rendezvous.report_failure(reason)
+        else:
+            self.on_failure("rank %d failed: %s" % (self.rank, reason))
+
+    def _exit_later(self):
+        deadline = time.monotonic() + self.exit_grace
+        while time.monotonic() < deadline:
+            if self.destroyed:
+                return
+            time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+        if self.destroyed:
+            return
+        print("dlarray.distributed: rank %d: still running %g s after the process group failed "
+              "(%s); exiting with code 1 (DLARRAY_DIST_EXIT_GRACE)"
+              % (self.rank, self.exit_grace, self.failure), file=sys.stderr, flush=True)
+        try:
+            sys.stdout.flush()
+        finally:
+            os._exit(1)
+
+    def check(self):
+        """Raises DistributedError when the group has failed."""
+        if self.failure is not None:
+            raise DistributedError(self.failure)
+        if self.destroyed:
+            raise DistributedError("the process group was destroyed")
+
+    def call(self, what, fn):
+        """Runs fn(comm); NCCL failures fail the whole group, argument errors do not."""
+        self.check()
+        try:
+            return fn(self.comm)
+        except (ValueError, TypeError):
+            raise
+        except RuntimeError as e:
+            if self.failure is not None:
+                raise DistributedError(self.failure) from e
+            self.fail("%s failed: %s" % (what, e))
+            raise DistributedError(self.failure or str(e)) from e
+
+    # -- life ----------------------------------------------------------------------------
+
+    def start(self, host, port):
+        """Rendezvous, then NCCL init; abortable by the rendezvous's failure reports."""
+        self.comm = _new_communicator(self.device.device_id, self.world_size, self.rank)
+        self.rendezvous = Rendezvous(self.rank, self.world_size, host, port, self.timeout,
+                                     on_failure=self.on_failure)
+        uid = self.rendezvous.join(_unique_id if self.rank == 0 else b"")
+        # Every rank is alive and about to join: NCCL gets the same timeout to finish.
+        limit = threading.Timer(self.timeout, self.fail, args=(
+            "NCCL init did not complete within %g s (DLARRAY_DIST_TIMEOUT)" % self.timeout,))
+        limit.daemon = True
+        limit.start()
+        try:
+            self.comm.init(uid)
+        except RuntimeError as e:
+            if self.failure is not None:
+                raise DistributedError(self.failure) from e
+            self.fail("NCCL init failed: %s" % e)
+            raise DistributedError(self.failure or str(e)) from e
+        finally:
+            limit.cancel()
+        self.check()
+        self._watchdog = threading.Thread(target=self._watch, daemon=True,
+                                          name="dlarray-watchdog-%d" % self.rank)
+        self._watchdog.start()
+
+    def _watch(self):
+        while not self._stop.wait(_WATCH_SECONDS):
+            if self.failure is not None:
+                return
+            try:
+                self.comm.async_error()
+                waiting = self.comm.pending_seconds()
+            except RuntimeError as e:
+                if self.failure is None and not self._stop.is_set():
+                    self.fail("NCCL reported an asynchronous error: %s" % e)
+                return
+            if waiting > self.timeout:
+                self.fail("a collective has waited %.0f s for the other ranks (more than "
+                          "DLARRAY_DIST_TIMEOUT=%g s): a rank skipped it, or is stuck"
+                          % (waiting, self.timeout))
+                return
+
+    def barrier_array(self):
+        """A one-element array on the group's device, for device barriers."""
+        if self._barrier_array is None:
+            self._barrier_array = _core.empty((1,), self.device)
+        return self._barrier_array
+
+    def destroy(self, graceful=True):
+        """Ends the group: waits for every rank (unless failed or not graceful), then frees."""
+        error = None
+        try:
+            if graceful and self.failure is None:
+                _core.synchronize(self.device)
+                self.rendezvous.barrier("destroy_process_group", final=True)
+                self.comm.finalize()
+        except (RuntimeError, OSError) as e:
+            error = e
+        finally:
+            with self._lock:
+                self.destroyed = True
+            self._stop.set()
+            if self._watchdog is not None and self._watchdog is not threading.current_thread():
+                self._watchdog.join(timeout=2.0)
+            if self.comm is not None:
+                try:
+                    self.comm.destroy()
+                except RuntimeError as e:
+                    error = error or e
+            if self.rendezvous is not None:
+                self.rendezvous.close()
+            self._barrier_array = None
+        if error is not None and self.failure is None:
+            raise DistributedError("destroy_process_group failed on rank %d: %s"
+                                   % (self.rank, error)) from error

@@ -1,0 +1,224 @@
+// NCCL for dlarray.distributed: the CUDA plugin's "dlarray.nccl.v1" extension, reached through
+// the core (which knows no device). Every call that may wait releases the GIL, so the watchdog
+// thread can abort a communicator while the main thread waits inside NCCL or for the GPU.
+#include <pybind11/stl.h>
+
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "binding.h"
+#include "dlarray/ext/nccl.h"
+
+namespace dlarray {
+namespace {
+
+// Calls an extension function, turning a failure it reported with set_error into the typed
+// exception (ValueError, TypeError, RuntimeError in Python).
+template <typename F>
+void CallExtension(const std::string& what, F&& call) {
+  ClearPluginError();
+  if (call() != 0) ThrowPluginError(what);
+}
+
+// The table, also when the CUDA plugin found no GPU: opening NCCL and making ids need none, and
+// comm_create says itself that there is no GPU.
+const DLArrayNcclApi* Api() {
+  const void* table = nullptr;
+  try {
+    table = PluginExtension(kDLArrayCUDA, DLARRAY_NCCL_EXTENSION);
+  } catch (const Error& e) {
+    throw BackendError(std::string("dlarray.distributed needs the CUDA plugin (NCCL runs "
+                                   "through it), which is not usable: ") +
+                       e.what());
+  }
+  if (table == nullptr) {
+    throw BackendError("the CUDA plugin does not offer " DLARRAY_NCCL_EXTENSION
+                       " (a cuda_backend.so older than dlarray.distributed?)");
+  }
+  const auto* api = static_cast<const DLArrayNcclApi*>(table);
+  if (!DLARRAY_STRUCT_HAS(api, DLArrayNcclApi, pending_seconds)) {
+    throw BackendError("the CUDA plugin's " DLARRAY_NCCL_EXTENSION " table is incomplete");
+  }
+  return api;
+}
+
+// One rank's communicator. Every call holds mu_ shared while it runs (with the GIL released),
+// abort() too, since the extension allows an abort during any call; destroy() holds it
+// exclusively, so that no call, from the watchdog thread or any other, outlives the
+// communicator.
+class Communicator {
+ public:
+  Communicator(int device_id, int world_size, int rank) : api_(Api()) {
+    DLArrayNcclComm* comm = nullptr;
+    py::gil_scoped_release release;
+    CallExtension("nccl comm_create",
+                  [&] { return api_->comm_create(device_id, world_size, rank, &comm); });
+    comm_ = comm;
+  }
+  // Python drops the last reference: no call can be running. destroy() normally came first.
+  ~Communicator() {
+    if (comm_ == nullptr) return;
+    py::gil_scoped_release release;
+    (void)api_->comm_destroy(comm_);
+    ClearPluginError();
+  }
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  void Init(const py::bytes& id) {
+    std::string bytes = id;
+    if (bytes.size() != DLARRAY_NCCL_UNIQUE_ID_BYTES) {
+      throw Error(ErrorKind::kValue, "nccl unique id must have " +
+                                         std::to_string(DLARRAY_NCCL_UNIQUE_ID_BYTES) +
+                                         " bytes, got " + std::to_string(bytes.size()));
+    }
+    Use("init", [&](DLArrayNcclComm* c) {
+      return api_->comm_init(c, reinterpret_cast<const uint8_t*>(bytes.data()));
+    });
+  }
+
+  void AllReduce(const NDArray& send, const NDArray& recv, int op) {
+    Use("all_reduce",
+        [&](DLArrayNcclComm* c) { return api_->all_reduce(c, send.dl(), recv.dl(), op); });
+  }
+  void Broadcast(const NDArray& send, const NDArray& recv, int root) {
+    Use("broadcast",
+        [&](DLArrayNcclComm* c) { return api_->broadcast(c, send.dl(), recv.dl(), root); });
+  }
+  void AllGather(const NDArray& send, const NDArray& recv) {
+    Use("all_gather",
+        [&](DLArrayNcclComm* c) { return api_->all_gather(c, send.dl(), recv.dl()); });
+  }
+  void ReduceScatter(const NDArray& send, const NDArray& recv, int op) {
+    Use("reduce_scatter",
+        [&](DLArrayNcclComm* c) { return api_->reduce_scatter(c, send.dl(), recv.dl(), op); });
+  }
+
+  // All-reduces several arrays in place in one NCCL group (one launch).
+  void AllReduceGroup(const std::vector<NDArray>& arrays, int op) {
+    std::vector<DLArray*> dls;
+    for (const NDArray& a : arrays) dls.push_back(a.dl());
+    py::gil_scoped_release release;
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    DLArrayNcclComm* c = Live("all_reduce_group");
+    CallExtension("nccl group_start", [&] { return api_->group_start(c); });
+    try {
+      for (DLArray* a : dls) {
+        CallExtension("nccl all_reduce", [&] { return api_->all_reduce(c, a, a, op); });
+      }
+    } catch (...) {
+      (void)api_->group_end(c);  // the group must be closed; the first error is the one raised
+      ClearPluginError();
+      throw;
+    }
+    CallExtension("nccl group_end", [&] { return api_->group_end(c); });
+  }
+
+  void AsyncError() {
+    Use("async_error", [&](DLArrayNcclComm* c) { return api_->async_error(c); });
+  }
+
+  double PendingSeconds() {
+    double s = 0;
+    Use("pending_seconds", [&](DLArrayNcclComm* c) { return api_->pending_seconds(c, &s); });
+    return s;
+  }
+
+  void Abort() {
+    py::gil_scoped_release release;
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    if (comm_ != nullptr) CallExtension("nccl comm_abort", [&] { return api_->comm_abort(comm_); });
+  }
+
+  void Finalize() {
+    Use("finalize", [&](DLArrayNcclComm* c) { return api_->comm_finalize(c); });
+  }
+
+  void Destroy() {
+    py::gil_scoped_release release;
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    DLArrayNcclComm* c = comm_;
+    comm_ = nullptr;
+    if (c != nullptr) CallExtension("nccl comm_destroy", [&] { return api_->comm_destroy(c); });
+  }
+
+ private:
+  // Runs call(comm) with the GIL released and the communicator kept alive.
+  template <typename F>
+  void Use(const char* what, F&& call) {
+    py::gil_scoped_release release;
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    DLArrayNcclComm* c = Live(what);
+    CallExtension(std::string("nccl ") + what, [&] { return call(c); });
+  }
+
+  DLArrayNcclComm* Live(const char* what) {
+    if (comm_ == nullptr) {
+      throw Error(ErrorKind::kValue,
+                  std::string("nccl ") + what + ": the communicator was destroyed");
+    }
+    return comm_;
+  }
+
+  const DLArrayNcclApi* api_;
+  std::shared_mutex mu_;
+  DLArrayNcclComm* comm_ = nullptr;  // guarded by mu_
+};
+
+}  // namespace
+
+void BindDistributed(py::module_& m) {
+  m.def(
+      "nccl_load",
+      [](const std::vector<std::string>& candidates) {
+        const DLArrayNcclApi* api = Api();
+        std::vector<const char*> c;
+        for (const std::string& s : candidates) c.push_back(s.c_str());
+        const char* path = nullptr;
+        int32_t version = 0;
+        {
+          py::gil_scoped_release release;
+          CallExtension("nccl load",
+                        [&] { return api->load(c.data(), static_cast<int32_t>(c.size())); });
+          CallExtension("nccl library", [&] { return api->library(&path, &version); });
+        }
+        return py::make_tuple(std::string(path != nullptr ? path : ""), version);
+      },
+      py::arg("candidates"),
+      "Opens libnccl.so.2 (once), trying `candidates` (files or folders) before the system's; "
+      "returns (path, version code).");
+  m.def(
+      "nccl_unique_id",
+      [] {
+        const DLArrayNcclApi* api = Api();
+        std::string id(DLARRAY_NCCL_UNIQUE_ID_BYTES, '\0');
+        {
+          py::gil_scoped_release release;
+          CallExtension("nccl get_unique_id",
+                        [&] { return api->get_unique_id(reinterpret_cast<uint8_t*>(&id[0])); });
+        }
+        return py::bytes(id);
+      },
+      "A new NCCL unique id (bytes).");
+
+  py::class_<Communicator>(m, "NcclCommunicator",
+                           "One rank's NCCL communicator (dlarray.distributed uses it).")
+      .def(py::init<int, int, int>(), py::arg("device_id"), py::arg("world_size"), py::arg("rank"))
+      .def("init", &Communicator::Init, py::arg("unique_id"))
+      .def("all_reduce", &Communicator::AllReduce, py::arg("send"), py::arg("recv"), py::arg("op"))
+      .def("broadcast", &Communicator::Broadcast, py::arg("send"), py::arg("recv"), py::arg("root"))
+      .def("all_gather", &Communicator::AllGather, py::arg("send"), py::arg("recv"))
+      .def("reduce_scatter", &Communicator::ReduceScatter, py::arg("send"), py::arg("recv"),
+           py::arg("op"))
+      .def("all_reduce_group", &Communicator::AllReduceGroup, py::arg("arrays"), py::arg("op"))
+      .def("async_error", &Communicator::AsyncError)
+      .def("pending_seconds", &Communicator::PendingSeconds)
+      .def("abort", &Communicator::Abort)
+      .def("finalize", &Communicator::Finalize)
+      .def("destroy", &Communicator::Destroy);
+}
+
+}  // namespace dlarray
