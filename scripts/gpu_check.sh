@@ -2,24 +2,29 @@
 # The GPU machine's check in one command: build and install (no package downloads), the doctest
 # and pytest suites, compute-sanitizer over the GPU tests, and the GPU benchmarks.
 #
-# Usage: scripts/gpu_check.sh [STAGE...]   stages: build test sanitize bench multigpu (default:
-#        the first four); "quick" = build test. Stages may be run in separate calls on a warm
+# Usage: scripts/gpu_check.sh [STAGE...]   stages: build test sanitize bench mnist multigpu
+#        (default: the first five); "quick" = build test. Stages may be run in separate calls on a warm
 #        machine: later stages reuse the install in /tmp/dlarray_site. multigpu (two GPUs or
 #        more): the several-GPU and NCCL tests, bench/distributed.py through the launcher, and
 #        MNIST data-parallel on 2 GPUs against 1.
 # BASELINE=<dir of an older source tree>: the bench stage also builds that tree and runs its
 #        bench/ops.py in the same run, so "no op got slower" is measured, not remembered.
-# Summaries go to stdout; every log goes to $OUT/gpu_logs.tar.gz (or ./gpu_logs).
+# CUDA_ARCHS=<list> builds only those CUDA architectures (e.g. 90-real on an H100/H200).
+# Summaries go to stdout; every log goes to $OUT/gpu_logs/ as it is written (so a run cut off by
+# its time limit still returns what it did), or /tmp/gpu_logs without $OUT.
 set -uo pipefail
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(build test sanitize bench)
+[ ${#stages[@]} -eq 0 ] && stages=(build test sanitize bench mnist)
 [ "${stages[*]}" = quick ] && stages=(build test)
-[ "${stages[*]}" = full ] && stages=(build test sanitize bench)
-logs=/tmp/gpu_logs
+[ "${stages[*]}" = full ] && stages=(build test sanitize bench mnist)
+logs=${OUT:+$OUT/}gpu_logs
+[ -n "${OUT:-}" ] || logs=/tmp/gpu_logs
 mkdir -p "$logs"
 export PYTHONUNBUFFERED=1 DLARRAY_TEST_PLUGIN_DIR=$PWD/build/gpu/test_plugins
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export DLARRAY_CACHE_DIR=/tmp/dlarray_cache
+export DLARRAY_CACHE_DIR=/tmp/dlarray_cache CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
+arch_define=()
+[ -n "${CUDA_ARCHS:-}" ] && arch_define=(--config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS")
 site=/tmp/dlarray_site
 step() { echo "== $1 ($(date +%T))"; }
 has() { [[ " ${stages[*]} " == *" $1 "* ]]; }
@@ -27,13 +32,9 @@ install_tree() {  # install_tree <source dir> <target site> <build dir> <log>
   (cd "$1" && CC=/usr/bin/gcc CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++ python3 -m pip install \
      -q --no-build-isolation --no-deps --target "$2" --upgrade \
      --config-settings=build-dir="$3" --config-settings=cmake.define.DLARRAY_BUILD_TESTS=ON \
-     . >"$4" 2>&1) || { tail -40 "$4"; return 1; }
+     "${arch_define[@]}" . >"$4" 2>&1) || { tail -40 "$4"; return 1; }
 }
-finish() {
-  if [ -n "${OUT:-}" ]; then tar -C /tmp -czf "$OUT/gpu_logs.tar.gz" gpu_logs; fi
-  step done
-}
-trap finish EXIT
+trap 'step done' EXIT
 
 if has build; then
   step build
@@ -115,6 +116,9 @@ if has bench; then
   step bench-half-precision
   python3 bench/half_precision.py --device gpu --json "$logs/half_precision_gpu.json" 2>&1 |
     tee "$logs/half_precision_gpu.txt"
+fi
+
+if has mnist; then
   step mnist
   python3 examples/mnist.py --device gpu --model mlp --epochs 10 >"$logs/mnist_gpu.txt" 2>&1
   tail -4 "$logs/mnist_gpu.txt"

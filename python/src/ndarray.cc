@@ -90,7 +90,7 @@ py::array HostSource(const py::object& value, const py::dtype& dt, const Array& 
                        " from a value of shape " + std::string(py::str(src.attr("shape"))));
     }
   }
-  return np.attr("ascontiguousarray")(src);
+  return np.attr("asarray")(src, py::arg("order") = "C");  // keeps 0-d arrays 0-d
 }
 
 void RequireWritable(const NDArray& a, const char* what) {
@@ -208,7 +208,7 @@ NDArray FromObject(const py::object& obj, const DLContext& ctx, const py::object
   if (shared && ctx.device_type == kDLArrayCPU) {
     RunOp(RequireOp("copy"), {shared->dl()}, {&out}, {});  // any strides, never a write
   } else {
-    host = np.attr("ascontiguousarray")(host);
+    host = np.attr("asarray")(host, py::arg("order") = "C");  // 0-d stays 0-d
     std::vector<int64_t> dims;
     DLArray view = HostView(host, out.array->dtype(), dims);
     CopyArrays(&view, out.dl());

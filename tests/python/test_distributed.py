@@ -212,7 +212,8 @@ def test_nccl_candidates_loaded_library_first_then_wheels(tmp_path, test_plugin_
             "from dlarray.distributed import _nccl; print(json.dumps(_nccl.wheel_candidates()))")
     done = subprocess.run([sys.executable, "-c", code, str(loaded)], capture_output=True,
                           text=True, timeout=60,
-                          env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                              [str(tmp_path)] + os.environ.get("PYTHONPATH", "").split(os.pathsep))))
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     wheel = [str(tmp_path / "nvidia" / s / "lib" / "libnccl.so.2") for s in ("nccl", "cu13")]

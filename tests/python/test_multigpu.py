@@ -94,7 +94,7 @@ def test_memory_stats_are_kept_per_device():
     base0, base1 = dlarray.memory_stats(G0), dlarray.memory_stats(G1)
     arrays = [dlarray.empty((1 << 20,), G1) for _ in range(3)]
     s0, s1 = dlarray.memory_stats(G0), dlarray.memory_stats(G1)
-    assert s1["bytes_in_use"] >= base1["bytes_in_use"] + 3 * 4 << 20
+    assert s1["bytes_in_use"] >= base1["bytes_in_use"] + (3 * 4 << 20)
     assert s0["bytes_in_use"] == base0["bytes_in_use"]
     assert s0["num_allocations"] == base0["num_allocations"]
     del arrays

@@ -158,7 +158,7 @@ def test_gpu_code_is_built_for_the_devices_architecture(gpu):
     code = rtc.RawKernel(ADD, "add").compile(ctx=gpu)
     newest = rtc.status()["archs"][-1]
     assert cubin_arch(code) == (arch if arch <= newest and arch in rtc.status()["archs"] else None)
-    assert dlarray.get_option(gpu, "compute_capability:%d" % gpu.device_id) == \
+    assert dlarray._core.get_option(gpu, "compute_capability:%d" % gpu.device_id) == \
         "%d.%d" % divmod(arch, 10)
     attrs = rtc.RawKernel(ADD, "add").attributes(gpu)
     assert attrs["max_threads_per_block"] >= 128 and attrs["device_id"] == gpu.device_id
@@ -211,7 +211,7 @@ def test_gpu_elementwise_scalars_types_raw_and_in_place(gpu):
                                  "y = a * x + table[i % 3]; w = (float)i", "axpb")
     x = np.arange(10, dtype=np.float64)
     table = np.array([100.0, 200.0, 300.0])
-    y, w = axpb(dlarray.array(x, gpu), 2.0, dlarray.array(table, gpu))
+    y, w = axpb(dlarray.array(x, gpu, np.float64), 2.0, dlarray.array(table, gpu, np.float64))
     np.testing.assert_array_equal(y.asnumpy(), 2 * x + table[np.arange(10) % 3])
     np.testing.assert_array_equal(w.asnumpy(), np.arange(10, dtype=np.float32))
     assert y.dtype == np.float64
