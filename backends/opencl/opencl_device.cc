@@ -15,6 +15,7 @@
 #include "cl_check.h"
 #include "device_selection.h"
 #include "dlarray/errors.h"
+#include "dlarray/ext/mem_info.h"
 #include "dlarray/ext/opencl.h"
 #include "opencl_extension.h"
 #include "program_cache.h"
@@ -348,7 +349,9 @@ std::string OpenclDevice::get_option(const std::string& key) {
 }
 
 const void* OpenclDevice::extension(const std::string& name) {
-  return name == DLARRAY_OPENCL_EXT_V1 ? OpenclExtensionTable(this) : nullptr;
+  if (name == DLARRAY_OPENCL_EXT_V1) return OpenclExtensionTable(this);
+  if (name == DLARRAY_EXT_MEM_INFO_V1) return MemInfoTable(this);
+  return nullptr;
 }
 
 }  // namespace dlarray::opencl
