@@ -89,8 +89,10 @@ inline constexpr const char* kElementwiseMacros = R"CLC(
 )CLC";
 
 /*! \brief Build option for divisions: correctly rounded float division (as IEEE and the CPU
- *         backend; OpenCL otherwise allows 2.5 ulp). */
-inline constexpr const char* kCorrectDivision = "-cl-fp32-correctly-rounded-divide-sqrt";
+ *         backend; OpenCL otherwise allows 2.5 ulp), where the device offers it. */
+inline std::string CorrectDivision(const DeviceInfo& info) {
+  return info.fp32_correct_divide ? "-cl-fp32-correctly-rounded-divide-sqrt" : "";
+}
 
 /*! \brief What an elementwise kernel's elements are. */
 enum class ElementMode {

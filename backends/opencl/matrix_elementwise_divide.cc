@@ -20,7 +20,8 @@ const ProgramSource kProgram{"matrix_elementwise_divide", kSource.c_str()};
 
 void MatrixElementwiseDivideKernel(const KernelContext& ctx) {
   RunElementwise(ctx, kProgram, "matrix_elementwise_divide", {ctx.inputs[0], ctx.inputs[1]},
-                 ctx.outputs[0], nullptr, ElementMode::kTyped, kCorrectDivision);
+                 ctx.outputs[0], nullptr, ElementMode::kTyped,
+                 CorrectDivision(DeviceOf(ctx).info(ctx.device_id)));
 }
 
 }  // namespace dlarray::opencl

@@ -20,7 +20,8 @@ const ProgramSource kProgram{"matrix_elementwise_divide_by_const", kSource.c_str
 
 void MatrixElementwiseDivideByConstKernel(const KernelContext& ctx) {
   RunElementwise(ctx, kProgram, "matrix_elementwise_divide_by_const", {ctx.inputs[0]},
-                 ctx.outputs[0], &ctx.attrs[0], ElementMode::kTyped, kCorrectDivision);
+                 ctx.outputs[0], &ctx.attrs[0], ElementMode::kTyped,
+                 CorrectDivision(DeviceOf(ctx).info(ctx.device_id)));
 }
 
 }  // namespace dlarray::opencl

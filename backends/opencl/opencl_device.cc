@@ -96,6 +96,9 @@ DeviceInfo Describe(const Found& f) {
   }
   const std::string ext = DeviceString(f.device, CL_DEVICE_EXTENSIONS);
   info.fp64 = ext.find("cl_khr_fp64") != std::string::npos;
+  const cl_device_fp_config fp32 =
+      DeviceValue<cl_device_fp_config>(f.device, CL_DEVICE_SINGLE_FP_CONFIG, 0);
+  info.fp32_correct_divide = (fp32 & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   return info;
 }
 
