@@ -1,6 +1,7 @@
 /*!
  * \file array_set.cc
- * \brief array_set: out[:] = value.
+ * \brief array_set: out[:] = value (the value's bits in the dtype computed on the host, as NumPy
+ *        converts it; the kernel stores them as unsigned integers of the element size).
  */
 #include <string>
 
@@ -18,7 +19,8 @@ const ProgramSource kProgram{"array_set", kSource.c_str()};
 }  // namespace
 
 void ArraySetKernel(const KernelContext& ctx) {
-  RunElementwise(ctx, kProgram, "array_set", {}, ctx.outputs[0], &ctx.attrs[0]);
+  RunElementwise(ctx, kProgram, "array_set", {}, ctx.outputs[0], &ctx.attrs[0],
+                 ElementMode::kStorage);
 }
 
 }  // namespace dlarray::opencl

@@ -1,6 +1,7 @@
 /*!
  * \file broadcast_to.cc
- * \brief broadcast_to: out = in broadcast to out's shape (NumPy rules).
+ * \brief broadcast_to: out = in broadcast to out's shape (NumPy rules), for every dtype (elements
+ *        moved as unsigned integers of their size).
  *
  * The shapes are first collapsed: dimensions of extent 1 in the output are dropped and
  * neighbours that are both broadcast or both kept are merged, so (200, 300) -> (130, 200, 300)
@@ -116,7 +117,7 @@ void BroadcastToKernel(const KernelContext& ctx) {
     local0 = 1;
     local1 = 8;
   }
-  Launch launch(ctx, kProgram, "broadcast_to", BuildOptions(out->dtype, info));
+  Launch launch(ctx, kProgram, "broadcast_to", StorageOptions(ElementBytes(out->dtype), info));
   launch.array(in, "input").array(out, "output");
   launch.scalar(ext).scalar(stride).scalar<cl_int>(static_cast<cl_int>(dims.size()));
   launch.scalar<cl_ulong>(rows).scalar<cl_ulong>(last.extent);

@@ -22,6 +22,11 @@ void ReluGradientKernel(const KernelContext& ctx);
 void SoftmaxKernel(const KernelContext& ctx);
 void SoftmaxCrossEntropyKernel(const KernelContext& ctx);
 void CopyKernel(const KernelContext& ctx);
+void AstypeKernel(const KernelContext& ctx);
+void CompareKernel(const KernelContext& ctx);
+void CompareByConstKernel(const KernelContext& ctx);
+void MatrixElementwiseDivideKernel(const KernelContext& ctx);
+void MatrixElementwiseDivideByConstKernel(const KernelContext& ctx);
 
 }  // namespace dlarray::opencl
 

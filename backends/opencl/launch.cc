@@ -18,6 +18,46 @@ OpenclDevice& DeviceOf(const KernelContext& ctx) {
   return *static_cast<OpenclDevice*>(ctx.device);
 }
 
+namespace {
+
+std::string DTypeName(DLArrayDType t) {
+  const char* code = t.code == kDLArrayInt      ? "int"
+                     : t.code == kDLArrayUInt   ? "uint"
+                     : t.code == kDLArrayFloat  ? "float"
+                     : t.code == kDLArrayBfloat ? "bfloat"
+                     : t.code == kDLArrayBool   ? "bool"
+                                                : "type";
+  std::string s = code;
+  if (t.code != kDLArrayBool) s += std::to_string(t.bits);
+  if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
+  return s;
+}
+
+const char* IntName(int bits, bool is_unsigned) {
+  switch (bits) {
+    case 8:
+      return is_unsigned ? "uchar" : "char";
+    case 16:
+      return is_unsigned ? "ushort" : "short";
+    case 32:
+      return is_unsigned ? "uint" : "int";
+    case 64:
+      return is_unsigned ? "ulong" : "long";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+int TypeKind(DLArrayDType t) {
+  if (t.lanes == 1 && t.bits == 16 && (t.code == kDLArrayFloat || t.code == kDLArrayBfloat)) {
+    return t.code == kDLArrayFloat ? 1 : 2;
+  }
+  if (t.lanes == 1 && t.bits == 8 && t.code == kDLArrayBool) return 3;
+  return 0;
+}
+
 std::string ClTypeName(DLArrayDType t, const DeviceInfo& info) {
   if (t.lanes == 1) {
     if (t.code == kDLArrayFloat && t.bits == 32) return "float";
@@ -26,39 +66,47 @@ std::string ClTypeName(DLArrayDType t, const DeviceInfo& info) {
       throw DTypeError("float64 arrays need an OpenCL device with cl_khr_fp64; " + info.name +
                        " has none");
     }
+    if (TypeKind(t) == 1 || TypeKind(t) == 2) return "ushort";
+    if (TypeKind(t) == 3) return "uchar";
     if (t.code == kDLArrayInt || t.code == kDLArrayUInt) {
-      const bool u = t.code == kDLArrayUInt;
-      switch (t.bits) {
-        case 8:
-          return u ? "uchar" : "char";
-        case 16:
-          return u ? "ushort" : "short";
-        case 32:
-          return u ? "uint" : "int";
-        case 64:
-          return u ? "ulong" : "long";
-        default:
-          break;
-      }
+      if (const char* name = IntName(t.bits, t.code == kDLArrayUInt)) return name;
     }
   }
-  const char* code = t.code == kDLArrayInt     ? "int"
-                     : t.code == kDLArrayUInt  ? "uint"
-                     : t.code == kDLArrayFloat ? "float"
-                                               : "type";
-  throw DTypeError(std::string("the OpenCL backend has no kernels for ") + code +
-                   std::to_string(t.bits) + (t.lanes != 1 ? "x" + std::to_string(t.lanes) : ""));
+  throw DTypeError("the OpenCL backend has no kernels for " + DTypeName(t));
+}
+
+std::string StorageTypeName(size_t bytes) {
+  if (const char* name = IntName(static_cast<int>(bytes * 8), true)) return name;
+  throw DTypeError("the OpenCL backend cannot move " + std::to_string(bytes) + "-byte elements");
 }
 
 int VectorWidth(const DeviceInfo& info) { return info.is_cpu ? 16 : 4; }
 
-std::string BuildOptions(DLArrayDType dtype, const DeviceInfo& info, const std::string& extra) {
-  std::string o = "-DT=" + ClTypeName(dtype, info) + " -DVW=" + std::to_string(VectorWidth(info));
-  if (dtype.code == kDLArrayFloat) o += " -DT_IS_FLOAT";
+std::string TypeOptions(const char* name, DLArrayDType t, const DeviceInfo& info) {
+  const std::string n = name;
+  std::string o =
+      " -D" + n + "=" + ClTypeName(t, info) + " -D" + n + "_KIND=" + std::to_string(TypeKind(t));
+  if (t.code == kDLArrayInt || t.code == kDLArrayUInt) {
+    o += " -D" + n + "_INT -DU" + n + "=" + IntName(t.bits, true);
+  }
+  if (t.code == kDLArrayFloat || t.code == kDLArrayBfloat) o += " -D" + n + "_FLOAT";
+  return o;
+}
+
+std::string CommonOptions(const DeviceInfo& info, const std::string& extra) {
+  std::string o = "-DVW=" + std::to_string(VectorWidth(info));
   if (info.fp64) o += " -DDLARRAY_FP64";
   if (info.is_cpu) o += " -DDLARRAY_CPU";
   if (!extra.empty()) o += " " + extra;
   return o;
+}
+
+std::string BuildOptions(DLArrayDType dtype, const DeviceInfo& info, const std::string& extra) {
+  return CommonOptions(info, extra) + TypeOptions("T", dtype, info);
+}
+
+std::string StorageOptions(size_t bytes, const DeviceInfo& info, const std::string& extra) {
+  return CommonOptions(info, extra) + " -DT=" + StorageTypeName(bytes) + " -DT_KIND=0";
 }
 
 Launch::Launch(const KernelContext& ctx, const ProgramSource& program, const char* kernel,

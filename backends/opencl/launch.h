@@ -21,16 +21,35 @@ namespace dlarray::opencl {
 /*! \brief This plugin's device serving the call; throws BackendError otherwise. */
 OpenclDevice& DeviceOf(const KernelContext& ctx);
 
-/*! \brief The OpenCL C name of a dtype on a device ("float", "double", "int", ...); throws
- *         DTypeError for dtypes the device cannot hold (double without cl_khr_fp64, half). */
+/*! \brief How kernels store a dtype (kernel_common.h's T_KIND): 0 native, 1 float16, 2 bfloat16,
+ *         3 bool. */
+int TypeKind(DLArrayDType t);
+
+/*! \brief The OpenCL C storage type of a dtype on a device ("float", "double", "int", "ushort" for
+ *         float16 and bfloat16, "uchar" for bool); throws DTypeError naming the dtype (and the
+ *         device, for float64 without cl_khr_fp64). */
 std::string ClTypeName(DLArrayDType dtype, const DeviceInfo& info);
+
+/*! \brief The unsigned OpenCL C type of `bytes` bytes (moving elements without looking at them). */
+std::string StorageTypeName(size_t bytes);
 
 /*! \brief Vector width of the kernels on a device: 16 on CPUs (AVX-512 and wider loops), 4 on
  *         GPUs (a float4 per work-item). */
 int VectorWidth(const DeviceInfo& info);
 
-/*! \brief Build options: -DT=<type> -DVW=<width> [-DDLARRAY_FP64] [-DDLARRAY_CPU] + extra. */
+/*! \brief The options defining one type of a program: -D<name>=<storage> -D<name>_KIND=<k>, and
+ *         -D<name>_INT -DU<name>=<unsigned type> for integers, -D<name>_FLOAT for floating types.
+ */
+std::string TypeOptions(const char* name, DLArrayDType dtype, const DeviceInfo& info);
+
+/*! \brief -DVW=<width> [-DDLARRAY_FP64] [-DDLARRAY_CPU] + extra. */
+std::string CommonOptions(const DeviceInfo& info, const std::string& extra = "");
+
+/*! \brief CommonOptions + TypeOptions("T", dtype). */
 std::string BuildOptions(DLArrayDType dtype, const DeviceInfo& info, const std::string& extra = "");
+
+/*! \brief CommonOptions + T the unsigned type of `bytes` bytes (copies, fills, broadcasts). */
+std::string StorageOptions(size_t bytes, const DeviceInfo& info, const std::string& extra = "");
 
 /*!
  * \brief One kernel launch: finds (or builds) the kernel, holds the device's launch mutex while

@@ -11,7 +11,7 @@ namespace dlarray::opencl {
 namespace {
 
 const std::string kSource = std::string(kElementwiseMacros) + R"CLC(
-DL_MAP2(matrix_elementwise_add, a + b, a + b)
+DL_MAP2(matrix_elementwise_add, DL_ADDV(a, b), DL_ADDS(a, b))
 )CLC";
 const ProgramSource kProgram{"matrix_elementwise_add", kSource.c_str()};
 

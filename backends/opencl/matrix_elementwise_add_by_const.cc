@@ -11,7 +11,7 @@ namespace dlarray::opencl {
 namespace {
 
 const std::string kSource = std::string(kElementwiseMacros) + R"CLC(
-DL_MAP1S(matrix_elementwise_add_by_const, x + s, x + s)
+DL_MAP1S(matrix_elementwise_add_by_const, DL_ADDV(x, (TV)(s)), DL_ADDS(x, s))
 )CLC";
 const ProgramSource kProgram{"matrix_elementwise_add_by_const", kSource.c_str()};
 

@@ -11,7 +11,7 @@ namespace dlarray::opencl {
 namespace {
 
 const std::string kSource = std::string(kElementwiseMacros) + R"CLC(
-DL_MAP2(matrix_elementwise_multiply, a * b, a * b)
+DL_MAP2(matrix_elementwise_multiply, DL_MULV(a, b), DL_MULS(a, b))
 )CLC";
 const ProgramSource kProgram{"matrix_elementwise_multiply", kSource.c_str()};
 

@@ -15,6 +15,7 @@
 
 #include "kernels.h"
 #include "launch.h"
+#include "widen.h"
 
 namespace dlarray::opencl {
 namespace {
@@ -122,6 +123,10 @@ __kernel void gemm(__global const T* pa, __global const T* pb, __global T* c, ul
 }  // namespace
 
 void MatrixMultiplyKernel(const KernelContext& ctx) {
+  if (IsHalfType(ctx)) {
+    RunInFloat32(ctx, &MatrixMultiplyKernel);
+    return;
+  }
   const DLArray* a = ctx.inputs[0];
   const DLArray* b = ctx.inputs[1];
   const DLArray* c = ctx.outputs[0];

@@ -15,6 +15,7 @@
 #include "cl_check.h"
 #include "device_selection.h"
 #include "dlarray/errors.h"
+#include "dlarray/ext/mem_info.h"
 #include "dlarray/ext/opencl.h"
 #include "opencl_extension.h"
 #include "program_cache.h"
@@ -95,6 +96,9 @@ DeviceInfo Describe(const Found& f) {
   }
   const std::string ext = DeviceString(f.device, CL_DEVICE_EXTENSIONS);
   info.fp64 = ext.find("cl_khr_fp64") != std::string::npos;
+  const cl_device_fp_config fp32 =
+      DeviceValue<cl_device_fp_config>(f.device, CL_DEVICE_SINGLE_FP_CONFIG, 0);
+  info.fp32_correct_divide = (fp32 & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   return info;
 }
 
@@ -348,7 +352,9 @@ std::string OpenclDevice::get_option(const std::string& key) {
 }
 
 const void* OpenclDevice::extension(const std::string& name) {
-  return name == DLARRAY_OPENCL_EXT_V1 ? OpenclExtensionTable(this) : nullptr;
+  if (name == DLARRAY_OPENCL_EXT_V1) return OpenclExtensionTable(this);
+  if (name == DLARRAY_EXT_MEM_INFO_V1) return MemInfoTable(this);
+  return nullptr;
 }
 
 }  // namespace dlarray::opencl

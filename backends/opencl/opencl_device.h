@@ -30,18 +30,19 @@ class ProgramCache;
 struct DeviceInfo {
   cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;
-  std::string name;              //!< CL_DEVICE_NAME
-  std::string platform_name;     //!< CL_PLATFORM_NAME
-  std::string platform_vendor;   //!< CL_PLATFORM_VENDOR
-  std::string platform_version;  //!< CL_PLATFORM_VERSION
-  std::string device_version;    //!< CL_DEVICE_VERSION
-  std::string driver_version;    //!< CL_DRIVER_VERSION
-  uint64_t global_mem = 0;       //!< CL_DEVICE_GLOBAL_MEM_SIZE
-  uint64_t max_alloc = 0;        //!< CL_DEVICE_MAX_MEM_ALLOC_SIZE
-  size_t max_work_group = 1;     //!< CL_DEVICE_MAX_WORK_GROUP_SIZE
-  unsigned compute_units = 1;    //!< CL_DEVICE_MAX_COMPUTE_UNITS
-  bool is_cpu = false;           //!< CL_DEVICE_TYPE_CPU
-  bool fp64 = false;             //!< doubles in kernels (cl_khr_fp64)
+  std::string name;                  //!< CL_DEVICE_NAME
+  std::string platform_name;         //!< CL_PLATFORM_NAME
+  std::string platform_vendor;       //!< CL_PLATFORM_VENDOR
+  std::string platform_version;      //!< CL_PLATFORM_VERSION
+  std::string device_version;        //!< CL_DEVICE_VERSION
+  std::string driver_version;        //!< CL_DRIVER_VERSION
+  uint64_t global_mem = 0;           //!< CL_DEVICE_GLOBAL_MEM_SIZE
+  uint64_t max_alloc = 0;            //!< CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  size_t max_work_group = 1;         //!< CL_DEVICE_MAX_WORK_GROUP_SIZE
+  unsigned compute_units = 1;        //!< CL_DEVICE_MAX_COMPUTE_UNITS
+  bool is_cpu = false;               //!< CL_DEVICE_TYPE_CPU
+  bool fp64 = false;                 //!< doubles in kernels (cl_khr_fp64)
+  bool fp32_correct_divide = false;  //!< CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT (may be asked for)
 };
 
 /*!

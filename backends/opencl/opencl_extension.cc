@@ -1,6 +1,7 @@
 /*!
  * \file opencl_extension.cc
- * \brief "dlarray.opencl.v1": buffers, contexts and queues for other plugins' OpenCL kernels.
+ * \brief "dlarray.opencl.v1": buffers, contexts and queues for other plugins' OpenCL kernels;
+ *        "dlarray.mem_info.v1": free and total memory (dlarray.mem_info).
  */
 #include "opencl_extension.h"
 
@@ -9,6 +10,7 @@
 #include <new>
 
 #include "dlarray/errors.h"
+#include "dlarray/ext/mem_info.h"
 #include "dlarray/ext/opencl.h"
 #include "opencl_device.h"
 
@@ -69,12 +71,33 @@ int Objects(void* self, int32_t device_id, void** context, void** queue, void** 
   });
 }
 
+// Total: CL_DEVICE_GLOBAL_MEM_SIZE. Free: OpenCL has no query for it, so the best this process
+// knows: the total less the bytes its live arrays hold (cached buffers count as free: the pool
+// gives them back when an allocation fails). Other processes' use of the device is not seen.
+int MemInfo(void* self, int32_t device_id, uint64_t* free_bytes, uint64_t* total_bytes) {
+  return Guarded([&] {
+    OpenclDevice* d = Self(self);
+    if (device_id < 0 || device_id >= d->device_count()) {
+      throw DeviceError("mem_info: opencl(" + std::to_string(device_id) + ") does not exist");
+    }
+    const uint64_t total = d->info(device_id).global_mem;
+    const uint64_t used = d->memory_stats(device_id).bytes_in_use;
+    *total_bytes = total;
+    *free_bytes = total > used ? total - used : 0;
+  });
+}
+
 }  // namespace
 
 void SetExtensionCore(const DLArrayCoreApi* core) { g_core.store(core); }
 
 const void* OpenclExtensionTable(OpenclDevice* device) {
   static const DLArrayOpenclExtV1 table{sizeof(DLArrayOpenclExtV1), device, &Resolve, &Objects};
+  return &table;
+}
+
+const void* MemInfoTable(OpenclDevice* device) {
+  static const DLArrayMemInfoExtV1 table{sizeof(DLArrayMemInfoExtV1), device, &MemInfo};
   return &table;
 }
 

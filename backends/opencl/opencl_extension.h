@@ -17,6 +17,11 @@ void SetExtensionCore(const DLArrayCoreApi* core);
 /*! \brief The DLArrayOpenclExtV1 table of device (made once). */
 const void* OpenclExtensionTable(OpenclDevice* device);
 
+/*! \brief The DLArrayMemInfoExtV1 table of device (made once): total is
+ *         CL_DEVICE_GLOBAL_MEM_SIZE, free the total less the bytes of this process's live arrays
+ *         (OpenCL cannot tell what other processes use). */
+const void* MemInfoTable(OpenclDevice* device);
+
 }  // namespace dlarray::opencl
 
 #endif  // DLARRAY_BACKENDS_OPENCL_OPENCL_EXTENSION_H_

@@ -34,6 +34,11 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"softmax", &SoftmaxKernel},
       {"softmax_cross_entropy", &SoftmaxCrossEntropyKernel},
       {"copy", &CopyKernel},
+      {"astype", &AstypeKernel},
+      {"compare", &CompareKernel},
+      {"compare_by_const", &CompareByConstKernel},
+      {"matrix_elementwise_divide", &MatrixElementwiseDivideKernel},
+      {"matrix_elementwise_divide_by_const", &MatrixElementwiseDivideByConstKernel},
   };
   for (const Entry& e : kKernels) registry->register_kernel(e.op, kDLArrayOpenCL, e.fn);
 }

@@ -1,7 +1,8 @@
 /*!
  * \file reduce_sum_axis_zero.cc
  * \brief reduce_sum_axis_zero: out = in.sum(axis=0), accumulated in double (compensated float
- *        sums on devices without cl_khr_fp64), in a fixed order: the same result on every run.
+ *        sums on devices without cl_khr_fp64; wrapping 64-bit sums for integers; float16 and
+ *        bfloat16 through float32, see widen.h), in a fixed order: the same result on every run.
  *
  * The input is a (rows, cols) matrix. Narrow inputs (cols < 64) are first folded: read as rows of
  * L = lcm(cols, VW) elements, so that every work-item still loads whole vectors; column c's sum is
@@ -15,12 +16,22 @@
 
 #include "kernels.h"
 #include "launch.h"
+#include "widen.h"
 
 namespace dlarray::opencl {
 namespace {
 
 const ProgramSource kProgram{"reduce_sum_axis_zero", R"CLC(
-#ifdef DLARRAY_FP64
+// Integers add in wrapping 64-bit unsigned sums (as the CPU backend), floats in double where the
+// device has it, else in compensated float sums.
+#ifdef T_INT
+#undef ACC
+#define ACC ulong
+#define DL_PLAIN_SUM
+#elif defined(DLARRAY_FP64)
+#define DL_PLAIN_SUM
+#endif
+#ifdef DL_PLAIN_SUM
 #define ADD(sum, comp, v) sum += (v)
 #else
 // Kahan's compensated sum: comp holds the low-order bits lost so far.
@@ -74,7 +85,7 @@ const ProgramSource kProgram{"reduce_sum_axis_zero", R"CLC(
     STORE_S                                                                                   \
   }
 
-#ifdef DLARRAY_FP64
+#ifdef DL_PLAIN_SUM
 #define ACC_SCALAR_ADD(sum, comp, v) sum += (v)
 #else
 #define ACC_SCALAR_ADD(sum, comp, v) \
@@ -123,6 +134,10 @@ __kernel void finish_sums(__global const ACC* part, ulong blocks, ulong L,
 }  // namespace
 
 void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
+  if (IsHalfType(ctx)) {
+    RunInFloat32(ctx, &ReduceSumAxisZeroKernel);
+    return;
+  }
   const DLArray* in = ctx.inputs[0];
   const DLArray* out = ctx.outputs[0];
   OpenclDevice& device = DeviceOf(ctx);
@@ -161,7 +176,8 @@ void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
     launch.run2(col_items, 1, local0, 1);
     return;
   }
-  const size_t acc_bytes = info.fp64 ? 8 : 4;
+  const bool is_int = out->dtype.code == kDLArrayInt || out->dtype.code == kDLArrayUInt;
+  const size_t acc_bytes = info.fp64 || is_int ? 8 : 4;
   Scratch part(&device, ctx.device_id, std::max<uint64_t>(blocks * cols, 1) * acc_bytes);
   if (blocks > 0) {
     Launch launch(ctx, kProgram, "column_partials", options);

@@ -11,7 +11,7 @@ namespace dlarray::opencl {
 namespace {
 
 const std::string kSource = std::string(kElementwiseMacros) + R"CLC(
-DL_MAP1(relu, (x < (TV)0 ? (TV)0 : x), (x < (T)0 ? (T)0 : x))
+DL_MAP1(relu, (x < (TV)0 ? (TV)0 : x), (x < (CT)0 ? (CT)0 : x))
 )CLC";
 const ProgramSource kProgram{"relu", kSource.c_str()};
 

@@ -12,7 +12,7 @@ namespace {
 
 // a = the forward input, b = the incoming gradient.
 const std::string kSource = std::string(kElementwiseMacros) + R"CLC(
-DL_MAP2(relu_gradient, b * (a > (TV)0 ? (TV)1 : (TV)0), b * (a > (T)0 ? (T)1 : (T)0))
+DL_MAP2(relu_gradient, b * (a > (TV)0 ? (TV)1 : (TV)0), b * (a > (CT)0 ? (CT)1 : (CT)0))
 )CLC";
 const ProgramSource kProgram{"relu_gradient", kSource.c_str()};
 

@@ -11,6 +11,7 @@
 #include "kernels.h"
 #include "launch.h"
 #include "row_reduce.h"
+#include "widen.h"
 
 namespace dlarray::opencl {
 namespace {
@@ -87,6 +88,10 @@ const ProgramSource kProgram{"softmax", kSource.c_str()};
 }  // namespace
 
 void SoftmaxKernel(const KernelContext& ctx) {
+  if (IsHalfType(ctx)) {
+    RunInFloat32(ctx, &SoftmaxKernel);
+    return;
+  }
   const DLArray* in = ctx.inputs[0];
   const DLArray* out = ctx.outputs[0];
   OpenclDevice& device = DeviceOf(ctx);

@@ -12,6 +12,7 @@
 #include "kernels.h"
 #include "launch.h"
 #include "row_reduce.h"
+#include "widen.h"
 
 namespace dlarray::opencl {
 namespace {
@@ -105,6 +106,10 @@ const ProgramSource kProgram{"softmax_cross_entropy", kSource.c_str()};
 }  // namespace
 
 void SoftmaxCrossEntropyKernel(const KernelContext& ctx) {
+  if (IsHalfType(ctx)) {
+    RunInFloat32(ctx, &SoftmaxCrossEntropyKernel);
+    return;
+  }
   const DLArray* y = ctx.inputs[0];
   const DLArray* labels = ctx.inputs[1];
   const DLArray* out = ctx.outputs[0];

@@ -273,3 +273,24 @@ def test_gpu_kernel_variants_pass_the_op_suite(tmp_path):
     assert " passed" in out.stdout and "failed" not in out.stdout
     options = [json.loads(k.read_text())[2] for k in (tmp_path / "opencl").glob("*/key.json")]
     assert options and all("-DVW=4" in o and "-DDLARRAY_CPU" not in o for o in options)
+
+
+def test_gpu_kernel_variants_pass_the_dtype_and_view_suites(tmp_path):
+    """The GPU variants again (DLARRAY_OPENCL_KERNELS=gpu) over the dtype and view suites: strided
+    copies with one element per work-item, the 4-wide integer wrap-around vectors, the 64-bit
+    integer sums, float16 through the float32 GPU kernels. A representative dtype of each kind
+    (the CPU variant runs them all in the main suite) keeps this run short; every view test runs."""
+    needs_opencl()
+    here = pathlib.Path(__file__).resolve().parent
+    env = dict(os.environ, DLARRAY_OPENCL_KERNELS="gpu", DLARRAY_CACHE_DIR=str(tmp_path))
+    name = repr(OPENCL[0]).split("(")[0]
+    pick = "test_views or float16 or int8 or uint64 or bool or float64"
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(here / "test_dtypes.py"), str(here / "test_views.py"),
+                          "-k", "%s and (%s)" % (name, pick)],
+                         env=env, cwd=here, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+    assert " passed" in out.stdout and "failed" not in out.stdout
+    options = [json.loads(k.read_text())[2] for k in (tmp_path / "opencl").glob("*/key.json")]
+    assert any("-DT=ushort -DT_KIND=1" in o for o in options)  # float16 ran
+    assert all("-DVW=4" in o and "-DDLARRAY_CPU" not in o for o in options)
