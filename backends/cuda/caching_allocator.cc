@@ -50,7 +50,19 @@ void* CachingAllocator::Allocate(size_t nbytes) {
   }
   const size_t rounded = RoundSize(nbytes);
   if (capturing_) {
-    // cudaMalloc may synchronize, which breaks a recording: only the cache may serve.
+    // cudaMalloc may synchronize, which breaks a recording: only the cache may serve. First a
+    // block this recording freed already (still the graph's), then the ordinary cache.
+    auto again = capture_free_.lower_bound(rounded);
+    if (again != capture_free_.end()) {
+      void* ptr = again->second;
+      const size_t size = again->first;
+      capture_free_.erase(again);
+      graph_blocks_.erase(std::find(graph_blocks_.begin(), graph_blocks_.end(),
+                                    std::pair<void*, size_t>(ptr, size)));
+      live_.emplace(ptr, size);  // bytes_in_use still counts it
+      taken_while_capturing_.insert(ptr);
+      return ptr;
+    }
     void* ptr = TakeCachedLocked(rounded, std::numeric_limits<size_t>::max());
     if (ptr == nullptr) {
       throw BackendError("CUDA graph capture on " + label_ + ": an op needs " +
@@ -107,6 +119,7 @@ void CachingAllocator::Free(void* ptr) noexcept {
   if (it == live_.end()) return;
   if (capturing_ && taken_while_capturing_.erase(ptr) != 0) {
     graph_blocks_.emplace_back(ptr, it->second);  // stays in use: the graph's scratch
+    capture_free_.emplace(it->second, ptr);
     live_.erase(it);
     return;
   }
@@ -120,12 +133,14 @@ void CachingAllocator::BeginCapture() {
   capturing_ = true;
   taken_while_capturing_.clear();
   graph_blocks_.clear();
+  capture_free_.clear();
 }
 
 std::vector<std::pair<void*, size_t>> CachingAllocator::EndCapture() {
   std::lock_guard<std::mutex> lock(mu_);
   capturing_ = false;
   taken_while_capturing_.clear();  // blocks still live are ordinary arrays now
+  capture_free_.clear();
   return std::move(graph_blocks_);
 }
 

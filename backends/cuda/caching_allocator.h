@@ -73,6 +73,9 @@ class CachingAllocator {
   bool capturing_ = false;
   std::unordered_set<void*> taken_while_capturing_;
   std::vector<std::pair<void*, size_t>> graph_blocks_;
+  // Blocks of graph_blocks_ freed earlier in this recording: a later op of the same recording may
+  // take them again (the recorded nodes of one stream run one after another).
+  std::multimap<size_t, void*> capture_free_;
 };
 
 }  // namespace cuda

@@ -178,6 +178,24 @@ def test_allocating_while_recording_raises_instead_of_cudamalloc():
 
 
 @needs_gpu
+def test_scratch_freed_in_a_recording_serves_its_later_ops():
+    # One eager call caches one scratch block; a recording of 20 calls reuses it call after call
+    # (the recorded nodes run in order), so nothing is allocated and every replay is right.
+    a = dlarray.array(np.ones((300007, 3), np.float32), GPU)
+    outs = [dlarray.empty((3,), GPU) for _ in range(20)]
+    ops.reduce_sum_axis_zero(a, outs[0])
+    before = dlarray.memory_stats(GPU)["num_allocations"]
+    graph = ad.record_cuda_graph(lambda: [ops.reduce_sum_axis_zero(a, o) for o in outs], GPU)
+    for o in outs:
+        o[:] = 0
+    graph.launch()
+    graph.launch()
+    for o in outs:
+        np.testing.assert_array_equal(o.asnumpy(), np.full(3, 300007, np.float32))
+    assert dlarray.memory_stats(GPU)["num_allocations"] == before
+
+
+@needs_gpu
 def test_a_python_custom_op_runs_op_by_op():
     class Twice(ad.CustomOp):
         def forward_numpy(self, in_data, out_data):

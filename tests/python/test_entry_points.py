@@ -22,7 +22,8 @@ def fake_distribution(root, entry_points, module_source):
 
 
 def run_with(path):
-    env = dict(os.environ, PYTHONPATH=str(path))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(path), os.environ.get("PYTHONPATH")])))
     env.pop("DLARRAY_PLUGIN_PATH", None)
     out = subprocess.run([sys.executable, "-c", CHECK], env=env, capture_output=True, text=True,
                          timeout=120)

@@ -221,7 +221,7 @@ def test_gpu_elementwise_scalars_types_raw_and_in_place(gpu):
     square(d, d)  # in place: the kernel is compiled without __restrict__
     np.testing.assert_array_equal(d.asnumpy(), expected)
     with pytest.raises(TypeError, match="'x' is float32, got an array of float64"):
-        square(dlarray.array(x, gpu))
+        square(dlarray.array(x, gpu, np.float64))
     with pytest.raises(ValueError, match="has shape"):
         rtc.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x + y", "k")(
             dlarray.array(rand(4), gpu), dlarray.array(rand(5), gpu))
