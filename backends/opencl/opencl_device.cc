@@ -341,14 +341,30 @@ void OpenclDevice::empty_cache(int id) {
 std::string OpenclDevice::get_option(const std::string& key) {
   if (key == "program_cache") return ProgramCache::DiskStatus();
   if (key == "selection") return selection_;
-  if (device_count() > 0) {
-    const DeviceInfo& i = At(0).info;
-    if (key == "platform") return i.platform_name + " | " + i.platform_version;
-    if (key == "driver_version") return i.driver_version;
+  // "platform" / "driver_version" are device 0's; "platform:<id>" names the device.
+  const size_t colon = key.find(':');
+  const std::string name = key.substr(0, colon);
+  if (name == "platform" || name == "driver_version") {
+    int id = 0;
+    if (colon != std::string::npos) {
+      const std::string arg = key.substr(colon + 1);
+      size_t used = 0;
+      try {
+        id = std::stoi(arg, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != arg.size()) {
+        throw Error(ErrorKind::kValue,
+                    "opencl: option " + key + ": '" + arg + "' is not a device id");
+      }
+    }
+    const DeviceInfo& i = At(id).info;  // range-checked: names the device that is missing
+    return name == "platform" ? i.platform_name + " | " + i.platform_version : i.driver_version;
   }
   throw Error(ErrorKind::kValue, "unknown option '" + key +
-                                     "' for OpenCL devices (known: platform, driver_version, "
-                                     "program_cache, selection)");
+                                     "' for OpenCL devices (known: platform[:<id>], "
+                                     "driver_version[:<id>], program_cache, selection)");
 }
 
 const void* OpenclDevice::extension(const std::string& name) {

@@ -109,6 +109,14 @@ def test_options():
     ctx = needs_opencl()
     assert dlarray._core.get_option(ctx, "driver_version")
     assert "|" in dlarray._core.get_option(ctx, "platform")
+    for c in OPENCL:  # per device: "platform:<id>"; the plain key is device 0's
+        assert "|" in dlarray._core.get_option(c, "platform:%d" % c.device_id)
+        assert dlarray._core.get_option(c, "driver_version:%d" % c.device_id)
+    assert dlarray._core.get_option(ctx, "platform:0") == dlarray._core.get_option(ctx, "platform")
+    with pytest.raises(ValueError, match="'x' is not a device id"):
+        dlarray._core.get_option(ctx, "platform:x")
+    with pytest.raises(ValueError, match="opencl\\(%d\\) does not exist" % len(OPENCL)):
+        dlarray._core.get_option(ctx, "platform:%d" % len(OPENCL))
     with pytest.raises(ValueError, match="unknown option 'nope'.*program_cache"):
         dlarray._core.get_option(ctx, "nope")
 
@@ -128,7 +136,8 @@ def test_python_m_dlarray_lists_the_device_with_its_memory():
 def test_device_selection(spec, count, reason):
     needs_opencl()
     pocl = [c for c in OPENCL
-            if "Portable Computing Language" in dlarray._core.get_option(c, "platform")]
+            if "Portable Computing Language" in
+            dlarray._core.get_option(c, "platform:%d" % c.device_id)]
     if not pocl:
         pytest.skip("these selectors name PoCL")
     r = run(REPORT, DLARRAY_OPENCL_DEVICES=spec)
