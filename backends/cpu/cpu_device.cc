@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "blas.h"
+#include "cpu_isa_level.h"
 #include "cpu_kernels.h"
 #include "dlarray/errors.h"
 #include "parallel.h"
@@ -150,15 +151,8 @@ namespace {
 
 // The instruction set path of this library, how it was chosen, and the best this CPU runs.
 std::string IsaDescription() {
-  std::string best = "baseline";
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v4")) {
-    best = "avx512";
-  } else if (__builtin_cpu_supports("x86-64-v3")) {
-    best = "avx2";
-  }
-#endif
+  static const char* const kLevels[] = {"baseline", "avx2", "avx512"};
+  const std::string best = kLevels[dlarray::cpu::CpuIsaLevel()];
   std::string text = DLARRAY_CPU_ISA_NAME " (-march=" DLARRAY_CPU_ISA_MARCH ")";
   if (std::string(DLARRAY_CPU_ISA_NAME) == "native") return text + ": built for the build machine";
   const char* forced = std::getenv("DLARRAY_CPU_ISA");

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <string>
 
+#include "cpu_isa_level.h"
 #include "dlarray/plugin_api.h"
 
 namespace {
@@ -23,14 +24,7 @@ const char* const kPaths[] = {"baseline", "avx2", "avx512"};
 constexpr int kNumPaths = 3;
 
 // The best path this CPU (and its OS: the checks include the saved vector state) runs.
-int BestPath() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v4")) return 2;
-  if (__builtin_cpu_supports("x86-64-v3")) return 1;
-#endif
-  return 0;
-}
+int BestPath() { return dlarray::cpu::CpuIsaLevel(); }
 
 std::string g_error;  // why no path could be opened (reported by the fallback descriptor)
 
