@@ -116,6 +116,8 @@ if has bench; then
   step bench-half-precision
   python3 bench/half_precision.py --device gpu --json "$logs/half_precision_gpu.json" 2>&1 |
     tee "$logs/half_precision_gpu.txt"
+  step bench-rtc
+  python3 bench/rtc.py --json "$logs/rtc.json" 2>&1 | tee "$logs/rtc.txt"
 fi
 
 if has mnist; then
@@ -126,8 +128,6 @@ if has mnist; then
   python3 examples/mnist.py --device gpu --model mlp --epochs 10 --custom-ops \
     >"$logs/mnist_gpu_custom.txt" 2>&1
   tail -4 "$logs/mnist_gpu_custom.txt"
-  step bench-rtc
-  python3 bench/rtc.py --json "$logs/rtc.json" 2>&1 | tee "$logs/rtc.txt"
   step mnist-reorg
   python3 examples/mnist.py --device gpu --model reorg --epochs 10 >"$logs/mnist_reorg_gpu.txt" 2>&1
   tail -2 "$logs/mnist_reorg_gpu.txt"
