@@ -124,7 +124,10 @@ void PinThisLibrary() {
   }
 }
 
-thread_local bool t_inside_task = false;
+// Static TLS (initial-exec): a dlopen'ed library's dynamic TLS is what LeakSanitizer (GCC 12)
+// misreads in threads that outlive main, crashing its leak check; one flag fits in the static
+// TLS that glibc keeps for dlopen'ed libraries.
+__attribute__((tls_model("initial-exec"))) thread_local bool t_inside_task = false;
 
 class ThreadPool {
  public:

@@ -32,7 +32,7 @@ bool IsCompact(const DLArray* a) {
   for (int i = a->ndim - 1; i >= 0; --i) {
     if (a->shape[i] == 0) return true;  // no element: any layout is compact
     if (a->shape[i] != 1 && a->strides[i] != expect) return false;
-    expect *= a->shape[i];
+    if (__builtin_mul_overflow(expect, a->shape[i], &expect)) expect = INT64_MAX;
   }
   return true;
 }
@@ -83,7 +83,8 @@ void Array::SetLayout(const std::vector<int64_t>& shape, const std::vector<int64
   int64_t step = 1;
   for (int i = dl_.ndim - 1; i >= 0; --i) {
     compact[i] = step;
-    step *= std::max<int64_t>(shape_[i], 1);
+    // Saturates: a shape this large is refused by the size check that follows (Empty).
+    if (__builtin_mul_overflow(step, std::max<int64_t>(shape_[i], 1), &step)) step = INT64_MAX;
   }
   strides_ = strides.empty() ? compact : strides;
   dl_.strides = strides_.data();

@@ -224,9 +224,18 @@ namespace sdk_detail __attribute__((visibility("hidden"))) {
     });
   }
 
-  struct KernelHolder {
-    KernelFn fn;
-  };
+  // The C++ function a C entry calls travels in the entry's data pointer itself (no allocation
+  // that a registration the core rolls back would leak). POSIX guarantees that function and
+  // object pointers convert both ways, as dlsym requires.
+  template <typename Fn>
+  void* FnToData(Fn fn) {
+    static_assert(sizeof(Fn) == sizeof(void*), "function pointers must fit in a data pointer");
+    return reinterpret_cast<void*>(fn);
+  }
+  template <typename Fn>
+  Fn DataToFn(void* data) {
+    return reinterpret_cast<Fn>(data);
+  }
 
   inline int CallKernel(const DLArrayKernelCall* call, void* data) {
     const bool has_name = DLARRAY_STRUCT_HAS(call, DLArrayKernelCall, op_name);
@@ -244,22 +253,14 @@ namespace sdk_detail __attribute__((visibility("hidden"))) {
                       call->device_type,
                       has_name && call->op_name != nullptr ? call->op_name : "",
                       call};
-    return Guard(op, [&] { static_cast<const KernelHolder*>(data)->fn(ctx); });
+    return Guard(op, [&] { DataToFn<KernelFn>(data)(ctx); });
   }
-
-  struct ValidateHolder {
-    ValidateFn fn;
-  };
 
   inline int CallValidate(const DLArrayOpCall* c, void* data) {
     OpCall call{c->op_name,     c->inputs, c->num_inputs, c->outputs,
                 c->num_outputs, c->attrs,  c->num_attrs};
-    return Guard(c->op_name, [&] { static_cast<const ValidateHolder*>(data)->fn(call); });
+    return Guard(c->op_name, [&] { DataToFn<ValidateFn>(data)(call); });
   }
-
-  struct InferHolder {
-    InferShapeFn fn;
-  };
 
   inline int CallInferShape(const DLArrayShapeCall* c, void* data) {
     return Guard(c->op_name, [&] {
@@ -267,7 +268,7 @@ namespace sdk_detail __attribute__((visibility("hidden"))) {
       for (int i = 0; i < c->num_inputs; ++i)
         inputs[i].assign(c->input_shapes[i], c->input_shapes[i] + c->input_ndims[i]);
       const std::vector<double> attrs(c->attrs, c->attrs + c->num_attrs);
-      const Shapes outputs = static_cast<const InferHolder*>(data)->fn(inputs, attrs);
+      const Shapes outputs = DataToFn<InferShapeFn>(data)(inputs, attrs);
       if (outputs.size() != static_cast<size_t>(c->num_outputs)) {
         throw BackendError(std::string(c->op_name) + ": infer_shape gave " +
                            std::to_string(outputs.size()) + " shapes for " +
@@ -346,12 +347,12 @@ inline void Registry::declare_op(const OpSchema& s) {
   c.output_names = outputs.empty() ? nullptr : outputs.data();
   if (s.validate != nullptr) {
     c.validate = &sdk_detail::CallValidate;
-    c.validate_data = new sdk_detail::ValidateHolder{s.validate};  // lives as long as the plugin
+    c.validate_data = sdk_detail::FnToData(s.validate);
   }
   c.gradients = grads.empty() ? nullptr : grads.data();
   if (s.infer_shape != nullptr) {
     c.infer_shape = &sdk_detail::CallInferShape;
-    c.infer_shape_data = new sdk_detail::InferHolder{s.infer_shape};  // lives as the plugin
+    c.infer_shape_data = sdk_detail::FnToData(s.infer_shape);
   }
   c.num_inputs = s.num_inputs;
   c.num_outputs = s.num_outputs;
@@ -370,8 +371,7 @@ inline void Registry::declare_op(const OpSchema& s) {
 
 inline void Registry::register_kernel(const std::string& op, int device_type, KernelFn fn) {
   if (fn == nullptr) throw BackendError("register_kernel(" + op + "): the kernel is null");
-  // Lives as long as the plugin.
-  register_c_kernel(op, device_type, &sdk_detail::CallKernel, new sdk_detail::KernelHolder{fn});
+  register_c_kernel(op, device_type, &sdk_detail::CallKernel, sdk_detail::FnToData(fn));
 }
 
 }  // namespace dlarray
