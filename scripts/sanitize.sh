@@ -28,10 +28,14 @@ run_asan() {
   local dir=build/asan
   configure "$dir" "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
     -DDLARRAY_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PWD/$PY" \
-    -Dpybind11_DIR="$("$PY" -m pybind11 --cmakedir)"
+    -Dpybind11_DIR="$("$PY" -m pybind11 --cmakedir)" -DDLARRAY_PACKAGE_LAYOUT=ON
   cmake --build "$dir" -j "$JOBS"
-  # The build tree holds the libraries of the package; add its Python files next to them.
-  cp -r python/dlarray/. "$dir/dlarray/"
+  # The package as the wheel lays it out (the SDK's headers and CMake package included, which the
+  # custom-op and out-of-tree plugin tests build against), plus its Python files.
+  local site=$dir/site
+  rm -rf "$site"
+  cmake --install "$dir" --prefix "$site" >/dev/null
+  cp -r python/dlarray/. "$site/dlarray/"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$SUPP/ubsan.supp"
   export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:suppressions=$SUPP/asan.supp"
   export LSAN_OPTIONS="suppressions=$SUPP/lsan.supp"
@@ -42,8 +46,31 @@ run_asan() {
   # exit (interned strings, static types), which LSan would report on every run.
   local preload
   preload="$(${CXX:-g++} -print-file-name=libasan.so) $(${CXX:-g++} -print-file-name=libstdc++.so)"
+  # Child Python processes need the preload too, so it stays in the environment; the tools the
+  # tests run that must not have it get wrappers, first on PATH, that drop it: nvcc (its own
+  # programs crash with ASan preloaded) and ldd (which would list the preloaded libraries). The
+  # wrapper folder mirrors the toolkit's lib64, which cpp_extension finds next to nvcc's bin/.
+  local tools=$PWD/$dir/tools real
+  rm -rf "$tools"
+  mkdir -p "$tools/bin"
+  wrap() {  # name, real path
+    printf '#!/bin/sh\nunset LD_PRELOAD\nexec %s "$@"\n' "$2" >"$tools/bin/$1"
+    chmod +x "$tools/bin/$1"
+  }
+  if real=$(command -v ldd); then wrap ldd "$real"; fi
+  # nvcc where cpp_extension looks: $DLARRAY_NVCC, $CUDA_HOME/bin, PATH, /usr/local/cuda/bin.
+  for real in "${DLARRAY_NVCC:-}" "${CUDA_HOME:+$CUDA_HOME/bin/nvcc}" "$(command -v nvcc || true)" \
+    /usr/local/cuda/bin/nvcc; do
+    if [ -n "$real" ] && [ -x "$real" ]; then
+      wrap nvcc "$real"
+      ln -s "$(dirname "$(dirname "$(readlink -f "$real")")")/lib64" "$tools/lib64"
+      export DLARRAY_NVCC=$tools/bin/nvcc
+      break
+    fi
+  done
   (cd tests/python &&
-    LD_PRELOAD="$preload" ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" PYTHONPATH="$PWD/../../$dir" \
+    PATH="$tools/bin:$PATH" \
+    LD_PRELOAD="$preload" ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" PYTHONPATH="$PWD/../../$site" \
     DLARRAY_TEST_PLUGIN_DIR="$PWD/../../$dir/test_plugins" DLARRAY_CUDA_OFF=1 \
     "../../$PY" -m pytest -q -ra -p no:cacheprovider -m "not large" .)
 }
