@@ -273,7 +273,7 @@ def main(argv=None):
         print("  sum of the step's %d kernels' own times: %.3f ms; ratio step / floor: %.2f "
               "(target <= 1.3)" % (result["kernels"], result["kernel_floor_ms"],
                                    result["floor_ratio"]))
-    else:
+    if "torch_note" in result:
         print("  " + result["torch_note"])
     print("MLP epoch on CPU (8,000 images, batch 100)")
     print("  executor on cpu(0):    %.3f s median" % cpu_epoch)

@@ -47,19 +47,12 @@ void WaitStream(DLContext ctx, void* waiter, void* signaller) {
 int DeviceTypeFromName(const std::string& name) {
   if (name == "cpu") return kDLArrayCPU;
   if (name == "cuda" || name == "gpu") return kDLArrayCUDA;
-  // DLPack's names of the device types plugins are expected to serve.
-  static const struct {
-    const char* name;
-    int type;
-  } kKnown[] = {{"opencl", 4}, {"vulkan", 7}, {"metal", 8}, {"rocm", 10}, {"oneapi", 14}};
-  for (const auto& k : kKnown) {
-    if (name == k.name) return k.type;
+  // DLPack's names ("opencl", ...) and "device_type_<n>": the names the core prints.
+  for (int t = 1; t < DLARRAY_MAX_DEVICE_TYPES; ++t) {
+    if (name == DeviceTypeName(t)) return t;
   }
   for (const PluginInfo& p : Plugins()) {
     if (p.device_type > 0 && p.name == name) return p.device_type;
-  }
-  for (int t = 1; t < DLARRAY_MAX_DEVICE_TYPES; ++t) {
-    if (name == DeviceTypeName(t)) return t;
   }
   return -1;
 }

@@ -18,6 +18,17 @@ std::string DeviceTypeName(int device_type) {
       return "cpu";
     case kDLArrayCUDA:
       return "gpu";
+    // DLPack's names for the device types other plugins are expected to serve.
+    case 4:
+      return "opencl";
+    case 7:
+      return "vulkan";
+    case 8:
+      return "metal";
+    case 10:
+      return "rocm";
+    case 14:
+      return "oneapi";
     default:
       return "device_type_" + std::to_string(device_type);
   }

@@ -113,6 +113,14 @@ TEST_CASE("device strings") {
   CHECK_THROWS_AS(dlarray::ParseContext("tpu:0"), dlarray::Error);
   CHECK_THROWS_AS(dlarray::ParseContext("cuda:x"), dlarray::Error);
   CHECK(dlarray::DeviceTypeFromName("opencl") == 4);
+  // The names printed are the names parsed: DLPack's where it has one, else device_type_<n>.
+  CHECK(dlarray::ContextToString(DLContext{4, 1}) == "opencl(1)");
+  CHECK(dlarray::DeviceTypeName(7) == "vulkan");
+  CHECK(dlarray::DeviceTypeName(20) == "device_type_20");
+  for (int t = 1; t < DLARRAY_MAX_DEVICE_TYPES; ++t) {
+    CHECK(dlarray::DeviceTypeFromName(dlarray::DeviceTypeName(t)) == t);
+    CHECK(dlarray::ParseContext(dlarray::DeviceTypeName(t) + ":3") == DLContext{t, 3});
+  }
   const dlarray::MemInfo info = dlarray::GetMemInfo(Cpu());
   CHECK(info.total_bytes > 0);
   CHECK(info.free_bytes <= info.total_bytes);

@@ -80,14 +80,17 @@ def test_broken_report_names_the_file(tmp_path):
 
 def test_bench_scripts_write_renderable_reports(tmp_path):
     """A tiny run of each benchmark writes a report the docs can render."""
+    def bench(script, *args):
+        r = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        assert r.returncode == 0, "%s exited %d:\n%s" % (script, r.returncode, r.stderr[-3000:])
+
     ops = tmp_path / "ops.json"
-    subprocess.run([sys.executable, str(ROOT / "bench" / "ops.py"), "--sizes", "seed", "--only",
-                    "relu", "--repeat", "1", "--min-time", "0", "--json", str(ops)],
-                   check=True, capture_output=True, cwd=tmp_path, timeout=300)
+    bench("ops.py", "--sizes", "seed", "--only", "relu", "--repeat", "1", "--min-time", "0",
+          "--json", str(ops))
     mlp = tmp_path / "mlp_step.json"
-    subprocess.run([sys.executable, str(ROOT / "bench" / "mlp_step.py"), "--device", "cpu",
-                    "--repeats", "1", "--inner", "1", "--epoch-repeats", "1", "--json", str(mlp)],
-                   check=True, capture_output=True, cwd=tmp_path, timeout=300)
+    bench("mlp_step.py", "--device", "cpu", "--repeats", "1", "--inner", "1", "--epoch-repeats",
+          "1", "--json", str(mlp))
     for path in (ops, mlp):
         data = json.loads(path.read_text())
         assert MACHINE_KEYS <= set(data["machine"])

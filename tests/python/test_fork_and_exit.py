@@ -110,7 +110,10 @@ _, status = os.waitpid(pid, 0)
 print("child exit", os.waitstatus_to_exitcode(status))
 """, timeout=60)
     assert not r.timed_out and r.returncode == 0 and "child exit 0" in r.stdout, r
-    assert "fork" not in r.stderr, r
+    # No threads before the first parallel op, so Python does not warn about forking a
+    # multi-threaded process; where a GPU is, its driver starts threads of its own at load.
+    if not has_gpu():
+        assert "fork" not in r.stderr, r
 
 
 @pytest.mark.skipif(not has_gpu(), reason="needs a usable GPU")

@@ -56,6 +56,8 @@ def test_context_constructor():
     assert dlarray.opencl() == dlarray.opencl(0) == dlarray.DLContext(0, 4)
     assert dlarray.opencl(3).device_type == 4 and dlarray.opencl(3).device_id == 3
     assert not dlarray.is_gpu_ctx(dlarray.opencl(0))
+    assert repr(dlarray.opencl(2)) == "opencl(2)"
+    assert dlarray.device("opencl:2") == dlarray.opencl(2)
 
 
 @pytest.mark.parametrize("shape", [(1,), (7,), (33, 65), (1000, 1001), (2, 3, 4, 5)])
@@ -157,7 +159,9 @@ def test_no_opencl_implementation_means_zero_devices_with_the_reason(tmp_path):
     if PLUGIN is None:
         pytest.skip("opencl_backend.so not built")
     # The ICD loader reads the implementations from OCL_ICD_VENDORS: here, an empty folder.
-    r = run(REPORT, OCL_ICD_VENDORS=str(tmp_path), OPENCL_VENDOR_PATH=str(tmp_path))
+    # OCL_ICD_FILENAMES, where set (the GPU machine names PoCL and NVIDIA's there), comes first.
+    r = run(REPORT, OCL_ICD_VENDORS=str(tmp_path), OPENCL_VENDOR_PATH=str(tmp_path),
+            OCL_ICD_FILENAMES=None)
     assert r["status"] == "no devices" and r["devices"] == []
     assert "no OpenCL platform" in r["reason"] and "CL_PLATFORM_NOT_FOUND_KHR" in r["reason"]
     assert r["err"].startswith("RuntimeError") and "no OpenCL platform" in r["err"]
@@ -242,7 +246,13 @@ if pid == 0:
     import signal
     signal.alarm(20)  # a hang would end here, and fail the test
     out = {}
-    dlarray.synchronize()  # every device: nothing of OpenCL's to wait for in the child
+    dlarray.synchronize(ctx)  # nothing of OpenCL's to wait for in the child
+    dlarray.synchronize(dlarray.cpu())
+    try:  # every device: where the parent had initialised CUDA, gpu(n) refuses, naming spawn
+        dlarray.synchronize()
+        out["sync"] = "ok"
+    except RuntimeError as e:
+        out["sync"] = str(e)
     c = dlarray.array(np.ones(5))
     dlarray.ops.relu(c, c)  # the CPU still works
     for name, fn in [("op", lambda: dlarray.ops.relu(a, a)), ("read", a.asnumpy),
@@ -267,6 +277,8 @@ def test_a_forked_child_gets_an_error_not_a_hang():
     assert r["status"] == 0 and r["parent"] == 90000.0
     for name in ("op", "read", "new"):
         assert "fork()ed" in r["child"][name] and "spawn" in r["child"][name], r["child"]
+    sync = r["child"]["sync"]
+    assert sync == "ok" or ("gpu(" in sync and "fork" in sync and "spawn" in sync), sync
 
 
 def test_gpu_kernel_variants_pass_the_op_suite(tmp_path):

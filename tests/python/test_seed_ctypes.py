@@ -273,8 +273,10 @@ def test_bad_contexts_are_errors(seed):
     nd = seed.ndarray
     rc, _ = raw_alloc(seed, (4,), nd.cpu(3))
     assert rc == -1 and "cpu(3)" in last_error(seed)
-    rc, _ = raw_alloc(seed, (4,), nd.DLContext(0, 7))
-    assert rc == -1 and "device_type_7" in last_error(seed)
+    rc, _ = raw_alloc(seed, (4,), nd.DLContext(0, 7))  # DLPack's Vulkan: no plugin here
+    assert rc == -1 and "vulkan(0)" in last_error(seed)
+    rc, _ = raw_alloc(seed, (4,), nd.DLContext(0, 21))  # a type DLPack has no name for
+    assert rc == -1 and "device_type_21(0)" in last_error(seed)
 
 
 def test_gpu_without_a_gpu_is_an_error_code(seed):

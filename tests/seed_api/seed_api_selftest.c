@@ -147,7 +147,8 @@ static void CheckErrors(SelfTest* t) {
   CHECK_ERR(DLArrayAlloc(NULL, 2, Ctx(1, 0), &h), "shape is null");
   CHECK_ERR(DLArrayAlloc(s4, 1, Ctx(1, 0), NULL), "out is null");
   CHECK_ERR(DLArrayAlloc(s4, 1, Ctx(1, 9), &h), "cpu(9)");
-  CHECK_ERR(DLArrayAlloc(s4, 1, Ctx(7, 0), &h), "device_type_7");
+  CHECK_ERR(DLArrayAlloc(s4, 1, Ctx(7, 0), &h), "vulkan(0)");
+  CHECK_ERR(DLArrayAlloc(s4, 1, Ctx(21, 0), &h), "device_type_21(0)");
 
   /* freed handles are reported, never read */
   CHECK(DLArrayFree(b) == 0);

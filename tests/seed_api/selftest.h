@@ -24,10 +24,19 @@ static inline void SelfTestCheck(SelfTest* t, int ok, const char* what, const ch
 }
 
 /* CHECK(cond) and CHECK_ERR(call, text) (call returns -1 and the last error contains text), in
- * functions whose SelfTest* is named t. */
-#define CHECK(cond) SelfTestCheck(t, (cond) ? 1 : 0, #cond, __FILE__, __LINE__, DLGetLastError())
-#define CHECK_ERR(call, text)                                                \
-  SelfTestCheck(t, (call) == -1 && strstr(DLGetLastError(), (text)) != NULL, \
-                #call " fails with \"" text "\"", __FILE__, __LINE__, DLGetLastError())
+ * functions whose SelfTest* is named t. The call runs before the last error is read: a pointer
+ * read earlier may dangle once the call stores a new message. */
+#define CHECK(cond)                                                     \
+  do {                                                                  \
+    const int ok_ = (cond) ? 1 : 0;                                     \
+    SelfTestCheck(t, ok_, #cond, __FILE__, __LINE__, DLGetLastError()); \
+  } while (0)
+#define CHECK_ERR(call, text)                                                                     \
+  do {                                                                                            \
+    const int rc_ = (call);                                                                       \
+    const char* err_ = DLGetLastError();                                                          \
+    SelfTestCheck(t, rc_ == -1 && strstr(err_, (text)) != NULL, #call " fails with \"" text "\"", \
+                  __FILE__, __LINE__, err_);                                                      \
+  } while (0)
 
 #endif /* DLARRAY_TESTS_SEED_API_SELFTEST_H_ */

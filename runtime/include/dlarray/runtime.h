@@ -63,9 +63,12 @@ DLARRAY_EXPORT std::string CoreLibraryPath();
 /*! \brief The folders searched at start-up, in order. */
 DLARRAY_EXPORT std::vector<std::string> PluginSearchPath();
 
-/*! \brief "cpu(0)", "gpu(1)", "device_type_7(0)". */
+/*! \brief "cpu(0)", "gpu(1)", "opencl(0)", "device_type_20(0)". */
 DLARRAY_EXPORT std::string ContextToString(DLContext ctx);
-/*! \brief "cpu", "gpu", ... */
+/*!
+ * \brief "cpu", "gpu", DLPack's names for the types other plugins serve ("opencl", "vulkan",
+ *        "metal", "rocm", "oneapi"), else "device_type_<n>".
+ */
 DLARRAY_EXPORT std::string DeviceTypeName(int device_type);
 /*! \brief "float32", "int64", ... */
 DLARRAY_EXPORT std::string DTypeToString(DLArrayDType dtype);
