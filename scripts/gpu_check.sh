@@ -10,6 +10,10 @@
 # BASELINE=<dir of an older source tree>: the bench stage also builds that tree and runs its
 #        bench/ops.py in the same run, so "no op got slower" is measured, not remembered.
 # CUDA_ARCHS=<list> builds only those CUDA architectures (e.g. 90-real on an H100/H200).
+# SHARD=<i>/<n> (test stage): ctest and the pytest files i, i+n, i+2n, ... (1-based; hostile/ with
+#        shard 1), so that the suite fits calls of 10 minutes (serially it takes about 13 on an
+#        H100): run SHARD=1/2 and SHARD=2/2 one after the other on the warm machine, never at
+#        once (the large-array tests of two processes exhaust the GPU's memory between them).
 # Summaries go to stdout; every log goes to $OUT/gpu_logs/ as it is written (so a run cut off by
 # its time limit still returns what it did), or /tmp/gpu_logs without $OUT.
 set -uo pipefail
@@ -49,15 +53,33 @@ fi
 export PYTHONPATH=$site
 
 if has test; then
-  step ctest
-  ctest --test-dir build/gpu --output-on-failure -j8 >"$logs/ctest.log" 2>&1
-  tail -3 "$logs/ctest.log"
-  step pytest
-  (cd tests/python && python3 -X faulthandler -m pytest -q -ra -p no:cacheprovider . ) \
-    >"$logs/pytest.log" 2>&1
-  grep -E "^(FAILED|ERROR)" "$logs/pytest.log" | head -30
-  grep -E "^SKIPPED" "$logs/pytest.log" | cut -c1-160 | head -15
-  tail -1 "$logs/pytest.log"
+  shard=${SHARD:-1/1}
+  shard_i=${shard%/*} shard_n=${shard#*/}
+  if ! [[ $shard_i =~ ^[0-9]+$ && $shard_n =~ ^[0-9]+$ ]] || ((shard_i < 1 || shard_i > shard_n)); then
+    echo "SHARD=$shard: expected i/n with 1 <= i <= n" >&2
+    exit 2
+  fi
+  tests=(.)
+  if ((shard_n > 1)); then
+    mapfile -t all < <(cd tests/python && ls test_*.py)
+    tests=()
+    ((shard_i == 1)) && tests=(hostile)
+    for k in "${!all[@]}"; do
+      ((k % shard_n == shard_i - 1)) && tests+=("${all[k]}")
+    done
+  fi
+  if ((shard_i == 1)); then
+    step ctest
+    ctest --test-dir build/gpu --output-on-failure -j8 >"$logs/ctest.log" 2>&1
+    tail -3 "$logs/ctest.log"
+  fi
+  step "pytest (shard $shard: ${#tests[@]} entries)"
+  log="$logs/pytest${SHARD:+_${shard_i}of${shard_n}}.log"
+  (cd tests/python && python3 -X faulthandler -m pytest -q -ra -p no:cacheprovider "${tests[@]}") \
+    >"$log" 2>&1
+  grep -E "^(FAILED|ERROR)" "$log" | head -30
+  grep -E "^SKIPPED" "$log" | cut -c1-160 | head -15
+  tail -1 "$log"
 fi
 
 if has sanitize; then
