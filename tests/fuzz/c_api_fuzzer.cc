@@ -69,12 +69,16 @@ DLContext Context(FuzzedDataProvider& in) {
   return DLContext{in.PickValueInArray(kTypes), in.PickValueInArray(kIds)};
 }
 
+// The storage dtypes the runtime accepts (IsStorageDType in runtime/src/array.cc): a caller array
+// of one of them must be backed by a buffer of its full size, since the runtime will use it.
 bool Supported(DLArrayDType t) {
   if (t.lanes != 1) return false;
   if (t.code == kDLArrayFloat) return t.bits == 16 || t.bits == 32 || t.bits == 64;
   if (t.code == kDLArrayInt || t.code == kDLArrayUInt) {
     return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
   }
+  if (t.code == kDLArrayBfloat) return t.bits == 16;
+  if (t.code == kDLArrayBool) return t.bits == 8;
   return false;
 }
 
@@ -110,10 +114,7 @@ struct CallerArray {
       for (int i = 0; i < ndim; ++i) count *= shape[i];
     }
     dl.byte_offset = in.ConsumeBool() ? 0 : in.ConsumeIntegralInRange<uint64_t>(0, 64);
-    const int64_t bytes = (valid ? count * elem : 64) + static_cast<int64_t>(dl.byte_offset);
-    buffer.reset(new char[static_cast<size_t>(bytes)]);
-    std::memset(buffer.get(), 0x3f, static_cast<size_t>(bytes));
-    dl.data = in.ConsumeIntegralInRange<int>(0, 15) != 0 ? buffer.get() : nullptr;
+    const bool null_data = in.ConsumeIntegralInRange<int>(0, 15) == 0;
     if (ndim > 0 && ndim <= 64 && in.ConsumeIntegralInRange<int>(0, 3) == 0) {
       strides.assign(static_cast<size_t>(stored), 1);
       const bool compact = in.ConsumeBool();
@@ -124,6 +125,21 @@ struct CallerArray {
       }
       dl.strides = strides.data();
     }
+    // The elements a valid array addresses, from `lo` to `hi` relative to data + byte_offset: with
+    // strides (which ops such as copy accept) that may be more than count, or before data.
+    int64_t lo = 0, hi = count - 1;
+    if (valid && dl.strides != nullptr) {
+      hi = 0;
+      for (int i = 0; i < ndim; ++i) {
+        const int64_t reach = (shape[i] - 1) * strides[i];  // |stride| <= 3, shape[i] <= 2^20
+        (reach < 0 ? lo : hi) += reach;
+      }
+    }
+    const int64_t bytes =
+        (valid ? (hi - lo + 1) * elem : 64) + static_cast<int64_t>(dl.byte_offset);
+    buffer.reset(new char[static_cast<size_t>(bytes)]);
+    std::memset(buffer.get(), 0x3f, static_cast<size_t>(bytes));
+    dl.data = null_data ? nullptr : buffer.get() + (valid ? -lo * elem : 0);
   }
 };
 
