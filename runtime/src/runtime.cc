@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "dlarray/dlpack.h"
 #include "dlarray/plugin_api.h"
 #include "elf_check.h"
 #include "runtime_state.h"
@@ -19,15 +20,15 @@ std::string DeviceTypeName(int device_type) {
     case kDLArrayCUDA:
       return "gpu";
     // DLPack's names for the device types other plugins are expected to serve.
-    case 4:
+    case kDLArrayOpenCL:
       return "opencl";
-    case 7:
+    case kDLArrayPackVulkan:
       return "vulkan";
-    case 8:
+    case kDLArrayPackMetal:
       return "metal";
-    case 10:
+    case kDLArrayPackROCM:
       return "rocm";
-    case 14:
+    case kDLArrayPackOneAPI:
       return "oneapi";
     default:
       return "device_type_" + std::to_string(device_type);
