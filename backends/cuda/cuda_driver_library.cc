@@ -34,7 +34,7 @@ CudaDriverLibrary::CudaDriverLibrary() {
   Bind(lib, FuncGetAttribute, "cuFuncGetAttribute");
   Bind(lib, FuncSetAttribute, "cuFuncSetAttribute");
   Bind(lib, LaunchKernel, "cuLaunchKernel");
-  Bind(lib, FuncGetParamInfo, "cuFuncGetParamInfo", false);
+  Bind(lib, FuncGetParamCount, "cuFuncGetParamCount", false);
   if (!lib.missing().empty()) {
     reason = "the CUDA driver at " + lib.path() + " is too old for dlarray.rtc: it lacks " +
              lib.missing();

@@ -31,8 +31,9 @@ struct CudaDriverLibrary {
   decltype(&cuFuncGetAttribute) FuncGetAttribute = nullptr;
   decltype(&cuFuncSetAttribute) FuncSetAttribute = nullptr;
   decltype(&cuLaunchKernel) LaunchKernel = nullptr;
-  /*! \brief CUDA 12.4 drivers and newer; null before. */
-  decltype(&cuFuncGetParamInfo) FuncGetParamInfo = nullptr;
+  /*! \brief cuFuncGetParamCount: CUDA 13.1 drivers and newer (declared here: older headers lack
+   *         it); null before. */
+  CUresult (*FuncGetParamCount)(CUfunction, size_t*) = nullptr;
 
   /*! \brief "CUDA_ERROR_X (description)" for a result. */
   std::string ErrorText(CUresult r) const;

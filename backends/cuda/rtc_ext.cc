@@ -21,6 +21,7 @@
 #include "cuda_driver_library.h"
 #include "dlarray/errors.h"
 #include "dlarray/ext/rtc.h"
+#include "kernel_params.h"
 #include "nvrtc_library.h"
 #include "rtc_common.h"
 
@@ -39,6 +40,8 @@ struct DLArrayRtcFunction {
 struct DLArrayRtcModule {
   CUmodule module = nullptr;
   int device_id = 0;
+  int kind = kDLArrayRtcCubin;
+  std::string image;  // the loaded code, read for kernels' parameter counts (kernel_params.h)
   std::mutex mu;
   std::map<std::string, std::unique_ptr<DLArrayRtcFunction>> functions;
 };
@@ -154,18 +157,16 @@ int ModuleLoad(int32_t device_id, const void* code, uint64_t size, int32_t kind,
     const CudaDriverLibrary& drv = DriverFor(device_id);
     TheDevice().cuda_stream(device_id);  // first use of the GPU: the runtime's context and stream
     MakeCurrent(drv, device_id);
-    std::string ptx;
-    const void* image = code;
-    if (kind == kDLArrayRtcPtx) {  // the driver reads PTX up to a NUL
-      ptx.assign(static_cast<const char*>(code), static_cast<size_t>(size));
-      image = ptx.c_str();
-    }
     char error_log[4096] = {0};
     CUjit_option keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void* values[] = {error_log, reinterpret_cast<void*>(static_cast<uintptr_t>(sizeof error_log))};
     auto module = std::make_unique<DLArrayRtcModule>();
     module->device_id = device_id;
-    const CUresult r = drv.ModuleLoadDataEx(&module->module, image, 2, keys, values);
+    module->kind = kind;
+    module->image.assign(static_cast<const char*>(code), static_cast<size_t>(size));
+    // c_str(): the driver reads PTX up to a NUL, which the caller's bytes need not end with.
+    const CUresult r =
+        drv.ModuleLoadDataEx(&module->module, module->image.c_str(), 2, keys, values);
     if (r != CUDA_SUCCESS) {
       std::string msg = "dlarray.rtc: loading the compiled code on " + Gpu(device_id) +
                         " failed: " + drv.ErrorText(r);
@@ -200,6 +201,19 @@ int Attribute(const CudaDriverLibrary& drv, CUfunction_attribute a, CUfunction f
   return value;
 }
 
+// -1: unknown (launches then go unchecked). The driver's count where it has one (CUDA 13.1+),
+// else the module's code says; never a probe past the last parameter, an API error that
+// compute-sanitizer reports.
+int ParamCount(const CudaDriverLibrary& drv, const DLArrayRtcModule& m, CUfunction fn,
+               const std::string& name) {
+  if (drv.FuncGetParamCount != nullptr) {
+    size_t n = 0;
+    if (drv.FuncGetParamCount(fn, &n) == CUDA_SUCCESS) return static_cast<int>(n);
+  }
+  return m.kind == kDLArrayRtcPtx ? PtxParamCount(m.image, name)
+                                  : CubinParamCount(m.image.data(), m.image.size(), name);
+}
+
 int GetFunction(DLArrayRtcModule* m, const char* name, DLArrayRtcFunction** out) {
   return Guard([&] {
     if (m == nullptr || name == nullptr || out == nullptr) {
@@ -231,18 +245,7 @@ int GetFunction(DLArrayRtcModule* m, const char* name, DLArrayRtcFunction** out)
     CUDA_CALL(
         cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, f->device_id));
     f->max_dynamic_shared = optin > f->static_shared ? optin - f->static_shared : 0;
-    if (drv.FuncGetParamInfo != nullptr) {
-      int n = 0;
-      size_t offset = 0;
-      size_t psize = 0;
-      CUresult last = CUDA_SUCCESS;
-      while (n < 4096 && (last = drv.FuncGetParamInfo(f->fn, static_cast<size_t>(n), &offset,
-                                                      &psize)) == CUDA_SUCCESS) {
-        ++n;
-      }
-      // Past the last parameter the driver says "invalid value"; anything else: it cannot tell.
-      f->num_params = last == CUDA_ERROR_INVALID_VALUE ? n : -1;
-    }
+    f->num_params = ParamCount(drv, *m, f->fn, name);
     *out = f.get();
     m->functions.emplace(f->name, std::move(f));
   });

@@ -282,7 +282,7 @@ class RawKernel(_core._RtcKernel):
         -------
         dict
             ``max_threads_per_block``, ``num_registers``, ``static_shared_bytes``,
-            ``max_dynamic_shared_bytes``, ``num_params`` (-1 when the driver cannot say),
-            ``device_id``.
+            ``max_dynamic_shared_bytes``, ``num_params`` (-1 when neither the driver nor the
+            compiled code says), ``device_id``.
         """
         return dict(self._load(_device_id(ctx)).attributes)

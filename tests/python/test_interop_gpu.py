@@ -99,6 +99,9 @@ def test_cupy_both_ways_and_cuda_array_interface():
     c = cupy.arange(10, dtype=cupy.float32)
     x = dlarray.from_dlpack(c)
     c[1] = 7.0
+    # The write is queued on CuPy's stream, our read on ours: DLPack leaves ordering later work
+    # to the user (compute-sanitizer's timing made the read overtake the write).
+    cupy.cuda.get_current_stream().synchronize()
     assert x.asnumpy()[1] == 7.0
     back = cupy.from_dlpack(x)
     back[2] = -1.0

@@ -64,7 +64,7 @@ typedef struct DLArrayRtcFunctionInfo {
   int32_t static_shared_bytes;      /*!< shared memory the kernel declares statically */
   int32_t max_dynamic_shared_bytes; /*!< most dynamic shared memory a launch may ask for */
   int32_t num_registers;            /*!< registers per thread */
-  int32_t num_params;               /*!< parameters of the kernel; -1 when the driver cannot say */
+  int32_t num_params;               /*!< kernel parameters; -1: neither driver nor code says */
 } DLArrayRtcFunctionInfo;
 
 /*! \brief The table get_extension returns (static: valid until the process exits). */
