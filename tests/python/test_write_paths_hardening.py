@@ -123,3 +123,207 @@ def test_the_cache_still_writes_inside(cache):
     assert _cache.load_bytes(dest) == b"abc"
     with _cache.locked(entry):
         pass
+
+
+# -- defect 5: read-only outputs ------------------------------------------------------------------
+
+def read_only_numpy(values):
+    a = np.array(values, dtype=np.float32)
+    a.flags.writeable = False
+    return a
+
+
+@pytest.fixture(scope="module")
+def add(shared_cache):
+    return Custom(example("custom_add.cc", "CustomAdd"), out_shape=lambda a, b: a,
+                  out_dtype="float32", name="add")
+
+
+def test_an_aot_op_refuses_a_read_only_output(add):
+    a, b = dlarray.array([1.0, 2.0, 3.0]), dlarray.array([3.0, 2.0, 1.0])
+    arr = read_only_numpy([7.0, 7.0, 7.0])
+    o = dlarray.asarray(arr)
+    assert o.readonly and o.data_ptr == arr.ctypes.data  # shares the NumPy memory
+    with pytest.raises(ValueError, match="add: output 0 is read-only"):
+        add(a, b, out=o)
+    with pytest.raises(ValueError, match="add: output 0 is read-only"):
+        add(a, b, out=(o,))
+    with pytest.raises(ValueError, match="add: output 0 is read-only"):
+        add._run(a, b, o)  # the executor's bound call
+    np.testing.assert_array_equal(arr, [7.0, 7.0, 7.0])
+    writable = dlarray.empty((3,))
+    assert add(a, b, out=writable) is writable
+    np.testing.assert_array_equal(writable.asnumpy(), [4, 4, 4])
+
+
+def test_a_read_only_input_is_still_read(add):
+    a = dlarray.asarray(read_only_numpy([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(add(a, a).asnumpy(), [2, 4, 6])
+
+
+def test_two_outputs_one_read_only():
+    op = Custom(probe("SumDiff"), out_shape=lambda a, b: [a, a],
+                out_dtype=["float64", "float64"])
+    a = dlarray.array(np.ones(3), dtype="float64")
+    frozen = np.zeros(3)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="output 1 is read-only"):
+        op(a, a, out=(dlarray.empty((3,), dtype="float64"), dlarray.asarray(frozen)))
+    np.testing.assert_array_equal(frozen, 0)
+
+
+def test_copyto_and_array_set_refuse_a_read_only_target():
+    arr = read_only_numpy([5.0, 6.0])
+    o = dlarray.asarray(arr)
+    with pytest.raises(ValueError, match="read-only"):
+        dlarray.array([1.0, 2.0]).copyto(o)
+    with pytest.raises(ValueError, match="array_set: the output is read-only"):
+        dlarray.ops.array_set(o, 9.0)
+    with pytest.raises(ValueError, match="read-only"):
+        o[:] = 1.0
+    np.testing.assert_array_equal(arr, [5.0, 6.0])
+
+
+CUBE = """
+#include "dlarray/plugin.h"
+namespace {
+void Cube(const dlarray::KernelContext& c) {
+  const float* x = static_cast<const float*>(c.inputs[0]->data);
+  float* y = static_cast<float*>(c.outputs[0]->data);
+  for (int64_t i = 0, n = dlarray::NumElements(c.outputs[0]); i < n; ++i) y[i] = x[i] * x[i] * x[i];
+}
+void Register(dlarray::Registry* r) {
+  dlarray::OpSchema s;
+  s.name = "wp_cube";
+  r->declare_op(s);
+  r->register_kernel("wp_cube", kDLArrayCPU, &Cube);
+}
+}  // namespace
+DLARRAY_DEFINE_PLUGIN("wp_cube", 0, nullptr, &Register)
+"""
+
+
+@needs_cxx
+def test_a_cpp_extension_op_refuses_a_read_only_output():
+    ext = cpp_extension.load_inline("wp_cube", CUBE)
+    x = dlarray.array([1.0, 2.0])
+    arr = read_only_numpy([0.5, 0.5])
+    with pytest.raises(ValueError, match="wp_cube: the output is read-only"):
+        ext.wp_cube(x, dlarray.asarray(arr))
+    with pytest.raises(ValueError, match="wp_cube: the output is read-only"):
+        dlarray.ops.invoke("wp_cube", [x], [dlarray.asarray(arr)])
+    np.testing.assert_array_equal(arr, [0.5, 0.5])
+    np.testing.assert_array_equal(ext.wp_cube(x).asnumpy(), [1.0, 8.0])
+
+
+# rtc: a read-only array goes only to a pointer-to-const parameter. The check comes before the
+# device is looked at, so a cpu array shows it here; the GPU tests below launch for real.
+WRITE = r"""
+extern "C" __global__ void fill(const float* src, float* dst, float* const also, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { dst[i] = src[i]; also[i] = src[i]; }
+}
+"""
+
+
+def test_rtc_signatures_say_which_pointers_are_read_only():
+    from dlarray._rtc_source import kernels_in
+    code = r"""
+    extern "C" __global__ void k(const float* a, float const* b, const float* const c,
+                                 float* const d, float* e, const float* const* f,
+                                 const float** g, const float h[], float i[], int n) {}
+    """
+    params, _ = kernels_in(code)["k"]
+    assert [p[4] for p in params] == [True, True, True, False, False, True, False, True, False,
+                                      False]
+
+
+def test_rtc_raw_kernel_refuses_a_read_only_array_for_a_writable_pointer():
+    kernel = rtc.RawKernel(WRITE, "fill")
+    arr = read_only_numpy([1.0, 2.0])
+    frozen = dlarray.asarray(arr)
+    # None (a null pointer) before it: a cpu array there would be refused first, for its device
+    with pytest.raises(ValueError, match=r"argument 1 \(float\* dst\) is given a read-only array"):
+        kernel((1,), (2,), (None, frozen, None, 2))
+    with pytest.raises(ValueError, match=r"argument 2 \(float\* const also\) is given a "
+                                         r"read-only array"):
+        kernel((1,), (2,), (None, None, frozen, 2))
+    with pytest.raises(ValueError, match=r"argument 0 \(const float\* src\) is on cpu\(0\)"):
+        kernel((1,), (2,), (frozen, None, None, 2))  # a const pointer takes it (wrong device)
+    np.testing.assert_array_equal(arr, [1.0, 2.0])
+
+
+def test_rtc_kernels_of_unknown_signature_take_no_read_only_array():
+    module = rtc.RawModule(code=r"""
+    template <typename T> __global__ void tfill(const T* src, T* dst, int n) {
+      if (threadIdx.x < n) dst[threadIdx.x] = src[threadIdx.x];
+    }""", name_expressions=["tfill<float>"])
+    kernel = module.get_function("tfill<float>")  # a template instance: its types are not read
+    frozen = dlarray.asarray(read_only_numpy([1.0]))
+    with pytest.raises(ValueError, match="argument 0 is given a read-only array.*not known"):
+        kernel((1,), (1,), (frozen, frozen, frozen, 1))
+
+
+def test_rtc_mxnet_and_elementwise_refuse_read_only_arrays():
+    arr = read_only_numpy([1.0, 2.0])
+    frozen, x = dlarray.asarray(arr), dlarray.array([1.0, 2.0])
+    k = rtc.Rtc("copy", [("x", x)], [("y", x)], "y[threadIdx.x] = x[threadIdx.x];")
+    with pytest.raises(ValueError, match="Rtc 'copy': 'y' is read-only"):
+        k.push([x], [frozen], (1,), (2,))
+    with pytest.raises(ValueError, match="Rtc 'copy': 'x' is read-only"):
+        k.push([frozen], [x], (1,), (2,))  # the body may write x: its pointer is not const
+    ew = rtc.ElementwiseKernel("float32 x", "float32 y", "y = x * 2", "twice")
+    with pytest.raises(ValueError, match="ElementwiseKernel 'twice': output 'y' is read-only"):
+        ew(x, frozen)
+    np.testing.assert_array_equal(arr, [1.0, 2.0])
+
+
+def read_only_gpu(x):
+    """A read-only view of the gpu array x: its versioned DLPack capsule, flagged read-only."""
+    capsule = x.__dlpack__(max_version=(1, 0))
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    managed = get(capsule, b"dltensor_versioned")
+    flags = ctypes.c_uint64.from_address(managed + 24)  # version, manager_ctx, deleter, flags
+    flags.value |= 1  # DLPACK_FLAG_BITMASK_READ_ONLY
+    view = dlarray.from_dlpack(capsule)
+    assert view.readonly
+    return view
+
+
+gpu_rtc = pytest.mark.skipif(not rtc.is_available() or not GPUS,
+                             reason="rtc launches need NVRTC and a GPU: %s"
+                             % (rtc.status()["launch"] or rtc.status()["compile"]))
+
+
+@gpu_rtc
+def test_rtc_launches_on_a_gpu_keep_read_only_arrays_unwritten():
+    g = GPUS[0]
+    src = dlarray.array([1.0, 2.0, 3.0], g)
+    target = dlarray.array([7.0, 7.0, 7.0], g)
+    frozen = read_only_gpu(target)
+    kernel = rtc.RawKernel(WRITE, "fill")
+    with pytest.raises(ValueError, match="dst.*read-only"):
+        kernel((1,), (3,), (src, frozen, dlarray.empty((3,), g), 3))
+    dlarray.synchronize()
+    np.testing.assert_array_equal(target.asnumpy(), [7, 7, 7])
+    out, also = dlarray.empty((3,), g), dlarray.empty((3,), g)
+    kernel((1,), (3,), (read_only_gpu(src), out, also, 3))  # a const pointer takes it
+    np.testing.assert_array_equal(out.asnumpy(), [1, 2, 3])
+    ew = rtc.ElementwiseKernel("float32 x", "float32 y", "y = x * 2", "twice")
+    with pytest.raises(ValueError, match="output 'y' is read-only"):
+        ew(src, frozen)
+    np.testing.assert_array_equal(ew(read_only_gpu(src)).asnumpy(), [2, 4, 6])
+    np.testing.assert_array_equal(target.asnumpy(), [7, 7, 7])
+
+
+@pytest.mark.skipif(not GPUS, reason="no usable GPU on this machine")
+def test_a_gpu_aot_op_refuses_a_read_only_output():
+    g = GPUS[0]
+    op = Custom({"gpu": example("custom_add.cu", "CustomAdd")}, out_shape=lambda a, b: a,
+                out_dtype="float32", name="gadd")
+    a = dlarray.array([1.0, 2.0], g)
+    target = dlarray.array([5.0, 5.0], g)
+    with pytest.raises(ValueError, match="gadd: output 0 is read-only"):
+        op(a, a, out=read_only_gpu(target))
+    np.testing.assert_array_equal(target.asnumpy(), [5, 5])
