@@ -327,3 +327,60 @@ def test_a_gpu_aot_op_refuses_a_read_only_output():
     with pytest.raises(ValueError, match="gadd: output 0 is read-only"):
         op(a, a, out=read_only_gpu(target))
     np.testing.assert_array_equal(target.asnumpy(), [5, 5])
+
+
+# -- defects 8 and 10: Custom attributes ----------------------------------------------------------
+
+@pytest.mark.parametrize("value", [2**70, -2**63 - 1, 2**63, [1, 2**64], (0.5, 2**100)])
+def test_an_attribute_past_int64_is_an_overflow_error_naming_it(value):
+    with pytest.raises(OverflowError, match="attribute 'big'"):
+        Custom(probe("Probe"), [32], "float64", attrs={"big": value})
+
+
+def test_int64_bounds_are_accepted():
+    Custom(probe("Probe"), [32], "float64", attrs={"lo": -2**63, "hi": 2**63 - 1})
+
+
+@pytest.mark.parametrize("value", [{"a": 1}, None, b"bytes", [1, "x"], [[1]], object(), 1j])
+def test_an_attribute_of_a_wrong_type_is_a_type_error_naming_it(value):
+    with pytest.raises(TypeError, match="attribute 'odd' must be a bool, int, float, str"):
+        Custom(probe("Probe"), [32], "float64", attrs={"odd": value})
+
+
+def test_nul_bytes_in_attribute_names_and_strings_are_refused():
+    with pytest.raises(ValueError, match=r"attribute name 'i\\x00j' holds a NUL byte"):
+        Custom(probe("Probe"), [32], "float64", attrs={"i\0j": 1})
+    with pytest.raises(ValueError, match="attribute 's': the string holds a NUL byte"):
+        Custom(probe("Probe"), [32], "float64", attrs={"s": "hel\0lo"})
+
+
+def test_the_core_binding_checks_attributes_too():
+    # dlarray._core.AotOp, called without Custom's Python checks, refuses the same values.
+    impls = [(1, load_library(compile_source(str(KERNELS / "probe_ops.cc"))), "Probe")]
+    spec = [((32,), np.dtype("float64"))]
+
+    def make(attrs):
+        return dlarray._core.AotOp("p", impls, -1, [], 1, spec, attrs)
+
+    make([("i", 3), ("s", "ok"), ("l", [1, 2]), ("f", [0.5, 1])])
+    with pytest.raises(OverflowError, match="attribute 'i'.*int64"):
+        make([("i", 2**70)])
+    with pytest.raises(OverflowError, match="attribute 'l'.*int64"):
+        make([("l", [1, -2**70])])
+    with pytest.raises(OverflowError, match="attribute 'f'.*int64"):
+        make([("f", [0.5, 2**64])])
+    with pytest.raises(ValueError, match="attribute 's'.*NUL"):
+        make([("s", "a\0b")])
+    with pytest.raises(ValueError, match="attribute name 'a\\\\x00b'.*NUL"):
+        make([("a\0b", 1)])
+    with pytest.raises(TypeError, match="attribute names must be strings"):
+        make([(3, 1)])
+    with pytest.raises(TypeError, match="attribute 'd' must be a bool, int, float, str"):
+        make([("d", {"a": 1})])
+
+
+def test_good_attributes_still_reach_the_library():
+    op = Custom(probe("Probe"), [32], np.float64, attrs={"i": -2**63, "s": "hello"})
+    seen = op(dlarray.array(np.ones((2, 3, 4), np.float32) + 8)).asnumpy()
+    assert seen[14] == float(-2**63) and seen[17] == ord("h")
+
