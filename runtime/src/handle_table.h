@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "dlarray/dlarray.h"
 #include "dlarray/runtime.h"

@@ -184,6 +184,25 @@ def test_copyto_and_array_set_refuse_a_read_only_target():
     np.testing.assert_array_equal(arr, [5.0, 6.0])
 
 
+def test_collectives_refuse_a_read_only_array_they_would_write():
+    import dlarray.distributed as dist
+    assert not dist.is_initialized()  # the check comes first, so no group is needed
+    arr = read_only_numpy([1.0, 2.0])
+    frozen, x = dlarray.asarray(arr), dlarray.array([1.0, 2.0])
+    for call, message in [(lambda: dist.all_reduce(frozen), "all_reduce: array is read-only"),
+                          (lambda: dist.all_reduce_coalesced([x, frozen]),
+                           r"all_reduce_coalesced: arrays\[1\] is read-only"),
+                          (lambda: dist.broadcast(frozen), "broadcast: array is read-only"),
+                          (lambda: dist.all_gather(x, out=frozen), "all_gather: out is read-only"),
+                          (lambda: dist.reduce_scatter(x, out=frozen),
+                           "reduce_scatter: out is read-only")]:
+        with pytest.raises(ValueError, match=message):
+            call()
+    with pytest.raises(RuntimeError):
+        dist.all_gather(frozen)  # a read-only input is fine: only the missing group is refused
+    np.testing.assert_array_equal(arr, [1.0, 2.0])
+
+
 CUBE = """
 #include "dlarray/plugin.h"
 namespace {
