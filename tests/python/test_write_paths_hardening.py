@@ -12,7 +12,7 @@ import pytest
 
 import dlarray
 import dlarray.rtc as rtc
-from aot_util import GPUS, KERNELS, example, probe
+from aot_util import GPUS, KERNELS, example, needs_nvcc, probe
 from dlarray import _cache, cpp_extension
 from dlarray.custom import Custom, compile_source, load_library
 
@@ -337,6 +337,7 @@ def test_rtc_launches_on_a_gpu_keep_read_only_arrays_unwritten():
 
 
 @pytest.mark.skipif(not GPUS, reason="no usable GPU on this machine")
+@needs_nvcc
 def test_a_gpu_aot_op_refuses_a_read_only_output():
     g = GPUS[0]
     op = Custom({"gpu": example("custom_add.cu", "CustomAdd")}, out_shape=lambda a, b: a,
