@@ -48,9 +48,10 @@ def files_outside(tmp_path, root):
 # -- defect 3: cpp_extension names and the cache writer -------------------------------------------
 
 @pytest.mark.parametrize("name", ["../../../victim/owned", "../victim/owned", "a; touch x",
-                                  "/tmp/owned", "a/b", "", "1st", "a-b", "caf\u00e9", "a\0b",
+                                  "{victim}/owned", "a/b", "", "1st", "a-b", "caf\u00e9", "a\0b",
                                   "name.so"])
 def test_load_inline_refuses_a_name_that_is_not_a_c_identifier(cache, tmp_path, name):
+    name = name.replace("{victim}", str(tmp_path / "victim"))  # an absolute path, in tmp_path
     with pytest.raises(ValueError, match="name must be a C identifier"):
         cpp_extension.load_inline(name, ["int x;"])
     assert files_outside(tmp_path, cache) == []
