@@ -2,21 +2,21 @@
 // Arrays it allocates are runtime arrays; caller-made DLSeedArrays are wrapped as DLPack views of
 // the caller's memory, without copies. Only the C++ API (namespace dlarray) is called here, never a
 // C name, and every exported name is versioned (seed_c_api.map), so neither this library nor the
-// core can be routed to the other's same-named functions.
+// core can be routed to the other's same-named functions. Handles come from the core C API's
+// handle table (runtime/src/handle_table.cc, built into this library too: it is not exported),
+// with a table of their own whose slots hold the seed's struct.
 #define DLARRAY_SEED_NO_SEED_NAMES
 #include "seed_c_api.h"
 
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <new>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "dlarray/errors.h"
 #include "dlarray/runtime.h"
+#include "handle_table.h"
 
 namespace {
 
@@ -50,13 +50,6 @@ int Guard(const char* fn, Body&& body) noexcept {
   throw dlarray::Error(dlarray::ErrorKind::kValue, msg);
 }
 
-// What a handle from DLArrayAlloc points to: the seed's struct, in front of the runtime array.
-struct SeedHandle {
-  DLSeedArray seed{};
-  std::shared_ptr<dlarray::Array> array;
-  std::vector<int64_t> shape;  // seed.shape points here
-};
-
 // One operand as the runtime sees it: a runtime array (held for the call) or a DLPack-layout view
 // of a caller-made DLSeedArray.
 struct Operand {
@@ -65,76 +58,43 @@ struct Operand {
   DLArray* dl() { return array ? array->dl() : &view; }
 };
 
-// Handles made by DLArrayAlloc, and those freed since (until their address is reused), so that a
-// freed handle is reported instead of read.
-class HandleTable {
- public:
-  DLSeedArray* Add(std::shared_ptr<dlarray::Array> array) {
-    auto h = std::make_unique<SeedHandle>();
-    const DLArray* dl = array->dl();
-    h->shape.assign(dl->shape, dl->shape + dl->ndim);
-    h->seed.data = static_cast<char*>(dl->data) + dl->byte_offset;
-    h->seed.ctx.device_id = dl->ctx.device_id;
-    h->seed.ctx.device_type = dl->ctx.device_type;
-    h->seed.ndim = dl->ndim;
-    h->seed.shape = h->shape.data();
-    h->array = std::move(array);
-    DLSeedArray* key = &h->seed;
-    std::lock_guard<std::mutex> lock(mu_);
-    freed_.erase(key);
-    live_[key] = std::move(h);
-    return key;
-  }
+static_assert(sizeof(DLSeedArray) <= dlarray::HandleTable::kSlotBytes,
+              "the seed's struct must fit a handle slot");
 
-  // Takes the handle out of the table; the caller destroys it outside the lock.
-  std::unique_ptr<SeedHandle> Remove(DLSeedArray* h) {
-    if (h == nullptr) Throw("null handle");
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = live_.find(h);
-    if (it == live_.end()) {
-      Throw(freed_.count(h) ? "the handle was already freed"
-                            : "the handle was not made by DLArrayAlloc");
-    }
-    std::unique_ptr<SeedHandle> doomed = std::move(it->second);
-    live_.erase(it);
-    freed_.insert(h);
-    return doomed;
-  }
+// What a handle from DLArrayAlloc points to: the seed's struct, over the runtime array (whose
+// shape the table keeps alive).
+void WriteSeedSlot(void* slot, const dlarray::Array& array) {
+  const DLArray* dl = array.dl();
+  auto* seed = new (slot) DLSeedArray{};
+  seed->data = static_cast<char*>(dl->data) + dl->byte_offset;
+  seed->ctx.device_id = dl->ctx.device_id;
+  seed->ctx.device_type = dl->ctx.device_type;
+  seed->ndim = dl->ndim;
+  seed->shape = dl->shape;
+}
 
-  // A runtime array for handles from DLArrayAlloc, a view for caller-made arrays; rejects null and
-  // freed handles.
-  Operand Resolve(const DLSeedArray* h, const char* what) {
-    if (h == nullptr) Throw(std::string(what) + " is a null handle");
-    Operand op;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = live_.find(h);
-      if (it != live_.end()) {
-        op.array = it->second->array;
-        return op;
-      }
-      if (freed_.count(h)) Throw(std::string(what) + " is a freed handle");
-    }
-    op.view.data = h->data;
-    op.view.ctx.device_type = h->ctx.device_type;
-    op.view.ctx.device_id = h->ctx.device_id;
-    op.view.ndim = h->ndim;
-    op.view.dtype = dlarray::kFloat32;
-    op.view.shape = h->shape;
-    op.view.strides = nullptr;
-    op.view.byte_offset = 0;
-    return op;
-  }
-
- private:
-  std::mutex mu_;
-  std::unordered_map<const DLSeedArray*, std::unique_ptr<SeedHandle>> live_;
-  std::unordered_set<const DLSeedArray*> freed_;
-};
-
-HandleTable& Handles() {
-  static HandleTable* table = new HandleTable();  // never destroyed: handles may outlive exit
+// The core C API's handle table, with slots of the seed's layout: a handle is never handed out
+// again while the range lasts, so a freed handle is reported even after its memory was reused.
+dlarray::HandleTable& Handles() {
+  static auto* table = new dlarray::HandleTable(&WriteSeedSlot);  // handles may outlive exit
   return *table;
+}
+
+// A runtime array for handles from DLArrayAlloc, a view for caller-made arrays; rejects null and
+// freed handles.
+Operand Resolve(const DLSeedArray* h, const char* what) {
+  Operand op;
+  op.array = Handles().Find(h, what);
+  if (op.array) return op;
+  op.view.data = h->data;
+  op.view.ctx.device_type = h->ctx.device_type;
+  op.view.ctx.device_id = h->ctx.device_id;
+  op.view.ndim = h->ndim;
+  op.view.dtype = dlarray::kFloat32;
+  op.view.shape = h->shape;
+  op.view.strides = nullptr;
+  op.view.byte_offset = 0;
+  return op;
 }
 
 // Runs a core op by name on seed handles (inputs, one output, float attributes).
@@ -143,8 +103,8 @@ void RunOp(const char* op, std::initializer_list<const DLSeedArray*> inputs, DLS
   const char* names[] = {"input 0", "input 1"};
   std::vector<Operand> in;
   in.reserve(inputs.size());
-  for (const DLSeedArray* h : inputs) in.push_back(Handles().Resolve(h, names[in.size()]));
-  Operand out = Handles().Resolve(output, "output");
+  for (const DLSeedArray* h : inputs) in.push_back(Resolve(h, names[in.size()]));
+  Operand out = Resolve(output, "output");
   std::vector<const DLArray*> in_dl;
   for (Operand& o : in) in_dl.push_back(o.dl());
   DLArray* out_dl[] = {out.dl()};
@@ -165,19 +125,20 @@ int DLArrayAlloc(const int64_t* shape, int ndim, DLSeedContext ctx, DLSeedArrayH
     if (ndim > 0 && shape == nullptr) Throw("shape is null");
     std::vector<int64_t> dims(shape, shape + ndim);
     DLContext dl_ctx{ctx.device_type, ctx.device_id};
-    *out = Handles().Add(dlarray::Array::Empty(dims, dl_ctx, dlarray::kFloat32));
+    *out = static_cast<DLSeedArray*>(
+        Handles().AddSlot(dlarray::Array::Empty(dims, dl_ctx, dlarray::kFloat32)));
   });
 }
 
 int DLArrayFree(DLSeedArrayHandle handle) {
-  return Guard("DLArrayFree", [&] { Handles().Remove(handle).reset(); });
+  return Guard("DLArrayFree", [&] { Handles().Remove(handle, ""); });
 }
 
 int DLArrayCopyFromTo(DLSeedArrayHandle from, DLSeedArrayHandle to, void* stream) {
   return Guard("DLArrayCopyFromTo", [&] {
     if (stream != nullptr) Throw("streams are not supported: pass NULL (None)");
-    Operand src = Handles().Resolve(from, "copy source");
-    Operand dst = Handles().Resolve(to, "copy target");
+    Operand src = Resolve(from, "copy source");
+    Operand dst = Resolve(to, "copy target");
     dlarray::CopyFromTo(src.dl(), dst.dl());
   });
 }

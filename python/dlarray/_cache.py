@@ -7,6 +7,10 @@ of them is a different entry and entries never need invalidating. Many processes
 cache: results are written under a temporary name and renamed into place (atomic on one
 filesystem), a per-entry lock makes concurrent builders of the same entry build once, and every
 stored file has a SHA-256 manifest, so a truncated or corrupt file is detected, dropped and rebuilt.
+
+Every path this module writes, locks or removes must resolve (symlinks followed) inside the cache
+root: a name taken from a caller (an extension's name, a source's file name) that climbs out with
+``..``, an absolute path or a symlink is refused with ValueError before anything is touched.
 """
 
 import contextlib
@@ -56,17 +60,28 @@ def make_key(*parts):
     return h.hexdigest()[:32]
 
 
+def _inside(path, action="write"):
+    """``path`` when it resolves inside the cache root; ValueError otherwise (nothing touched)."""
+    path = pathlib.Path(path)
+    root = cache_dir().resolve()
+    resolved = path.resolve()
+    if resolved != root and root not in resolved.parents:
+        raise ValueError("dlarray cache: refusing to %s %s: it resolves to %s, outside the cache "
+                         "folder %s" % (action, path, resolved, root))
+    return path
+
+
 def entry_dir(namespace, key):
     """The folder of one entry (created)."""
-    path = cache_dir() / namespace / key
+    path = _inside(cache_dir() / namespace / key, "create")
     path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _inside(path, "create")  # a symlink planted at the path counts as well
 
 
 @contextlib.contextmanager
 def locked(folder):
     """Holds an exclusive lock on ``folder`` (a file lock: processes and threads alike)."""
-    lock_path = pathlib.Path(folder) / ".lock"
+    lock_path = _inside(pathlib.Path(folder) / ".lock", "lock")
     with open(lock_path, "a+") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
@@ -97,7 +112,8 @@ def _atomic_write_text(path, text):
 
 def store_file(src, dest):
     """Moves (or copies) the file ``src`` to ``dest`` atomically and records its checksum."""
-    dest = pathlib.Path(dest)
+    dest = _inside(dest)
+    _inside(dest.with_name(dest.name + _MANIFEST))
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".tmp")
     os.close(fd)
     try:
@@ -120,8 +136,8 @@ def store_file(src, dest):
 def verified_file(path):
     """``path`` when it exists and matches its recorded checksum; otherwise removes what is there
     (a truncated, corrupt or half-written entry) and returns None."""
-    path = pathlib.Path(path)
-    manifest = path.with_name(path.name + _MANIFEST)
+    path = _inside(path, "read or remove")
+    manifest = _inside(path.with_name(path.name + _MANIFEST), "read or remove")
     try:
         expected = manifest.read_text().strip()
         if path.is_file() and _digest(path) == expected:
@@ -136,7 +152,8 @@ def verified_file(path):
 
 def store_bytes(dest, data):
     """Writes ``data`` to ``dest`` atomically, with its checksum."""
-    dest = pathlib.Path(dest)
+    dest = _inside(dest)
+    _inside(dest.with_name(dest.name + _MANIFEST))
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".tmp")
     with os.fdopen(fd, "wb") as f:
         f.write(data)

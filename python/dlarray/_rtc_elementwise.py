@@ -220,7 +220,8 @@ class ElementwiseKernel:
             A wrong number of arguments, a dtype that differs from the declared one, or a type
             name whose arrays disagree.
         ValueError
-            Arrays of different shapes or devices, or no way to tell the size.
+            Arrays of different shapes or devices, no way to tell the size, or a read-only
+            output.
         """
         n_in, n_out = len(self.in_params), len(self.out_params)
         if len(args) not in (n_in, n_in + n_out):
@@ -251,6 +252,9 @@ class ElementwiseKernel:
             elif p in self.out_params or p.raw:
                 raise TypeError("dlarray.rtc.ElementwiseKernel '%s': '%s' must be an NDArray, "
                                 "got %s" % (self.name, p.name, type(a).__name__))
+            if p in self.out_params and a.readonly:
+                raise ValueError("dlarray.rtc.ElementwiseKernel '%s': output '%s' is read-only: "
+                                 "pass a writable array" % (self.name, p.name))
         dtypes = []
         for p in params:
             d = p.dtype if p.dtype is not None else types.get(p.placeholder)

@@ -201,7 +201,9 @@ class Rtc:
         TypeError
             Another number of inputs or outputs, or something else than NDArrays.
         ValueError
-            Arrays on the CPU or on different GPUs, a grid or block out of range.
+            Arrays on the CPU or on different GPUs, a grid or block out of range, or a
+            read-only array (inputs too: the body may write any array, whose pointers are not
+            const).
         CompileError
             Arrays of new shapes whose version of the kernel does not compile.
         """
@@ -217,6 +219,10 @@ class Rtc:
             if not isinstance(a, _core.NDArray):
                 raise TypeError("dlarray.rtc.Rtc '%s': '%s' must be an NDArray, got %s"
                                 % (self.name, n, type(a).__name__))
+            if a.readonly:
+                raise ValueError("dlarray.rtc.Rtc '%s': '%s' is read-only, and the kernel body "
+                                 "may write it (its pointer is not const): pass a writable copy "
+                                 "(.copy())" % (self.name, n))
         spec = tuple((a.shape, a.dtype) for a in arrays)
         kernel = self._kernels.get(spec) or self._kernel_for(
             tuple((tuple(s), np.dtype(d)) for s, d in spec))

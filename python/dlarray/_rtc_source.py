@@ -76,8 +76,24 @@ def _split_params(text):
     return [p.strip() for p in out]
 
 
+def _const_data(tokens, is_array):
+    """Whether a pointer parameter's data is const at every level (``const float*``, ``float
+    const*``, ``const float* const*``): only such a parameter may take a read-only array. A const
+    after the last ``*`` (``float* const x``) makes the pointer const, not the data."""
+    levels = tokens + ["*"] if is_array else tokens
+    segments, current = [], []
+    for t in levels:
+        if t == "*":
+            segments.append(current)
+            current = []
+        else:
+            current.append(t)
+    return bool(segments) and all("const" in seg for seg in segments)
+
+
 def parse_param(text):
-    """``(kind, code, bits, label)`` of one parameter declaration (bits 0: any type)."""
+    """``(kind, code, bits, label, const_data)`` of one parameter declaration (bits 0: any
+    type; const_data: a pointer to const data, see _const_data)."""
     label = " ".join(text.split())
     decl = text.split("=")[0]
     is_array = "[" in decl
@@ -86,17 +102,17 @@ def parse_param(text):
     tokens = re.findall(r"[A-Za-z_]\w*(?:::\w+)*|[*&]", decl)
     words = [t.split("::")[-1] for t in tokens if t not in ("*", "&") and t not in _QUALIFIERS]
     if "&" in tokens:
-        return UNKNOWN, 0, 0, label
+        return UNKNOWN, 0, 0, label, False
     # The last word is the parameter's name when there is a type before it.
     type_words = words[:-1] if len(words) > 1 else words
     key = " ".join(type_words)
     code_bits = _C_TYPES.get(key)
     if pointer:
         code, bits = code_bits if code_bits else (0, 0)  # void*, T*, structs: any array
-        return POINTER, code, bits, label
+        return POINTER, code, bits, label, _const_data(tokens, is_array)
     if code_bits is None:
-        return UNKNOWN, 0, 0, label
-    return SCALAR, code_bits[0], code_bits[1], label
+        return UNKNOWN, 0, 0, label, False
+    return SCALAR, code_bits[0], code_bits[1], label, False
 
 
 _KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+"

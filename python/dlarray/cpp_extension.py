@@ -21,6 +21,7 @@ import functools
 import hashlib
 import os
 import pathlib
+import re
 import shlex
 import shutil
 import subprocess
@@ -36,6 +37,20 @@ __all__ = ["BuildError", "Extension", "load", "load_inline"]
 _DEFAULT_CFLAGS = ["-O3", "-std=c++17", "-fPIC", "-fvisibility=hidden"]
 _DEFAULT_CUDA_CFLAGS = ["-O3", "-std=c++17", "-Xcompiler", "-fPIC,-fvisibility=hidden"]
 _DEFAULT_CUDA_ARCHS = ["80", "90"]
+
+
+# Extension names become file names in the cache and the plugin's name in C: ASCII identifiers
+# only, so that no name can climb out of the cache folder or need quoting for a shell or a linker.
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _check_name(name, caller):
+    if not isinstance(name, str):
+        raise TypeError("dlarray.cpp_extension.%s: name must be a str, got %s"
+                        % (caller, type(name).__name__))
+    if not _NAME.match(name):
+        raise ValueError("dlarray.cpp_extension.%s: name must be a C identifier (ASCII letters, "
+                         "digits and _, not starting with a digit), got %r" % (caller, name))
 
 
 class BuildError(RuntimeError):
@@ -232,15 +247,16 @@ def load(name, sources, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags
     ------
     BuildError
         A compiler failed (its message included) or is missing (which one, and how to get it).
+    TypeError
+        A name that is not a str.
     ValueError
-        A bad name, no sources, or a source of an unknown kind.
+        A name that is not a C identifier, no sources, or a source of an unknown kind.
     FileNotFoundError
         A source file does not exist.
     RuntimeError
         The built library does not load as a plugin (its status and reason).
     """
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError("extension name must be an identifier, got %r" % (name,))
+    _check_name(name, "load")
     paths = [pathlib.Path(s).resolve() for s in ([sources] if isinstance(sources, (str, os.PathLike))
                                                  else sources)]
     if not paths:
@@ -295,9 +311,11 @@ def load_inline(name, cpp_sources, cuda_sources=None, **kwargs):
 
     Raises
     ------
-    BuildError, ValueError, RuntimeError
-        As ``load``.
+    BuildError, TypeError, ValueError, RuntimeError
+        As ``load``; the name is checked before anything is written.
     """
+    _check_name(name, "load_inline")  # before the name becomes part of any path
+
     def as_list(x):
         return [x] if isinstance(x, str) else list(x or [])
     cpp, cuda = as_list(cpp_sources), as_list(cuda_sources)

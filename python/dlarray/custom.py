@@ -176,14 +176,25 @@ def _arity(fn, minus=0):
     return sum(k in positional for k in kinds) - minus
 
 
+_INT64 = (-2**63, 2**63 - 1)
+
+
 def _attr_value(name, value):
+    # Checked here so that messages name the attribute; the C++ side checks again (NUL bytes,
+    # int64 and double ranges) for callers of _core.AotOp.
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, numbers.Integral):
+        if not _INT64[0] <= int(value) <= _INT64[1]:
+            raise OverflowError("dlarray.custom: attribute %r: %d does not fit a 64-bit signed "
+                                "integer (int64)" % (name, value))
         return int(value)
     if isinstance(value, numbers.Real):
         return float(value)
     if isinstance(value, str):
+        if "\0" in value:
+            raise ValueError("dlarray.custom: attribute %r: the string holds a NUL byte (C would "
+                             "read it cut short): %r" % (name, value))
         return value
     if isinstance(value, (list, tuple, np.ndarray)):
         items = [_attr_value(name, v) for v in value]
@@ -192,7 +203,7 @@ def _attr_value(name, value):
         if all(isinstance(v, (bool, int, float)) for v in items):
             return [float(v) for v in items]
     raise TypeError("dlarray.custom: attribute %r must be a bool, int, float, str or a list of "
-                    "numbers, got %r" % (name, value))
+                    "numbers, got %s (%r)" % (name, type(value).__name__, value))
 
 
 def _device_type(key):
@@ -325,6 +336,9 @@ class Custom(_core.AotOp):
         for key in attrs:
             if not isinstance(key, str):
                 raise TypeError("dlarray.custom: attribute names must be strings, got %r" % (key,))
+            if "\0" in key:
+                raise ValueError("dlarray.custom: attribute name %r holds a NUL byte (C would "
+                                 "read it cut short)" % (key,))
         label = name or "/".join(sorted({symbol for _, _, symbol in impls}))
         super().__init__(label, impls, next(iter(known.values()), -1), in_dtypes, num_outputs,
                          fixed, [(k, _attr_value(k, v)) for k, v in attrs.items()])

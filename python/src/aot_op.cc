@@ -211,7 +211,10 @@ AotOp::AotOp(std::string name, const std::vector<py::tuple>& impls, int num_inpu
       throw ValueError("dlarray.custom: " + name_ + ": output specs do not match the outputs");
     specs_fixed_ = true;
   }
-  for (const py::tuple& a : attrs) AddAttr(a[0].cast<std::string>(), a[1]);
+  for (const py::tuple& a : attrs) {
+    if (a.size() != 2) throw ValueError("dlarray.custom: attrs must be (name, value) pairs");
+    attrs_.Add(a[0], a[1]);
+  }
 }
 
 AotOp::~AotOp() = default;
@@ -231,37 +234,6 @@ void AotOp::AddImpl(int device_type, const py::handle& library, const std::strin
       reinterpret_cast<AotInferShapeFn>(impl->library->Symbol(symbol + "InferShape"));
   impl->infer_type = reinterpret_cast<AotInferTypeFn>(impl->library->Symbol(symbol + "InferType"));
   impls_.push_back(std::move(impl));
-}
-
-void AotOp::AddAttr(const std::string& name, const py::handle& value) {
-  DLArrayAotAttr a{};
-  a.name = names_.emplace_back(name).c_str();
-  if (py::isinstance<py::bool_>(value) || py::isinstance<py::int_>(value)) {
-    a.kind = kDLArrayAotInt;
-    a.int_value = value.cast<int64_t>();
-    a.float_value = static_cast<double>(a.int_value);
-  } else if (py::isinstance<py::float_>(value)) {
-    a.kind = kDLArrayAotFloat;
-    a.float_value = value.cast<double>();
-  } else if (py::isinstance<py::str>(value)) {
-    a.kind = kDLArrayAotString;
-    const std::string& s = strings_.emplace_back(value.cast<std::string>());
-    a.string_value = s.c_str();
-    a.length = static_cast<int64_t>(s.size());
-  } else {
-    auto list = value.cast<py::list>();
-    bool floats = false;
-    for (const py::handle& v : list) floats = floats || py::isinstance<py::float_>(v);
-    if (floats) {
-      a.kind = kDLArrayAotFloats;
-      a.floats = float_lists_.emplace_back(list.cast<std::vector<double>>()).data();
-    } else {
-      a.kind = kDLArrayAotInts;
-      a.ints = int_lists_.emplace_back(list.cast<std::vector<int64_t>>()).data();
-    }
-    a.length = static_cast<int64_t>(py::len(list));
-  }
-  attrs_.push_back(a);
 }
 
 std::vector<int> AotOp::device_types() const {

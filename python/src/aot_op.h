@@ -36,6 +36,27 @@ struct OutSpec {
 
 struct AotImpl;
 
+/*! \brief An op's attributes as the DLArrayAotAttr structs a library reads (aot_attrs.cc). */
+class AotAttrs {
+ public:
+  /*!
+   * \brief Adds one: name a str, value a bool, int, float, str or a list of ints or floats.
+   *        TypeError, ValueError (a NUL byte) or OverflowError (an int past int64) name it.
+   */
+  void Add(const py::handle& name, const py::handle& value);
+  const DLArrayAotAttr* data() const { return attrs_.data(); }
+  size_t size() const { return attrs_.size(); }
+
+ private:
+  void AddList(const std::string& name, const py::handle& value, DLArrayAotAttr* a);
+
+  std::vector<DLArrayAotAttr> attrs_;
+  // Stable storage for what the structs point to.
+  std::deque<std::string> names_, strings_;
+  std::deque<std::vector<int64_t>> int_lists_;
+  std::deque<std::vector<double>> float_lists_;
+};
+
 /*! \brief An AOT custom op: one library function per device type, attributes, output specs. */
 class AotOp {
  public:
@@ -77,7 +98,6 @@ class AotOp {
 
  private:
   void AddImpl(int device_type, const py::handle& library, const std::string& symbol);
-  void AddAttr(const std::string& name, const py::handle& value);
   AotImpl* Find(int device_type) const;
   [[noreturn]] void ThrowNoImpl(DLContext ctx) const;
   void CheckInputs(const DLArray* const* ins, int nin, DLContext ctx) const;
@@ -93,11 +113,7 @@ class AotOp {
   int num_outputs_;
   std::vector<DLArrayDType> in_dtypes_;
   std::vector<std::unique_ptr<AotImpl>> impls_;
-  // Attributes, with stable storage for what they point to.
-  std::vector<DLArrayAotAttr> attrs_;
-  std::deque<std::string> names_, strings_;
-  std::deque<std::vector<int64_t>> int_lists_;
-  std::deque<std::vector<double>> float_lists_;
+  AotAttrs attrs_;
   // Output specs (used with the GIL held): fixed, or those of the last input signature.
   bool specs_fixed_ = false;
   bool specs_valid_ = false;

@@ -31,9 +31,28 @@ void* ValueOf(PyObject* obj, const py::detail::type_info* info) {
   return vh && vh.holder_constructed() ? vh.value_ptr() : nullptr;
 }
 
-DLArray* ArrayOf(PyObject* obj) {
+const NDArray* NDArrayOf(PyObject* obj) {
   auto* nd = static_cast<NDArray*>(ValueOf(obj, g_ndarray_info));
-  return nd != nullptr && nd->array != nullptr ? nd->dl() : nullptr;
+  return nd != nullptr && nd->array != nullptr ? nd : nullptr;
+}
+
+DLArray* ArrayOf(PyObject* obj) {
+  const NDArray* nd = NDArrayOf(obj);
+  return nd != nullptr ? nd->dl() : nullptr;
+}
+
+// Output k's array; a read-only one (over a read-only NumPy array, a read-only DLPack import) is
+// refused: the library function would write through its pointer.
+DLArray* OutputOf(const AotOp& op, PyObject* obj, int k) {
+  const NDArray* nd = NDArrayOf(obj);
+  if (nd == nullptr) return nullptr;
+  if (nd->array->read_only()) {
+    throw Error(ErrorKind::kValue, "dlarray.custom: " + op.name() + ": output " +
+                                       std::to_string(k) +
+                                       " is read-only (it shares the memory of a read-only "
+                                       "source); pass a writable array as out=");
+  }
+  return nd->dl();
 }
 
 std::string TypeName(PyObject* obj) { return Py_TYPE(obj)->tp_name; }
@@ -64,12 +83,12 @@ void SetPythonError() {
 // The arrays of out= (an NDArray, or a tuple or list of them) into outs.
 void GivenOutputs(const AotOp& op, PyObject* out, DLArray** outs) {
   const int n = op.num_outputs();
-  if (DLArray* a = ArrayOf(out)) {
+  if (ArrayOf(out) != nullptr) {
     if (n != 1) {
       throw DTypeError("dlarray.custom: " + op.name() + " has " + std::to_string(n) +
                        " outputs: out= must be a tuple of as many NDArrays");
     }
-    outs[0] = a;
+    outs[0] = OutputOf(op, out, 0);
     return;
   }
   if (!PyTuple_Check(out) && !PyList_Check(out)) {
@@ -83,7 +102,7 @@ void GivenOutputs(const AotOp& op, PyObject* out, DLArray** outs) {
   }
   for (int k = 0; k < n; ++k) {
     py::object item = seq[k];
-    outs[k] = ArrayOf(item.ptr());
+    outs[k] = OutputOf(op, item.ptr(), k);
     if (outs[k] == nullptr) {
       throw DTypeError("dlarray.custom: " + op.name() + ": output " + std::to_string(k) +
                        " must be an NDArray, got " + TypeName(item.ptr()));
@@ -109,7 +128,7 @@ py::object Invoke(PyObject* self, AotOp& op, PyObject* const* args, Py_ssize_t n
   DLArray** ins = nin <= kFew ? few_ins : (many_ins.resize(nin), many_ins.data());
   DLArray** outs = nout <= kFew ? few_outs : (many_outs.resize(nout), many_outs.data());
   for (Py_ssize_t i = 0; i < nargs; ++i) {
-    DLArray* a = ArrayOf(args[i]);
+    DLArray* a = i < nin ? ArrayOf(args[i]) : OutputOf(op, args[i], static_cast<int>(i - nin));
     if (a == nullptr) {
       throw DTypeError("dlarray.custom: " + op.name() + ": argument " + std::to_string(i) +
                        " must be an NDArray, got " + TypeName(args[i]));

@@ -22,7 +22,8 @@ enum class ParamKind : int { kUnknown = 0, kPointer = 1, kScalar = 2 };
 struct ParamSpec {
   ParamKind kind = ParamKind::kUnknown;
   DLArrayDType dtype{kDLArrayFloat, 0, 1};
-  std::string label;  // "float* x"
+  std::string label;        // "float* x"
+  bool const_data = false;  // a pointer to const data (const float* x): may take read-only arrays
 };
 
 constexpr size_t kInlineArgs = 16;
@@ -46,6 +47,7 @@ class RtcKernel {
       s.dtype.code = static_cast<uint8_t>(t[1].cast<int>());
       s.dtype.bits = static_cast<uint8_t>(t[2].cast<int>());
       s.label = t[3].cast<std::string>();
+      s.const_data = t.size() > 4 && t[4].cast<bool>();
       params_.push_back(std::move(s));
     }
   }
@@ -169,7 +171,9 @@ class RtcKernel {
       if (p != nullptr && p->kind == ParamKind::kScalar) {
         throw DTypeError(Who() + ": " + Arg(i) + " is a scalar, got an NDArray");
       }
-      const DLArray* dl = h.cast<const NDArray&>().dl();
+      const NDArray& nd = h.cast<const NDArray&>();
+      RequireWritable(nd, p, i);
+      const DLArray* dl = nd.dl();
       if (dl->strides != nullptr) {
         throw ValueError(Who() + ": " + Arg(i) +
                          " is a strided view: kernels take compact arrays (pass a compact copy)");
@@ -228,6 +232,19 @@ class RtcKernel {
     }
     throw DTypeError(Who() + ": " + Arg(i) + ": cannot pass " + TypeName(h) +
                      " (NDArray, int, float, bool, a NumPy scalar or None)");
+  }
+
+  // NVRTC kernels write through any pointer whose data is not const, and nothing says which
+  // they do: a read-only array (over a read-only NumPy array or DLPack import) is passed only to a
+  // parameter declared as a pointer to const data (const float* x), never to one whose
+  // signature is unknown (templates, macros, modules from files).
+  void RequireWritable(const NDArray& nd, const ParamSpec* p, size_t i) const {
+    if (!nd.array->read_only()) return;
+    if (p != nullptr && p->kind == ParamKind::kPointer && p->const_data) return;
+    throw ValueError(Who() + ": " + Arg(i) + " is given a read-only array, which the kernel " +
+                     (p == nullptr ? "may write (its signature is not known)"
+                                   : "may write (not a pointer to const data)") +
+                     ": declare the parameter const (const T*) or pass a writable copy (.copy())");
   }
 
   // A NumPy scalar (np.float32(1), ...): its dtype and bytes, read through the buffer protocol.

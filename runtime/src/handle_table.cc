@@ -17,14 +17,20 @@ namespace {
 // give 2^28 handles before the range wraps around.
 constexpr size_t kReserveBytes[] = {size_t{16} << 30, size_t{1} << 30, size_t{64} << 20};
 
+static_assert(sizeof(DLArray) <= HandleTable::kSlotBytes, "a DLArray must fit a slot");
+
+void WriteDLArray(void* slot, const Array& a) {
+  *static_cast<DLArray*>(slot) = *a.dl();  // shape points into a, which the table keeps alive
+}
+
 }  // namespace
 
 HandleTable& HandleTable::Get() {
-  static HandleTable* table = new HandleTable();
+  static HandleTable* table = new HandleTable(&WriteDLArray);
   return *table;
 }
 
-HandleTable::HandleTable() {
+HandleTable::HandleTable(SlotWriter write_slot) : write_slot_(write_slot) {
   for (size_t bytes : kReserveBytes) {
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -52,9 +58,7 @@ uint64_t HandleTable::SlotIndex(const void* p, const char* what) const {
   return offset / kSlotBytes;
 }
 
-DLArray* HandleTable::SlotAt(uint64_t index) const {
-  return reinterpret_cast<DLArray*>(base_ + index * kSlotBytes);
-}
+void* HandleTable::SlotAt(uint64_t index) const { return base_ + index * kSlotBytes; }
 
 void HandleTable::ReleaseChunkIfUnused(uint64_t chunk) {
   if (chunk_live_.count(chunk) != 0) return;
@@ -83,40 +87,40 @@ uint64_t HandleTable::NextSlot() {
                          std::to_string(live_.size()) + " live handles)");
 }
 
-DLArrayHandle HandleTable::Add(std::shared_ptr<Array> a) {
+void* HandleTable::AddSlot(std::shared_ptr<Array> a) {
   std::lock_guard<std::mutex> lock(mu_);
   if (base_ == nullptr) {
     throw OutOfMemoryError("DLArrayAlloc: no address space could be reserved for handles: " +
                            reserve_error_);
   }
   const uint64_t index = NextSlot();
-  DLArray* slot = SlotAt(index);
-  *slot = *a->dl();  // shape points into the Array, which the table keeps alive
+  void* slot = SlotAt(index);
+  write_slot_(slot, *a);
   live_.emplace(index, std::move(a));
   ++chunk_live_[index / kSlotsPerChunk];
   return slot;
 }
 
-void HandleTable::Remove(DLArrayHandle h) {
+void HandleTable::Remove(const void* h, const char* prefix) {
   std::shared_ptr<Array> doomed;  // destroyed after the lock is released
   {
-    if (h == nullptr) throw Error(ErrorKind::kValue, "DLArrayFree: null handle");
+    const std::string p(prefix);
+    if (h == nullptr) throw Error(ErrorKind::kValue, p + "null handle");
     if (!InRange(h)) {
-      throw Error(ErrorKind::kValue,
-                  "DLArrayFree: the handle was not made by DLArrayAlloc (a caller-made DLArray "
-                  "or a wrong pointer)");
+      throw Error(ErrorKind::kValue, p + "the handle was not made by DLArrayAlloc (a caller-made "
+                                         "DLArray or a wrong pointer)");
     }
     std::lock_guard<std::mutex> lock(mu_);
-    const uint64_t index = SlotIndex(h, "DLArrayFree: the argument");
+    const uint64_t index = SlotIndex(h, (p + "the argument").c_str());
     auto it = live_.find(index);
     if (it == live_.end()) {
-      throw Error(ErrorKind::kValue, index < cursor_ || wrapped_
-                                         ? "DLArrayFree: the handle was already freed"
-                                         : "DLArrayFree: the handle was not made by DLArrayAlloc");
+      throw Error(ErrorKind::kValue,
+                  p + (index < cursor_ || wrapped_ ? "the handle was already freed"
+                                                   : "the handle was not made by DLArrayAlloc"));
     }
     doomed = std::move(it->second);
     live_.erase(it);
-    std::memset(static_cast<void*>(SlotAt(index)), 0, kSlotBytes);
+    std::memset(SlotAt(index), 0, kSlotBytes);
     const uint64_t chunk = index / kSlotsPerChunk;
     if (--chunk_live_[chunk] == 0) {
       chunk_live_.erase(chunk);
@@ -127,8 +131,15 @@ void HandleTable::Remove(DLArrayHandle h) {
 }
 
 HandleTable::Ref HandleTable::Resolve(DLArrayHandle h, const char* what) {
+  std::shared_ptr<Array> owner = Find(h, what);
+  if (owner == nullptr) return Ref{nullptr, h};
+  DLArray* dl = owner->dl();
+  return Ref{std::move(owner), dl};
+}
+
+std::shared_ptr<Array> HandleTable::Find(const void* h, const char* what) {
   if (h == nullptr) throw Error(ErrorKind::kValue, std::string(what) + " is a null handle");
-  if (!InRange(h)) return Ref{nullptr, h};
+  if (!InRange(h)) return nullptr;
   std::lock_guard<std::mutex> lock(mu_);
   const uint64_t index = SlotIndex(h, what);
   auto it = live_.find(index);
@@ -138,7 +149,7 @@ HandleTable::Ref HandleTable::Resolve(DLArrayHandle h, const char* what) {
                                          ? " is a freed handle"
                                          : " is not a handle made by DLArrayAlloc"));
   }
-  return Ref{it->second, it->second->dl()};
+  return it->second;
 }
 
 size_t HandleTable::live() const {

@@ -269,6 +269,35 @@ def test_freed_and_null_handles_are_errors(seed, sctx):
     assert lib.DLArrayFree(other) == 0
 
 
+def test_a_freed_handle_stays_freed_when_its_memory_is_reused(seed, sctx):
+    """DLArrayFree(h), an alloc that may get the same memory, then a call on h: an error with a
+    message, and the live array is untouched (issue 26, defect 4)."""
+    lib, nd = seed.lib, seed.ndarray
+    seen = set()
+    for _ in range(50):
+        rc, h1 = raw_alloc(seed, (4, 4), sctx)
+        assert rc == 0, last_error(seed)
+        seen.add(ctypes.addressof(h1.contents))
+        assert lib.DLArrayFree(h1) == 0
+        rc, h2 = raw_alloc(seed, (4, 4), sctx)
+        assert rc == 0, last_error(seed)
+        assert ctypes.addressof(h2.contents) not in seen, "a freed handle was handed out again"
+        seen.add(ctypes.addressof(h2.contents))
+        assert lib.DLGpuArraySet(h2, ctypes.c_float(7.0)) == 0, last_error(seed)
+        assert lib.DLGpuArraySet(h1, ctypes.c_float(9.0)) == -1, "a stale handle was written"
+        assert "output is a freed handle" in last_error(seed)
+        assert lib.DLGpuRelu(h1, h2) == -1 and "input 0 is a freed handle" in last_error(seed)
+        assert lib.DLArrayFree(h1) == -1 and "already freed" in last_error(seed)
+        got = np.zeros((4, 4), np.float32)
+        dst, dst_shape = nd.NDArray._numpyasarray(got)
+        assert lib.DLArrayCopyFromTo(h2, ctypes.byref(dst), None) == 0, last_error(seed)
+        np.testing.assert_array_equal(got, np.full((4, 4), 7.0, np.float32))
+        assert h2.contents.ndim == 2 and [h2.contents.shape[i] for i in range(2)] == [4, 4]
+        assert lib.DLArrayFree(h2) == 0
+        assert h2.contents.ndim == 0, "a freed handle still describes an array"
+        del dst_shape
+
+
 def test_bad_contexts_are_errors(seed):
     nd = seed.ndarray
     rc, _ = raw_alloc(seed, (4,), nd.cpu(3))

@@ -170,6 +170,14 @@ def _check_arrays(group, what, *arrays):
                              % (what, a.ctx, group.device))
 
 
+def _check_writable(what, name, a):
+    # Checked before the group is looked at: a collective writes straight into the array.
+    if isinstance(a, _core.NDArray) and a.readonly:
+        raise ValueError("%s: %s is read-only (it shares the memory of a read-only source) "
+                         "and the collective writes into it: pass a writable array"
+                         % (what, name))
+
+
 def _op(op):
     try:
         return _OPS[op]
@@ -232,10 +240,11 @@ def all_reduce(array, op="sum"):
     Raises
     ------
     ValueError, TypeError
-        Wrong device, unknown op, unsupported dtype.
+        Wrong device, unknown op, unsupported dtype, a read-only array.
     DistributedError
         When the group failed.
     """
+    _check_writable("all_reduce", "array", array)
     group = _require()
     _check_arrays(group, "all_reduce", array)
     code = _op(op)
@@ -264,8 +273,10 @@ def all_reduce_coalesced(arrays, op="sum"):
     ValueError, TypeError, DistributedError
         As :func:`all_reduce`.
     """
-    group = _require()
     arrays = list(arrays)
+    for i, a in enumerate(arrays):
+        _check_writable("all_reduce_coalesced", "arrays[%d]" % i, a)
+    group = _require()
     _check_arrays(group, "all_reduce_coalesced", *arrays)
     code = _op(op)
     if arrays:
@@ -293,6 +304,7 @@ def broadcast(array, src=0):
     ValueError, TypeError, DistributedError
         As :func:`all_reduce`; ValueError for ``src`` outside the group.
     """
+    _check_writable("broadcast", "array", array)
     group = _require()
     _check_arrays(group, "broadcast", array)
     if not isinstance(src, int) or not 0 <= src < group.world_size:
@@ -322,6 +334,7 @@ def all_gather(array, out=None):
     ValueError, TypeError, DistributedError
         As :func:`all_reduce`; ValueError when ``out`` has the wrong shape.
     """
+    _check_writable("all_gather", "out", out)
     group = _require()
     _check_arrays(group, "all_gather", array)
     shape = tuple(array.shape) or (1,)
@@ -361,6 +374,7 @@ def reduce_scatter(array, op="sum", out=None):
         As :func:`all_reduce`; ValueError when axis 0 does not split evenly or ``out`` has
         the wrong shape.
     """
+    _check_writable("reduce_scatter", "out", out)
     group = _require()
     _check_arrays(group, "reduce_scatter", array)
     code = _op(op)
