@@ -1,4 +1,4 @@
-"""Build a plugin from C++ and CUDA sources at run time, like ``torch.utils.cpp_extension.load``.
+"""Build a plugin from C, C++ and CUDA sources at run time, like ``torch.utils.cpp_extension.load``.
 
 The sources are an ordinary dlarray op plugin (see ``examples/custom_op`` and the plugin docs):
 they include ``dlarray/plugin.h``, declare ops (with their gradients) and register kernels, and end
@@ -14,7 +14,9 @@ written atomically, so parallel processes never see a half-written library and a
 the same inputs loads without compiling. ``.cu`` sources are compiled with nvcc when it is found
 (``$DLARRAY_NVCC``, ``$CUDA_HOME/bin/nvcc`` or ``nvcc`` on PATH) and skipped with a warning
 otherwise; the macro ``DLARRAY_EXTENSION_WITH_CUDA`` is defined when they were compiled, so the
-registration code can register CUDA kernels only then. The C++ compiler is ``$CXX`` or ``c++``.
+registration code can register CUDA kernels only then. The C++ compiler is ``$CXX`` or ``c++``;
+``.c`` sources (a plugin written in C against ``dlarray/plugin_api.h``, e.g.
+``examples/custom_op_c/axpby.c``) are compiled with ``$CC`` or ``cc``.
 """
 
 import functools
@@ -35,6 +37,9 @@ from . import _cache, _core
 __all__ = ["BuildError", "Extension", "load", "load_inline"]
 
 _DEFAULT_CFLAGS = ["-O3", "-std=c++17", "-fPIC", "-fvisibility=hidden"]
+# C sources (a plugin written against the plain-C plugin_api.h): C99 or later, the same visibility.
+_DEFAULT_C_CFLAGS = ["-O3", "-std=c11", "-fPIC", "-fvisibility=hidden"]
+_CXX_SUFFIXES = (".cc", ".cpp", ".cxx")
 _DEFAULT_CUDA_CFLAGS = ["-O3", "-std=c++17", "-Xcompiler", "-fPIC,-fvisibility=hidden"]
 _DEFAULT_CUDA_ARCHS = ["80", "90"]
 
@@ -111,6 +116,11 @@ def _which(var, fallback, what, how):
 def _cxx():
     return _which("CXX", "c++", "no C++ compiler",
                   "install one (Debian: apt-get install g++) or set CXX")
+
+
+def _cc():
+    return _which("CC", "cc", "no C compiler",
+                  "install one (Debian: apt-get install gcc) or set CC")
 
 
 def _nvcc():
@@ -199,8 +209,9 @@ def _build(name, sources, out_path, workdir, cflags, cuda_cflags, ldflags, inclu
             objects.append(obj)
     defines = ["-DDLARRAY_EXTENSION_WITH_CUDA"] if with_cuda else []
     for i, src in enumerate(s for s in sources if s.suffix != ".cu"):
-        obj = workdir / ("cxx%d.o" % i)
-        log.append(_run([cxx, "-c", str(src), "-o", str(obj), *_DEFAULT_CFLAGS, *defines, *inc,
+        obj = workdir / ("host%d.o" % i)
+        compiler, base = (_cc(), _DEFAULT_C_CFLAGS) if src.suffix == ".c" else (cxx, _DEFAULT_CFLAGS)
+        log.append(_run([compiler, "-c", str(src), "-o", str(obj), *base, *defines, *inc,
                          *cflags], workdir, verbose))
         objects.append(obj)
     exports = workdir / "exports.map"
@@ -216,7 +227,8 @@ def _build(name, sources, out_path, workdir, cflags, cuda_cflags, ldflags, inclu
                            text=True) if nm else None
     if entry is not None and entry.returncode == 0 and "dlarray_plugin_entry" not in entry.stdout:
         raise BuildError("%s builds, but defines no plugin entry: end one source with "
-                         "DLARRAY_DEFINE_PLUGIN(\"%s\", 0, nullptr, &RegisterKernels)"
+                         "DLARRAY_DEFINE_PLUGIN(\"%s\", 0, nullptr, &RegisterKernels) (C++), or "
+                         "define DLARRAY_PLUGIN_ENTRY { return &descriptor; } (C, plugin_api.h)"
                          % (name, name))
     return "\n".join(x for x in log if x)
 
@@ -230,6 +242,7 @@ def load(name, sources, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags
     name : str
         The extension's name (letters, digits, ``_``); names the library ``<name>.so``.
     sources : list of str or path
+        C (``.c``, built with ``$CC`` or ``cc`` against the plain-C ``dlarray/plugin_api.h``),
         C++ (``.cc``, ``.cpp``, ``.cxx``) and CUDA (``.cu``) sources.
     extra_cflags, extra_cuda_cflags, extra_ldflags : list of str, optional
         Flags for the C++ compiler, for nvcc, and for the link.
@@ -264,9 +277,9 @@ def load(name, sources, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags
     for p in paths:
         if not p.is_file():
             raise FileNotFoundError("load(%r): no source file %s" % (name, p))
-        if p.suffix not in (".cc", ".cpp", ".cxx", ".cu"):
-            raise ValueError("load(%r): %s is neither C++ (.cc, .cpp, .cxx) nor CUDA (.cu)"
-                             % (name, p))
+        if p.suffix not in _CXX_SUFFIXES + (".c", ".cu"):
+            raise ValueError("load(%r): %s is neither C (.c), C++ (.cc, .cpp, .cxx) nor CUDA "
+                             "(.cu)" % (name, p))
     cflags, cuda_cflags = list(extra_cflags or []), list(extra_cuda_cflags or [])
     ldflags, includes = list(extra_ldflags or []), [str(p) for p in extra_include_paths or []]
     nvcc = _nvcc() if any(p.suffix == ".cu" for p in paths) else None
@@ -279,7 +292,8 @@ def load(name, sources, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags
     cxx = _cxx()
     key = _cache.make_key(
         name, [(p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in paths], cflags,
-        cuda_cflags, ldflags, includes, _version(cxx), _version(nvcc) if nvcc else None, archs,
+        cuda_cflags, ldflags, includes, _version(cxx), _version(nvcc) if nvcc else None,
+        _version(_cc()) if any(p.suffix == ".c" for p in paths) else None, archs,
         _sdk_version(), list(_core.PLUGIN_ABI_VERSION), sys.platform)
     entry = _cache.entry_dir("cpp_extension", key)
     library = entry / (name + ".so")

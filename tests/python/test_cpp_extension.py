@@ -219,3 +219,33 @@ def test_cache_dir_defaults_to_home(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     ext = cpp_extension.load_inline("cube_l", source("cube_l"))
     assert pathlib.Path(tmp_path / "home" / ".cache" / "dlarray") in ext.path.parents
+
+
+EXAMPLE_C = pathlib.Path(__file__).resolve().parents[2] / "examples" / "custom_op_c" / "axpby.c"
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CC", "cc")) is None,
+                    reason="no C compiler on this machine")
+def test_a_plugin_written_in_c_builds_and_runs(rng):
+    # One load per process (a loaded extension cannot be replaced), every dtype and size in it.
+    ext = cpp_extension.load("axpby_c", [EXAMPLE_C])
+    assert ext.ops == ["axpby"] and "written in C" in ext.axpby.__doc__
+    for dtype in (np.float32, np.float64):
+        for shape in ((0,), (1,), (7, 13), (1025, 3)):
+            x = rng.standard_normal(shape).astype(dtype)
+            y = rng.standard_normal(shape).astype(dtype)
+            out = ext.axpby(dlarray.array(x, dtype=dtype), dlarray.array(y, dtype=dtype),
+                            alpha=2.5, beta=-0.5)
+            assert out.dtype == dtype and out.shape == shape
+            np.testing.assert_allclose(out.asnumpy(), dtype(2.5) * x + dtype(-0.5) * y,
+                                       rtol=1e-6 if dtype == np.float32 else 1e-14)
+    with pytest.raises(TypeError):  # int32 is not among the declared dtypes
+        ext.axpby(dlarray.array(np.ones(3, np.int32), dtype=np.int32),
+                  dlarray.array(np.ones(3, np.int32), dtype=np.int32), alpha=1.0, beta=1.0)
+
+
+def test_sources_that_are_not_c_cpp_or_cuda_are_refused(tmp_path):
+    text = tmp_path / "kernel.txt"
+    text.write_text("int x;\n")
+    with pytest.raises(ValueError, match=r"neither C \(\.c\), C\+\+ .* nor CUDA"):
+        cpp_extension.load("txt_source", [text])
