@@ -5,7 +5,9 @@
 #include "cpu_device.h"
 #include "cpu_kernels.h"
 #include "dlarray/ext/mem_info.h"
+#include "dlarray/ext/parallel.h"
 #include "dlarray/plugin.h"
+#include "parallel.h"
 
 namespace {
 
@@ -15,6 +17,27 @@ int CpuMemInfo(void* /*self*/, int32_t /*device_id*/, uint64_t* free_bytes, uint
 }
 
 const DLArrayMemInfoExtV1 kMemInfo{sizeof(DLArrayMemInfoExtV1), nullptr, &CpuMemInfo};
+
+// The pool for other plugins' CPU kernels (dlarray/ext/parallel.h).
+int PoolParallelFor(void* /*self*/, int64_t n, int64_t work, int64_t align,
+                    DLArrayParallelBody body, void* context) {
+  return dlarray::sdk_detail::Guard("dlarray.parallel.v1: parallel_for", [&] {
+    if (n < 0 || align < 1 || body == nullptr) {
+      throw dlarray::Error(dlarray::ErrorKind::kValue,
+                           "dlarray.parallel.v1: parallel_for needs n >= 0, align >= 1 and a "
+                           "body, got n=" +
+                               std::to_string(n) + ", align=" + std::to_string(align));
+    }
+    if (n == 0) return;
+    dlarray::cpu::ParallelFor(n, work, align,
+                              [&](int64_t begin, int64_t end) { body(context, begin, end); });
+  });
+}
+
+int32_t PoolThreads(void* /*self*/) { return dlarray::cpu::ParallelThreads(); }
+
+const DLArrayParallelExtV1 kParallel{sizeof(DLArrayParallelExtV1), nullptr, &PoolParallelFor,
+                                     &PoolThreads};
 
 dlarray::Device* CreateDevice() { return new dlarray::cpu::CpuDevice(); }
 
@@ -51,7 +74,8 @@ void RegisterKernels(dlarray::Registry* registry) {
 }  // namespace
 
 const void* dlarray::cpu::FindExtension(const std::string& name) {
-  return name == DLARRAY_EXT_MEM_INFO_V1 ? &kMemInfo : nullptr;
+  if (name == DLARRAY_EXT_MEM_INFO_V1) return &kMemInfo;
+  return name == DLARRAY_EXT_PARALLEL_V1 ? &kParallel : nullptr;
 }
 
 DLARRAY_DEFINE_PLUGIN("cpu", kDLArrayCPU, &CreateDevice, &RegisterKernels)

@@ -1,4 +1,5 @@
-// The sigmoid plugin's kernels: CPU (OpenMP) always, CUDA where the plugin was built with nvcc.
+// The sigmoid plugin's kernels: CPU (on the CPU plugin's pool) always, CUDA where the plugin was
+// built with nvcc.
 #ifndef DLARRAY_PLUGINS_SIGMOID_SIGMOID_KERNELS_H_
 #define DLARRAY_PLUGINS_SIGMOID_SIGMOID_KERNELS_H_
 
