@@ -12,8 +12,8 @@
 namespace {
 
 int CpuMemInfo(void* /*self*/, int32_t /*device_id*/, uint64_t* free_bytes, uint64_t* total_bytes) {
-  return dlarray::sdk_detail::Guard(
-      "mem_info", [&] { dlarray::cpu::CpuDevice::MemInfo(free_bytes, total_bytes); });
+  return dlarray::Guard("mem_info",
+                        [&] { dlarray::cpu::CpuDevice::MemInfo(free_bytes, total_bytes); });
 }
 
 const DLArrayMemInfoExtV1 kMemInfo{sizeof(DLArrayMemInfoExtV1), nullptr, &CpuMemInfo};
@@ -21,7 +21,7 @@ const DLArrayMemInfoExtV1 kMemInfo{sizeof(DLArrayMemInfoExtV1), nullptr, &CpuMem
 // The pool for other plugins' CPU kernels (dlarray/ext/parallel.h).
 int PoolParallelFor(void* /*self*/, int64_t n, int64_t work, int64_t align,
                     DLArrayParallelBody body, void* context) {
-  return dlarray::sdk_detail::Guard("dlarray.parallel.v1: parallel_for", [&] {
+  return dlarray::Guard("dlarray.parallel.v1: parallel_for", [&] {
     if (n < 0 || align < 1 || body == nullptr) {
       throw dlarray::Error(dlarray::ErrorKind::kValue,
                            "dlarray.parallel.v1: parallel_for needs n >= 0, align >= 1 and a "

@@ -14,12 +14,11 @@ dlarray::cuda::CudaDevice* Cuda(void* self) {
 }
 
 int CudaMemInfo(void* self, int32_t id, uint64_t* free_bytes, uint64_t* total_bytes) {
-  return dlarray::sdk_detail::Guard("mem_info",
-                                    [&] { Cuda(self)->mem_info(id, free_bytes, total_bytes); });
+  return dlarray::Guard("mem_info", [&] { Cuda(self)->mem_info(id, free_bytes, total_bytes); });
 }
 
 int CudaWaitStream(void* self, int32_t id, void* waiter, void* signaller) {
-  return dlarray::sdk_detail::Guard("wait_stream", [&] {
+  return dlarray::Guard("wait_stream", [&] {
     Cuda(self)->wait_stream(id, static_cast<cudaStream_t>(waiter),
                             static_cast<cudaStream_t>(signaller));
   });

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "cuda_device.h"
 #include "dlarray/errors.h"
 #include "dlarray/kernel.h"
+#include "dlarray/sdk_util.h"
 #include "nccl_comm.h"
 #include "nccl_library.h"
 
@@ -43,46 +43,9 @@ State& Global() {
   return state;
 }
 
-// Reports the exception being handled through the core; allocates nothing itself.
-void Report() noexcept {
-  const DLArrayCoreApi* core = Global().core;
-  if (core == nullptr || core->set_error == nullptr) return;
-  try {
-    throw;
-  } catch (const Error& e) {
-    core->set_error(static_cast<int32_t>(e.kind()), e.what());
-  } catch (const std::bad_alloc&) {
-    core->set_error(kDLArrayErrMemory, "dlarray.nccl: out of host memory");
-  } catch (const std::exception& e) {
-    core->set_error(kDLArrayErrRuntime, e.what());
-  } catch (...) {
-    core->set_error(kDLArrayErrRuntime, "dlarray.nccl: unknown exception");
-  }
-}
-
 template <typename F>
 int Guard(F&& f) noexcept {
-  try {
-    f();
-    return 0;
-  } catch (...) {
-    Report();
-    return -1;
-  }
-}
-
-std::string ContextText(DLContext ctx) {
-  const std::string type = ctx.device_type == kDLArrayCPU ? "cpu"
-                           : ctx.device_type == kDLArrayCUDA
-                               ? "gpu"
-                               : "device_type_" + std::to_string(ctx.device_type);
-  return type + "(" + std::to_string(ctx.device_id) + ")";
-}
-
-std::string DTypeText(DLArrayDType t) {
-  const char* code = t.code == kDLArrayFloat ? "float" : t.code == kDLArrayInt ? "int" : "uint";
-  std::string s = code + std::to_string(t.bits);
-  return t.lanes == 1 ? s : s + "x" + std::to_string(t.lanes);
+  return GuardCall(Global().core, "dlarray.nccl", static_cast<F&&>(f));
 }
 
 // ncclDataType_t of a dtype.
@@ -98,7 +61,7 @@ int NcclType(DLArrayDType t, const char* op) {
       return t.bits == 8 ? 1 : t.bits == 32 ? 3 : 5;
     }
   }
-  throw DTypeError(std::string(op) + ": NCCL has no " + DTypeText(t) +
+  throw DTypeError(std::string(op) + ": NCCL has no " + FormatDType(t) +
                    " (float16/32/64, int8/32/64, uint8/32/64)");
 }
 
@@ -106,7 +69,7 @@ int NcclType(DLArrayDType t, const char* op) {
 size_t CheckArray(const DLArrayNcclComm* c, const DLArray* a, const char* op, const char* which) {
   if (a == nullptr) throw Error(ErrorKind::kValue, std::string(op) + ": the " + which + " is null");
   if (a->ctx.device_type != kDLArrayCUDA || a->ctx.device_id != c->device_id) {
-    throw DeviceError(std::string(op) + ": the " + which + " is on " + ContextText(a->ctx) +
+    throw DeviceError(std::string(op) + ": the " + which + " is on " + FormatDevice(a->ctx) +
                       " but this communicator (" + Who(c) + ") serves gpu(" +
                       std::to_string(c->device_id) + ")");
   }
@@ -134,8 +97,8 @@ void* Data(const DLArray* a) { return static_cast<char*>(a->data) + a->byte_offs
 
 void CheckSameDType(const DLArray* send, const DLArray* recv, const char* op) {
   if (send->dtype != recv->dtype) {
-    throw DTypeError(std::string(op) + ": input is " + DTypeText(send->dtype) + " but output is " +
-                     DTypeText(recv->dtype));
+    throw DTypeError(std::string(op) + ": input is " + FormatDType(send->dtype) +
+                     " but output is " + FormatDType(recv->dtype));
   }
 }
 

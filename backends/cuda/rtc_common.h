@@ -1,19 +1,18 @@
 /*!
  * \file rtc_common.h
  * \brief What the two halves of the dlarray.rtc extension share (rtc_compile.cc: NVRTC;
- *        rtc_ext.cc: modules, launches and the table): error reporting through the core and the
- *        plugin's device object.
+ *        rtc_ext.cc: modules, launches and the table): the guard that reports errors through the
+ *        core (dlarray/sdk_util.h) and the plugin's device object.
  */
 #ifndef DLARRAY_BACKENDS_CUDA_RTC_COMMON_H_
 #define DLARRAY_BACKENDS_CUDA_RTC_COMMON_H_
 
 #include <cstdint>
-#include <exception>
-#include <new>
 #include <string>
 
 #include "dlarray/errors.h"
 #include "dlarray/ext/rtc.h"
+#include "dlarray/sdk_util.h"
 
 namespace dlarray {
 namespace cuda {
@@ -22,25 +21,13 @@ class CudaDevice;
 
 namespace rtc {
 
-/*! \brief Records an error with the core's set_error (nothing before the core is known). */
-void Report(ErrorKind kind, const char* message) noexcept;
+/*! \brief The core's functions (null until the extension is first asked for). */
+const DLArrayCoreApi* Core() noexcept;
 
 /*! \brief Runs f; an exception becomes -1 and the error recorded with the core. */
 template <typename F>
 int Guard(F&& f) noexcept {
-  try {
-    f();
-    return 0;
-  } catch (const Error& e) {
-    Report(e.kind(), e.what());
-  } catch (const std::bad_alloc&) {
-    Report(ErrorKind::kMemory, "dlarray.rtc: out of host memory");
-  } catch (const std::exception& e) {
-    Report(ErrorKind::kRuntime, e.what());
-  } catch (...) {
-    Report(ErrorKind::kRuntime, "dlarray.rtc: unknown C++ exception");
-  }
-  return -1;
+  return GuardCall(Core(), "dlarray.rtc", static_cast<F&&>(f));
 }
 
 inline Error ValueError(const std::string& message) { return Error(ErrorKind::kValue, message); }

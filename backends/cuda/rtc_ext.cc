@@ -57,11 +57,7 @@ std::atomic<CudaDevice*> g_device{nullptr};
 
 namespace rtc {
 
-void Report(ErrorKind kind, const char* message) noexcept {
-  if (const DLArrayCoreApi* core = g_core.load(std::memory_order_acquire)) {
-    core->set_error(static_cast<int32_t>(kind), message);
-  }
-}
+const DLArrayCoreApi* Core() noexcept { return g_core.load(std::memory_order_acquire); }
 
 CudaDevice& TheDevice() {
   CudaDevice* d = g_device.load(std::memory_order_acquire);

@@ -6,6 +6,7 @@
 
 #include "cl_check.h"
 #include "dlarray/errors.h"
+#include "dlarray/sdk_util.h"
 
 namespace dlarray::opencl {
 
@@ -19,19 +20,6 @@ OpenclDevice& DeviceOf(const KernelContext& ctx) {
 }
 
 namespace {
-
-std::string DTypeName(DLArrayDType t) {
-  const char* code = t.code == kDLArrayInt      ? "int"
-                     : t.code == kDLArrayUInt   ? "uint"
-                     : t.code == kDLArrayFloat  ? "float"
-                     : t.code == kDLArrayBfloat ? "bfloat"
-                     : t.code == kDLArrayBool   ? "bool"
-                                                : "type";
-  std::string s = code;
-  if (t.code != kDLArrayBool) s += std::to_string(t.bits);
-  if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
-  return s;
-}
 
 const char* IntName(int bits, bool is_unsigned) {
   switch (bits) {
@@ -72,7 +60,7 @@ std::string ClTypeName(DLArrayDType t, const DeviceInfo& info) {
       if (const char* name = IntName(t.bits, t.code == kDLArrayUInt)) return name;
     }
   }
-  throw DTypeError("the OpenCL backend has no kernels for " + DTypeName(t));
+  throw DTypeError("the OpenCL backend has no kernels for " + FormatDType(t));
 }
 
 std::string StorageTypeName(size_t bytes) {

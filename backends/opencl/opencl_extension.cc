@@ -6,12 +6,11 @@
 #include "opencl_extension.h"
 
 #include <atomic>
-#include <exception>
-#include <new>
 
 #include "dlarray/errors.h"
 #include "dlarray/ext/mem_info.h"
 #include "dlarray/ext/opencl.h"
+#include "dlarray/sdk_util.h"
 #include "opencl_device.h"
 
 namespace dlarray::opencl {
@@ -21,25 +20,7 @@ std::atomic<const DLArrayCoreApi*> g_core{nullptr};
 
 template <typename F>
 int Guarded(F&& f) noexcept {
-  try {
-    f();
-    return 0;
-  } catch (const Error& e) {
-    if (const DLArrayCoreApi* core = g_core.load()) {
-      core->set_error(static_cast<int32_t>(e.kind()), e.what());
-    }
-  } catch (const std::bad_alloc&) {
-    if (const DLArrayCoreApi* core = g_core.load()) {
-      core->set_error(kDLArrayErrMemory, "dlarray.opencl.v1: out of host memory");
-    }
-  } catch (const std::exception& e) {
-    if (const DLArrayCoreApi* core = g_core.load()) core->set_error(kDLArrayErrRuntime, e.what());
-  } catch (...) {
-    if (const DLArrayCoreApi* core = g_core.load()) {
-      core->set_error(kDLArrayErrRuntime, "dlarray.opencl.v1: an unknown exception");
-    }
-  }
-  return -1;
+  return GuardCall(g_core.load(), "dlarray.opencl.v1", static_cast<F&&>(f));
 }
 
 OpenclDevice* Self(void* self) { return static_cast<OpenclDevice*>(self); }

@@ -7,50 +7,19 @@
 
 #include "dlarray/dlpack.h"
 #include "dlarray/plugin_api.h"
+#include "dlarray/sdk_util.h"
 #include "elf_check.h"
 #include "runtime_state.h"
 #include "validate.h"
 
 namespace dlarray {
 
-std::string DeviceTypeName(int device_type) {
-  switch (device_type) {
-    case kDLArrayCPU:
-      return "cpu";
-    case kDLArrayCUDA:
-      return "gpu";
-    // DLPack's names for the device types other plugins are expected to serve.
-    case kDLArrayOpenCL:
-      return "opencl";
-    case kDLArrayPackVulkan:
-      return "vulkan";
-    case kDLArrayPackMetal:
-      return "metal";
-    case kDLArrayPackROCM:
-      return "rocm";
-    case kDLArrayPackOneAPI:
-      return "oneapi";
-    default:
-      return "device_type_" + std::to_string(device_type);
-  }
-}
+// The names live in the SDK header, so that plugins print them as the core does.
+std::string DeviceTypeName(int device_type) { return FormatDeviceType(device_type); }
 
-std::string ContextToString(DLContext ctx) {
-  return DeviceTypeName(ctx.device_type) + "(" + std::to_string(ctx.device_id) + ")";
-}
+std::string ContextToString(DLContext ctx) { return FormatDevice(ctx); }
 
-std::string DTypeToString(DLArrayDType t) {
-  if (t.code == kDLArrayBool && t.bits == 8 && t.lanes == 1) return "bool";
-  const char* code = t.code == kDLArrayInt      ? "int"
-                     : t.code == kDLArrayUInt   ? "uint"
-                     : t.code == kDLArrayFloat  ? "float"
-                     : t.code == kDLArrayBfloat ? "bfloat"
-                     : t.code == kDLArrayBool   ? "bool"
-                                                : "type";
-  std::string s = code + std::to_string(t.bits);
-  if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
-  return s;
-}
+std::string DTypeToString(DLArrayDType t) { return FormatDType(t); }
 
 namespace {
 // The plugin name that conventionally serves a device type ("cuda" for gpu).

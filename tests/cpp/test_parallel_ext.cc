@@ -60,7 +60,7 @@ struct FakeCall {
 
 }  // namespace
 
-TEST_CASE("parallel.v1 covers [0, n) exactly once, in aligned ranges") {
+TEST_CASE("parallel.v1 covers 0..n exactly once in aligned ranges") {
   const DLArrayParallelExtV1* pool = Pool();
   CHECK(pool->num_threads(pool->self) >= 1);
   struct Shape {

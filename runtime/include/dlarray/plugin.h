@@ -31,6 +31,7 @@
 #include "dlarray/errors.h"
 #include "dlarray/kernel.h"
 #include "dlarray/plugin_api.h"
+#include "dlarray/sdk_util.h"
 
 namespace dlarray {
 
@@ -94,40 +95,9 @@ namespace sdk_detail __attribute__((visibility("hidden"))) {
     return state;
   }
 
-  // Reports the exception being handled to the core. Allocates nothing, so it cannot throw.
-  inline void ReportCurrent(const char* what) noexcept {
-    const DLArrayCoreApi* core = State().core;
-    if (core == nullptr) return;
-    try {
-      throw;
-    } catch (const CoreCallFailed&) {
-      // The core recorded the error itself.
-    } catch (const Error& e) {
-      core->set_error(static_cast<int32_t>(e.kind()), e.what());
-    } catch (const std::bad_alloc&) {
-      char msg[512];
-      std::snprintf(msg, sizeof msg, "%s: out of host memory (plugin '%s')", what, State().name);
-      core->set_error(kDLArrayErrMemory, msg);
-    } catch (const std::exception& e) {
-      core->set_error(kDLArrayErrRuntime, e.what());
-    } catch (...) {
-      char msg[512];
-      std::snprintf(msg, sizeof msg,
-                    "%s: plugin '%s' threw an exception that is not a std::exception", what,
-                    State().name);
-      core->set_error(kDLArrayErrRuntime, msg);
-    }
-  }
-
   template <typename F>
   int Guard(const char* what, F&& f) noexcept {
-    try {
-      f();
-      return 0;
-    } catch (...) {
-      ReportCurrent(what);
-      return -1;
-    }
+    return GuardCall(State().core, what, static_cast<F&&>(f), State().name);
   }
 
   inline Device* Self(void* self) { return static_cast<Device*>(self); }
@@ -321,6 +291,16 @@ namespace sdk_detail __attribute__((visibility("hidden"))) {
  *        runs; null before the core loads the plugin.
  */
 inline const DLArrayCoreApi* PluginCoreApi() { return sdk_detail::State().core; }
+
+/*!
+ * \brief The guard for functions this plugin hands the core outside kernels and Device methods
+ *        (extension tables): f's exception becomes -1 and an error recorded with the core, its
+ *        message naming `what` and the plugin (dlarray/sdk_util.h has the core-agnostic form).
+ */
+template <typename F>
+int Guard(const char* what, F&& f) noexcept {
+  return sdk_detail::Guard(what, static_cast<F&&>(f));
+}
 
 inline void Registry::declare_op(const OpSchema& s) {
   std::vector<const char*> attrs, inputs, outputs;
