@@ -41,6 +41,16 @@ std::vector<int64_t> ShapeFrom(const py::handle& shape) {
   return dims;
 }
 
+// Whether an object array holds only Python ints (bool excluded): ints past 64 bits, which the
+// conversion to the target dtype refuses with NumPy's OverflowError.
+bool AllPythonInts(const py::array& probe) {
+  if (probe.size() == 0) return false;
+  for (const py::handle& v : probe.attr("flat")) {
+    if (!PyLong_CheckExact(v.ptr())) return false;
+  }
+  return true;
+}
+
 // obj as a C-contiguous NumPy array of dtype dt. Only numbers convert: NumPy would also turn
 // None into NaN, strings into their numeric value and complex into its real part, silently.
 py::array NumericArray(const py::object& obj, const py::object& dt, const std::string& where) {
@@ -51,12 +61,17 @@ py::array NumericArray(const py::object& obj, const py::object& dt, const std::s
   py::array probe = np.attr("asarray")(obj);
   const char kind = probe.dtype().kind();
   const bool bfloat16 = py::str(probe.dtype().attr("name")).cast<std::string>() == "bfloat16";
-  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && !bfloat16) {
+  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && !bfloat16 &&
+      !(kind == 'O' && AllPythonInts(probe))) {
     throw DTypeError(where + ": cannot convert " + TypeName(obj) + " (NumPy dtype " +
                      std::string(py::str(probe.dtype())) +
                      ") to numbers; only bool, int, uint and float data convert");
   }
-  return np.attr("asarray")(probe, py::arg("dtype") = dt, py::arg("order") = "C");
+  // Python data converts straight to dt, so NumPy checks each number as it does for
+  // np.array(data, dtype): 1000 into int8 is an OverflowError, NaN into int32 a ValueError.
+  // Arrays cast as NumPy casts them (wrapping), as in NumPy.
+  const py::object source = py::isinstance<py::array>(obj) ? py::object(probe) : obj;
+  return np.attr("asarray")(source, py::arg("dtype") = dt, py::arg("order") = "C");
 }
 
 py::tuple ShapeTuple(const Array& a) {
@@ -101,6 +116,46 @@ void RequireWritable(const NDArray& a, const char* what) {
   }
 }
 
+// target[...] = a number: array_set on a compact target, else a fill through a compact
+// temporary. An integer or bool target takes the number as NumPy's arr[...] = value does
+// (OverflowError for an integer out of the dtype's range or an infinity, ValueError for NaN,
+// floats truncated); float targets keep array_set's range check. False when value is not a
+// number, or is an integer beyond a double's 53 bits: converted (into host_value), it is then
+// copied from the host instead, so no digit is lost.
+bool AssignScalar(const NDArray& target, const py::object& value, py::object& host_value) {
+  const Array& t = *target.array;
+  if (!PyLong_Check(value.ptr())) {  // Python ints past 64 bits make object arrays
+    py::array scalar = py::module_::import("numpy").attr("asarray")(value);
+    const char kind = scalar.dtype().kind();
+    if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f') return false;
+  }
+  const DLArrayDType dt = t.dtype();
+  double v = 0.0;
+  if (dt.code == kDLArrayInt || dt.code == kDLArrayUInt || dt.code == kDLArrayBool) {
+    py::array cell(DTypeToNumpy(dt), std::vector<py::ssize_t>{});
+    cell[py::tuple()] = value;
+    const py::object item = cell.attr("item")();
+    int overflow = 0;
+    const long long n = PyLong_AsLongLongAndOverflow(item.ptr(), &overflow);
+    if (overflow != 0 || n > (1LL << 53) || n < -(1LL << 53)) {  // a double would round it
+      host_value = cell;
+      return false;
+    }
+    v = static_cast<double>(n);
+  } else {
+    v = py::float_(value).cast<double>();
+  }
+  const int set = RequireOp("array_set");
+  if (t.is_compact()) {
+    RunOp(set, {}, {&target}, {v});
+  } else {
+    NDArray fill{Array::Empty(t.shape(), t.ctx(), t.dtype())};
+    RunOp(set, {}, {&fill}, {v});
+    RunOp(RequireOp("copy"), {fill.dl()}, {&target}, {});
+  }
+  return true;
+}
+
 // target (any layout, any device) = value (NDArray, NumPy array or anything NumPy converts).
 void Assign(const NDArray& target, const py::object& value) {
   RequireWritable(target, "assignment");
@@ -135,24 +190,12 @@ void Assign(const NDArray& target, const py::object& value) {
     }
     return;
   }
-  if (!py::isinstance<py::array>(value) && !py::isinstance<py::sequence>(value)) {
-    // A scalar: array_set on a compact target, else a fill through a compact temporary.
-    py::array scalar = py::module_::import("numpy").attr("asarray")(value);
-    const char kind = scalar.dtype().kind();
-    if (kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f') {
-      const double v = py::float_(value).cast<double>();
-      const int set = RequireOp("array_set");
-      if (t.is_compact()) {
-        RunOp(set, {}, {&target}, {v});
-      } else {
-        NDArray fill{Array::Empty(t.shape(), t.ctx(), t.dtype())};
-        RunOp(set, {}, {&fill}, {v});
-        RunOp(RequireOp("copy"), {fill.dl()}, {&target}, {});
-      }
-      return;
-    }
+  py::object host_value = value;
+  if (!py::isinstance<py::array>(value) && !py::isinstance<py::sequence>(value) &&
+      AssignScalar(target, value, host_value)) {
+    return;
   }
-  py::array src = HostSource(value, DTypeToNumpy(t.dtype()), t);
+  py::array src = HostSource(host_value, DTypeToNumpy(t.dtype()), t);
   std::vector<int64_t> shape;
   DLArray host = HostView(src, t.dtype(), shape);
   if (t.is_compact()) {
@@ -527,6 +570,17 @@ Examples
 ((500, 200), dtype('float32'))
 )doc",
         Guard());
+  m.def(
+      "parse_dtype", [](const py::object& spec) { return DTypeToNumpy(DTypeFromNumpy(spec)); },
+      py::arg("dtype"), R"doc(The numpy dtype a dtype specification names, as every dtype argument
+parses it: a numpy dtype, a numpy scalar type, a Python type, a name ('float32', 'f4', 'int8')
+or 'bfloat16' (ml_dtypes.bfloat16, which needs the ml_dtypes package).
+
+Raises
+------
+TypeError
+    Not a data type, or one dlarray does not support.)doc",
+      Guard());
   m.def("array", &FromObject, py::arg("obj"), py::arg("ctx") = DLContext{kDLArrayCPU, 0},
         py::arg("dtype") = py::none(),
         R"doc(Copies array-like data to a device.
