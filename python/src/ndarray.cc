@@ -259,6 +259,18 @@ NDArray FromObject(const py::object& obj, const DLContext& ctx, const py::object
   return out;
 }
 
+// A pickled NDArray: (host data as a NumPy array, device).
+NDArray FromState(const py::tuple& t) {
+  if (t.size() != 2) throw Error(ErrorKind::kValue, "NDArray pickle: bad state");
+  if (!py::isinstance<py::array>(t[0]) ||
+      !(py::isinstance<DLContext>(t[1]) || py::isinstance<py::str>(t[1]))) {
+    throw DTypeError("NDArray.__setstate__: the state must be (a numpy array, a DLContext), got (" +
+                     TypeName(t[0]) + ", " + TypeName(t[1]) + ")");
+  }
+  py::array host = t[0].cast<py::array>();
+  return FromObject(host, t[1].cast<DLContext>(), py::object(host.attr("dtype")));
+}
+
 std::string Repr(const NDArray& self) {
   const Array& a = *self.array;
   std::string head = "NDArray(shape=" + ShapeToString(a.dl()) +
@@ -523,13 +535,7 @@ array([[3., 5.],
           "The elements as nested Python lists (copied to the host).", Guard())
       .def("__repr__", &Repr, Guard())
       .def(py::pickle([](const NDArray& s) { return py::make_tuple(AsNumpy(s), s.array->ctx()); },
-                      [](const py::tuple& t) {
-                        if (t.size() != 2)
-                          throw Error(ErrorKind::kValue, "NDArray pickle: bad state");
-                        py::array host = t[0].cast<py::array>();
-                        return FromObject(host, t[1].cast<DLContext>(),
-                                          py::object(host.attr("dtype")));
-                      }));
+                      &FromState));
 
   BindViews(cls);
   BindDLPack(m, cls);
