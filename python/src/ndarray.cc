@@ -178,6 +178,11 @@ are compact and row-major (DLPack's DLTensor layout); views (indexing, ``T``, ``
 arrays over other libraries' memory share it, with strides. The memory is freed when the last
 array over it goes.
 
+Operators (``+ - * / @``, comparisons, in-place forms) follow NumPy 2's dtype promotion (NEP 50:
+Python scalars are weak), with bfloat16 promoting as float16 does and bfloat16 with float16
+giving float32. A Python int an integer result cannot hold raises OverflowError
+(``int8_array + 1000``) instead of wrapping; comparisons with it are exact.
+
 Examples
 --------
 >>> import numpy as np
@@ -303,8 +308,9 @@ NDArray
 
 Parameters
 ----------
-dtype : numpy dtype or name
-    The target dtype (bfloat16: ``ml_dtypes.bfloat16``).
+dtype : numpy dtype, numpy scalar type or name
+    The target dtype, spelled as for every dtype argument (``'int8'``, ``np.int8``,
+    ``np.dtype('int8')``; bfloat16: ``'bfloat16'`` or ``ml_dtypes.bfloat16``).
 copy : bool, optional
     False: return the array itself when it already has ``dtype`` (default True: always new).
 
@@ -337,7 +343,10 @@ value : NDArray, array_like or scalar
 Raises
 ------
 ValueError
-    A value whose shape does not broadcast, or a read-only array.
+    A value whose shape does not broadcast, a read-only array, or NaN into an integer array.
+OverflowError
+    A number an integer array's dtype cannot hold (``1000`` into int8, ``-1`` into uint8, an
+    infinity), as in NumPy.
 TypeError
     An NDArray value of another dtype, or advanced indexing.
 IndexError
