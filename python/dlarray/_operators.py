@@ -5,8 +5,9 @@ scalars and NumPy-convertible data; they follow NumPy's type promotion (NEP 50: 
 are weak) and broadcasting, and return new arrays on the operands' device. bfloat16 promotes as
 float16 does, and bfloat16 with float16 gives float32 (see ``_promote``). As in NumPy 2, a Python
 int the result's integer dtype cannot hold raises OverflowError (``int8_array + 1000``) rather
-than wrapping; comparisons with such ints are exact (``int8_array == 1000`` is all False). The in-place forms
-(``+=`` ...) write into the left operand. Operands on different devices raise the ops' error.
+than wrapping; comparisons with such ints are exact (``int8_array == 1000`` is all False). The
+in-place forms (``+=`` ...) write into the left operand, casting as NumPy's ``same_kind`` rule
+allows. Operands on different devices raise the ops' error.
 """
 
 import numbers
