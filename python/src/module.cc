@@ -53,8 +53,8 @@ void TranslateErrors(std::exception_ptr p) {
   }
 }
 
-// v as a C int, for the argument name: TypeError for non-integers (bool too), OverflowError
-// past the int range.
+// A field of a pickled state as a C int: TypeError naming it for non-integers (bool too),
+// OverflowError past the int range (a plain cast raised pybind11's cast_error).
 int IntArgument(const py::handle& v, const std::string& name) {
   if (!py::isinstance<py::int_>(v) || PyBool_Check(v.ptr())) {
     throw DTypeError(name + " must be an int, got " + TypeName(v));

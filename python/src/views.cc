@@ -13,12 +13,15 @@ namespace {
 
 [[noreturn]] void IndexFail(const std::string& msg) { throw py::index_error(msg); }
 
-// operator.index(v) as int64: TypeError (from Python) for non-integers, and for integers past
-// int64 overflow (an OverflowError naming what, e.g. "transpose: axis") or, for indices,
-// IndexError as NumPy raises.
+// operator.index(v) as int64, named what (e.g. "transpose: axis") in errors: TypeError for
+// non-integers, OverflowError past int64, or IndexError for an index, as NumPy raises.
 int64_t Index(const py::handle& v, const char* what, bool is_index = false) {
   py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
-  if (!i) throw py::error_already_set();
+  if (!i) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
+    PyErr_Clear();
+    throw DTypeError(std::string(what) + " must be an integer, got " + TypeName(v));
+  }
   int overflow = 0;
   const long long n = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
   if (n == -1 && PyErr_Occurred()) throw py::error_already_set();

@@ -305,6 +305,8 @@ def test_the_issue_examples():
         x.reshape(2**70)
     with pytest.raises(IndexError, match="index"):
         x[2**70]
+    with pytest.raises(TypeError, match="transpose: axis must be an integer, got str"):
+        x.transpose(0, "a", 1)
     with pytest.raises(ValueError, match="reshape: the dimensions multiply past"):
         x.reshape(2**40, 2**40, 0)
     fresh = dlarray.DLContext.__new__(dlarray.DLContext)
