@@ -99,8 +99,6 @@ def test_scalar_operators_match_numpy(ctx, dtype, op):
     fn = BINARY[op]
     host = _base(dtype)
     for v in PY_SCALARS + NP_SCALARS:
-        if op == "rtruediv" and isinstance(v, int) and abs(v) > 2**1000:
-            continue  # NumPy itself fails converting 10**400 to float, without a rule to match
         _check("%s %s %r" % (np.dtype(dtype).name, op, v), lambda a, v=v: fn(a, v),
                lambda x, v=v: fn(x, v), host, ctx)
 
