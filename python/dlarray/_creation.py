@@ -44,7 +44,7 @@ def empty(shape: ShapeLike, ctx: Optional[DeviceLike] = None,
     RuntimeError
         No usable plugin serves the device.
     """
-    return _core.empty(shape, device(ctx), _dtype(dtype))
+    return _core.empty(shape, device(ctx), dtype)
 
 
 def array(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = None) -> NDArray:
@@ -75,18 +75,12 @@ def array(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = Non
     RuntimeError
         No usable plugin serves the device.
     """
-    return _core.array(obj, device(ctx), _dtype(dtype))
+    return _core.array(obj, device(ctx), dtype)
 
 
-def _dtype(dtype: npt.DTypeLike) -> npt.DTypeLike:
-    if isinstance(dtype, str) and dtype == "bfloat16":
-        try:
-            import ml_dtypes
-        except ImportError:
-            raise TypeError("dtype 'bfloat16' needs the ml_dtypes package (pip install "
-                            "ml_dtypes)") from None
-        return ml_dtypes.bfloat16  # type: ignore[no-any-return]
-    return dtype
+def _dtype(dtype: npt.DTypeLike) -> Optional[np.dtype[Any]]:
+    """The numpy dtype of a dtype argument, by the parser every entry point uses."""
+    return None if dtype is None else _core.parse_dtype(dtype)
 
 
 def asarray(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 from typing import Iterator, Optional, Union
 
 from . import _core
@@ -16,6 +17,9 @@ _default: contextvars.ContextVar[Optional[DLContext]] = contextvars.ContextVar(
 
 _CPU = 1
 _GPU = 2
+
+_ENV_DEFAULT = "DLARRAY_DEFAULT_DEVICE"
+_env_checked: tuple[str, DLContext] | None = None  # the variable's last value and its device
 
 
 def _context(kind: int, dev_id: int) -> DLContext:
@@ -131,16 +135,52 @@ def check_device(ctx: DeviceLike) -> None:
     _core.check_device(device(ctx))
 
 
+def _environment_default() -> Optional[DLContext]:
+    """The device DLARRAY_DEFAULT_DEVICE names, checked to be usable (None when unset).
+
+    Checked at each use rather than at import, so that a bad value fails where the default
+    device is first needed, with the variable named, never falling back to the CPU silently."""
+    global _env_checked
+    spec = os.environ.get(_ENV_DEFAULT, "").strip()
+    if not spec:
+        return None
+    if _env_checked is not None and _env_checked[0] == spec:
+        return _env_checked[1]
+    try:
+        ctx = _core.parse_device(spec)
+        _core.check_device(ctx)
+    except (ValueError, RuntimeError) as e:
+        usable = ", ".join(repr(c) for c in _core.devices())
+        raise type(e)("%s=%r does not name a usable device (usable here: %s): %s"
+                      % (_ENV_DEFAULT, spec, usable, e)) from None
+    _env_checked = (spec, ctx)
+    return ctx
+
+
 def default_device() -> DLContext:
-    """The device arrays are made on when no context is given (``cpu(0)`` unless set).
+    """The device arrays are made on when no context is given.
+
+    That is the device :func:`set_default_device` or :func:`using_device` chose for the current
+    thread / async context, else the one the environment variable ``DLARRAY_DEFAULT_DEVICE``
+    names (a device string such as ``"cuda:0"``), else ``cpu(0)``.
 
     Returns
     -------
     DLContext
         The default device of the current thread / async context.
+
+    Raises
+    ------
+    ValueError, RuntimeError
+        ``DLARRAY_DEFAULT_DEVICE`` names no usable device (an unknown name, an id out of range,
+        or a device type no usable plugin serves, e.g. ``gpu`` on a machine without one); the
+        message names the variable and the usable devices.
     """
     ctx = _default.get()
-    return cpu(0) if ctx is None else ctx
+    if ctx is not None:
+        return ctx
+    env = _environment_default()
+    return cpu(0) if env is None else env
 
 
 def set_default_device(ctx: Optional[DeviceLike]) -> None:
@@ -149,7 +189,8 @@ def set_default_device(ctx: Optional[DeviceLike]) -> None:
     Parameters
     ----------
     ctx : DLContext, str or None
-        The new default; None restores ``cpu(0)``.
+        The new default; None restores the default of :func:`default_device`
+        (``DLARRAY_DEFAULT_DEVICE``, else ``cpu(0)``).
 
     Raises
     ------

@@ -2,8 +2,12 @@
 
 ``+ - * /``, unary ``-`` and ``+``, ``@`` and the comparisons take NDArrays, Python or NumPy
 scalars and NumPy-convertible data; they follow NumPy's type promotion (NEP 50: Python scalars
-are weak) and broadcasting, and return new arrays on the operands' device. The in-place forms
-(``+=`` ...) write into the left operand. Operands on different devices raise the ops' error.
+are weak) and broadcasting, and return new arrays on the operands' device. bfloat16 promotes as
+float16 does, and bfloat16 with float16 gives float32 (see ``_promote``). As in NumPy 2, a Python
+int the result's integer dtype cannot hold raises OverflowError (``int8_array + 1000``) rather
+than wrapping; comparisons with such ints are exact (``int8_array == 1000`` is all False). The
+in-place forms (``+=`` ...) write into the left operand, casting as NumPy's ``same_kind`` rule
+allows. Operands on different devices raise the ops' error.
 """
 
 import numbers
@@ -31,8 +35,29 @@ def _as_array(x, like):
     return _core.array(np.asarray(x), like.ctx, np.asarray(x).dtype)
 
 
+def _dtype_of(x):
+    if isinstance(x, np.generic):
+        return x.dtype
+    return x if isinstance(x, np.dtype) else None
+
+
 def _promote(*dtypes_or_scalars):
-    return np.result_type(*dtypes_or_scalars)
+    """NumPy's result_type, with bfloat16 in float16's place: NumPy (with ml_dtypes) has no
+    common type for bfloat16 and float16 or int16..int64, and makes bfloat16 with a Python float
+    float64. Here bfloat16 promotes as float16 does (with int8/uint8/bool and Python scalars it
+    stays bfloat16, with int16 it becomes float32, ...) and bfloat16 with float16 gives float32,
+    the smallest type holding both, as in PyTorch."""
+    dtypes = [_dtype_of(x) for x in dtypes_or_scalars]
+    bf16 = next((d for d in dtypes if d is not None and d.name == "bfloat16"), None)
+    if bf16 is None:
+        return np.result_type(*dtypes_or_scalars)
+    f16 = np.dtype(np.float16)
+    mixed = any(d is not None and d == f16 for d in dtypes)
+    result = np.result_type(*[f16 if d is not None and d == bf16 else x
+                              for d, x in zip(dtypes, dtypes_or_scalars)])
+    if result == f16:
+        return np.dtype(np.float32) if mixed else bf16
+    return result
 
 
 def _cast(a, dtype):
@@ -53,24 +78,58 @@ def _check_number(value):
     return value
 
 
+def _integer_value(value):
+    """The value of an integer scalar (Python or NumPy, bool excluded) as an int, else None."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        return None
+    return int(value)
+
+
+def _check_integer_range(value, dtype):
+    """NumPy 2's rule for a Python int meeting an integer array (NEP 50): it takes the array's
+    dtype, so a value outside that dtype is an OverflowError rather than a wrapped constant."""
+    if dtype.kind not in "iu" or not isinstance(value, int) or isinstance(value, bool):
+        return
+    info = np.iinfo(dtype)
+    if not info.min <= value <= info.max:
+        raise OverflowError("Python integer %d out of bounds for %s" % (value, dtype))
+
+
+def _beyond_double(value, dtype):
+    """Whether an integer scalar would lose digits as the ops' double attribute (|v| > 2**53)."""
+    v = _integer_value(value)
+    return v is not None and dtype.kind in "iu" and abs(v) > 2**53
+
+
+def _exact_operand(value, dtype, like):
+    """value as a 0-d array of dtype on like's device: integers the double attribute of a scalar
+    op would round take the array path instead."""
+    return _core.array(np.asarray(value, dtype=dtype), like.ctx, dtype)
+
+
+def _writes_directly(out, dtype):
+    """Whether a result of dtype can be computed straight into out (the in-place forms): yes for
+    out's own dtype; no where NumPy's in-place rule (casting='same_kind': int64 into int8,
+    float64 into float32) casts it afterwards; TypeError where that rule refuses it."""
+    if out is None or out.dtype == dtype:
+        return True
+    try:
+        castable = np.can_cast(dtype, out.dtype, casting="same_kind")
+    except TypeError:
+        castable = False
+    if not castable:
+        raise TypeError("in-place operation: the result dtype %s cannot be cast to %s"
+                        % (dtype, out.dtype))
+    return False
+
+
 def _binary(a, b, array_op, scalar_op, out=None, int_to_float=False, reverse_scalar=None):
-    """a <op> b with promotion and broadcasting; out: write there (in-place forms)."""
+    """a <op> b with promotion and broadcasting; out: write there (in-place forms).
+
+    reverse_scalar(x, value, out) computes ``value <op> x``; array_op then takes its operands
+    in that order too (the path of integers beyond a double's 53 bits)."""
     if _is_scalar(b):
-        value = _check_number(b)
-        dtype = _promote(a.dtype, value)
-        if int_to_float and dtype.kind in "biu":
-            dtype = np.dtype(np.float64)
-        x = _compact(_cast(a, dtype))
-        if out is None:
-            out = _core.empty(x.shape, x.ctx, dtype)
-        elif out.dtype != dtype:
-            raise TypeError("in-place operation: the result dtype %s cannot be cast to %s"
-                            % (dtype, out.dtype))
-        if reverse_scalar is not None:
-            reverse_scalar(x, float(value), out)
-        else:
-            scalar_op(x, float(value), out)
-        return out
+        return _binary_scalar(a, b, array_op, scalar_op, out, int_to_float, reverse_scalar)
     if not isinstance(b, NDArray):
         try:
             b = _as_array(b, a)
@@ -81,17 +140,43 @@ def _binary(a, b, array_op, scalar_op, out=None, int_to_float=False, reverse_sca
         dtype = np.dtype(np.float64)
     shape = np.broadcast_shapes(a.shape, b.shape)
     if out is not None:
-        if out.dtype != dtype:
-            raise TypeError("in-place operation: the result dtype %s cannot be cast to %s"
-                            % (dtype, out.dtype))
         if tuple(shape) != out.shape:
             raise ValueError("in-place operation: the result shape %s differs from %s"
                              % (tuple(shape), out.shape))
+        if not _writes_directly(out, dtype):
+            _core.astype(_binary(a, b, array_op, scalar_op, None, int_to_float), out)
+            return out
     x = _broadcast(_cast(a, dtype), shape)
     y = _broadcast(_cast(b, dtype), shape)
     if out is None:
         out = _core.empty(shape, x.ctx, dtype)
     array_op(x, y, out)
+    return out
+
+
+def _binary_scalar(a, value, array_op, scalar_op, out, int_to_float, reverse_scalar):
+    _check_number(value)
+    dtype = _promote(a.dtype, value)
+    if int_to_float and dtype.kind in "biu":
+        dtype = np.dtype(np.float64)
+    _check_integer_range(value, dtype)
+    if _beyond_double(value, dtype):
+        b = _exact_operand(value, dtype, a)
+        if reverse_scalar is not None:
+            return _binary(b, a, array_op, None, out)
+        return _binary(a, b, array_op, None, out)
+    number = float(value)  # OverflowError for ints past a double's range, as in NumPy
+    if not _writes_directly(out, dtype):
+        result = _binary_scalar(a, value, array_op, scalar_op, None, int_to_float, reverse_scalar)
+        _core.astype(result, out)
+        return out
+    x = _compact(_cast(a, dtype))
+    if out is None:
+        out = _core.empty(x.shape, x.ctx, dtype)
+    if reverse_scalar is not None:
+        reverse_scalar(x, number, out)
+    else:
+        scalar_op(x, number, out)
     return out
 
 
@@ -135,13 +220,33 @@ def _rdiv_scalar(x, v, out):
     _core.matrix_elementwise_divide(numerator, x, out)
 
 
+def _constant_comparison(a, value, cmp):
+    """The result of comparing an integer array with an integer its dtype cannot hold: NumPy 2
+    compares such Python ints exactly (every element is below or above them) instead of
+    raising, so the answer is the same for every element."""
+    info = np.iinfo(a.dtype)
+    above = value > info.max
+    truth = {_EQ: False, _NE: True, _LT: above, _LE: above, _GT: not above, _GE: not above}[cmp]
+    out = _core.empty(a.shape, a.ctx, np.bool_)
+    _core.array_set(out, 1.0 if truth else 0.0)
+    return out
+
+
 def _compare(a, b, cmp):
     if _is_scalar(b):
         _check_number(b)
-        x = _compact(a)
-        out = _core.empty(x.shape, x.ctx, np.bool_)
-        _core.compare_by_const(x, float(b), out, cmp)
-        return out
+        value = _integer_value(b)
+        if value is not None and a.dtype.kind in "iu":
+            info = np.iinfo(a.dtype)
+            if isinstance(b, int) and not info.min <= value <= info.max:
+                return _constant_comparison(a, value, cmp)
+            if _beyond_double(b, a.dtype):
+                b = _exact_operand(b, _promote(a.dtype, b), a)
+        if _is_scalar(b):
+            x = _compact(a)
+            out = _core.empty(x.shape, x.ctx, np.bool_)
+            _core.compare_by_const(x, float(b), out, cmp)
+            return out
     if not isinstance(b, NDArray):
         try:
             b = _as_array(b, a)
@@ -205,6 +310,8 @@ def _inplace(fn):
             result = fn(self, other)
             if result is NotImplemented:
                 return result
+            if not _writes_directly(self, result.dtype):
+                result = result.astype(self.dtype)
             self[...] = result
             return self
         result = fn(self, other, out=self)
@@ -228,7 +335,7 @@ def install(cls):
     cls.__radd__ = lambda self, other: _add(self, other)
     cls.__sub__ = lambda self, other: _sub(self, other)
     cls.__rsub__ = lambda self, other: (
-        _binary(self, other, None, None, reverse_scalar=_rsub_scalar) if _is_scalar(other)
+        _binary(self, other, _sub_arrays, None, reverse_scalar=_rsub_scalar) if _is_scalar(other)
         else _sub(_as_array(other, self), self))
     cls.__mul__ = lambda self, other: _mul(self, other)
     cls.__rmul__ = lambda self, other: _mul(self, other)

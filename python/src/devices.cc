@@ -1,6 +1,7 @@
 // Devices from Python: counts, names, memory, and device strings ("cuda:1").
 #include <pybind11/stl.h>
 
+#include <climits>
 #include <string>
 
 #include "binding.h"
@@ -11,12 +12,27 @@ namespace {
 // A device kind as a device type number: an int, a name ("cuda", "gpu", a plugin's) or a
 // context / device string (its type).
 int KindToType(const py::object& kind) {
-  if (py::isinstance<py::int_>(kind)) return kind.cast<int>();
+  if (py::isinstance<py::int_>(kind) && !PyBool_Check(kind.ptr())) {
+    int overflow = 0;
+    const long long t = PyLong_AsLongLongAndOverflow(kind.ptr(), &overflow);
+    if (overflow != 0 || t < 0 || t > INT_MAX) {
+      throw Error(ErrorKind::kValue, "device_count: kind " + std::string(py::str(kind)) +
+                                         " is not a device type number (DLPack's, e.g. 1 "
+                                         "for the CPU, 2 for CUDA)");
+    }
+    return static_cast<int>(t);
+  }
   if (py::isinstance<py::str>(kind)) {
     const std::string name = kind.cast<std::string>();
     const int t = DeviceTypeFromName(name.substr(0, name.find(':')));
     if (t < 0) ParseContext(name);  // throws ValueError listing the names
     return t;
+  }
+  if (!py::isinstance<DLContext>(kind)) {
+    throw DTypeError(
+        "device_count: kind must be a device name ('cpu', 'cuda'), a device type "
+        "number or a DLContext, got " +
+        TypeName(kind));
   }
   return kind.cast<DLContext>().device_type;
 }

@@ -44,8 +44,22 @@ int TableIndex(DLArrayDType t) {
 
 std::string TypeName(const py::handle& obj) { return py::str(py::type::of(obj).attr("__name__")); }
 
+// The one dtype parser: every entry point that takes a dtype (empty, array, asarray, astype,
+// infer_outputs, __array__, custom ops) comes here, so each accepts the same spellings.
 DLArrayDType DTypeFromNumpy(const py::handle& arg) {
-  py::dtype dt = py::dtype::from_args(py::reinterpret_borrow<py::object>(arg));
+  // dlarray's own spelling of bfloat16; numpy.dtype() knows the name only after ml_dtypes is
+  // imported, and the runtime needs no ml_dtypes to hold bfloat16 arrays.
+  if (py::isinstance<py::str>(arg) && arg.cast<std::string>() == "bfloat16") return kBFloat16;
+  py::dtype dt;
+  try {
+    dt = py::dtype::from_args(py::reinterpret_borrow<py::object>(arg));
+  } catch (const py::error_already_set& e) {
+    if (!e.matches(PyExc_TypeError) && !e.matches(PyExc_ValueError)) throw;
+    throw DTypeError("dtype: " + std::string(py::repr(arg)) +
+                     " is not a data type (a numpy dtype, a numpy scalar type, or a name such as "
+                     "'float32' or 'bfloat16'; supported: bool, int8-64, uint8-64, "
+                     "float16/32/64, bfloat16)");
+  }
   const char kind = dt.kind();
   const auto bits = static_cast<uint8_t>(dt.itemsize() * 8);
   if (kind == 'f') return DLArrayDType{kDLArrayFloat, bits, 1};
@@ -55,7 +69,7 @@ DLArrayDType DTypeFromNumpy(const py::handle& arg) {
   if (dt.itemsize() == 2 && py::str(dt.attr("name")).cast<std::string>() == "bfloat16") {
     return kBFloat16;
   }
-  throw DTypeError("unsupported dtype " + std::string(py::str(dt)) +
+  throw DTypeError("dtype: unsupported dtype " + std::string(py::str(dt)) +
                    " (supported: bool, int8-64, uint8-64, float16/32/64, bfloat16)");
 }
 

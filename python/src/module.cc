@@ -2,6 +2,7 @@
 // dlarray::Error kinds to ValueError / TypeError / RuntimeError / MemoryError.
 #include <pybind11/stl.h>
 
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -11,9 +12,29 @@
 namespace dlarray {
 namespace {
 
+// pybind11's cast_error says "Unable to cast Python instance of type <class 'str'> to C++ type
+// '?'", a RuntimeError, for what is a caller's value of the wrong type. Arguments converted by
+// hand get their own message naming them (IntArgument); this is the net for the rest.
+void SetCastError(const std::string& what) {
+  static const std::string kPrefix = "of type <class '";
+  std::string type;
+  const size_t at = what.find(kPrefix);
+  if (at != std::string::npos) {
+    const size_t begin = at + kPrefix.size();
+    const size_t end = what.find('\'', begin);
+    if (end != std::string::npos) type = what.substr(begin, end - begin);
+  }
+  const std::string msg = "an argument" + (type.empty() ? std::string() : " of type " + type) +
+                          " has the wrong type or is out of range for this call (see its "
+                          "signature in help())";
+  PyErr_SetString(PyExc_TypeError, msg.c_str());
+}
+
 void TranslateErrors(std::exception_ptr p) {
   try {
     if (p) std::rethrow_exception(p);
+  } catch (const py::cast_error& e) {
+    SetCastError(e.what());
   } catch (const Error& e) {
     switch (e.kind()) {
       case ErrorKind::kValue:
@@ -30,6 +51,35 @@ void TranslateErrors(std::exception_ptr p) {
         return;
     }
   }
+}
+
+// A field of a pickled state as a C int: TypeError naming it for non-integers (bool too),
+// OverflowError past the int range (a plain cast raised pybind11's cast_error).
+int IntArgument(const py::handle& v, const std::string& name) {
+  if (!py::isinstance<py::int_>(v) || PyBool_Check(v.ptr())) {
+    throw DTypeError(name + " must be an int, got " + TypeName(v));
+  }
+  int overflow = 0;
+  const long long n = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (n == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow != 0 || n < INT_MIN || n > INT_MAX) {
+    PyErr_SetString(PyExc_OverflowError,
+                    (name + " " + std::string(py::str(v)) + " is out of the int range").c_str());
+    throw py::error_already_set();
+  }
+  return static_cast<int>(n);
+}
+
+DLContext ContextFromState(const py::tuple& t) {
+  if (t.size() != 2) {
+    throw DTypeError(
+        "DLContext.__setstate__: the state must be a (device_id, device_type) "
+        "tuple, got " +
+        std::string(py::repr(t)));
+  }
+  const int device_id = IntArgument(t[0], "DLContext.__setstate__: device_id");
+  const int device_type = IntArgument(t[1], "DLContext.__setstate__: device_type");
+  return DLContext{device_type, device_id};
 }
 
 py::dict PluginToDict(const PluginInfo& p) {
@@ -102,9 +152,7 @@ gpu(1)
            })
       .def("__hash__", [](const DLContext& c) { return c.device_type * 1000003 + c.device_id; })
       .def(py::pickle([](const DLContext& c) { return py::make_tuple(c.device_id, c.device_type); },
-                      [](const py::tuple& t) {
-                        return DLContext{t[1].cast<int>(), t[0].cast<int>()};
-                      }));
+                      &ContextFromState));
 
   m.def(
       "plugins",

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "assign.h"
 #include "binding.h"
 
 namespace dlarray {
@@ -39,129 +40,6 @@ std::vector<int64_t> ShapeFrom(const py::handle& shape) {
     throw DTypeError("shape must be an int or a sequence of ints, got " + TypeName(shape));
   }
   return dims;
-}
-
-// obj as a C-contiguous NumPy array of dtype dt. Only numbers convert: NumPy would also turn
-// None into NaN, strings into their numeric value and complex into its real part, silently.
-py::array NumericArray(const py::object& obj, const py::object& dt, const std::string& where) {
-  py::module_ np = py::module_::import("numpy");
-  if (obj.is_none()) {
-    throw DTypeError(where + ": None is not array data (only numbers convert: bool, int, float)");
-  }
-  py::array probe = np.attr("asarray")(obj);
-  const char kind = probe.dtype().kind();
-  const bool bfloat16 = py::str(probe.dtype().attr("name")).cast<std::string>() == "bfloat16";
-  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && !bfloat16) {
-    throw DTypeError(where + ": cannot convert " + TypeName(obj) + " (NumPy dtype " +
-                     std::string(py::str(probe.dtype())) +
-                     ") to numbers; only bool, int, uint and float data convert");
-  }
-  return np.attr("asarray")(probe, py::arg("dtype") = dt, py::arg("order") = "C");
-}
-
-py::tuple ShapeTuple(const Array& a) {
-  py::tuple t(a.shape().size());
-  for (size_t i = 0; i < a.shape().size(); ++i) t[i] = py::int_(a.shape()[i]);
-  return t;
-}
-
-DLArray HostView(const py::array& arr, DLArrayDType dtype, std::vector<int64_t>& shape) {
-  shape.assign(arr.shape(), arr.shape() + arr.ndim());
-  DLArray v{};
-  v.data = const_cast<void*>(arr.data());  // read only as a copy source unless it is the target
-  v.ctx = DLContext{kDLArrayCPU, 0};
-  v.ndim = static_cast<int32_t>(arr.ndim());
-  v.dtype = dtype;
-  v.shape = shape.data();
-  return v;
-}
-
-// A compact NumPy array of dtype dt holding value broadcast to shape (ShapeError if it cannot).
-py::array HostSource(const py::object& value, const py::dtype& dt, const Array& target) {
-  py::module_ np = py::module_::import("numpy");
-  py::array src = NumericArray(value, dt, "arr[key] = value");
-  const auto& shape = target.shape();
-  if (src.ndim() != static_cast<py::ssize_t>(shape.size()) ||
-      !std::equal(shape.begin(), shape.end(), src.shape())) {
-    try {
-      src = np.attr("broadcast_to")(src, ShapeTuple(target));
-    } catch (const py::error_already_set&) {
-      throw ShapeError("cannot set an NDArray of shape " + ShapeToString(target.dl()) +
-                       " from a value of shape " + std::string(py::str(src.attr("shape"))));
-    }
-  }
-  return np.attr("asarray")(src, py::arg("order") = "C");  // keeps 0-d arrays 0-d
-}
-
-void RequireWritable(const NDArray& a, const char* what) {
-  if (a.array->read_only()) {
-    throw Error(ErrorKind::kValue, std::string(what) +
-                                       ": the array is read-only (it shares the memory of a "
-                                       "read-only source); make a writable copy with .copy()");
-  }
-}
-
-// target (any layout, any device) = value (NDArray, NumPy array or anything NumPy converts).
-void Assign(const NDArray& target, const py::object& value) {
-  RequireWritable(target, "assignment");
-  const Array& t = *target.array;
-  if (t.size() == 0) return;
-  if (py::isinstance<NDArray>(value)) {
-    NDArray src = value.cast<NDArray>();
-    if (src.array->dtype() != t.dtype()) {
-      throw DTypeError("cannot assign an NDArray of dtype " + DTypeToString(src.array->dtype()) +
-                       " to one of dtype " + DTypeToString(t.dtype()) +
-                       "; convert it first with .astype()");
-    }
-    if (src.array->shape() != t.shape()) {
-      throw ShapeError("cannot assign an NDArray of shape " + ShapeToString(src.dl()) +
-                       " to a target of shape " + ShapeToString(t.dl()));
-    }
-    if (src.array->storage() == t.storage() && src.dl() != t.dl()) {
-      src = CompactCopy(src);  // views of one memory: read everything before writing
-    }
-    if (src.array->ctx() == t.ctx()) {
-      const int copy = RequireOp("copy");
-      RunOp(copy, {src.dl()}, {&target}, {});
-      return;
-    }
-    if (!src.array->is_compact()) src = CompactCopy(src);
-    if (t.is_compact()) {
-      CopyArrays(src.dl(), target.dl());
-    } else {
-      NDArray staged{Array::Empty(t.shape(), t.ctx(), t.dtype())};
-      CopyArrays(src.dl(), staged.dl());
-      RunOp(RequireOp("copy"), {staged.dl()}, {&target}, {});
-    }
-    return;
-  }
-  if (!py::isinstance<py::array>(value) && !py::isinstance<py::sequence>(value)) {
-    // A scalar: array_set on a compact target, else a fill through a compact temporary.
-    py::array scalar = py::module_::import("numpy").attr("asarray")(value);
-    const char kind = scalar.dtype().kind();
-    if (kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f') {
-      const double v = py::float_(value).cast<double>();
-      const int set = RequireOp("array_set");
-      if (t.is_compact()) {
-        RunOp(set, {}, {&target}, {v});
-      } else {
-        NDArray fill{Array::Empty(t.shape(), t.ctx(), t.dtype())};
-        RunOp(set, {}, {&fill}, {v});
-        RunOp(RequireOp("copy"), {fill.dl()}, {&target}, {});
-      }
-      return;
-    }
-  }
-  py::array src = HostSource(value, DTypeToNumpy(t.dtype()), t);
-  std::vector<int64_t> shape;
-  DLArray host = HostView(src, t.dtype(), shape);
-  if (t.is_compact()) {
-    CopyArrays(&host, target.dl());
-  } else {
-    NDArray staged{Array::Empty(t.shape(), t.ctx(), t.dtype())};
-    CopyArrays(&host, staged.dl());
-    RunOp(RequireOp("copy"), {staged.dl()}, {&target}, {});
-  }
 }
 
 NDArray Empty(const py::handle& shape, const DLContext& ctx, const py::object& dtype) {
@@ -214,6 +92,18 @@ NDArray FromObject(const py::object& obj, const DLContext& ctx, const py::object
     CopyArrays(&view, out.dl());
   }
   return out;
+}
+
+// A pickled NDArray: (host data as a NumPy array, device).
+NDArray FromState(const py::tuple& t) {
+  if (t.size() != 2) throw Error(ErrorKind::kValue, "NDArray pickle: bad state");
+  if (!py::isinstance<py::array>(t[0]) ||
+      !(py::isinstance<DLContext>(t[1]) || py::isinstance<py::str>(t[1]))) {
+    throw DTypeError("NDArray.__setstate__: the state must be (a numpy array, a DLContext), got (" +
+                     TypeName(t[0]) + ", " + TypeName(t[1]) + ")");
+  }
+  py::array host = t[0].cast<py::array>();
+  return FromObject(host, t[1].cast<DLContext>(), py::object(host.attr("dtype")));
 }
 
 std::string Repr(const NDArray& self) {
@@ -287,6 +177,11 @@ Made by :func:`dlarray.empty`, :func:`dlarray.array`, :func:`dlarray.asarray`,
 are compact and row-major (DLPack's DLTensor layout); views (indexing, ``T``, ``reshape``) and
 arrays over other libraries' memory share it, with strides. The memory is freed when the last
 array over it goes.
+
+Operators (``+ - * / @``, comparisons, in-place forms) follow NumPy 2's dtype promotion (NEP 50:
+Python scalars are weak), with bfloat16 promoting as float16 does and bfloat16 with float16
+giving float32. A Python int an integer result cannot hold raises OverflowError
+(``int8_array + 1000``) instead of wrapping; comparisons with it are exact.
 
 Examples
 --------
@@ -413,8 +308,9 @@ NDArray
 
 Parameters
 ----------
-dtype : numpy dtype or name
-    The target dtype (bfloat16: ``ml_dtypes.bfloat16``).
+dtype : numpy dtype, numpy scalar type or name
+    The target dtype, spelled as for every dtype argument (``'int8'``, ``np.int8``,
+    ``np.dtype('int8')``; bfloat16: ``'bfloat16'`` or ``ml_dtypes.bfloat16``).
 copy : bool, optional
     False: return the array itself when it already has ``dtype`` (default True: always new).
 
@@ -447,7 +343,10 @@ value : NDArray, array_like or scalar
 Raises
 ------
 ValueError
-    A value whose shape does not broadcast, or a read-only array.
+    A value whose shape does not broadcast, a read-only array, or NaN into an integer array.
+OverflowError
+    A number an integer array's dtype cannot hold (``1000`` into int8, ``-1`` into uint8, an
+    infinity), as in NumPy.
 TypeError
     An NDArray value of another dtype, or advanced indexing.
 IndexError
@@ -480,13 +379,7 @@ array([[3., 5.],
           "The elements as nested Python lists (copied to the host).", Guard())
       .def("__repr__", &Repr, Guard())
       .def(py::pickle([](const NDArray& s) { return py::make_tuple(AsNumpy(s), s.array->ctx()); },
-                      [](const py::tuple& t) {
-                        if (t.size() != 2)
-                          throw Error(ErrorKind::kValue, "NDArray pickle: bad state");
-                        py::array host = t[0].cast<py::array>();
-                        return FromObject(host, t[1].cast<DLContext>(),
-                                          py::object(host.attr("dtype")));
-                      }));
+                      &FromState));
 
   BindViews(cls);
   BindDLPack(m, cls);
@@ -527,6 +420,17 @@ Examples
 ((500, 200), dtype('float32'))
 )doc",
         Guard());
+  m.def(
+      "parse_dtype", [](const py::object& spec) { return DTypeToNumpy(DTypeFromNumpy(spec)); },
+      py::arg("dtype"), R"doc(The numpy dtype a dtype specification names, as every dtype argument
+parses it: a numpy dtype, a numpy scalar type, a Python type, a name ('float32', 'f4', 'int8')
+or 'bfloat16' (ml_dtypes.bfloat16, which needs the ml_dtypes package).
+
+Raises
+------
+TypeError
+    Not a data type, or one dlarray does not support.)doc",
+      Guard());
   m.def("array", &FromObject, py::arg("obj"), py::arg("ctx") = DLContext{kDLArrayCPU, 0},
         py::arg("dtype") = py::none(),
         R"doc(Copies array-like data to a device.

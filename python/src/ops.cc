@@ -616,9 +616,9 @@ True
   m.def(
       "infer_outputs",
       [](const std::string& name, const std::vector<std::vector<int64_t>>& shapes,
-         const std::vector<py::dtype>& dtypes, const std::vector<double>& attrs) {
+         const std::vector<py::object>& dtypes, const std::vector<double>& attrs) {
         std::vector<DLArrayDType> types;
-        for (const py::dtype& d : dtypes) types.push_back(DTypeFromNumpy(d));
+        for (const py::object& d : dtypes) types.push_back(DTypeFromNumpy(d));
         py::list out;
         for (const OutputSpec& o : InferOutputs(RequireOp(name), shapes, types, attrs)) {
           out.append(py::make_tuple(py::tuple(py::cast(o.shape)), DTypeToNumpy(o.dtype)));
@@ -637,8 +637,8 @@ op : str
     A declared op's name.
 shapes : list of tuple of int
     The inputs' shapes.
-dtypes : list of numpy.dtype
-    The inputs' dtypes.
+dtypes : list of numpy dtype or name
+    The inputs' dtypes (any spelling ``astype`` takes).
 attrs : list of float
     The op's attributes, in declared order.
 

@@ -13,11 +13,26 @@ namespace {
 
 [[noreturn]] void IndexFail(const std::string& msg) { throw py::index_error(msg); }
 
-// operator.index(v) as int64 (TypeError from Python for non-integers).
-int64_t Index(const py::handle& v) {
-  PyObject* i = PyNumber_Index(v.ptr());
-  if (i == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::int_>(i).cast<int64_t>();
+// operator.index(v) as int64, named what (e.g. "transpose: axis") in errors: TypeError for
+// non-integers, OverflowError past int64, or IndexError for an index, as NumPy raises.
+int64_t Index(const py::handle& v, const char* what, bool is_index = false) {
+  py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+  if (!i) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
+    PyErr_Clear();
+    throw DTypeError(std::string(what) + " must be an integer, got " + TypeName(v));
+  }
+  int overflow = 0;
+  const long long n = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (n == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow != 0) {
+    const std::string msg =
+        std::string(what) + " " + std::string(py::str(i)) + " does not fit a 64-bit integer";
+    if (is_index) throw py::index_error(msg);
+    PyErr_SetString(PyExc_OverflowError, msg.c_str());
+    throw py::error_already_set();
+  }
+  return n;
 }
 
 NDArray GetItem(const NDArray& self, const py::object& key) {
@@ -65,7 +80,7 @@ NDArray GetItem(const NDArray& self, const py::object& key) {
       ++dim;
     } else {
       const int64_t extent = a.shape()[dim];
-      int64_t i = Index(k);
+      int64_t i = Index(k, "index", true);
       if (i < -extent || i >= extent) {
         IndexFail("index " + std::to_string(i) + " is out of bounds for axis " +
                   std::to_string(dim) + " with size " + std::to_string(extent));
@@ -83,21 +98,21 @@ NDArray GetItem(const NDArray& self, const py::object& key) {
   return NDArray{a.View(shape, strides, static_cast<uint64_t>(byte_offset))};
 }
 
-std::vector<int64_t> ShapeArgs(const py::args& args) {
+std::vector<int64_t> ShapeArgs(const py::args& args, const char* what) {
   py::object spec = args.size() == 1 ? py::object(args[0]) : py::object(args);
   std::vector<int64_t> shape;
   if (py::isinstance<py::int_>(spec) || !py::isinstance<py::sequence>(spec)) {
-    shape.push_back(Index(spec));
+    shape.push_back(Index(spec, what));
   } else {
     for (const py::handle& d : spec) {
-      shape.push_back(Index(d));
+      shape.push_back(Index(d, what));
     }
   }
   return shape;
 }
 
 NDArray Reshape(const NDArray& self, const py::args& args) {
-  std::vector<int64_t> shape = ShapeArgs(args);
+  std::vector<int64_t> shape = ShapeArgs(args, "reshape: dimension");
   const int64_t size = self.array->size();
   int64_t known = 1;
   int infer = -1;
@@ -107,8 +122,8 @@ NDArray Reshape(const NDArray& self, const py::args& args) {
       infer = static_cast<int>(i);
     } else if (shape[i] < 0) {
       throw Error(ErrorKind::kValue, "reshape: dimensions must be >= 0 (or one -1)");
-    } else {
-      known *= shape[i];
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      throw Error(ErrorKind::kValue, "reshape: the dimensions multiply past 2**63 - 1");
     }
   }
   if (infer >= 0) {
@@ -130,7 +145,9 @@ NDArray Reshape(const NDArray& self, const py::args& args) {
   int64_t step = 1;
   for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
     strides[i] = step;
-    step *= std::max<int64_t>(shape[i], 1);
+    if (__builtin_mul_overflow(step, std::max<int64_t>(shape[i], 1), &step)) {
+      throw Error(ErrorKind::kValue, "reshape: the dimensions multiply past 2**63 - 1");
+    }
   }
   return NDArray{src.array->View(shape, strides, src.array->byte_offset())};
 }
@@ -142,7 +159,7 @@ NDArray Transpose(const NDArray& self, const py::args& args) {
   if (args.size() == 0 || (args.size() == 1 && args[0].is_none())) {
     for (int i = 0; i < ndim; ++i) axes[i] = ndim - 1 - i;
   } else {
-    axes = ShapeArgs(args);
+    axes = ShapeArgs(args, "transpose: axis");
     if (static_cast<int>(axes.size()) != ndim) {
       throw Error(ErrorKind::kValue, "transpose: axes don't match the array's " +
                                          std::to_string(ndim) + " dimensions");

@@ -63,23 +63,49 @@ void ValidateReduceSumAxisZero(const DLArrayOpCall& c) {
   }
 }
 
+std::string Number(double v) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.17g", v);
+  return text;
+}
+
 // A flag attribute: exactly 0 (false) or 1 (true); NaN or 0.5 is a caller's mistake.
 bool Flag(const DLArrayOpCall& c, int i, const char* name) {
   const double v = c.attrs[i];
   if (v != 0.0 && v != 1.0) {
-    char text[64];
-    std::snprintf(text, sizeof(text), "%.17g", v);
     throw Error(ErrorKind::kValue, std::string(c.op_name) + ": " + name +
-                                       " must be 0 (False) or 1 (True), got " + text);
+                                       " must be 0 (False) or 1 (True), got " + Number(v));
   }
   return v == 1.0;
 }
 
-// A scalar applied to float32 data: NaN and infinities are kept, finite values that would round
-// to infinity in float32 are refused (float32 holds up to about 3.4028235e38).
+// A scalar applied to integer data. NaN and infinities have no integer value (a cast would make
+// them 0 or saturate silently). array_set stores the value itself, so it must lie in the dtype
+// after truncation, as NumPy's arr[...] = value requires; the arithmetic ops wrap it (x - 5 on
+// uint8 adds -5), so it only has to fit the kernels' 64-bit integer.
+void CheckIntegerScalar(const DLArrayOpCall& c, int i, bool stored) {
+  const double v = c.attrs[i];
+  const DLArrayDType t = c.outputs[0]->dtype;
+  if (t.code != kDLArrayInt && t.code != kDLArrayUInt) return;
+  const std::string where = std::string(c.op_name) + ": value " + Number(v);
+  if (!std::isfinite(v)) {
+    throw Error(ErrorKind::kValue,
+                where + " has no integer value (output dtype " + DTypeToString(t) + ")");
+  }
+  const bool is_signed = t.code == kDLArrayInt;
+  const int bits = stored ? t.bits : 64;
+  const double low = is_signed || !stored ? -std::ldexp(1.0, bits - 1) : 0.0;
+  const double high = is_signed || !stored ? std::ldexp(1.0, bits - 1) : std::ldexp(1.0, bits);
+  const double whole = std::trunc(v);
+  if (whole < low || whole >= high) {
+    throw Error(ErrorKind::kValue, where + " is out of the range of " +
+                                       (stored ? DTypeToString(t) : std::string("int64")) + " [" +
+                                       Number(low) + ", " + Number(high) + ")");
+  }
+}
+
 // A scalar applied to floating data of the output's dtype: NaN and infinities are kept, finite
-// values that would round to infinity in that dtype are refused. Integers take any value
-// (truncated and wrapped, as x - 5 on uint8 needs); float64 holds every double.
+// values that would round to infinity in that dtype are refused; float64 holds every double.
 void CheckScalarRange(const DLArrayOpCall& c, int i) {
   const double v = c.attrs[i];
   const DLArrayDType t = c.outputs[0]->dtype;
@@ -98,15 +124,21 @@ void CheckScalarRange(const DLArrayOpCall& c, int i) {
     return;
   }
   if (std::isfinite(v) && std::fabs(v) >= limit) {
-    char text[64];
-    std::snprintf(text, sizeof(text), "%.17g", v);
-    throw Error(ErrorKind::kValue, std::string(c.op_name) + ": value " + text + " is out of the " +
-                                       range + "; pass inf explicitly if that is what you mean");
+    throw Error(ErrorKind::kValue, std::string(c.op_name) + ": value " + Number(v) +
+                                       " is out of the " + range +
+                                       "; pass inf explicitly if that is what you mean");
   }
 }
 
 void ValidateScalarOp(const DLArrayOpCall& c) {
   CheckScalarRange(c, 0);
+  CheckIntegerScalar(c, 0, false);
+  ValidateSameShape(c);
+}
+
+void ValidateArraySet(const DLArrayOpCall& c) {
+  CheckScalarRange(c, 0);
+  CheckIntegerScalar(c, 0, true);
   ValidateSameShape(c);
 }
 
@@ -253,7 +285,7 @@ std::vector<OpInfo> CoreOps() {
     s.allow_inplace = inplace;
     s.doc = doc;
   };
-  def(kArraySet, "array_set", {}, {"value"}, ValidateScalarOp, true, "out[:] = value");
+  def(kArraySet, "array_set", {}, {"value"}, ValidateArraySet, true, "out[:] = value");
   def(kBroadcastTo, "broadcast_to", {"x"}, {}, ValidateBroadcastTo, false,
       "out = broadcast of in to out's shape (NumPy rules)");
   def(kReduceSumAxisZero, "reduce_sum_axis_zero", {"x"}, {}, ValidateReduceSumAxisZero, false,
