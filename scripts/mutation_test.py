@@ -3,7 +3,8 @@
 
 Each mutant in tests/mutants.json is one exact text replacement in one file (a comparison turned
 around, a check removed, an accumulator narrowed), with the test commands that must fail on it
-and the bug or issue it comes from. For each mutant this script
+and the bug or issue it comes from; "also" may list other places (file, original, replacement)
+for the same bug where the code may have moved, the first that matches is used. For each mutant this script
 
 1. mirrors the working tree as it is now (tracked files and untracked ones git does not ignore)
    into build/mutation/tree, rewriting only the files whose content changed since the last run,
@@ -15,7 +16,8 @@ and the bug or issue it comes from. For each mutant this script
    put first on PYTHONPATH;
 4. runs the mutant's commands in the mirror's root and restores the file.
 
-A mutant is *killed* when one of its commands fails, *survived* when all pass. Before the
+A mutant is *killed* when one of its commands fails, *survived* when all pass; every command
+runs (unless --first-kill), and the table says which failed. Before the
 mutants, the unmutated mirror is built and every command run once (the baseline): a command
 that fails there, or names a test that does not exist (pytest exit 4 or 5, ctest "No tests were
 found"), makes its mutants *no test* instead, since they would be killed for nothing. A mutant
@@ -167,22 +169,33 @@ def run_command(command, python, timeout, log):
     return "pass" if r.returncode == 0 else "fail"
 
 
+def short(command):
+    """A command without the options every command shares, for the table."""
+    for common in ("{python} -m pytest -q -x -p no:cacheprovider ",
+                   "ctest --test-dir {build} --output-on-failure "):
+        command = command.replace(common, "pytest " if "pytest" in common else "ctest ")
+    return command
+
+
 def apply(mutant):
-    """Applies mutant to the mirror; returns the file's original bytes, or None if the original
-    text is not there exactly once."""
-    path = TREE / mutant["file"]
-    if not path.is_file():
-        return None
-    text = path.read_text()
-    if text.count(mutant["original"]) != 1:
-        return None
-    path.write_text(text.replace(mutant["original"], mutant["replacement"]))
-    return text
+    """Applies mutant to the mirror: its own place, else the first of its "also" places (the
+    same bug where code moved, e.g. before and after a branch merges) whose original text is
+    there exactly once. Returns (file, original contents), or None."""
+    for place in [mutant] + mutant.get("also", []):
+        path = TREE / place["file"]
+        if not path.is_file():
+            continue
+        text = path.read_text()
+        if text.count(place["original"]) == 1:
+            path.write_text(text.replace(place["original"], place["replacement"]))
+            return place["file"], text
+    return None
 
 
-def restore(mutant, text):
+def restore(applied):
     # A fresh write (new mtime): the next build recompiles the file without the mutant.
-    (TREE / mutant["file"]).write_text(text)
+    name, text = applied
+    (TREE / name).write_text(text)
 
 
 def main():
@@ -194,6 +207,9 @@ def main():
     ap.add_argument("--python", help="interpreter with the test dependencies "
                     "(default: .venv/bin/python of this tree, else this one)")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per test command")
+    ap.add_argument("--first-kill", action="store_true",
+                    help="stop a mutant's commands at the first that fails (default: run all, "
+                    "to show which tests catch it)")
     ap.add_argument("--no-baseline", action="store_true",
                     help="skip the unmutated run (only when it is known to pass)")
     args = ap.parse_args()
@@ -238,31 +254,35 @@ def main():
             results.append((m["id"], "no test", 0, 0, f"{baseline[bad[0]]} unmutated: {bad[0]}"))
             print(f"{m['id']}: no test ({baseline[bad[0]]} without the mutant)", flush=True)
             continue
-        original = apply(m)
-        if original is None:
+        applied = apply(m)
+        if applied is None:
             results.append((m["id"], "not applied", 0, 0,
                             f"original text not found once in {m['file']}"))
             print(f"{m['id']}: not applied", flush=True)
             continue
         try:
             with open(log, "a") as f:
-                f.write(f"\n=== mutant {m['id']}: {m['file']}\n")
+                f.write(f"\n=== mutant {m['id']}: {applied[0]}\n")
             ok, build_s = build(python, log)
             if not ok:
                 results.append((m["id"], "no build", build_s, 0, f"see {log}"))
                 print(f"{m['id']}: no build", flush=True)
                 continue
             t0 = time.monotonic()
-            status, detail = "survived", "every command passed"
+            failed = []
             for cmd in m["tests"]:
                 r = run_command(cmd, python, args.timeout, log)
                 if r in ("fail", "timeout"):
-                    status, detail = "killed", f"{r}: {cmd}"
-                    break
+                    failed.append(short(cmd) + (" (timeout)" if r == "timeout" else ""))
+                    if args.first_kill:
+                        break
+            status = "killed" if failed else "survived"
+            detail = (f"{len(failed)}/{len(m['tests'])} failed: " + "; ".join(failed)
+                      if failed else "every command passed")
             results.append((m["id"], status, build_s, time.monotonic() - t0, detail))
             print(f"{m['id']}: {status}", flush=True)
         finally:
-            restore(m, original)
+            restore(applied)
 
     print()
     width = max([len(r[0]) for r in results] + [6])
