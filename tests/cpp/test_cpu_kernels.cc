@@ -167,6 +167,56 @@ TEST_CASE("cpu: relu and relu_gradient at zeros of either sign, bit for bit") {
   }
 }
 
+namespace {
+
+// relu and relu_gradient in a dtype other than float32, bit for bit, on a cycle of +1, -0.0,
+// -1, +0.0, 2, -2.5 (bits of each in that dtype, from the caller) and grad = +1 everywhere:
+// relu keeps -0.0 and turns negatives into +0.0; the gradient is +1 where x > 0, else +0.0.
+template <typename Bits>
+void CheckReluAtZeros(DLArrayDType dtype, const std::vector<Bits>& cycle, Bits one) {
+  const Bits plus_zero = 0;
+  for (int64_t n : {int64_t{7}, int64_t{40001}}) {
+    CAPTURE(n);
+    CAPTURE(dtype.bits);
+    std::vector<Bits> x(static_cast<size_t>(n)), relu(x.size()), grad(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const size_t k = (i * 7 + i / 5) % cycle.size();  // every lane meets every value
+      x[i] = cycle[k];
+      const bool positive = k == 0 || k == 4, negative = k == 2 || k == 5;
+      relu[i] = negative ? plus_zero : x[i];
+      grad[i] = positive ? one : plus_zero;
+    }
+    auto a = dlarray::Array::Empty({n}, Cpu(), dtype);
+    auto g = dlarray::Array::Empty({n}, Cpu(), dtype);
+    auto out = dlarray::Array::Empty({n}, Cpu(), dtype);
+    std::memcpy(a->dl()->data, x.data(), x.size() * sizeof(Bits));
+    const std::vector<Bits> ones(x.size(), one);
+    std::memcpy(g->dl()->data, ones.data(), ones.size() * sizeof(Bits));
+    Run("relu", {a->dl()}, {out->dl()});
+    CHECK(std::memcmp(out->dl()->data, relu.data(), relu.size() * sizeof(Bits)) == 0);
+    Run("relu_gradient", {a->dl(), g->dl()}, {out->dl()});
+    CHECK(std::memcmp(out->dl()->data, grad.data(), grad.size() * sizeof(Bits)) == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cpu: relu and relu_gradient at zeros of either sign in float16, bfloat16, float64") {
+  // float16: 1 = 0x3c00, -1 = 0xbc00, 2 = 0x4000, -2.5 = 0xc100; bfloat16: 1 = 0x3f80, ...
+  CheckReluAtZeros<uint16_t>(DLArrayDType{kDLArrayFloat, 16, 1},
+                             {0x3c00, 0x8000, 0xbc00, 0x0000, 0x4000, 0xc100}, 0x3c00);
+  CheckReluAtZeros<uint16_t>(DLArrayDType{kDLArrayBfloat, 16, 1},
+                             {0x3f80, 0x8000, 0xbf80, 0x0000, 0x4000, 0xc020}, 0x3f80);
+  auto bits = [](double v) {
+    uint64_t u;
+    std::memcpy(&u, &v, sizeof(u));
+    return u;
+  };
+  CheckReluAtZeros<uint64_t>(DLArrayDType{kDLArrayFloat, 64, 1},
+                             {bits(1.0), bits(-0.0), bits(-1.0), bits(0.0), bits(2.0), bits(-2.5)},
+                             bits(1.0));
+}
+
 TEST_CASE("cpu: array_set fills every element") {
   for (const Shape& shape : kElementwiseShapes) {
     CAPTURE(ShapeText(shape));
