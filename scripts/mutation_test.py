@@ -251,7 +251,8 @@ def main():
     for m in mutants:
         bad = [c for c in m["tests"] if baseline.get(c, "pass") != "pass"]
         if bad:
-            results.append((m["id"], "no test", 0, 0, f"{baseline[bad[0]]} unmutated: {bad[0]}"))
+            results.append((m["id"], "no test", 0, 0,
+                            f"{baseline[bad[0]]} unmutated: {short(bad[0])}"))
             print(f"{m['id']}: no test ({baseline[bad[0]]} without the mutant)", flush=True)
             continue
         applied = apply(m)

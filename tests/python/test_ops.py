@@ -147,9 +147,10 @@ def test_softmax(ctx, rng, shape):
 
 
 def large_logits(rng, shape, dtype=np.float32):
-    """Logits of a few units with several of about +-1000 at random places of every row (never
-    all at index 0): exp of a logit minus anything but the row's maximum overflows or underflows
-    (also in float64), so only a kernel that shifts by the maximum gets them right."""
+    """Logits of a few units with one to four near +1000 at random places of every row (never at
+    index 0), and -1000 at index 0 of every other row: exp of a logit minus anything but the
+    row's maximum overflows (also in float64), so only a kernel that shifts by the maximum gets
+    them right."""
     rows, cols = int(np.prod(shape[:-1])), shape[-1]
     x = rng.uniform(-3, 3, (rows, cols))
     for r in range(rows):

@@ -155,8 +155,8 @@ print("idle", workers, other / (time.monotonic() - t0))
 
 
 def _idle_worker_load(env, attempts):
-    """Lowest CPU time the pool's threads spent per second of idle wall time, over up to
-    `attempts` fresh processes (stopping at the first below 5 %), with the thread count."""
+    """CPU time the pool's threads spent per second of idle wall time, in up to `attempts` fresh
+    processes (stopping at the first below 5 %): (the lowest, all of them)."""
     loads = []
     for _ in range(attempts):
         r = proc_util.run(IDLE_CPU.format(threads=3), env=env, timeout=60)
