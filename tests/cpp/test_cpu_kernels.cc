@@ -3,8 +3,10 @@
 // streaming-store switch (half the L3) and the SGEMM block sizes, odd shapes and 1 element.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <string>
@@ -126,6 +128,95 @@ TEST_CASE("cpu: relu keeps NaN and relu_gradient multiplies like grad * (x > 0)"
   CHECK(std::isnan(d[3]));  // inf * 0
 }
 
+TEST_CASE("cpu: relu and relu_gradient at zeros of either sign, bit for bit") {
+  // relu(x) is x unless x < 0, so -0.0 stays -0.0 (as numpy.maximum(-0.0, 0)); its gradient is
+  // grad * (x > 0): 0 at both zeros. Zeros of both signs sit at random places (every SIMD lane,
+  // the scalar tail, both sides of the parallel split): comparing with <= or >= instead of < or
+  // > gives a value or a sign that differs, and only the bits show the sign of a zero.
+  auto bits = [](float v) {
+    uint32_t u;
+    std::memcpy(&u, &v, sizeof(u));
+    return u;
+  };
+  for (const Shape& shape : kElementwiseShapes) {
+    CAPTURE(ShapeText(shape));
+    const int64_t n = Numel(shape);
+    auto x = Random(static_cast<size_t>(n), -2, 2, 21);
+    const auto g = Random(static_cast<size_t>(n), 0.5f, 2, 22);
+    std::mt19937 gen(23);
+    for (int64_t i = 0; i < n; ++i) {
+      const unsigned pick = gen() % 6;
+      if (pick == 0) x[i] = 0.0f;
+      if (pick == 1) x[i] = -0.0f;
+    }
+    x[n - 1] = -0.0f;
+    if (n > 1) x[n - 2] = 0.0f;
+    auto a = Make(shape, x);
+    auto gr = Make(shape, g);
+    auto out = dlarray::Array::Empty(shape, Cpu());
+    Run("relu", {a->dl()}, {out->dl()});
+    const auto r = Read(*out);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) bad += bits(r[i]) != bits(x[i] < 0 ? 0.0f : x[i]);
+    CHECK(bad == 0);
+    Run("relu_gradient", {a->dl(), gr->dl()}, {out->dl()});
+    const auto d = Read(*out);
+    bad = 0;
+    for (int64_t i = 0; i < n; ++i) bad += bits(d[i]) != bits(x[i] > 0 ? g[i] : 0.0f);
+    CHECK(bad == 0);
+  }
+}
+
+namespace {
+
+// relu and relu_gradient in a dtype other than float32, bit for bit, on a cycle of +1, -0.0,
+// -1, +0.0, 2, -2.5 (bits of each in that dtype, from the caller) and grad = +1 everywhere:
+// relu keeps -0.0 and turns negatives into +0.0; the gradient is +1 where x > 0, else +0.0.
+template <typename Bits>
+void CheckReluAtZeros(DLArrayDType dtype, const std::vector<Bits>& cycle, Bits one) {
+  const Bits plus_zero = 0;
+  for (int64_t n : {int64_t{7}, int64_t{40001}}) {
+    CAPTURE(n);
+    CAPTURE(dtype.bits);
+    std::vector<Bits> x(static_cast<size_t>(n)), relu(x.size()), grad(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const size_t k = (i * 7 + i / 5) % cycle.size();  // every lane meets every value
+      x[i] = cycle[k];
+      const bool positive = k == 0 || k == 4, negative = k == 2 || k == 5;
+      relu[i] = negative ? plus_zero : x[i];
+      grad[i] = positive ? one : plus_zero;
+    }
+    auto a = dlarray::Array::Empty({n}, Cpu(), dtype);
+    auto g = dlarray::Array::Empty({n}, Cpu(), dtype);
+    auto out = dlarray::Array::Empty({n}, Cpu(), dtype);
+    std::memcpy(a->dl()->data, x.data(), x.size() * sizeof(Bits));
+    const std::vector<Bits> ones(x.size(), one);
+    std::memcpy(g->dl()->data, ones.data(), ones.size() * sizeof(Bits));
+    Run("relu", {a->dl()}, {out->dl()});
+    CHECK(std::memcmp(out->dl()->data, relu.data(), relu.size() * sizeof(Bits)) == 0);
+    Run("relu_gradient", {a->dl(), g->dl()}, {out->dl()});
+    CHECK(std::memcmp(out->dl()->data, grad.data(), grad.size() * sizeof(Bits)) == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cpu: relu and relu_gradient at zeros of either sign in float16, bfloat16, float64") {
+  // float16: 1 = 0x3c00, -1 = 0xbc00, 2 = 0x4000, -2.5 = 0xc100; bfloat16: 1 = 0x3f80, ...
+  CheckReluAtZeros<uint16_t>(DLArrayDType{kDLArrayFloat, 16, 1},
+                             {0x3c00, 0x8000, 0xbc00, 0x0000, 0x4000, 0xc100}, 0x3c00);
+  CheckReluAtZeros<uint16_t>(DLArrayDType{kDLArrayBfloat, 16, 1},
+                             {0x3f80, 0x8000, 0xbf80, 0x0000, 0x4000, 0xc020}, 0x3f80);
+  auto bits = [](double v) {
+    uint64_t u;
+    std::memcpy(&u, &v, sizeof(u));
+    return u;
+  };
+  CheckReluAtZeros<uint64_t>(DLArrayDType{kDLArrayFloat, 64, 1},
+                             {bits(1.0), bits(-0.0), bits(-1.0), bits(0.0), bits(2.0), bits(-2.5)},
+                             bits(1.0));
+}
+
 TEST_CASE("cpu: array_set fills every element") {
   for (const Shape& shape : kElementwiseShapes) {
     CAPTURE(ShapeText(shape));
@@ -218,6 +309,34 @@ TEST_CASE("cpu: reduce_sum_axis_zero") {
   }
 }
 
+TEST_CASE("cpu: reduce_sum_axis_zero counts past 2^24 (float partial sums go into double)") {
+  // 2^24 at a random row of the first half of each column, ones elsewhere: a float running sum
+  // stops counting the ones after it (2^24 + 1 rounds to 2^24). Float partial sums of at most 16
+  // values lose at most 15 of them. One column, narrow outputs and wide ones.
+  const std::vector<Shape> shapes = {{3000},     {3000, 1},  {3000, 5},
+                                     {3000, 63}, {3000, 64}, {3000, 130}};
+  std::mt19937 gen(24);
+  for (const Shape& shape : shapes) {
+    CAPTURE(ShapeText(shape));
+    const int64_t rows = shape[0], cols = Numel(shape) / rows;
+    std::vector<float> x(static_cast<size_t>(rows * cols), 1.0f);
+    for (int64_t j = 0; j < cols; ++j) {
+      x[static_cast<size_t>(static_cast<int64_t>(gen() % (rows / 2)) * cols + j)] = 16777216.0f;
+    }
+    auto a = Make(shape, x);
+    Shape out_shape(shape.begin() + 1, shape.end());
+    if (out_shape.empty()) out_shape = {1};
+    auto out = dlarray::Array::Empty(out_shape, Cpu());
+    Run("reduce_sum_axis_zero", {a->dl()}, {out->dl()});
+    const auto got = Read(*out);
+    const double want = 16777216.0 + static_cast<double>(rows - 1);
+    for (int64_t j = 0; j < cols; ++j) {
+      CAPTURE(j);
+      CHECK(std::fabs(got[j] - want) <= 16.0 / 16777216.0 * want + 1.0);
+    }
+  }
+}
+
 namespace {
 
 // Softmax of each row over the last axis, in double.
@@ -286,6 +405,53 @@ TEST_CASE("cpu: softmax_cross_entropy is the mean of -sum(y_ * log_softmax(y))")
     auto out = dlarray::Array::Empty({1}, Cpu());
     Run("softmax_cross_entropy", {a->dl(), t->dl()}, {out->dl()});
     CHECK(Mismatches(Read(*out), {total / rows}, 1e-5, 1e-7) == 0);
+  }
+}
+
+namespace {
+
+// Logits in [-3, 3] with 1 to 4 of about 1000 at random places of each row, never index 0, and
+// -1000 at index 0 of every other row: exp of a logit minus anything but the row's maximum
+// overflows, so only a kernel that shifts by the maximum gets these right.
+std::vector<float> LargeLogits(int64_t rows, int64_t cols, unsigned seed) {
+  auto x = Random(static_cast<size_t>(rows * cols), -3, 3, seed);
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> jitter(-2, 2);
+  for (int64_t r = 0; r < rows && cols > 1; ++r) {
+    const int k = 1 + static_cast<int>(gen() % 4);
+    for (int i = 0; i < k; ++i)
+      x[r * cols + 1 + static_cast<int64_t>(gen() % (cols - 1))] = 1000 + jitter(gen);
+    if (cols > 2 && r % 2 == 1) x[r * cols] = -1000.0f;
+  }
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("cpu: softmax and softmax_cross_entropy shift by the row maximum, wherever it is") {
+  for (const Shape& shape : kRowShapes) {
+    CAPTURE(ShapeText(shape));
+    const int64_t cols = shape.back(), rows = Numel(shape) / cols;
+    if (cols < 2) continue;
+    const auto x = LargeLogits(rows, cols, 25);
+    const auto want = SoftmaxReference(x, cols);
+    auto a = Make(shape, x);
+    auto out = dlarray::Array::Empty(shape, Cpu());
+    Run("softmax", {a->dl()}, {out->dl()});
+    CHECK(Mismatches(Read(*out), want, 1e-5, 1e-30) == 0);
+    const auto labels = Random(x.size(), 0, 1, 26);
+    double total = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = x.data() + r * cols;
+      double m = row[0], s = 0;
+      for (int64_t j = 0; j < cols; ++j) m = std::max<double>(m, row[j]);
+      for (int64_t j = 0; j < cols; ++j) s += std::exp(row[j] - m);
+      for (int64_t j = 0; j < cols; ++j) total -= labels[r * cols + j] * (row[j] - m - std::log(s));
+    }
+    auto t = Make(shape, labels);
+    auto loss = dlarray::Array::Empty({1}, Cpu());
+    Run("softmax_cross_entropy", {a->dl(), t->dl()}, {loss->dl()});
+    CHECK(Mismatches(Read(*loss), {total / rows}, 1e-5, 0) == 0);
   }
 }
 

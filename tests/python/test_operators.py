@@ -10,6 +10,23 @@ def _dev(a, ctx):
     return dlarray.array(a, ctx, dtype=a.dtype)
 
 
+# One unit in the last place of each result dtype: NumPy's result and the kernel's are each
+# rounded once to it, so they may differ by that at most (a float32 rounding of a float64 result
+# would not pass).
+ULP = {np.dtype(np.float16): 2.0 ** -10, np.dtype(np.float32): 2.0 ** -23,
+       np.dtype(np.float64): 2.0 ** -52}
+
+
+def _assert_matches(got, want):
+    """got equals NumPy's want: exactly for integers and bool, within one ulp of the dtype for
+    floats."""
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    if want.dtype.kind != "f":
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=ULP[want.dtype], atol=0)
+
+
 BINARY = [
     ("add", lambda x, y: x + y),
     ("sub", lambda x, y: x - y),
@@ -27,7 +44,7 @@ def test_array_array(ctx, rng, name, fn, shapes):
     got = fn(_dev(a, ctx), _dev(b, ctx))
     want = fn(a, b)
     assert isinstance(got, dlarray.NDArray) and got.ctx == ctx and got.shape == want.shape
-    np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6)
+    _assert_matches(got.asnumpy(), want)
 
 
 @pytest.mark.parametrize("name,fn", BINARY, ids=[b[0] for b in BINARY])
@@ -38,8 +55,7 @@ def test_scalars_and_promotion(ctx, rng, name, fn, dtype):
     for s in (2, 3.5, np.float32(1.5)):
         for got, want in ((fn(x, s), fn(a, s)), (fn(s, x), fn(s, a))):
             assert got.dtype == want.dtype, (s, got.dtype, want.dtype)
-            np.testing.assert_allclose(got.asnumpy().astype(np.float64),
-                                       want.astype(np.float64), rtol=2e-3)
+            _assert_matches(got.asnumpy(), want)
 
 
 def test_mixed_dtypes_promote(ctx):
@@ -47,8 +63,7 @@ def test_mixed_dtypes_promote(ctx):
     b = np.linspace(0, 1, 6).astype(np.float16)
     got = _dev(a, ctx) + _dev(b, ctx)
     want = a + b
-    assert got.dtype == want.dtype
-    np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-3)
+    _assert_matches(got.asnumpy(), want)
 
 
 def test_unary_and_matmul(ctx, rng):

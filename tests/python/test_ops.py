@@ -100,6 +100,26 @@ def test_reduce_sum_axis_zero(ctx, rng, shape):
     np.testing.assert_allclose(b.asnumpy(), ref, rtol=2e-5)
 
 
+@pytest.mark.parametrize("shape", [(3000,), (3000, 1), (3000, 5), (3000, 63), (3000, 64),
+                                   (1500, 2, 70)], ids=str)
+def test_reduce_sum_accumulates_beyond_float32(ctx, rng, shape):
+    # 2**24 at a random row of the first half of each column, ones in the others: a float32
+    # running sum stops counting the ones that follow it (2**24 + 1 rounds back to 2**24). The
+    # kernels promise float partial sums of at most 16 values moved into double (CPU; 4 on CUDA),
+    # so at most 15 ones are lost per column: within 16 float roundings of the sum of magnitudes.
+    # Every path: one column, narrow outputs (< 64 columns), wide ones.
+    rows = shape[0]
+    cols = int(np.prod(shape[1:]))
+    x = np.ones((rows, cols), np.float32)
+    x[rng.integers(0, rows // 2, cols), np.arange(cols)] = 2.0 ** 24
+    x = x.reshape(shape)
+    out_shape = shape[1:] if len(shape) > 1 else (1,)
+    b = dlarray.empty(out_shape, ctx)
+    ops.reduce_sum_axis_zero(to(ctx, x), b)
+    ref = x.astype(np.float64).sum(axis=0).reshape(out_shape)
+    np.testing.assert_array_less(np.abs(b.asnumpy() - ref), 16 * 2.0 ** -24 * ref + 1)
+
+
 @pytest.mark.parametrize("m,k,n", [(1, 1, 1), (1, 7, 1), (3, 5, 7), (33, 65, 17), (500, 700, 1000),
                                    (129, 257, 63)])
 @pytest.mark.parametrize("ta", [False, True])
@@ -124,6 +144,52 @@ def test_softmax(ctx, rng, shape):
     np.testing.assert_allclose(b.asnumpy(), softmax_ref(x), rtol=1e-5, atol=1e-7)
     ops.softmax(a, a)
     np.testing.assert_allclose(a.asnumpy(), softmax_ref(x), rtol=1e-5, atol=1e-7)
+
+
+def large_logits(rng, shape, dtype=np.float32):
+    """Logits of a few units with one to four near +1000 at random places of every row (never at
+    index 0), and -1000 at index 0 of every other row: exp of a logit minus anything but the
+    row's maximum overflows (also in float64), so only a kernel that shifts by the maximum gets
+    them right."""
+    rows, cols = int(np.prod(shape[:-1])), shape[-1]
+    x = rng.uniform(-3, 3, (rows, cols))
+    for r in range(rows):
+        k = min(cols - 1, int(rng.integers(1, 5))) if cols > 1 else 0
+        big = rng.choice(np.arange(1, cols), size=k, replace=False) if k else []
+        x[r, big] = 1000 + rng.uniform(-2, 2, len(big))
+        if cols > 2 and r % 2:
+            x[r, 0] = -1000.0  # a tiny first logit: shifting by it overflows even without the big
+    return x.reshape(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("shape", [(1, 2), (3, 7), (64, 33), (257, 31), (33, 4097), (2, 3, 100)],
+                         ids=str)
+def test_softmax_shifts_by_the_row_maximum(ctx, rng, shape):
+    x = large_logits(rng, shape)
+    a, b = to(ctx, x), dlarray.empty(shape, ctx)
+    ops.softmax(a, b)
+    np.testing.assert_allclose(b.asnumpy(), softmax_ref(x), rtol=1e-5, atol=1e-30)
+    ops.softmax(a, a)
+    np.testing.assert_allclose(a.asnumpy(), softmax_ref(x), rtol=1e-5, atol=1e-30)
+
+
+@pytest.mark.parametrize("shape", [(1, 2), (3, 7), (64, 33), (257, 31), (33, 4097)], ids=str)
+def test_softmax_cross_entropy_shifts_by_the_row_maximum(ctx, rng, shape):
+    y = large_logits(rng, shape)
+    y64 = y.astype(np.float64)
+    # log_softmax directly (the softmax of the small logits underflows to 0: log would be -inf).
+    m = y64.max(axis=1, keepdims=True)
+    log_p = y64 - m - np.log(np.exp(y64 - m).sum(axis=1, keepdims=True))
+    # One-hot labels on a large logit in some rows, soft labels over the whole row in others.
+    labels = rng.random(shape).astype(np.float32)
+    labels /= labels.sum(axis=1, keepdims=True)
+    hot = np.argmax(y, axis=1)
+    labels[::3] = 0
+    labels[np.arange(shape[0])[::3], hot[::3]] = 1
+    out = dlarray.empty((1,), ctx)
+    ops.softmax_cross_entropy(to(ctx, y), to(ctx, labels), out)
+    ref = -(labels.astype(np.float64) * log_p).sum(axis=1).mean()
+    np.testing.assert_allclose(out.asnumpy(), [ref], rtol=1e-5)
 
 
 def test_softmax_is_stable_for_large_inputs(ctx):
