@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "cublas_library.h"
 #include "dlarray/errors.h"
 
 namespace dlarray {
@@ -29,9 +30,12 @@ void ThrowCudaError(cudaError_t err, const char* what, const char* file, int lin
 }
 
 void ThrowCublasError(cublasStatus_t status, const char* what, const char* file, int line) {
+  const CublasLibrary& blas = CublasLibrary::Get();  // loaded: the status came from it
+  const std::string text =
+      blas.ok ? std::string(blas.GetStatusName(status)) + " (" + blas.GetStatusString(status) + ")"
+              : "status " + std::to_string(static_cast<int>(status));
   throw BackendError(std::string("cuBLAS call ") + what + " failed at " + ShortPath(file) + ":" +
-                     std::to_string(line) + ": " + cublasGetStatusName(status) + " (" +
-                     cublasGetStatusString(status) + ")");
+                     std::to_string(line) + ": " + text);
 }
 
 }  // namespace cuda

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "caching_allocator.h"
+#include "cublas_library.h"
 #include "cuda_check.h"
 #include "current_device_ext.h"
 #include "dlarray/errors.h"
@@ -184,22 +185,23 @@ cublasHandle_t CudaDevice::cublas(int id) {
   cublasHandle_t h = d.blas.load(std::memory_order_relaxed);
   if (h == nullptr) {
     SetDevice(id);
-    CUBLAS_CALL(cublasCreate(&h));
+    const CublasLibrary& blas = CublasLibrary::Require();  // the first use loads cuBLAS
+    CUBLAS_CALL(blas.Create(&h));
     // A workspace of our own (NVIDIA's advice: 32 MiB from Hopper on, 4 MiB before): cuBLAS
     // then never allocates inside a product, which a CUDA graph recording would not allow.
     int major = 0;
     (void)cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, id);
     const size_t workspace_bytes = major >= 9 ? (size_t{32} << 20) : (size_t{4} << 20);
-    cublasStatus_t st = cublasSetStream(h, d.stream);
+    cublasStatus_t st = blas.SetStream(h, d.stream);
     if (st == CUBLAS_STATUS_SUCCESS &&
         cudaMalloc(&d.blas_workspace, workspace_bytes) == cudaSuccess) {
-      st = cublasSetWorkspace(h, d.blas_workspace, workspace_bytes);
+      st = blas.SetWorkspace(h, d.blas_workspace, workspace_bytes);
     } else {
       (void)cudaGetLastError();
       d.blas_workspace = nullptr;  // cuBLAS keeps its own default workspace
     }
     if (st != CUBLAS_STATUS_SUCCESS) {
-      (void)cublasDestroy(h);
+      (void)blas.Destroy(h);
       CUBLAS_CALL(st);
     }
     d.blas.store(h, std::memory_order_release);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "cublas_library.h"
 #include "kernel_util.cuh"
 #include "kernels.h"
 
@@ -23,6 +24,7 @@ void MatrixMultiplyKernel(const KernelContext& ctx) {
   const int64_t k = trans_a ? a->shape[0] : a->shape[1];
   const LaunchEnv env = Prepare(ctx);
   cublasHandle_t handle = env.device->cublas(env.id);
+  const CublasLibrary& blas = CublasLibrary::Get();  // loaded by cublas() above
   // float32 (TF32 tensor cores when asked), float16 / bfloat16 (tensor cores, float32
   // accumulation and scalars), float64.
   const DLArrayDType t = c->dtype;
@@ -53,14 +55,14 @@ void MatrixMultiplyKernel(const KernelContext& ctx) {
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int64_t lim = std::numeric_limits<int>::max();
   if (m <= lim && n <= lim && k <= lim && a->shape[1] <= lim && b->shape[1] <= lim) {
-    CUBLAS_CALL(cublasGemmEx(
-        handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha,
-        b_data, type, static_cast<int>(b->shape[1]), a_data, type, static_cast<int>(a->shape[1]),
-        beta, c_data, type, static_cast<int>(n), compute, CUBLAS_GEMM_DEFAULT));
+    CUBLAS_CALL(blas.GemmEx(handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m),
+                            static_cast<int>(k), alpha, b_data, type, static_cast<int>(b->shape[1]),
+                            a_data, type, static_cast<int>(a->shape[1]), beta, c_data, type,
+                            static_cast<int>(n), compute, CUBLAS_GEMM_DEFAULT));
   } else {
-    CUBLAS_CALL(cublasGemmEx_64(handle, op_b, op_a, n, m, k, alpha, b_data, type, b->shape[1],
-                                a_data, type, a->shape[1], beta, c_data, type, n, compute,
-                                CUBLAS_GEMM_DEFAULT));
+    CUBLAS_CALL(blas.GemmEx64(handle, op_b, op_a, n, m, k, alpha, b_data, type, b->shape[1], a_data,
+                              type, a->shape[1], beta, c_data, type, n, compute,
+                              CUBLAS_GEMM_DEFAULT));
   }
 }
 
