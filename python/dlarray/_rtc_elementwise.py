@@ -122,7 +122,7 @@ class ElementwiseKernel:
         str
         """
         mode = "vec4" if vector else "restrict" if restrict else "plain"
-        return generate(self, [np.dtype(d) for d in dtypes], scalars, mode, index)[0]
+        return generate(self, [_core.parse_dtype(d) for d in dtypes], scalars, mode, index)[0]
 
     def compile(self, dtypes, arch=None, ctx=None):
         """Compiles the kernel for parameters of these dtypes now; returns the code.
@@ -146,8 +146,8 @@ class ElementwiseKernel:
         CompileError
             NVRTC reported errors (the message names the lines of the operation).
         """
-        names = tuple(str(np.dtype(d)) for d in dtypes)
-        arrays = [np.dtype(d) for p, d in zip(self.in_params + self.out_params, names)
+        names = tuple(str(_core.parse_dtype(d)) for d in dtypes)
+        arrays = [_core.parse_dtype(d) for p, d in zip(self.in_params + self.out_params, names)
                   if not p.raw]
         mode = "vec4" if arrays and all(d.itemsize == 4 for d in arrays) else "restrict"
         key = (names, (False,) * len(self.in_params), mode, "int")
@@ -180,8 +180,8 @@ class ElementwiseKernel:
             from . import _rtc_build
             from ._rtc_raw import RawKernel
             dtypes, scalars, mode, index = key
-            source, operation_lines = generate(self, [np.dtype(d) for d in dtypes], scalars,
-                                               mode, index)
+            parsed = [_core.parse_dtype(d) for d in dtypes]
+            source, operation_lines = generate(self, parsed, scalars, mode, index)
             kernel = RawKernel(source, self.name, self.options)
             module, locate = kernel.module, self._locate(operation_lines, source)
             name, options = self.name, self.options

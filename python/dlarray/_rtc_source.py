@@ -5,6 +5,8 @@ import re
 
 import numpy as np
 
+from . import _core
+
 # DLPack type codes, as dlarray._core's params tuples carry them.
 INT, UINT, FLOAT = 0, 1, 2
 # Parameter kinds (python/src/rtc.cc ParamKind).
@@ -41,8 +43,8 @@ C_TYPE_OF = {
 def c_type(dtype, what):
     """The C type of a NumPy dtype; ``what`` names the array in the TypeError."""
     try:
-        return C_TYPE_OF[np.dtype(dtype)]
-    except (KeyError, TypeError):
+        return C_TYPE_OF[_core.parse_dtype(dtype)]
+    except (KeyError, TypeError, ValueError):
         raise TypeError("%s: dlarray.rtc has no C type for dtype %s (it knows %s)"
                         % (what, dtype, ", ".join(sorted(str(d) for d in C_TYPE_OF)))) from None
 

@@ -126,11 +126,11 @@ def _load(path):
 
 def _dtype(value):
     if isinstance(value, str) and value in _MS_DTYPES:
-        return np.dtype(_MS_DTYPES[value])
+        value = _MS_DTYPES[value]
     try:
-        return np.dtype(value)
-    except TypeError:
-        raise TypeError("dlarray.custom: %r is not a dtype" % (value,)) from None
+        return _core.parse_dtype(value)  # the one dtype parser ('bfloat16' included)
+    except (TypeError, ValueError) as e:
+        raise TypeError("dlarray.custom: %r is not a dtype (%s)" % (value, e)) from None
 
 
 def _is_shape(value):

@@ -139,3 +139,17 @@ def test_array_protocol_takes_every_spelling(name, kind, spec):
             "print(dlarray.array([1, 0, 1]).__array__('bfloat16').dtype)\n", timeout=120)
     assert r.returncode == 0, r
     assert r.stdout.split()[-1] == "bfloat16"
+
+
+def test_custom_ops_and_rtc_parse_dtypes_the_same_way():
+    # dlarray.custom's out_dtype takes every spelling the arrays take (bfloat16 included) ...
+    from dlarray import custom
+    from dlarray._rtc_source import c_type
+    for spelling in ("bfloat16", BF16, "float16", np.float32, "int8"):
+        assert custom._dtype(spelling) == dlarray._core.parse_dtype(spelling)
+    with pytest.raises(TypeError, match=r"dlarray.custom: 'float128x' is not a dtype"):
+        custom._dtype("float128x")
+    # ... and rtc names the dtype it has no C type for, instead of NumPy's "not understood".
+    assert c_type("float32", "x") == "float" and c_type(np.int64, "x") == "long long"
+    with pytest.raises(TypeError, match=r"x: dlarray.rtc has no C type for dtype bfloat16"):
+        c_type("bfloat16", "x")
