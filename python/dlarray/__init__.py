@@ -23,6 +23,7 @@ import os
 import pathlib
 from typing import Any, Optional, Union
 
+from . import _log  # first: a bad DLARRAY_LOG fails before the plugins load
 from . import _core, _entry_points
 from ._core import DLContext, NDArray, __version__, devices, synchronize
 from ._config import get_num_threads, set_num_threads, show_config
@@ -241,6 +242,7 @@ def set_matmul_precision(precision: str) -> None:
 _matmul_precision = "highest"
 
 _entry_points.load_all()
+_log.log_startup()
 
 
 def get_matmul_precision() -> str:

@@ -13,8 +13,9 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 
-from . import _cache
+from . import _cache, _log
 from .cpp_extension import _cuda_archs, _nvcc, _version
 
 __all__ = ["CompileError", "SOURCE_DEVICES", "compile_source", "compiler_for", "default_flags",
@@ -179,7 +180,9 @@ def compile_source(source, flags=None):
     with _cache.locked(entry):
         deps = _cache.load_bytes(deps_file)
         if deps is not None and _cache.verified_file(library) and _deps_current(deps):
+            _log.logger.debug("cache hit: custom AOT %s from %s", source, library)
             return library
+        start = time.perf_counter()
         with tempfile.TemporaryDirectory(dir=entry, prefix=".build") as tmp:
             out, depfile = pathlib.Path(tmp) / library.name, pathlib.Path(tmp) / "deps.d"
             command = [compiler, *flags, "-I", str(pathlib.Path(source).parent),
@@ -196,4 +199,6 @@ def compile_source(source, flags=None):
             manifest = {p: _digest(p) for p in _dependencies(depfile, source)}
             _cache.store_file(out, library)
             _cache.store_bytes(deps_file, json.dumps(manifest, sort_keys=True).encode())
+    _log.logger.info("cache miss: custom AOT %s built with %s in %.2f s into %s", source,
+                     compiler, time.perf_counter() - start, library)
     return library

@@ -18,6 +18,7 @@ import errno
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import pathlib
 import shutil
@@ -144,6 +145,9 @@ def verified_file(path):
             return path
     except OSError:
         pass
+    if path.exists() or manifest.exists():  # not a plain miss: something was there
+        logging.getLogger("dlarray").info(
+            "cache: dropped the corrupt or half-written entry %s (it is rebuilt)", path)
     for p in (path, manifest):
         with contextlib.suppress(OSError):
             p.unlink()

@@ -20,8 +20,9 @@ import atexit
 import json
 import os
 import threading
+import time
 
-from . import _cache, _core
+from . import _cache, _core, _log
 from ._rtc_source import log_locations
 
 __all__ = ["CompileError", "Program", "status", "device_arch", "compile_program",
@@ -158,17 +159,24 @@ def compile_program(source, name, options=(), name_expressions=(), arch=0, what=
     key = program_key(source, name, options, name_expressions, arch)
     program = _programs.get(key)
     if program is not None:
+        _log.logger.debug("cache hit (memory): rtc program %r for sm_%s, key %s", name, arch, key)
         return program
 
     def build():
-        return _compile(key, source, name, options, name_expressions, arch, what, locate)
+        start = time.perf_counter()
+        built = _compile(key, source, name, options, name_expressions, arch, what, locate)
+        _log.logger.info("cache miss: rtc program %r compiled for sm_%s in %.2f s, key %s", name,
+                         arch, time.perf_counter() - start, key)
+        return built
 
     entry = None
     if disk_cache_enabled():
         try:
             entry = _cache.entry_dir("rtc", key)
-        except OSError:
+        except OSError as e:
             entry = None  # an unwritable cache folder: compile without it
+            _log.log_fallback("rtc: the disk cache is unusable (%s): programs are compiled "
+                              "without it" % e, once_key="rtc-disk-cache")
     if entry is None:
         program = build()
     else:
@@ -178,6 +186,9 @@ def compile_program(source, name, options=(), name_expressions=(), arch=0, what=
             if program is None:
                 program = build()
                 _write(path, program)
+            else:
+                _log.logger.debug("cache hit (disk): rtc program %r for sm_%s from %s", name,
+                                  arch, path)
     with _lock:
         return _programs.setdefault(key, program)
 
@@ -216,8 +227,9 @@ def _write(path, program):
                        "lowered": sorted(program.lowered.items())})
     try:
         _cache.store_bytes(path, head.encode() + b"\n" + program.code)
-    except OSError:
-        pass  # a full or read-only disk: the program still works, uncached
+    except OSError as e:  # a full or read-only disk: the program still works, uncached
+        _log.log_fallback("rtc: cannot store a program in the disk cache (%s): it stays in "
+                          "memory only" % e)
 
 
 def _compile_error(what, log, source, arch, locate):

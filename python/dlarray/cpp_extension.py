@@ -32,7 +32,7 @@ import tempfile
 import time
 import warnings
 
-from . import _cache, _core
+from . import _cache, _core, _log
 
 __all__ = ["BuildError", "Extension", "load", "load_inline"]
 
@@ -288,6 +288,7 @@ def load(name, sources, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags
                       "$CUDA_HOME/bin/nvcc and PATH): the .cu sources are skipped and only the "
                       "CPU kernels are built; install the CUDA toolkit to build them" % name,
                       RuntimeWarning, stacklevel=2)
+        _log.log_fallback("cpp_extension %r: no nvcc, the .cu sources are skipped" % name)
     archs = _cuda_archs() if nvcc else []
     cxx = _cxx()
     key = _cache.make_key(
@@ -309,6 +310,11 @@ def load(name, sources, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags
                 _cache.store_file(out, library)
                 (entry / "build.log").write_text(log)
             built, seconds = True, time.perf_counter() - start
+    if built:
+        _log.logger.info("cache miss: cpp_extension %r built in %.2f s into %s", name, seconds,
+                         library)
+    else:
+        _log.logger.debug("cache hit: cpp_extension %r from %s", name, library)
     for rec in _core.plugins():
         if rec["name"] == name and rec["status"] == "loaded" and rec["path"] != str(library):
             raise RuntimeError(

@@ -47,6 +47,7 @@ Graph nodes have one output each, so ``list_outputs`` must name one output.
 import numpy as np
 
 import dlarray
+from dlarray import _log
 
 from .graph import Node, Op, _error, _name
 
@@ -224,6 +225,11 @@ def _run(op, kind, ctx, arrays, n_out):
     """Calls ``op``'s ``kind`` implementation on ``arrays`` (flat: see _ForwardOp/_BackwardOp),
     where the last ``n_out`` lists are written. ``arrays`` is a list of lists of arrays."""
     impl, how = op._implementation(kind, ctx)
+    if how in ("host", "fallback"):
+        _log.log_fallback(
+            "%s: %s runs %s" % (op.label(), kind, "as NumPy code on host copies of the arrays"
+                                if how == "host" else "as NDArray code on %r" % op._fallback_ctx()),
+            once_key=(type(op), kind, how))
     if how in ("ndarray", "numpy"):
         impl(*arrays)
         return
