@@ -4,7 +4,8 @@
     python examples/mnist.py --model mlp --device cpu --epochs 10 --plot curves.png
     python examples/mnist.py --gpus 2          # data-parallel, one process per GPU
 
-Data: data/mnist10k.npz (the first 8,000 images train, the last 2,000 test), or the full
+Data: the 10,000 digits that ship with dlarray (dlarray.datasets.mnist10k_path(), the
+repository's data/mnist10k.npz; the first 8,000 images train, the last 2,000 test), or the full
 MNIST in the dlsys format (--data mnist.pkl.gz: its training and test sets). Pixels are
 scaled to [0, 1]. Weights start from NumPy with --seed, which also shuffles the batches, so
 --device numpy, cpu and gpu take the same path and their losses agree to float32 rounding.
@@ -45,9 +46,11 @@ import numpy as np
 
 import dlarray
 from dlarray import autodiff as ad
+from dlarray import datasets
 
-DEFAULT_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "data",
-                            "mnist10k.npz")
+# The digits that ship with dlarray (the repository's data/mnist10k.npz, installed in the package),
+# so the script runs wherever dlarray is installed.
+DEFAULT_DATA = str(datasets.data_dir() / "mnist10k.npz")
 LAYERS = {"logreg": (784, 10), "mlp": (784, 256, 100, 10), "reorg": (784, 256, 100, 10)}
 DEFAULT_LR = {"logreg": 0.5, "mlp": 0.2, "reorg": 0.2}
 IMAGE_SHAPE = {"reorg": (1, 28, 28)}  # the input of each example, by model (default: 784 pixels)
@@ -392,7 +395,7 @@ def parse_args(argv):
                         help="seeds the initial weights and the batch order (default: 0)")
     parser.add_argument("--data", default=DEFAULT_DATA,
                         help="a .npz (images, labels) or dlsys mnist.pkl.gz file "
-                        "(default: data/mnist10k.npz)")
+                        "(default: dlarray's sample, dlarray.datasets.mnist10k_path())")
     parser.add_argument("--plot", metavar="FILE.png",
                         help="save the loss and accuracy curves (needs matplotlib)")
     parser.add_argument("--custom-ops", action="store_true",

@@ -44,6 +44,9 @@ NEEDS = {
     "torch": lambda: package_missing("torch"),
     "cupy": lambda: package_missing("cupy"),
     "jax": lambda: package_missing("jax"),
+    # Scripts of the source repository's examples/ (not in the wheel), run from the working folder.
+    "examples": lambda: None if pathlib.Path("examples/mnist.py").is_file() else
+    "no examples/ folder of the source repository in %s" % pathlib.Path.cwd(),
 }
 
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,}|:{3,})\s*(?P<info>.*)$")
@@ -129,8 +132,8 @@ def docs_cwd(tmp_path, monkeypatch):
     return tmp_path
 
 
-@pytest.mark.parametrize("page,with_needs", cases())
-def test_page_code_runs(page, with_needs, docs_cwd):
+def plan(page, with_needs):
+    """(the blocks to run, {need: why this machine lacks it}) for one case of ``page``."""
     blocks = python_blocks(page)
     missing = {}
     if with_needs:
@@ -138,15 +141,49 @@ def test_page_code_runs(page, with_needs, docs_cwd):
         missing = {n: why for n, why in missing.items() if why}
     runnable = [b for b in blocks if (with_needs or not b.needs)
                 and not any(n in missing for n in b.needs)]
-    why = "; ".join(f"needs-{n}: {why}" for n, why in sorted(missing.items()))
-    if with_needs and not any(b.needs for b in runnable):
-        pytest.skip(why)  # nothing beyond what [page] runs
+    return runnable, missing
+
+
+def run_blocks(blocks):
     namespace = {"__name__": "__docs__"}
-    for block in runnable:
+    for block in blocks:
         block.run(namespace)
+
+
+def left_out(missing):
+    return "; ".join(f"needs-{n}: {why}" for n, why in sorted(missing.items()))
+
+
+@pytest.mark.parametrize("page,with_needs", cases())
+def test_page_code_runs(page, with_needs, docs_cwd):
+    runnable, missing = plan(page, with_needs)
+    if with_needs and not any(b.needs for b in runnable):
+        pytest.skip(left_out(missing))  # nothing beyond what [page] runs
+    run_blocks(runnable)
     if missing:
         # The blocks this machine can run ran (and passed); say what was left out.
-        pytest.skip("ran the blocks this machine can run; left out: " + why)
+        pytest.skip("ran the blocks this machine can run; left out: " + left_out(missing))
+
+
+def tutorials():
+    return [p for p in pages() if p.parent == DOCS / "tutorials"]
+
+
+@pytest.mark.parametrize("page", tutorials(), ids=page_id)
+def test_tutorial_runs_from_the_installed_package(page, tmp_path, monkeypatch):
+    """What a user of the wheel has: the installed package, in an empty folder outside the
+    repository (no data/, no examples/). Only blocks marked needs-examples may be left out for
+    that; the others run wherever this machine can."""
+    package = pathlib.Path(dlarray.__file__).resolve()
+    assert ROOT / "python" not in package.parents, f"dlarray is imported from the source: {package}"
+    monkeypatch.chdir(tmp_path)
+    runnable, missing = plan(page, with_needs=True)
+    if any("examples" in b.needs for b in python_blocks(page)):
+        assert "examples" in missing, "the empty folder has the repository's examples/?"
+    run_blocks(runnable)
+    missing.pop("examples", None)
+    if missing:
+        pytest.skip("ran the blocks this machine can run; left out: " + left_out(missing))
 
 
 def test_every_need_is_known():

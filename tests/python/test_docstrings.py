@@ -11,6 +11,7 @@ import pytest
 import dlarray
 import dlarray.autodiff
 import dlarray.custom
+import dlarray.datasets
 import dlarray.distributed
 import dlarray.distributed.rendezvous
 import dlarray.gpu_op
@@ -19,7 +20,8 @@ import dlarray.ops
 import dlarray.rtc
 
 MODULES = [dlarray, dlarray.ops, dlarray.autodiff, dlarray.ndarray, dlarray.gpu_op,
-           dlarray.custom, dlarray.rtc, dlarray.distributed, dlarray.distributed.rendezvous]
+           dlarray.custom, dlarray.rtc, dlarray.distributed, dlarray.distributed.rendezvous,
+           dlarray.datasets]
 
 
 def public_objects():

@@ -70,6 +70,12 @@ def test_wheel_carries_licence_and_notices(wheel):
         assert wheel.read(f"{info}/licenses/{name}") == (ROOT / name).read_bytes(), name
 
 
+def test_wheel_carries_the_sample_data(wheel):
+    """The tutorials' digits ship in the wheel (dlarray.datasets), as data/ has them."""
+    for name in ("mnist10k.npz", "README.md"):
+        assert wheel.read(f"dlarray/data/{name}") == (ROOT / "data" / name).read_bytes(), name
+
+
 def test_wheel_metadata(wheel):
     check_metadata(parse_metadata(wheel.read(f"{dist_info(wheel)}/METADATA").decode()))
 
