@@ -40,9 +40,12 @@ import os
 import pickle
 import sys
 import time
+import types
 import zlib
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 import dlarray
 from dlarray import autodiff as ad
@@ -57,8 +60,15 @@ IMAGE_SHAPE = {"reorg": (1, 28, 28)}  # the input of each example, by model (def
 NPZ_TEST_SIZE = 2000
 LOG_EVERY = 10  # steps between reads of the running loss (each read waits for the device)
 
+# The trainer's arrays: NumPy arrays with --device numpy (ctx=None), else NDArrays on the device;
+# the same code handles both, so their type is only known at run time.
+Array = Any
+Images = npt.NDArray[np.float32]
+Labels = npt.NDArray[np.int64]
+BiasAdd = Callable[[ad.Node, ad.Node], ad.Node]  # bias_add(product, b) -> node
 
-def load_data(path):
+
+def load_data(path: str) -> tuple[Images, Labels, Images, Labels]:
     """(train images, train labels, test images, test labels) from a .npz or .pkl.gz file.
 
     Images are float32 in [0, 1], one row of 784 pixels each; labels are int64 digits.
@@ -77,37 +87,40 @@ def load_data(path):
     raise ValueError("--data: expected a .npz or .pkl.gz file, got %r" % path)
 
 
-def rtc_layers():
+def rtc_layers() -> types.ModuleType:
     """The custom layers of examples/rtc_layers (Reorg, Flatten, SoftmaxCrossEntropy)."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "rtc_layers"))
     try:
-        import rtc_layers as layers
+        layers = importlib.import_module("rtc_layers")
     finally:
         sys.path.pop(0)
     return layers
 
 
-def custom_bias_add():
+def custom_bias_add() -> BiasAdd:
     """The bias-add as AOT custom ops (examples/custom_ops/mlp_ops.py; dlarray.custom)."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "custom_ops"))
     try:
-        import mlp_ops
+        mlp_ops = importlib.import_module("mlp_ops")
     finally:
         sys.path.pop(0)
-    return mlp_ops.bias_add_op()
+    bias_add: BiasAdd = mlp_ops.bias_add_op()
+    return bias_add
 
 
-def one_hot(labels, classes=10):
+def one_hot(labels: Labels, classes: int = 10) -> npt.NDArray[np.float32]:
     return np.eye(classes, dtype=np.float32)[labels]
 
 
-def build_model(model, x, bias_add=None):
+def build_model(model: str, x: ad.Node, bias_add: Optional[BiasAdd] = None
+                ) -> tuple[list[ad.Node], ad.Node]:
     """The parameter nodes (W1, b1, W2, ...) and the logits node of ``model`` for input ``x``.
 
     ``bias_add(product, b)``, when given, makes the bias-add nodes (e.g. an AOT custom op).
     """
     layers = LAYERS[model]
-    params, h = [], x
+    params: list[ad.Node] = []
+    h = x
     if model == "reorg":
         custom = rtc_layers()
         h = custom.Flatten()(custom.Reorg(stride=2)(x))
@@ -124,11 +137,11 @@ def build_model(model, x, bias_add=None):
     return params, h
 
 
-def init_params(model, seed):
+def init_params(model: str, seed: int) -> list[npt.NDArray[np.float32]]:
     """Initial parameters from NumPy: He-normal weights and zero biases, float32."""
     rng = np.random.default_rng(seed)
     layers = LAYERS[model]
-    params = []
+    params: list[npt.NDArray[np.float32]] = []
     for n_in, n_out in zip(layers, layers[1:]):
         params.append((rng.standard_normal((n_in, n_out)) * np.sqrt(2.0 / n_in)).astype(np.float32))
         params.append(np.zeros(n_out, np.float32))
@@ -143,7 +156,9 @@ class Trainer:
     averaged over the ranks before each update.
     """
 
-    def __init__(self, model, ctx, lr, seed, custom_ops=False, dist=None, allreduce="grouped"):
+    def __init__(self, model: str, ctx: Optional[dlarray.DLContext], lr: float, seed: int,
+                 custom_ops: bool = False, dist: Optional[types.ModuleType] = None,
+                 allreduce: str = "grouped") -> None:
         self.ctx, self.lr, self.dist, self.allreduce = ctx, lr, dist, allreduce
         self.x, self.y_ = ad.Variable("x"), ad.Variable("y_")
         params, logits = build_model(model, self.x, custom_bias_add() if custom_ops else None)
@@ -155,28 +170,28 @@ class Trainer:
         self.train_executor = ad.Executor([loss] + ad.gradients(loss, params), ctx)
         self.eval_executor = ad.Executor([logits], ctx)
         self.weights = [self.to_device(p) for p in init_params(model, seed)]
-        self.params = dict(zip(params, self.weights))
-        self.feed = dict(self.params)
+        self.params: dict[ad.Node, Array] = dict(zip(params, self.weights))
+        self.feed: dict[ad.Node, Array] = dict(self.params)
         self.loss_sum = self.to_device(np.zeros(1))
         self.steps = 0  # since the last mean_loss(reset=True)
         self.total_steps = 0
-        self.update_graphs = {}
+        self.update_graphs: dict[tuple[int, ...], ad.RecordedGraph] = {}
         if dist is not None:
             for w in self.weights:
                 dist.broadcast(w, src=0)
 
-    def shape_images(self, images):
+    def shape_images(self, images: Images) -> Images:
         """``images`` (rows of 784 pixels) in the model's input shape."""
         if self.image_shape is None:
             return images
         return np.reshape(images, (len(images),) + self.image_shape)
 
-    def to_device(self, array):
-        """``array`` as float32 on the trainer's device (a NumPy copy for ctx=None)."""
-        array = np.array(array, np.float32)
+    def to_device(self, values: npt.ArrayLike) -> Array:
+        """``values`` as float32 on the trainer's device (a NumPy copy for ctx=None)."""
+        array = np.array(values, np.float32)
         return array if self.ctx is None else dlarray.array(array, self.ctx)
 
-    def step(self, images, labels):
+    def step(self, images: Array, labels: Array) -> None:
         """One SGD step on a batch (images, one-hot labels; NumPy or on the device)."""
         self.feed[self.x], self.feed[self.y_] = images, labels
         loss, *grads = self.train_executor.run(self.feed)
@@ -195,14 +210,14 @@ class Trainer:
         self.steps += 1
         self.total_steps += 1
 
-    def _sgd(self, loss, grads):
+    def _sgd(self, loss: dlarray.NDArray, grads: Sequence[dlarray.NDArray]) -> None:
         ops = dlarray.ops
         for w, g in zip(self.weights, grads):
             ops.matrix_elementwise_multiply_by_const(g, -self.lr, g)
             ops.matrix_elementwise_add(w, g, w)
         ops.matrix_elementwise_add(self.loss_sum, loss, self.loss_sum)
 
-    def update(self, loss, grads):
+    def update(self, loss: dlarray.NDArray, grads: Sequence[dlarray.NDArray]) -> None:
         """The SGD update on the device. On a GPU whose executor replays a CUDA graph, the
         update is recorded once per set of gradient buffers (one per plan) and replayed."""
         graphs = self.train_executor.graph_stats() if dlarray.is_gpu_ctx(self.ctx) else None
@@ -213,12 +228,13 @@ class Trainer:
         graph = self.update_graphs.get(key)
         if graph is None:
             self._sgd(loss, grads)  # once eagerly: the ops' scratch is then cached
+            assert self.ctx is not None
             graph = self.update_graphs[key] = ad.record_cuda_graph(
                 lambda: self._sgd(loss, grads), self.ctx)
             return
         graph.launch()
 
-    def mean_loss(self, reset=False):
+    def mean_loss(self, reset: bool = False) -> float:
         """The mean loss of the steps since the last reset (waits for the device)."""
         if self.dist is not None:
             self.dist.all_reduce(self.loss_sum, op="mean")
@@ -229,23 +245,25 @@ class Trainer:
             self.steps = 0
         return mean
 
-    def accuracy(self, images, labels):
+    def accuracy(self, images: Array, labels: Labels) -> float:
         """The fraction of ``images`` (NumPy or on the device) classified as ``labels``."""
         feed = dict(self.params)
         feed[self.x] = images
         logits, = self.eval_executor.run(feed, convert_to_numpy_ret_vals=True)
         return float(np.mean(logits.argmax(axis=1) == labels))
 
-    def checksum(self):
+    def checksum(self) -> int:
         """CRC-32 of every parameter's bytes (waits for the device)."""
         crc = 0
         for w in self.weights:
-            crc = zlib.crc32(np.ascontiguousarray(w if self.ctx is None else w.asnumpy()), crc)
+            crc = zlib.crc32(np.ascontiguousarray(w if self.ctx is None else w.asnumpy()).tobytes(),
+                             crc)
         return crc
 
-    def check_same_parameters(self):
+    def check_same_parameters(self) -> int:
         """Raises RuntimeError unless every rank holds bit-identical parameters."""
         mine = dlarray.array(np.array([self.checksum()], np.int64), self.ctx, dtype=np.int64)
+        assert self.dist is not None
         every = self.dist.all_gather(mine).asnumpy()
         if len(set(every.tolist())) != 1:
             raise RuntimeError("the parameters differ across ranks after step %d: checksums %s"
@@ -262,14 +280,15 @@ class EpochBatches:
     and this rank takes part ``rank`` (a last batch is trimmed to a multiple of world_size).
     """
 
-    def __init__(self, trainer, images, labels, batch_size, rank=0, world_size=1):
+    def __init__(self, trainer: Trainer, images: Images, labels: Labels, batch_size: int,
+                 rank: int = 0, world_size: int = 1) -> None:
         self.trainer, self.images, self.labels = trainer, images, labels
         self.batch_size = batch_size
         self.rank, self.world_size = rank, world_size
-        self.arrays = []
+        self.arrays: list[tuple[Array, Array]] = []
 
-    def __call__(self, order):
-        batches = []
+    def __call__(self, order: npt.NDArray[np.int64]) -> list[tuple[Array, Array]]:
+        batches: list[tuple[Array, Array]] = []
         for i, start in enumerate(range(0, len(order), self.batch_size)):
             idx = order[start:start + self.batch_size]
             part = len(idx) // self.world_size
@@ -287,7 +306,7 @@ class EpochBatches:
         return batches or self.arrays
 
 
-def plot_curves(path, losses, accuracies):
+def plot_curves(path: str, losses: Sequence[float], accuracies: Sequence[float]) -> None:
     """Saves the training loss and test accuracy per epoch to ``path`` (PNG)."""
     import matplotlib
     matplotlib.use("Agg")
@@ -309,17 +328,17 @@ def plot_curves(path, losses, accuracies):
 class _NoBar:
     """Stands for a tqdm bar when tqdm is not installed: iterates, shows nothing."""
 
-    def __init__(self, iterable):
+    def __init__(self, iterable: Iterable[Any]) -> None:
         self.iterable = iterable
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(self.iterable)
 
-    def set_postfix(self, **kwargs):
+    def set_postfix(self, **kwargs: Any) -> None:
         pass
 
 
-def optional_module(name):
+def optional_module(name: str) -> Optional[types.ModuleType]:
     """The module ``name``, or None when it is not installed."""
     try:
         return importlib.import_module(name)
@@ -327,7 +346,7 @@ def optional_module(name):
         return None
 
 
-def progress_bar(iterable, description):
+def progress_bar(iterable: Iterable[Any], description: str) -> Any:
     """A tqdm bar over ``iterable`` when tqdm is installed and stdout is a terminal."""
     tqdm = optional_module("tqdm")
     if tqdm is None:
@@ -336,7 +355,7 @@ def progress_bar(iterable, description):
                      disable=None)  # None: no bar when stdout is not a terminal
 
 
-def check_plot_path(parser, path):
+def check_plot_path(parser: argparse.ArgumentParser, path: str) -> bool:
     """Fails now, before training, when ``path`` cannot receive the plot; returns whether the
     plot can be drawn (False, with a warning, when matplotlib is not installed)."""
     folder = os.path.dirname(os.path.abspath(path))
@@ -359,7 +378,7 @@ def check_plot_path(parser, path):
     return True
 
 
-def start_ranks(args, argv):
+def start_ranks(args: argparse.Namespace, argv: Optional[Sequence[str]]) -> int:
     """Runs this script through the launcher, one process per GPU; returns its exit code."""
     import subprocess
     script = os.path.abspath(__file__)
@@ -368,16 +387,17 @@ def start_ranks(args, argv):
                             str(args.gpus), script] + argv)
 
 
-def default_device():
+def default_device() -> str:
     return "gpu" if any(dlarray.is_gpu_ctx(c) for c in dlarray.devices()) else "cpu"
 
 
-def device_context(name):
-    return {"numpy": None, "cpu": dlarray.cpu(0), "gpu": dlarray.gpu(0),
-            "opencl": dlarray.opencl(0)}[name]
+def device_context(name: str) -> Optional[dlarray.DLContext]:
+    contexts: dict[str, Optional[dlarray.DLContext]] = {
+        "numpy": None, "cpu": dlarray.cpu(0), "gpu": dlarray.gpu(0), "opencl": dlarray.opencl(0)}
+    return contexts[name]
 
 
-def parse_args(argv):
+def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", choices=["numpy", "cpu", "gpu", "opencl"], default=None,
@@ -433,18 +453,23 @@ def parse_args(argv):
     return args
 
 
-def main(argv=None):
+def main(argv: Optional[Sequence[str]] = None) -> tuple[list[float], list[float]]:
     args = parse_args(argv)
-    dist, rank, world = None, 0, 1
+    dist: Optional[types.ModuleType] = None
+    rank, world = 0, 1
     if args.gpus > 1:
         if "WORLD_SIZE" not in os.environ:  # not started by the launcher yet: start the ranks
             sys.exit(start_ranks(args, argv))
-        import dlarray.distributed as dist
+        import dlarray.distributed
+        dist = dlarray.distributed
         dist.init_process_group()
         rank, world = dist.get_rank(), dist.get_world_size()
         if world != args.gpus:
             raise SystemExit("--gpus %d but WORLD_SIZE=%d" % (args.gpus, world))
-    say = print if rank == 0 else (lambda *a, **k: None)
+    def say(*args: Any) -> None:
+        if rank == 0:
+            print(*args)
+
     train_x, train_y, test_x, test_y = load_data(args.data)
     ctx = dist.get_device() if dist else device_context(args.device)
     trainer = Trainer(args.model, ctx, args.lr, args.seed, custom_ops=args.custom_ops, dist=dist,
@@ -457,7 +482,9 @@ def main(argv=None):
     say("%s on %s: %d training and %d test images, batch %d, lr %g%s"
         % (args.model, where, len(train_x), len(test_x), args.batch_size, args.lr,
            ", bias-add by AOT custom ops" if args.custom_ops else ""))
-    losses, accuracies, checks = [], [], 0
+    losses: list[float] = []
+    accuracies: list[float] = []
+    checks = 0
     for epoch in range(1, args.epochs + 1):
         start = time.perf_counter()
         epoch_batches = batches(rng.permutation(len(train_x)))

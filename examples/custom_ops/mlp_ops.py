@@ -6,6 +6,7 @@ of ``dout`` for ``b``, computed by another AOT op (BiasAddGrad, whose output sha
 library's BiasAddGradInferShape).
 """
 import os
+from typing import Any
 
 import dlarray
 from dlarray.custom import Custom
@@ -13,7 +14,7 @@ from dlarray.custom import Custom
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _funcs(name):
+def _funcs(name: str) -> dict[str, str]:
     """The CPU implementation, and the CUDA one where a GPU is usable (nvcc builds it once)."""
     funcs = {"cpu": os.path.join(HERE, "bias_add.cc") + ":" + name}
     if any(dlarray.is_gpu_ctx(c) for c in dlarray.devices()):
@@ -21,11 +22,11 @@ def _funcs(name):
     return funcs
 
 
-def bias_add_op():
+def bias_add_op() -> Custom:
     """The bias-add Custom op, differentiable through its bprop."""
     column_sums = Custom(_funcs("BiasAddGrad"), None, "float32", name="bias_add_grad")
 
-    def bprop(x, b, out, dout):
+    def bprop(x: Any, b: Any, out: Any, dout: Any) -> tuple[Any, Any]:
         return dout, column_sums(dout)
 
     return Custom(_funcs("BiasAdd"), lambda x, b: x, "float32", bprop=bprop, name="bias_add")

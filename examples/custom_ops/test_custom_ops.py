@@ -9,8 +9,10 @@ bprop returning (y,) and asks for the gradient for x: [3. 2. 1.].
 """
 import argparse
 import os
+from typing import Any, Optional, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 import dlarray
 from dlarray import autodiff as ad
@@ -19,8 +21,8 @@ from dlarray.custom import Custom
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: Optional[Sequence[str]] = None) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--device", choices=["cpu", "gpu"], default=None,
                         help="default: gpu when usable, else cpu")
     args = parser.parse_args(argv)
@@ -36,7 +38,7 @@ def main(argv=None):
     print(res.asnumpy())
 
     # The seed's Add cell: its bprop returns (y,), and the gradient for x is asked for.
-    def bprop(x, y, out, dout):
+    def bprop(x: Any, y: Any, out: Any, dout: Any) -> tuple[Any]:
         return (y,)
 
     add = Custom(source + ":CustomAdd", out_shape=[t1.shape[0]], out_dtype="float32",

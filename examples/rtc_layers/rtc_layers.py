@@ -14,11 +14,16 @@ and NumPy executors run (``examples/mnist.py --model reorg``).
   one backward (``(softmax(x) - labels) * dloss / N``).
 """
 
+from typing import Any, Optional
+
 import numpy as np
+import numpy.typing as npt
 
 import dlarray
 import dlarray.rtc as rtc
 from dlarray.autodiff import CustomOp
+
+Floats = npt.NDArray[np.floating[Any]]  # the NumPy executor's arrays (float32 or float64)
 
 THREADS = 256
 
@@ -85,11 +90,11 @@ for (int j = 0; j < cols; ++j) gr[j] = (expf(xr[j] - m) / sum - lr[j]) * scale;
 """
 
 
-def _blocks(n, threads=THREADS):
+def _blocks(n: int, threads: int = THREADS) -> tuple[int, int, int]:
     return (max(1, -(-n // threads)), 1, 1)
 
 
-def _check_int(n, what):
+def _check_int(n: int, what: str) -> None:
     if n >= 2**31:
         raise ValueError("%s: %d elements are too many for the kernel's int index" % (what, n))
 
@@ -97,13 +102,14 @@ def _check_int(n, what):
 class Reorg(CustomOp):
     """YOLO v2's reorg with stride 2 (seed 003's ``NDArrayReorg``), Rtc kernels on GPUs."""
 
-    def __init__(self, stride=2):
+    def __init__(self, stride: int = 2) -> None:
         if stride != 2:
             raise ValueError("Reorg: only stride 2 is implemented, got %r" % (stride,))
         self.stride = stride
-        self.fwd_kernel = self.bwd_kernel = None
+        self.fwd_kernel: Optional[rtc.Rtc] = None
+        self.bwd_kernel: Optional[rtc.Rtc] = None
 
-    def infer_shape(self, in_shape):
+    def infer_shape(self, in_shape: list[list[int]]) -> tuple[Any, Any]:
         shape = list(in_shape[0])
         if len(shape) != 4 or shape[2] % 2 or shape[3] % 2:
             raise ValueError("Reorg: the input must be (N, C, H, W) with even H and W, got %s"
@@ -111,44 +117,46 @@ class Reorg(CustomOp):
         n, c, h, w = shape
         return [shape], [[n, 4 * c, h // 2, w // 2]]
 
-    def forward_gpu(self, in_data, out_data):
+    def forward_gpu(self, in_data: list[Any], out_data: list[Any]) -> None:
         x, y = in_data[0], out_data[0]
         _check_int(x.size, "Reorg")
         if self.fwd_kernel is None:
             self.fwd_kernel = rtc.Rtc("reorg", [("x", x)], [("y", y)], REORG_FORWARD)
         self.fwd_kernel.push([x], [y], _blocks(y.size), (THREADS, 1, 1))
 
-    def backward_gpu(self, out_grad, in_data, out_data, in_grad):
+    def backward_gpu(self, out_grad: list[Any], in_data: list[Any], out_data: list[Any],
+                     in_grad: list[Any]) -> None:
         gy, gx = out_grad[0], in_grad[0]
         if self.bwd_kernel is None:
             self.bwd_kernel = rtc.Rtc("reorg_grad", [("gy", gy)], [("gx", gx)], REORG_BACKWARD)
         self.bwd_kernel.push([gy], [gx], _blocks(gx.size), (THREADS, 1, 1))
 
-    def forward_numpy(self, in_data, out_data):
+    def forward_numpy(self, in_data: list[Any], out_data: list[Any]) -> None:
         out_data[0][...] = reorg_numpy(in_data[0])
 
-    def backward_numpy(self, out_grad, in_data, out_data, in_grad):
+    def backward_numpy(self, out_grad: list[Any], in_data: list[Any], out_data: list[Any],
+                       in_grad: list[Any]) -> None:
         in_grad[0][...] = reorg_grad_numpy(out_grad[0])
 
 
-def reorg_numpy(x):
+def reorg_numpy(x: Floats) -> Floats:
     """Reorg (stride 2) of an (N, C, H, W) array with NumPy."""
     n, c, h, w = x.shape
     t = x.reshape(n, c, h // 2, 2, w // 2, 2).transpose(0, 1, 3, 5, 2, 4)
     return t.reshape(n, 4 * c, h // 2, w // 2)
 
 
-def reorg_grad_numpy(gy):
+def reorg_grad_numpy(gy: Floats) -> Floats:
     """The gradient of reorg_numpy: each output element goes back to the pixel it came from."""
     n, c4, hh, ww = gy.shape
     t = gy.reshape(n, c4 // 4, 2, 2, hh, ww).transpose(0, 1, 4, 2, 5, 3)
     return t.reshape(n, c4 // 4, 2 * hh, 2 * ww)
 
 
-_COPY = None
+_COPY: Optional[rtc.ElementwiseKernel] = None
 
 
-def _copy_kernel():
+def _copy_kernel() -> rtc.ElementwiseKernel:
     global _COPY
     if _COPY is None:
         _COPY = rtc.ElementwiseKernel("raw float32 x", "raw float32 y", "y[i] = x[i]", "flat_copy")
@@ -158,49 +166,53 @@ def _copy_kernel():
 class Flatten(CustomOp):
     """(N, d1, d2, ...) -> (N, d1 * d2 * ...): the same elements in the same order."""
 
-    def infer_shape(self, in_shape):
+    def infer_shape(self, in_shape: list[list[int]]) -> tuple[Any, Any]:
         shape = list(in_shape[0])
         if len(shape) < 1:
             raise ValueError("Flatten: the input needs a batch dimension")
         return [shape], [[shape[0], int(np.prod(shape[1:], dtype=np.int64))]]
 
-    def forward_gpu(self, in_data, out_data):
+    def forward_gpu(self, in_data: list[Any], out_data: list[Any]) -> None:
         _copy_kernel()(in_data[0], out_data[0], size=in_data[0].size)
 
-    def backward_gpu(self, out_grad, in_data, out_data, in_grad):
+    def backward_gpu(self, out_grad: list[Any], in_data: list[Any], out_data: list[Any],
+                     in_grad: list[Any]) -> None:
         _copy_kernel()(out_grad[0], in_grad[0], size=out_grad[0].size)
 
-    def forward_numpy(self, in_data, out_data):
+    def forward_numpy(self, in_data: list[Any], out_data: list[Any]) -> None:
         out_data[0][...] = in_data[0].reshape(out_data[0].shape)
 
-    def backward_numpy(self, out_grad, in_data, out_data, in_grad):
+    def backward_numpy(self, out_grad: list[Any], in_data: list[Any], out_data: list[Any],
+                       in_grad: list[Any]) -> None:
         in_grad[0][...] = out_grad[0].reshape(in_grad[0].shape)
 
 
 class SoftmaxCrossEntropy(CustomOp):
     """Mean softmax cross-entropy of logits (N, K) and one-hot labels (N, K): a (1,) loss."""
 
-    def __init__(self):
-        self.fwd_kernel = self.bwd_kernel = None
+    def __init__(self) -> None:
+        self.fwd_kernel: Optional[rtc.Rtc] = None
+        self.bwd_kernel: Optional[rtc.Rtc] = None
 
-    def list_arguments(self):
+    def list_arguments(self) -> list[str]:
         return ["data", "label"]
 
-    def infer_shape(self, in_shape):
+    def infer_shape(self, in_shape: list[list[int]]) -> tuple[Any, Any]:
         x, label = (list(s) for s in in_shape)
         if len(x) != 2 or x != label:
             raise ValueError("SoftmaxCrossEntropy: logits and labels must be (N, K) alike, got %s "
                              "and %s" % (tuple(x), tuple(label)))
         return [x, label], [[1]]
 
-    def forward_gpu(self, in_data, out_data):
+    def forward_gpu(self, in_data: list[Any], out_data: list[Any]) -> None:
         x, label = in_data
         if self.fwd_kernel is None:
             self.fwd_kernel = rtc.Rtc("softmax_xent", [("x", x), ("label", label)],
                                       [("loss", out_data[0])], SOFTMAX_XENT_FORWARD)
         self.fwd_kernel.push([x, label], [out_data[0]], (1, 1, 1), (THREADS, 1, 1))
 
-    def backward_gpu(self, out_grad, in_data, out_data, in_grad):
+    def backward_gpu(self, out_grad: list[Any], in_data: list[Any], out_data: list[Any],
+                     in_grad: list[Any]) -> None:
         x, label = in_data
         if self.bwd_kernel is None:
             self.bwd_kernel = rtc.Rtc("softmax_xent_grad",
@@ -210,23 +222,25 @@ class SoftmaxCrossEntropy(CustomOp):
                              (128, 1, 1))
         dlarray.ops.array_set(in_grad[1], 0.0)  # labels are not differentiated
 
-    def forward_numpy(self, in_data, out_data):
+    def forward_numpy(self, in_data: list[Any], out_data: list[Any]) -> None:
         x, label = in_data
         out_data[0][...] = softmax_xent_numpy(x, label)
 
-    def backward_numpy(self, out_grad, in_data, out_data, in_grad):
+    def backward_numpy(self, out_grad: list[Any], in_data: list[Any], out_data: list[Any],
+                       in_grad: list[Any]) -> None:
         x, label = in_data
         in_grad[0][...] = (softmax_numpy(x) - label) * (out_grad[0][0] / x.shape[0])
         in_grad[1][...] = 0
 
 
-def softmax_numpy(x):
+def softmax_numpy(x: Floats) -> Floats:
     """Row-wise softmax."""
     e = np.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
+    softmax: Floats = e / e.sum(axis=1, keepdims=True)
+    return softmax
 
 
-def softmax_xent_numpy(x, label):
+def softmax_xent_numpy(x: Floats, label: Floats) -> Floats:
     """The mean softmax cross-entropy, shape (1,)."""
     m = x.max(axis=1, keepdims=True)
     log_softmax = x - m - np.log(np.exp(x - m).sum(axis=1, keepdims=True))

@@ -25,7 +25,8 @@ from typing import Any, Optional, Union
 
 from . import _log  # first: a bad DLARRAY_LOG fails before the plugins load
 from . import _core, _entry_points
-from ._core import DLContext, NDArray, __version__, devices, synchronize
+from ._core import DLContext, NDArray, devices, synchronize
+from ._core import __version__ as __version__  # re-exported for mypy --strict users
 from ._config import get_num_threads, set_num_threads, show_config
 from ._creation import array, asarray, empty, from_dlpack
 from ._devices import (check_device, cpu, default_device, device, device_count, device_name,
@@ -44,7 +45,7 @@ __all__ = [
 _operators.install(NDArray)
 
 
-def opencl(dev_id=0):
+def opencl(dev_id: int = 0) -> DLContext:
     """The context of OpenCL device ``dev_id`` (DLPack's device type 4, ``kDLOpenCL``).
 
     Parameters

@@ -1,11 +1,15 @@
 """dlarray.rtc.ElementwiseKernel: CuPy's elementwise kernels, one operation per element with the
 grid chosen for you."""
 
+from __future__ import annotations
+
 import re
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _core
+from ._core import DLContext
 from ._rtc_elementwise_code import THREADS, blocks, generate
 from ._rtc_source import C_TYPE_OF
 
@@ -78,7 +82,8 @@ class ElementwiseKernel:
     On a GPU: ``z = add(x, y)`` (allocates z) or ``add(x, y, z)``.
     """
 
-    def __init__(self, in_params, out_params, operation, name="kernel", options=(), preamble=""):
+    def __init__(self, in_params: str, out_params: str, operation: str, name: str = "kernel",
+                 options: Sequence[str] = (), preamble: str = "") -> None:
         if not isinstance(name, str) or not re.match(r"^[A-Za-z_]\w*$", name):
             raise ValueError("dlarray.rtc.ElementwiseKernel: the name %r is not a C identifier"
                              % (name,))
@@ -100,7 +105,8 @@ class ElementwiseKernel:
 
     # ---- code -------------------------------------------------------------------------------
 
-    def source(self, dtypes, scalars=(), restrict=True, index="int", vector=False):
+    def source(self, dtypes: Sequence[Any], scalars: Sequence[Any] = (), restrict: bool = True,
+               index: str = "int", vector: bool = False) -> str:
         """The CUDA source compiled for parameters of these dtypes.
 
         Parameters
@@ -124,7 +130,8 @@ class ElementwiseKernel:
         mode = "vec4" if vector else "restrict" if restrict else "plain"
         return generate(self, [_core.parse_dtype(d) for d in dtypes], scalars, mode, index)[0]
 
-    def compile(self, dtypes, arch=None, ctx=None):
+    def compile(self, dtypes: Sequence[Any],
+                arch: Optional[Union[int, str]] = None, ctx: Optional[DLContext] = None) -> bytes:
         """Compiles the kernel for parameters of these dtypes now; returns the code.
 
         Parameters
@@ -196,7 +203,9 @@ class ElementwiseKernel:
 
     # ---- call -------------------------------------------------------------------------------
 
-    def __call__(self, *args, size=None, ctx=None):
+    # The result is one NDArray or a tuple of them, by the number of outputs: Any.
+    def __call__(self, *args: Any, size: Optional[int] = None,
+                 ctx: Optional[DLContext] = None) -> Any:
         """Runs the operation on every element; returns the output(s).
 
         Parameters

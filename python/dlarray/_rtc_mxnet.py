@@ -1,10 +1,14 @@
 """dlarray.rtc's MXNet side: Rtc, a kernel from its body only (see dlarray.rtc)."""
 
+from __future__ import annotations
+
 import re
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _core
+from ._core import DLContext, NDArray
 from . import _rtc_build as _build
 from ._rtc_raw import RawKernel
 from ._rtc_source import c_type
@@ -84,7 +88,8 @@ class Rtc:
     (1, 1, 1), (12, 1, 1))`` runs it on arrays on a GPU.
     """
 
-    def __init__(self, name, inputs, outputs, kernel):
+    def __init__(self, name: str, inputs: Sequence[tuple[str, NDArray]],
+                 outputs: Sequence[tuple[str, NDArray]], kernel: str) -> None:
         if not isinstance(name, str) or not _IDENTIFIER.match(name):
             raise ValueError("dlarray.rtc.Rtc: the kernel name %r is not a C identifier" % (name,))
         if not isinstance(kernel, str):
@@ -107,7 +112,7 @@ class Rtc:
         if gpus:
             self._kernel_for(self._spec).compile(ctx=gpus[0])  # MXNet compiles here too
 
-    def source(self, spec=None):
+    def source(self, spec: Optional[Sequence[tuple[Sequence[int], Any]]] = None) -> str:
         """The decorated source compiled for the construction arrays' shapes (or ``spec``).
 
         Parameters
@@ -162,7 +167,8 @@ class Rtc:
             self._kernels[spec] = kernel
         return kernel
 
-    def compile(self, arch=None, ctx=None):
+    def compile(self, arch: Optional[Union[int, str]] = None,
+                ctx: Optional[DLContext] = None) -> bytes:
         """Compiles the kernel for the construction arrays' shapes; returns the code.
 
         Parameters
@@ -184,7 +190,8 @@ class Rtc:
         """
         return self._kernel_for(self._spec).compile(arch=arch, ctx=ctx)
 
-    def push(self, inputs, outputs, grid_dims, block_dims, shared_mem=0):
+    def push(self, inputs: Sequence[NDArray], outputs: Sequence[NDArray],
+             grid_dims: Sequence[int], block_dims: Sequence[int], shared_mem: int = 0) -> None:
         """Launches the kernel on the arrays' GPU, on its stream (MXNet's ``push``).
 
         Parameters

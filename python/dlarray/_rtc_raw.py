@@ -1,8 +1,13 @@
 """dlarray.rtc's CuPy side: RawModule and RawKernel (see dlarray.rtc)."""
 
+from __future__ import annotations
+
+import os
 import re
+from typing import Any, Optional, Sequence, Union
 
 from . import _core
+from ._core import DLContext
 from . import _rtc_build as _build
 from ._rtc_source import kernels_in
 
@@ -76,7 +81,10 @@ class RawModule:
     >>> fill = module.get_function("fill")   # fill((blocks,), (threads,), (y, 2.5, y.size))
     """
 
-    def __init__(self, code=None, *, path=None, options=(), name_expressions=None):
+    def __init__(self, code: Optional[str] = None, *,
+                 path: Optional[Union[str, os.PathLike[str]]] = None,
+                 options: Sequence[str] = (),
+                 name_expressions: Optional[Sequence[str]] = None) -> None:
         if (code is None) == (path is None):
             raise TypeError("dlarray.rtc.RawModule: give code or path (one of them)")
         if code is not None and not isinstance(code, str):
@@ -120,7 +128,8 @@ class RawModule:
         return _build.compile_program(self.code, self._program_name, self.options,
                                       self.name_expressions, arch, what=self._describe(name))
 
-    def compile(self, arch=None, ctx=None):
+    def compile(self, arch: Optional[Union[int, str]] = None,
+                ctx: Optional[DLContext] = None) -> bytes:
         """Compiles now (or takes the result from the caches) and returns the code.
 
         Parameters
@@ -150,7 +159,7 @@ class RawModule:
         _build.load_module(program, device_id)
         return program.code
 
-    def get_function(self, name):
+    def get_function(self, name: str) -> RawKernel:
         """The kernel ``name`` of this module, ready to launch.
 
         Parameters
@@ -230,7 +239,9 @@ class RawKernel(_core._RtcKernel):
     ``add(((n + 255) // 256,), (256,), (x, y, z, n))`` launches it.
     """
 
-    def __init__(self, code, name, options=(), *, name_expressions=None, _module=None):
+    def __init__(self, code: Optional[str], name: str, options: Sequence[str] = (), *,
+                 name_expressions: Optional[Sequence[str]] = None,
+                 _module: Optional[RawModule] = None) -> None:
         if _module is None:
             _module = RawModule(code=code, options=options, name_expressions=name_expressions)
             _module._program_name = name if _IDENTIFIER.match(str(name)) else "kernel"
@@ -242,7 +253,8 @@ class RawKernel(_core._RtcKernel):
     def _load(self, device_id):
         return self.module._function(self.name, device_id)
 
-    def compile(self, arch=None, ctx=None):
+    def compile(self, arch: Optional[Union[int, str]] = None,
+                ctx: Optional[DLContext] = None) -> bytes:
         """Compiles (and, without ``arch``, loads on ``ctx``'s GPU) now; returns the code.
 
         Parameters
@@ -270,7 +282,7 @@ class RawKernel(_core._RtcKernel):
         self._set_function(device_id, self._load(device_id))
         return self.module._program(_build.device_arch(device_id), self.name).code
 
-    def attributes(self, ctx=None):
+    def attributes(self, ctx: Optional[DLContext] = None) -> dict[str, Any]:
         """What the driver says about the kernel on a GPU (loading it there).
 
         Parameters

@@ -19,6 +19,8 @@ registration code can register CUDA kernels only then. The C++ compiler is ``$CX
 ``examples/custom_op_c/axpby.c``) are compiled with ``$CC`` or ``cc``.
 """
 
+from __future__ import annotations
+
 import functools
 import hashlib
 import os
@@ -31,6 +33,7 @@ import sys
 import tempfile
 import time
 import warnings
+from typing import Any, Iterable, Optional, Sequence, Union
 
 from . import _cache, _core, _log
 
@@ -79,7 +82,8 @@ class Extension:
         Time spent compiling (0 when loaded from the cache).
     """
 
-    def __init__(self, name, path, record, built, build_seconds):
+    def __init__(self, name: str, path: Union[str, os.PathLike[str]], record: dict[str, Any],
+                 built: bool, build_seconds: float) -> None:
         self.name = name
         self.path = pathlib.Path(path)
         self.ops = sorted(set(record["declared_ops"]) | set(record["ops"]))
@@ -88,7 +92,8 @@ class Extension:
         self.__doc__ = "dlarray extension %r (%s)\n\nOps:\n%s" % (
             name, self.path, "\n".join("  " + o for o in self.ops))
 
-    def __getattr__(self, op):
+    # An op of the extension, as dlarray.ops has it (its signature comes from its declaration).
+    def __getattr__(self, op: str) -> Any:
         if op.startswith("_") or op not in self.__dict__.get("ops", ()):
             raise AttributeError("extension %r has no op %r (its ops: %s)"
                                  % (self.__dict__.get("name"), op,
@@ -233,8 +238,12 @@ def _build(name, sources, out_path, workdir, cflags, cuda_cflags, ldflags, inclu
     return "\n".join(x for x in log if x)
 
 
-def load(name, sources, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags=None,
-         extra_include_paths=None, verbose=False):
+def load(name: str, sources: Union[str, os.PathLike[str], Iterable[Union[str, os.PathLike[str]]]],
+         extra_cflags: Optional[Sequence[str]] = None,
+         extra_cuda_cflags: Optional[Sequence[str]] = None,
+         extra_ldflags: Optional[Sequence[str]] = None,
+         extra_include_paths: Optional[Sequence[Union[str, os.PathLike[str]]]] = None,
+         verbose: bool = False) -> Extension:
     """Compile (or take from the cache) and load a plugin from source files.
 
     Parameters
@@ -325,7 +334,9 @@ def load(name, sources, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags
     return Extension(name, library, record, built, seconds)
 
 
-def load_inline(name, cpp_sources, cuda_sources=None, **kwargs):
+def load_inline(name: str, cpp_sources: Union[str, Sequence[str]],
+                cuda_sources: Optional[Union[str, Sequence[str]]] = None,
+                **kwargs: Any) -> Extension:
     """Like ``load``, from source text: ``cpp_sources`` and ``cuda_sources`` are strings or lists
     of strings (each becomes one file). Takes the same keyword arguments as ``load``.
 

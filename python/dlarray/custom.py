@@ -31,10 +31,13 @@ and sources outside those folders (symlinks resolved), like MindSpore's
 ``bprop`` makes them differentiable (see :class:`Custom`).
 """
 
+from __future__ import annotations
+
 import inspect
 import mmap
 import numbers
 import os
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -292,8 +295,12 @@ class Custom(_core.AotOp):
     it makes a node.
     """
 
-    def __init__(self, func, out_shape=None, out_dtype=None, bprop=None, attrs=None, *,
-                 func_type="aot", in_dtypes=None, num_inputs=None, compile_flags=None, name=None):
+    # Shapes and dtypes may be given in many spellings (see above): Any, as NumPy's dtype-likes.
+    def __init__(self, func: Union[str, Mapping[str, str]], out_shape: Any = None,
+                 out_dtype: Any = None, bprop: Optional[Callable[..., Any]] = None,
+                 attrs: Optional[Mapping[str, Any]] = None, *, func_type: str = "aot",
+                 in_dtypes: Any = None, num_inputs: Optional[int] = None,
+                 compile_flags: Optional[Sequence[str]] = None, name: Optional[str] = None) -> None:
         if func_type != "aot":
             raise ValueError("dlarray.custom: func_type %r is not supported (only 'aot')"
                              % (func_type,))
@@ -352,7 +359,7 @@ class Custom(_core.AotOp):
             self.name, self.num_outputs, devices, ", bprop" if self.bprop else "")
 
     @property
-    def devices(self):
+    def devices(self) -> list[str]:
         """The device types ("cpu", "gpu") the op has an implementation for."""
         return [_DEVICE_NAMES.get(d, str(d)) for d in self.device_types]
 

@@ -20,6 +20,8 @@ version. Where NVRTC or a GPU is missing, compiling or launching raises RuntimeE
 (:func:`status`); ``compile(arch=90)`` still works without a GPU when NVRTC is there.
 """
 
+from typing import Any
+
 from . import _rtc_build as _build
 from ._rtc_build import CompileError, clear_memory_cache
 from ._rtc_elementwise import ElementwiseKernel
@@ -33,7 +35,7 @@ for _public in (CompileError, ElementwiseKernel, RawKernel, RawModule, Rtc):
     _public.__module__ = __name__  # documented and shown as dlarray.rtc.<name>
 
 
-def status():
+def status() -> dict[str, Any]:
     """What dlarray.rtc can do in this process, and why not.
 
     Returns
@@ -53,7 +55,7 @@ def status():
     return dict(_build.status())
 
 
-def is_available():
+def is_available() -> bool:
     """Whether kernels can be compiled and launched here (NVRTC, a CUDA driver and a GPU).
 
     Returns

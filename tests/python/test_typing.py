@@ -4,6 +4,8 @@ import pathlib
 import subprocess
 import sys
 
+from conftest import ROOT
+
 import pytest
 
 import dlarray
@@ -39,6 +41,12 @@ def test_mypy_strict_reports_wrong_types(mypy_report):
            '"str")' in out
     assert 'Missing positional argument "out_arr" in call to "relu"' in out
     assert 'Argument 1 to "gpu" has incompatible type "str"; expected "int"' in out
+    # autodiff is typed too: Variable, Executor and gradients check their arguments.
+    assert 'Argument 1 to "Variable" has incompatible type "int"; expected "str"' in out
+    assert 'Argument "ctx" to "Executor" has incompatible type "str"; expected "DLContext | None"' \
+        in out
+    assert ('Argument 2 to "gradients" has incompatible type "Node"; expected "Iterable[Node]"'
+            in out)
 
 
 def test_stubs_match_the_module():
@@ -62,3 +70,49 @@ def test_stubtest_when_available():
     errors = [line for line in result.stdout.splitlines()
               if line.startswith("error:") and "metaclass differs" not in line]
     assert not errors, result.stdout[-4000:]
+
+
+# Third-party packages some tutorial blocks use (they are skipped where missing): mypy may not find
+# them here; every other import must resolve.
+OPTIONAL_IMPORTS = ["torch", "cupy", "jax"]
+
+
+def tutorial_scripts(folder):
+    """One script per tutorial page: its python blocks at their lines in the page (as
+    test_docs_code.py runs them), so mypy's line numbers are the page's."""
+    from test_docs_code import python_blocks, tutorials
+    scripts = []
+    for page in tutorials():
+        lines = []
+        for block in python_blocks(page):
+            lines += [""] * (block.line - 1 - len(lines)) + block.code.splitlines()
+        script = folder / ("tutorial_%s.py" % page.stem.replace("-", "_"))
+        script.write_text("\n".join(lines) + "\n")
+        scripts.append(script)
+    return scripts
+
+
+def test_tutorial_scripts_keep_line_numbers(tmp_path):
+    from test_docs_code import python_blocks
+    page = ROOT / "docs" / "tutorials" / "training-autodiff.md"
+    script = next(s for s in tutorial_scripts(tmp_path)
+                  if s.name == "tutorial_training_autodiff.py")
+    page_lines, script_lines = page.read_text().splitlines(), script.read_text().splitlines()
+    first = python_blocks(page)[0]
+    assert script_lines[first.line - 1] == page_lines[first.line - 1] != ""
+
+
+def test_examples_and_tutorials_pass_mypy_strict(tmp_path):
+    """Every example script and the code of every tutorial, as a user's script under
+    mypy --strict (the installed package's types: py.typed, _core.pyi and annotations)."""
+    examples = sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "examples").glob("*/*.py"))
+    assert examples
+    config = tmp_path / "mypy.ini"
+    config.write_text("[mypy]\nstrict = True\n\n[mypy-%s]\nignore_missing_imports = True\n"
+                      % ",".join(m + ".*" for m in OPTIONAL_IMPORTS))
+    tutorials = tutorial_scripts(tmp_path)
+    assert len(tutorials) >= 7
+    out, err, status = mypy_api.run(["--config-file", str(config), "--no-incremental",
+                                     "--cache-dir", "/dev/null"]
+                                    + [str(p) for p in examples + tutorials])
+    assert status == 0, out + err

@@ -8,11 +8,15 @@ on the same stream, then launch it. A fed NDArray that was the same object on th
 (a weight, updated in place between runs) is read where it is; if another object is fed for it
 later, that input moves to a buffer of the graph and the plan is recorded again.
 """
+from __future__ import annotations
+
 import atexit
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import _core
+from .._core import DLContext
 
 _shutdown_registered = False
 
@@ -122,20 +126,20 @@ class RecordedGraph:
         Its GPU.
     """
 
-    def __init__(self, graph, ctx):
+    def __init__(self, graph: Any, ctx: DLContext) -> None:
         self._graph, self.ctx = graph, ctx
 
-    def launch(self):
+    def launch(self) -> None:
         """Queues one replay on the GPU's stream (does not wait for it)."""
         self._graph.launch()
 
     @property
-    def num_nodes(self):
+    def num_nodes(self) -> int:
         """Operations (kernels, copies) in the graph."""
         return self._graph.num_nodes
 
 
-def record_cuda_graph(fn, ctx):
+def record_cuda_graph(fn: Callable[[], object], ctx: DLContext) -> RecordedGraph:
     """Records the device ops that ``fn()`` queues on ``ctx``'s stream as a CUDA graph.
 
     While recording, ops are recorded, not run: launch the graph to run them. Replays read and

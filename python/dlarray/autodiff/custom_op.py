@@ -44,10 +44,15 @@ on float32 copies. A layer with a GPU kernel and a NumPy twin thus defines ``for
 Graph nodes have one output each, so ``list_outputs`` must name one output.
 """
 
+from __future__ import annotations
+
+from typing import Any, ClassVar, Optional
+
 import numpy as np
 
 import dlarray
 from dlarray import _log
+from dlarray._core import DLContext
 
 from .graph import Node, Op, _error, _name
 
@@ -70,17 +75,17 @@ class CustomOp:
     """
 
     #: Where the NDArray implementations run for the NumPy executor (None: ``dlarray.cpu(0)``).
-    fallback_ctx = None
+    fallback_ctx: ClassVar[Optional[DLContext]] = None
 
-    def list_arguments(self):
+    def list_arguments(self) -> list[str]:
         """Names of the inputs, in order (default: ``["data"]``)."""
         return ["data"]
 
-    def list_outputs(self):
+    def list_outputs(self) -> list[str]:
         """Names of the outputs (default: ``["output"]``); graph nodes have one."""
         return ["output"]
 
-    def infer_shape(self, in_shape):
+    def infer_shape(self, in_shape: list[list[int]]) -> tuple[Any, Any]:
         """The output shapes for inputs of shapes ``in_shape`` (MXNet's convention).
 
         Parameters
@@ -101,11 +106,11 @@ class CustomOp:
         """
         return in_shape, [in_shape[0]]
 
-    def need_top_grad(self):
+    def need_top_grad(self) -> bool:
         """Whether ``backward`` reads ``out_grad`` (False for a loss layer: out_grad is None)."""
         return True
 
-    def forward(self, in_data, out_data):
+    def forward(self, in_data: list[Any], out_data: list[Any]) -> None:
         """Computes the outputs (for any device; see the module docstring for per-device ones).
 
         Parameters
@@ -117,7 +122,8 @@ class CustomOp:
         """
         raise NotImplementedError
 
-    def backward(self, out_grad, in_data, out_data, in_grad):
+    def backward(self, out_grad: list[Any], in_data: list[Any], out_data: list[Any],
+                 in_grad: list[Any]) -> None:
         """Computes the gradient of the loss for every input.
 
         Parameters
@@ -134,11 +140,11 @@ class CustomOp:
         """
         raise NotImplementedError
 
-    def label(self):
+    def label(self) -> str:
         """The op's name in node names and messages (default: the class name)."""
         return type(self).__name__
 
-    def __call__(self, *inputs, name=None):
+    def __call__(self, *inputs: Node, name: Optional[str] = None) -> Node:
         """A graph node applying this op to the nodes ``inputs``.
 
         Parameters

@@ -1,14 +1,22 @@
 """The Executor of dlarray.autodiff: NumPy reference, or planned runs on a dlarray device."""
 
+from __future__ import annotations
+
 import collections
+from typing import Any, Iterable, Literal, Mapping, Optional, Union, overload
 
 import numpy as np
+import numpy.typing as npt
 
 import dlarray
 
+from .._core import DLContext, NDArray
 from .graph import Node
 from .gradients import _topo_sort, find_topo_sort
 from .ops import placeholder_op
+
+# What a feed dict maps a node to.
+_Value = Union[npt.NDArray[Any], NDArray]
 
 
 class Executor:
@@ -64,7 +72,8 @@ class Executor:
     (array([0., 6.], dtype=float32), array([0., 2.], dtype=float32))
     """
 
-    def __init__(self, eval_node_list, ctx=None, cuda_graph=True):
+    def __init__(self, eval_node_list: Iterable[Node], ctx: Optional[DLContext] = None,
+                 cuda_graph: bool = True) -> None:
         if not isinstance(cuda_graph, bool):
             raise TypeError("cuda_graph must be True or False, got %s" % type(cuda_graph).__name__)
         self.cuda_graph = cuda_graph
@@ -78,7 +87,18 @@ class Executor:
         self._graph = set(self.topo_order)
         self._plans = {}
 
-    def run(self, feed_dict, convert_to_numpy_ret_vals=False):
+    # The values' type follows the flag: NumPy arrays when it is True; else NDArrays on a device
+    # and NumPy arrays with ctx=None, which only the executor knows at run time (hence Any).
+    @overload
+    def run(self, feed_dict: Mapping[Node, _Value],
+            convert_to_numpy_ret_vals: Literal[True]) -> list[npt.NDArray[Any]]: ...
+
+    @overload
+    def run(self, feed_dict: Mapping[Node, _Value],
+            convert_to_numpy_ret_vals: bool = False) -> list[Any]: ...
+
+    def run(self, feed_dict: Mapping[Node, _Value],
+            convert_to_numpy_ret_vals: bool = False) -> list[Any]:
         """Evaluates the nodes for the values fed.
 
         Parameters
@@ -157,7 +177,7 @@ class Executor:
         return _DevicePlan(self.eval_node_list, order, shapes, fed_shapes, self.ctx,
                            self.cuda_graph)
 
-    def graph_stats(self):
+    def graph_stats(self) -> dict[str, Any]:
         """What CUDA graphs did for this executor's plans.
 
         Returns

@@ -1,7 +1,11 @@
 """Topological order and reverse-mode gradients of dlarray.autodiff graphs."""
 
-import functools
+from __future__ import annotations
 
+import functools
+from typing import Iterable
+
+from .graph import Node
 from .ops import add_op, oneslike_op, zeroslike_op
 
 
@@ -26,7 +30,7 @@ def _topo_sort(node_list, leaves=()):
     return order
 
 
-def find_topo_sort(node_list):
+def find_topo_sort(node_list: Iterable[Node]) -> list[Node]:
     """Every node that the nodes of ``node_list`` depend on, each after its inputs.
 
     Parameters
@@ -41,7 +45,7 @@ def find_topo_sort(node_list):
     return _topo_sort(node_list)
 
 
-def sum_node_list(node_list):
+def sum_node_list(node_list: Iterable[Node]) -> Node:
     """The sum of nodes, as a chain of ``add_op``.
 
     Parameters
@@ -56,7 +60,7 @@ def sum_node_list(node_list):
     return functools.reduce(add_op, node_list)
 
 
-def gradients(output_node, node_list):
+def gradients(output_node: Node, node_list: Iterable[Node]) -> list[Node]:
     """Gradient nodes of ``output_node`` with respect to each node of ``node_list``.
 
     Builds the backward graph by reverse-mode differentiation: each op says how to

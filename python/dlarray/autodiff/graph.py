@@ -1,8 +1,14 @@
 """Graph nodes and the Op base class of dlarray.autodiff."""
 
+from __future__ import annotations
+
 import numbers
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
+import numpy.typing as npt
+
+from .._core import NDArray
 
 _MAX_NAME = 60
 
@@ -25,19 +31,20 @@ class Node:
         The op's constant operand, when it has one (``add_byconst_op``, ...).
     """
 
-    def __init__(self, op, inputs, name, const_attr=None):
+    def __init__(self, op: Op, inputs: Iterable[Node], name: str,
+                 const_attr: Optional[float] = None) -> None:
         self.op = op
         self.inputs = list(inputs)
         self.name = name
         self.const_attr = const_attr
 
-    def __add__(self, other):
+    def __add__(self, other: Union[Node, float]) -> Node:
         from .ops import add_byconst_op, add_op
         if isinstance(other, Node):
             return add_op(self, other)
         return add_byconst_op(self, other)
 
-    def __mul__(self, other):
+    def __mul__(self, other: Union[Node, float]) -> Node:
         from .ops import mul_byconst_op, mul_op
         if isinstance(other, Node):
             return mul_op(self, other)
@@ -47,14 +54,14 @@ class Node:
     __rmul__ = __mul__
     __array_ufunc__ = None  # NumPy scalars and arrays defer to __radd__ / __rmul__
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<Node %s %r>" % (self.op.label, self.name)
 
 
-def Variable(name):
+def Variable(name: str) -> Node:
     """A placeholder node, whose value is fed to :meth:`Executor.run`.
 
     Parameters
@@ -122,7 +129,7 @@ class Op:
     # executor may record it in a CUDA graph. Ops that run Python or NumPy code say False.
     graph_safe = False
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Node, input_shapes: Sequence[Sequence[int]]) -> tuple[int, ...]:
         """The shape of ``node``'s value, from its inputs' shapes.
 
         Parameters
@@ -142,7 +149,7 @@ class Op:
         """
         return tuple(input_shapes[0])
 
-    def compute(self, node, input_vals):
+    def compute(self, node: Node, input_vals: list[npt.NDArray[Any]]) -> npt.NDArray[Any]:
         """The NumPy reference: ``node``'s value from its inputs' values.
 
         Parameters
@@ -157,7 +164,8 @@ class Op:
         """
         raise NotImplementedError
 
-    def kernel(self, node, inputs, out):
+    def kernel(self, node: Node, inputs: list[NDArray],
+               out: NDArray) -> tuple[Callable[..., Any], list[Any]]:
         """The runtime call that writes ``node``'s value into ``out``, for the device plan.
 
         Parameters
@@ -175,7 +183,7 @@ class Op:
         """
         raise NotImplementedError
 
-    def gradient(self, node, output_grad):
+    def gradient(self, node: Node, output_grad: Node) -> list[Optional[Node]]:
         """The gradient nodes of ``node``'s inputs, given the gradient of its output.
 
         Parameters

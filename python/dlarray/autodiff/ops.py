@@ -1,6 +1,11 @@
 """The ops of dlarray.autodiff: shape inference, NumPy reference, runtime kernel, gradient."""
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 import dlarray
 
@@ -20,7 +25,7 @@ class AddOp(Op):
     label = "add_op"
     inplace = True
 
-    def __call__(self, a, b):
+    def __call__(self, a: Node, b: Node) -> Node:
         return Node(self, [a, b], _name("(%s+%s)", a.name, b.name))
 
     def infer_shape(self, node, input_shapes):
@@ -58,7 +63,7 @@ class AddByConstOp(Op):
     label = "add_byconst_op"
     inplace = True
 
-    def __call__(self, a, const):
+    def __call__(self, a: Node, const: float) -> Node:
         const = _check_number(self.label, const)
         return Node(self, [a], _name("(%s+%s)", a.name, const), const)
 
@@ -85,7 +90,7 @@ class MulOp(Op):
     label = "mul_op"
     inplace = True
 
-    def __call__(self, a, b):
+    def __call__(self, a: Node, b: Node) -> Node:
         return Node(self, [a, b], _name("(%s*%s)", a.name, b.name))
 
     def infer_shape(self, node, input_shapes):
@@ -124,7 +129,7 @@ class MulByConstOp(Op):
     label = "mul_byconst_op"
     inplace = True
 
-    def __call__(self, a, const):
+    def __call__(self, a: Node, const: float) -> Node:
         const = _check_number(self.label, const)
         return Node(self, [a], _name("(%s*%s)", a.name, const), const)
 
@@ -153,7 +158,7 @@ class MatMulOp(Op):
 
     label = "matmul_op"
 
-    def __call__(self, a, b, trans_A=False, trans_B=False):
+    def __call__(self, a: Node, b: Node, trans_A: bool = False, trans_B: bool = False) -> Node:
         node = Node(self, [a, b], _name("MatMul(%s,%s,%s,%s)", a.name, b.name, trans_A, trans_B))
         node.matmul_attr_trans_A = bool(trans_A)
         node.matmul_attr_trans_B = bool(trans_B)
@@ -198,7 +203,7 @@ class PlaceholderOp(Op):
 
     label = "placeholder_op"
 
-    def __call__(self):
+    def __call__(self) -> Node:
         return Node(self, [], "placeholder")
 
     def gradient(self, node, output_grad):
@@ -218,7 +223,7 @@ class _FillOp(Op):
     constant = True
     value = None
 
-    def __call__(self, a):
+    def __call__(self, a: Node) -> Node:
         return Node(self, [a], _name("%s(%s)", self.label[:-3], a.name))
 
     def compute(self, node, input_vals):
@@ -254,7 +259,7 @@ class ReduceSumAxisZeroOp(Op):
 
     label = "reducesumaxiszero_op"
 
-    def __call__(self, a):
+    def __call__(self, a: Node) -> Node:
         return Node(self, [a], _name("ReduceSumAxisZero(%s)", a.name))
 
     def infer_shape(self, node, input_shapes):
@@ -288,7 +293,7 @@ class BroadcastToOp(Op):
 
     label = "broadcastto_op"
 
-    def __call__(self, a, b):
+    def __call__(self, a: Node, b: Node) -> Node:
         return Node(self, [a, b], _name("BroadcastTo(%s,%s.shape)", a.name, b.name))
 
     def infer_shape(self, node, input_shapes):
@@ -313,7 +318,7 @@ def _log_softmax(y):
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
-def softmax_func(y):
+def softmax_func(y: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """Numerically stable softmax over the last axis, in NumPy.
 
     Parameters
@@ -352,7 +357,7 @@ class SoftmaxCrossEntropyOp(Op):
 
     label = "softmaxcrossentropy_op"
 
-    def __call__(self, y, y_):
+    def __call__(self, y: Node, y_: Node) -> Node:
         return Node(self, [y, y_], _name("SoftmaxXEntropy(%s,%s)", y.name, y_.name))
 
     def infer_shape(self, node, input_shapes):
@@ -387,7 +392,7 @@ class SoftmaxOp(Op):
     label = "softmax_op"
     inplace = True
 
-    def __call__(self, a):
+    def __call__(self, a: Node) -> Node:
         return Node(self, [a], _name("Softmax(%s)", a.name))
 
     def compute(self, node, input_vals):
@@ -414,7 +419,7 @@ class ReluOp(Op):
     label = "relu_op"
     inplace = True
 
-    def __call__(self, a):
+    def __call__(self, a: Node) -> Node:
         return Node(self, [a], _name("Relu(%s)", a.name))
 
     def compute(self, node, input_vals):
@@ -442,7 +447,7 @@ class ReluGradientOp(Op):
     label = "relu_gradient_op"
     inplace = True
 
-    def __call__(self, a, grad):
+    def __call__(self, a: Node, grad: Node) -> Node:
         return Node(self, [a, grad], _name("ReluGradient(%s,%s)", a.name, grad.name))
 
     def infer_shape(self, node, input_shapes):
@@ -466,7 +471,7 @@ class _DivByRowsOp(Op):
     label = "divbyrows_op"
     inplace = True
 
-    def __call__(self, a):
+    def __call__(self, a: Node) -> Node:
         return Node(self, [a], _name("DivByRows(%s)", a.name))
 
     def compute(self, node, input_vals):
@@ -487,7 +492,7 @@ class _OnesColumnOp(Op):
     label = "onescolumn_op"
     constant = True
 
-    def __call__(self, a):
+    def __call__(self, a: Node) -> Node:
         return Node(self, [a], _name("OnesColumn(%s)", a.name))
 
     def infer_shape(self, node, input_shapes):
@@ -538,13 +543,13 @@ class DeclaredOp(Op):
     _instances = {}
 
     @classmethod
-    def get(cls, name):
+    def get(cls, name: str) -> DeclaredOp:
         op = cls._instances.get(name)
         if op is None:
             op = cls._instances[name] = cls(name)
         return op
 
-    def __init__(self, name):
+    def __init__(self, name: str) -> None:
         info = dlarray.ops.op_info(name)
         if info["num_outputs"] != 1:
             raise TypeError("dlarray.autodiff: op '%s' has %d outputs; graph nodes have one"
@@ -553,7 +558,7 @@ class DeclaredOp(Op):
         self.info = info
         self.inplace = bool(info["allow_inplace"])
 
-    def __call__(self, *inputs, **attrs):
+    def __call__(self, *inputs: Any, **attrs: Any) -> Node:
         info = self.info
         names = info["attr_names"]
         n_in = info["num_inputs"]
@@ -619,7 +624,7 @@ class DeclaredOp(Op):
         return grads
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> DeclaredOp:
     """Graph-node makers for ops declared by plugins: ``ops.sigmoid(x)``."""
     if name.startswith("_") or name not in dlarray.ops.op_names():
         raise AttributeError("module 'dlarray.autodiff.ops' has no attribute %r" % name)

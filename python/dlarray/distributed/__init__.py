@@ -19,11 +19,15 @@ waits. A failure of any rank ends the group on every rank with :class:`Distribut
 within the timeouts documented in the README ("Several GPUs and hosts").
 """
 
+from __future__ import annotations
+
 import atexit
 import os
 import sys
+from typing import Optional, Sequence
 
 from .. import _core
+from .._core import DLContext, NDArray
 from . import _group, _nccl
 from .rendezvous import DistributedError, RendezvousTimeout
 
@@ -71,8 +75,9 @@ def _env_float(name, value, default):
         raise ValueError("%s must be a number of seconds, got %r" % (name, text)) from None
 
 
-def init_process_group(rank=None, world_size=None, *, master_addr=None, master_port=None,
-                       device=None, timeout=None):
+def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = None, *,
+                       master_addr: Optional[str] = None, master_port: Optional[int] = None,
+                       device: Optional[DLContext] = None, timeout: Optional[float] = None) -> None:
     """Joins this process to a group of ``world_size`` processes, one GPU each.
 
     Arguments not given come from the environment that ``python -m dlarray.distributed.run``
@@ -186,27 +191,27 @@ def _op(op):
                          % (", ".join(sorted(set(_OPS) - {"avg"})), op)) from None
 
 
-def is_initialized():
+def is_initialized() -> bool:
     """Whether this process is in a process group."""
     return _group_state is not None
 
 
-def get_rank():
+def get_rank() -> int:
     """This process's rank (raises RuntimeError before :func:`init_process_group`)."""
     return _require().rank
 
 
-def get_world_size():
+def get_world_size() -> int:
     """The number of processes in the group (raises RuntimeError before init)."""
     return _require().world_size
 
 
-def get_device():
+def get_device() -> DLContext:
     """This rank's GPU, a DLContext (raises RuntimeError before init)."""
     return _require().device
 
 
-def nccl_library():
+def nccl_library() -> tuple[str, str]:
     """The NCCL library dlarray uses, opening it if needed.
 
     Returns
@@ -222,7 +227,7 @@ def nccl_library():
     return _nccl.load()
 
 
-def all_reduce(array, op="sum"):
+def all_reduce(array: NDArray, op: str = "sum") -> NDArray:
     """Reduces ``array`` over the ranks, in place: every rank ends with the same result.
 
     Parameters
@@ -252,7 +257,7 @@ def all_reduce(array, op="sum"):
     return array
 
 
-def all_reduce_coalesced(arrays, op="sum"):
+def all_reduce_coalesced(arrays: Sequence[NDArray], op: str = "sum") -> list[NDArray]:
     """All-reduces several arrays in place in one NCCL group: one launch instead of one per
     array (what data-parallel training does with its gradients).
 
@@ -284,7 +289,7 @@ def all_reduce_coalesced(arrays, op="sum"):
     return arrays
 
 
-def broadcast(array, src=0):
+def broadcast(array: NDArray, src: int = 0) -> NDArray:
     """Copies rank ``src``'s ``array`` into ``array`` on every rank, in place.
 
     Parameters
@@ -314,7 +319,7 @@ def broadcast(array, src=0):
     return array
 
 
-def all_gather(array, out=None):
+def all_gather(array: NDArray, out: Optional[NDArray] = None) -> NDArray:
     """Concatenates every rank's ``array`` along axis 0, in rank order, on every rank.
 
     Parameters
@@ -350,7 +355,8 @@ def all_gather(array, out=None):
     return out
 
 
-def reduce_scatter(array, op="sum", out=None):
+def reduce_scatter(array: NDArray, op: str = "sum",
+                   out: Optional[NDArray] = None) -> NDArray:
     """Reduces ``array`` over the ranks and gives rank r the r-th of ``world_size`` equal
     parts along axis 0.
 
@@ -394,7 +400,7 @@ def reduce_scatter(array, op="sum", out=None):
     return out
 
 
-def barrier():
+def barrier() -> None:
     """Waits until every rank has reached this point and this rank's GPU has finished the work
     queued before it (an all-reduce on the GPU, then a wait).
 
@@ -414,7 +420,7 @@ def barrier():
     group.check()  # a peer failure aborts the all-reduce: the wait returns, the failure stays
 
 
-def host_barrier(timeout=None):
+def host_barrier(timeout: Optional[float] = None) -> None:
     """Waits until every rank has called ``host_barrier``, over the rendezvous's TCP connections:
     no GPU work, nothing queued is waited for (e.g. to keep the other ranks idle while one
     measures something alone).
@@ -436,7 +442,7 @@ def host_barrier(timeout=None):
     group.rendezvous.barrier("host_barrier", timeout=timeout)
 
 
-def destroy_process_group():
+def destroy_process_group() -> None:
     """Leaves the group: waits for this GPU's queued work and for every rank to get here, then
     frees the communicator. After a failure it only frees (and does not raise).
 

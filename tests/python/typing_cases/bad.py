@@ -5,3 +5,9 @@ a = dlarray.empty((2, 2))
 n: str = a.size
 dlarray.ops.relu(a)
 dlarray.gpu("0")
+
+from dlarray import autodiff as ad
+
+v = ad.Variable(3)
+ad.Executor([v], ctx="cpu")
+ad.gradients(v, v)
