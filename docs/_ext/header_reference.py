@@ -124,8 +124,9 @@ CLASS_DIRECTIVES = {"class": "doxygenclass", "struct": "doxygenstruct", "union":
 
 
 def members_by_header(xml):
-    """{header file name: [(kind, qualified name, argsstring)]} for every documented entity that
-    is not a class: the file's own (C, macros) and those of every namespace, by their location."""
+    """{header as included (dlarray/ext/x.h): [(kind, qualified name, argsstring)]} for every
+    documented entity that is not a class: the file's own (C, macros) and those of every
+    namespace, by their location."""
     found = {}
     compounds = ElementTree.parse(xml / "index.xml").getroot()
     for compound in compounds.iter("compound"):
@@ -137,7 +138,7 @@ def members_by_header(xml):
             if location is None or member.get("prot", "public") != "public":
                 continue
             name = member.findtext("qualifiedname") or member.findtext("name")
-            header = pathlib.PurePosixPath(location.get("file")).name
+            header = location.get("file")  # as included: dlarray/ext/parallel.h
             entry = (member.get("kind"), name, member.findtext("argsstring") or "")
             if entry not in found.setdefault(header, []):
                 found[header].append(entry)
@@ -145,8 +146,8 @@ def members_by_header(xml):
 
 
 def classes_by_header(xml):
-    """{header file name: [(kind, qualified name)]}: the classes and structs each header defines
-    (nested classes are rendered by their enclosing class)."""
+    """{header as included (dlarray/ext/x.h): [(kind, qualified name)]}: the classes and structs
+    each header defines (nested classes are rendered by their enclosing class)."""
     found, names = {}, set()
     compounds = ElementTree.parse(xml / "index.xml").getroot()
     for compound in compounds.iter("compound"):
@@ -160,19 +161,35 @@ def classes_by_header(xml):
             continue
         root = ElementTree.parse(xml / (compound.get("refid") + ".xml")).getroot()
         location = root.find("compounddef/location")
-        header = pathlib.PurePosixPath(location.get("file")).name
+        header = location.get("file")  # as included: dlarray/ext/parallel.h
         found.setdefault(header, []).append((compound.get("kind"), name))
     return found
 
 
-def header_page(path, classes, members):
-    """The page of one header: include line, the file's description, then each entity."""
-    include = f"dlarray/ext/{path.name}" if path.parent.name == "ext" else f"dlarray/{path.name}"
+def include_path(path):
+    """How a header is included: ``dlarray/x.h`` or ``dlarray/ext/x.h`` (Doxygen's location)."""
+    return f"dlarray/ext/{path.name}" if path.parent.name == "ext" else f"dlarray/{path.name}"
+
+
+def page_name(path):
+    """The page (and label) of a header: its stem, with ``ext_`` for an extension header, whose
+    name may also be a core header's (ext/parallel.h and parallel.h)."""
+    return ("ext_" if path.parent.name == "ext" else "") + path.stem
+
+
+def header_page(path, classes, members, shared_name=False):
+    """The page of one header: include line, the file's description, then each entity.
+
+    Breathe finds a file by its name only (Doxygen's index has no folders), so the description of
+    a header whose name another header shares (``shared_name``: parallel.h, ext/parallel.h) is
+    left out, and its entities, which Breathe finds by their qualified names, carry the page."""
+    include = include_path(path)
     title = f"``{include}``"
-    lines = [f".. _header-{path.stem}:", "", title, "=" * len(title), "",
-             ".. code-block:: c++", "", f"   #include <{include}>", "",
-             f".. doxygenfile:: {path.name}", "   :project: dlarray",
-             "   :sections: briefdescription detaileddescription", ""]
+    lines = [f".. _header-{page_name(path)}:", "", title, "=" * len(title), "",
+             ".. code-block:: c++", "", f"   #include <{include}>", ""]
+    if not shared_name:
+        lines += [f".. doxygenfile:: {path.name}", "   :project: dlarray",
+                  "   :sections: briefdescription detaileddescription", ""]
 
     def section(heading, directives):
         if directives:
@@ -203,7 +220,10 @@ def write_pages(srcdir, paths, xml):
     folder = pathlib.Path(srcdir, PAGES)
     folder.mkdir(parents=True, exist_ok=True)
     classes, members = classes_by_header(xml), members_by_header(xml)
-    wanted = {f"{p.stem}.rst": header_page(p, classes.get(p.name, []), members.get(p.name, []))
+    names = [p.name for p in paths]
+    wanted = {f"{page_name(p)}.rst": header_page(p, classes.get(include_path(p), []),
+                                                 members.get(include_path(p), []),
+                                                 names.count(p.name) > 1)
               for p in paths}
     for old in folder.glob("*.rst"):
         if old.name not in wanted:
