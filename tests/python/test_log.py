@@ -2,7 +2,7 @@
 through the ``dlarray`` logger (python/dlarray/_log.py); a bad value raises at import."""
 import logging
 import os
-import pathlib
+import re
 import subprocess
 import sys
 
@@ -171,3 +171,47 @@ def test_custom_op_fallback_is_logged_once(caplog):
     messages = [r.getMessage() for r in caplog.records if "_NumpyOnly" in r.getMessage()]
     assert messages == ["fallback: _NumpyOnly: forward runs as NumPy code on host copies of the "
                         "arrays"]
+
+
+def test_custom_aot_cache_miss_then_hit(tmp_path, monkeypatch, caplog):
+    from dlarray import _aot_build
+    monkeypatch.setenv("DLARRAY_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "twice.c"
+    source.write_text("int Twice(int x) { return 2 * x; }\n")
+    with caplog.at_level(logging.DEBUG, logger="dlarray"):
+        first = _aot_build.compile_source(str(source))
+        second = _aot_build.compile_source(str(source))
+    assert first == second and first.is_file()
+    messages = [r.getMessage() for r in caplog.records if "custom AOT" in r.getMessage()]
+    assert len(messages) == 2, messages
+    assert messages[0].startswith("cache miss: custom AOT %s built with " % source)
+    assert messages[1] == "cache hit: custom AOT %s from %s" % (source, first)
+    assert [r.levelno for r in caplog.records if "custom AOT" in r.getMessage()] == [
+        logging.INFO, logging.DEBUG]
+
+
+def test_rtc_cache_lookups_are_logged(tmp_path, monkeypatch, caplog):
+    """Memory hit, disk hit and miss of rtc's program cache, with NVRTC replaced by a stub (the
+    logging is what is tested; test_rtc_cache tests the cache with the real compiler)."""
+    from dlarray import _core, _rtc_build
+    monkeypatch.setenv("DLARRAY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(_rtc_build, "require", lambda service: None)
+    monkeypatch.setattr(_core, "_rtc_compile", lambda *args: (True, b"\x7fELF stub",
+                                                               _core._RTC_CUBIN, "", []),
+                        raising=False)
+    _rtc_build.clear_memory_cache()
+    source = "extern \"C\" __global__ void k() {}"
+    with caplog.at_level(logging.DEBUG, logger="dlarray"):
+        _rtc_build.compile_program(source, "log_probe", arch=90)   # miss: compiled
+        _rtc_build.compile_program(source, "log_probe", arch=90)   # in memory
+        _rtc_build.clear_memory_cache()
+        _rtc_build.compile_program(source, "log_probe", arch=90)   # on disk
+    _rtc_build.clear_memory_cache()
+    messages = [r.getMessage() for r in caplog.records if "rtc program 'log_probe'" in
+                r.getMessage()]
+    folder = re.escape(str(tmp_path / "cache" / "rtc"))
+    patterns = [r"cache miss: rtc program 'log_probe' compiled for sm_90 in [0-9.]+ s, key \w+$",
+                r"cache hit \(memory\): rtc program 'log_probe' for sm_90, key \w+$",
+                r"cache hit \(disk\): rtc program 'log_probe' for sm_90 from %s/\w+/program.bin$"
+                % folder]
+    assert len(messages) == 3 and all(re.match(p, m) for p, m in zip(patterns, messages)), messages
