@@ -129,6 +129,12 @@ py::dict CudaArrayInterface(const NDArray& self) {
 // An NDArray over a __cuda_array_interface__ producer's memory on ctx (the interface does not
 // name the GPU), ordered after the producer's stream.
 NDArray FromCudaArrayInterface(const py::object& obj, const DLContext& ctx) {
+  // The interface's pointers are CUDA addresses: on any other device an integer from the
+  // producer would be taken as that device's memory (on cpu: read at a made-up address).
+  if (ctx.device_type != kDLArrayCUDA) {
+    throw Error(ErrorKind::kValue, "from_cuda_array_interface: ctx must be a cuda device, got " +
+                                       ContextToString(ctx));
+  }
   py::dict cai = obj.attr("__cuda_array_interface__").cast<py::dict>();
   if (cai.contains("mask") && !cai["mask"].is_none()) {
     throw Error(ErrorKind::kValue, "__cuda_array_interface__: masked arrays are not supported");
