@@ -199,7 +199,11 @@ std::shared_ptr<Array> Array::FromMemory(void* data, uint64_t byte_offset, DLCon
   std::shared_ptr<Array> a(new Array());
   a->dl_.dtype = dtype;
   a->dl_.ctx = ctx;
-  a->SetLayout(shape, strides.size() == shape.size() ? strides : std::vector<int64_t>{});
+  std::vector<int64_t> steps = strides.size() == shape.size() ? strides : std::vector<int64_t>{};
+  // An extent of 1 is never stepped, so producers may give it any stride (DLPack does); kernels
+  // that scale strides to bytes would overflow on a huge one (found by dlpack_import_fuzzer).
+  for (size_t d = 0; d < steps.size(); ++d) steps[d] = shape[d] == 1 ? 0 : steps[d];
+  a->SetLayout(shape, steps);
   if (!strides.empty() && strides.size() != shape.size()) {
     throw ShapeError("an array of shape " + ShapeToString(a->dl()) + " needs " +
                      std::to_string(shape.size()) + " strides, got " +

@@ -68,6 +68,7 @@ def _good_layouts():
                              (dict(shape=[4], strides=[-1], byte_offset=28), [7, 6, 5, 4]),
                              (dict(shape=[2, 2], strides=[-4, 2], byte_offset=16), [[4, 6],
                                                                                    [0, 2]]),
+                             (dict(shape=[1, 3], strides=[2**62 + 1, 2]), [[0, 2, 4]]),
                              (dict(shape=[0], byte_offset=2**63 - 4), np.zeros(0))]:
             p = arange_producer(8, versioned=versioned, **fields)
             x = dlarray.from_dlpack(p)
