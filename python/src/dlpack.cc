@@ -450,6 +450,11 @@ Raises
 ------
 BufferError
     A read-only array asked for as a legacy capsule, or copy=False where a copy is needed.
+TypeError
+    An argument of the wrong type (stream not an int, max_version or dl_device not a pair of
+    ints, copy not a bool).
+OverflowError
+    A stream past int64, a max_version past uint32 or a dl_device past int32.
 ValueError
     A stream that is not allowed (0, or any for cpu arrays).)doc";
   static const char* const kFromDoc =
@@ -479,9 +484,13 @@ Raises
 BufferError
     The capsule is used or malformed, or the producer cannot export.
 TypeError
-    ``x`` is not a DLPack producer, or its dtype is unsupported.
+    ``x`` is not a DLPack producer, its dtype is unsupported, or ``device`` / ``copy`` has the
+    wrong type (checked before the producer is asked for a capsule).
+OverflowError
+    The producer's ``__dlpack_device__`` numbers do not fit DLPack's int32.
 ValueError
-    ``copy=False`` but ``device`` needs a copy.
+    ``copy=False`` but ``device`` needs a copy, or the tensor's shape, strides or byte_offset
+    reach past what can be addressed (int64 bytes, the address space) or are misaligned.
 RuntimeError
     No usable plugin serves the data's device.)doc";
   static PyMethodDef dlpack_def{
