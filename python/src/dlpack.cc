@@ -90,16 +90,6 @@ std::pair<int64_t, int64_t> IntPair(const py::handle& v, const char* what, int64
           IntArgument(PyTuple_GET_ITEM(v.ptr(), 1), what, lo, hi)};
 }
 
-// copy=: None, True or False (also NumPy's bool); a string such as 'no' would be truthy.
-int CopyArgument(const py::handle& v, const char* fn) {
-  if (v.is_none()) return -1;
-  const std::string type = py::str(py::type::handle_of(v).attr("__name__"));
-  if (!PyBool_Check(v.ptr()) && type != "bool_" && type != "bool") {
-    throw DTypeError(std::string(fn) + ": copy must be True, False or None, got " + TypeName(v));
-  }
-  return v.cast<bool>() ? 1 : 0;
-}
-
 // A DLPack stream argument as the device's stream handle: None is the legacy default stream.
 void* ConsumerStream(const py::object& stream, DLContext ctx) {
   const int64_t kMin = std::numeric_limits<int64_t>::min();
@@ -423,6 +413,16 @@ PyObject* FromDLPackFunction(PyObject* /*module*/, PyObject* const* args, Py_ssi
 }
 
 }  // namespace
+
+// A string such as 'no' would be truthy: only None and bools are taken.
+int CopyArgument(const py::handle& v, const char* fn) {
+  if (v.is_none()) return -1;
+  const std::string type = py::str(py::type::handle_of(v).attr("__name__"));
+  if (!PyBool_Check(v.ptr()) && type != "bool_" && type != "bool") {
+    throw DTypeError(std::string(fn) + ": copy must be True, False or None, got " + TypeName(v));
+  }
+  return v.cast<bool>() ? 1 : 0;
+}
 
 void BindDLPack(py::module_& m, py::class_<NDArray>& cls) {
   static const char* const kDlpackDoc =

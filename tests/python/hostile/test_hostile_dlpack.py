@@ -95,15 +95,37 @@ for _name, (_dev, _exc) in BAD_DEVICES.items():
         "__dlpack_device__"))
 
 
-def _cuda_array_interface_on_cpu():
+_MISSING = object()
+
+
+def _cuda_array_interface(**fields):
+    interface = dict({"shape": (4,), "typestr": "<f4", "data": (4096, False), "version": 3},
+                     **fields)
+
     class Fake:
-        __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (4096, False),
-                                    "version": 3}
-    raises(ValueError, lambda: dlarray._core.from_cuda_array_interface(Fake(), dlarray.cpu(0)),
-           "cuda")
+        __cuda_array_interface__ = {k: v for k, v in interface.items() if v is not _MISSING}
+    return Fake()
 
 
-CASES["cuda_array_interface_on_cpu"] = _cuda_array_interface_on_cpu
+# A cpu ctx took the producer's integer as a host pointer (the audit's defect 7); malformed
+# interfaces reached pybind11's cast errors.
+CUDA_ARRAY_INTERFACES = {
+    "on_cpu": (_cuda_array_interface(), ValueError, "ctx must be a cuda device"),
+    "not_a_producer": (object(), TypeError, "obj (object) has no __cuda_array_interface__"),
+    "none": (None, TypeError, "obj (NoneType)"),
+    "shape_string": (_cuda_array_interface(shape="4"), TypeError, "['shape']"),
+    "shape_2_70": (_cuda_array_interface(shape=(2**70,)), TypeError, "['shape']"),
+    "data_float": (_cuda_array_interface(data=1.5), TypeError, "['data']"),
+    "no_data": (_cuda_array_interface(data=_MISSING), ValueError, "no 'data'"),
+    "strides_string": (_cuda_array_interface(strides="x"), TypeError, "['strides']"),
+}
+for _name, (_obj, _exc, _word) in CUDA_ARRAY_INTERFACES.items():
+    CASES[f"cuda_array_interface_{_name}"] = (lambda o=_obj, e=_exc, w=_word: raises(
+        e, lambda: dlarray._core.from_cuda_array_interface(o, dlarray.cpu(0)), w))
+
+for _name, _copy in {"string": "no", "tuple": (1,), "object": object()}.items():
+    CASES[f"array_protocol_copy_{_name}"] = (lambda c=_copy: raises(
+        TypeError, lambda: dlarray.array([1.0]).__array__(copy=c), "copy"))
 
 # --- arguments of the wrong type or range (the audit's defect 8) -----------------------------
 FROM_DLPACK_ARGS = {
