@@ -1,7 +1,8 @@
 """Writes the seed corpus of dlpack_import_fuzzer (tests/fuzz/corpus/dlpack_import_fuzzer): one
 file per tensor, in the fuzzer's field order (see Read in dlpack_import_fuzzer.cc). The crash_*
 seeds are tensors that crashed the import or what follows it (the audit's two of issue 26, and
-the fuzzer's first find); the others are layouts a producer may legitimately send. Run it after changing the input format:
+the fuzzer's first find); the others are layouts a producer may legitimately send. Run it after
+changing the input format:
     python3 tests/fuzz/dlpack_seeds.py"""
 import pathlib
 import struct
