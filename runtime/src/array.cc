@@ -127,7 +127,8 @@ Span ForeignSpan(const DLArray* a, const std::vector<int64_t>& strides, void* da
   if (pointers && (base + byte_offset) % static_cast<uint64_t>(elem) != 0) {
     throw Error(ErrorKind::kValue, "data + byte_offset (byte_offset " +
                                        std::to_string(byte_offset) + ") is not aligned to its " +
-                                       std::to_string(elem) + "-byte elements");
+                                       std::to_string(elem) +
+                                       "-byte elements (copy it to aligned memory first)");
   }
   if (pointers && (base > std::numeric_limits<uintptr_t>::max() - static_cast<uintptr_t>(end) ||
                    (begin < 0 && base < static_cast<uintptr_t>(-begin)))) {
