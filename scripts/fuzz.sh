@@ -15,12 +15,12 @@ cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER="${FUZZ_CC:-clang}" -DCMAKE_CXX_COMPILER="${FUZZ_CXX:-clang++}" \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" -DDLARRAY_CUDA=OFF -DDLARRAY_NATIVE=ON \
   -DDLARRAY_BUILD_PYTHON=OFF -DDLARRAY_BUILD_TESTS=OFF -DDLARRAY_BUILD_FUZZERS=ON >/dev/null
-cmake --build "$dir" -j "$JOBS" --target c_api_fuzzer load_plugin_fuzzer cpu_backend
+cmake --build "$dir" -j "$JOBS" --target c_api_fuzzer load_plugin_fuzzer dlpack_import_fuzzer cpu_backend
 mkdir -p "$dir/artifacts"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export ASAN_OPTIONS="detect_leaks=0"  # the loader keeps every library it opened, on purpose
 status=0
-for target in c_api_fuzzer load_plugin_fuzzer; do
+for target in c_api_fuzzer load_plugin_fuzzer dlpack_import_fuzzer; do
   work="$dir/corpus/$target"
   mkdir -p "$work"
   if [ "$target" = load_plugin_fuzzer ]; then

@@ -137,8 +137,9 @@ def asarray(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = N
             if copy is False:
                 raise ValueError("asarray: the data's layout cannot be shared (byte order or "
                                  "alignment); copy=False forbids a copy")
+            # np.array(copy=True): np.asarray would hand back a misaligned array unchanged.
             native = host.dtype.newbyteorder("=")
-            src = _core.share_numpy(np.asarray(host, dtype=native, order="C"))
+            src = _core.share_numpy(np.array(host, dtype=native, order="C", copy=True))
         dtype = None
     target = src.ctx if want is None else want
     changes = (target != src.ctx) or (dtype is not None and np.dtype(dtype) != src.dtype)

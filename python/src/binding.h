@@ -90,6 +90,10 @@ py::dtype DTypeToNumpy(DLArrayDType t);
 /*! \brief The type name of obj, for messages. */
 std::string TypeName(const py::handle& obj);
 
+/*! \brief A copy= argument (DLPack, __array__): -1 for None, 1 for True, 0 for False (NumPy's
+ *         bool too); TypeError naming fn and copy for anything else. */
+int CopyArgument(const py::handle& v, const char* fn);
+
 /*! \brief Runs op (GIL released for large operands); refuses read-only outputs first. */
 void RunOp(int op, const std::vector<const DLArray*>& ins, const std::vector<const NDArray*>& outs,
            const std::vector<double>& attrs);

@@ -5,7 +5,9 @@
 
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,20 +63,46 @@ bool PointerDevice(int device_type) {
   return device_type == kDLArrayCPU || device_type == kDLArrayCUDA;
 }
 
+// An int argument that must fit in [lo, hi]: TypeError / OverflowError naming it (pybind11's cast
+// would say only "Unable to cast Python instance").
+int64_t IntArgument(const py::handle& v, const char* what, int64_t lo, int64_t hi) {
+  if (!PyLong_Check(v.ptr()) || PyBool_Check(v.ptr())) {
+    throw DTypeError(std::string(what) + " must be an int, got " + TypeName(v));
+  }
+  int overflow = 0;
+  const long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (x == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow != 0 || x < lo || x > hi) {
+    PyErr_Format(PyExc_OverflowError, "%s must be in [%lld, %lld], got %R", what,
+                 static_cast<long long>(lo), static_cast<long long>(hi), v.ptr());
+    throw py::error_already_set();
+  }
+  return x;
+}
+
+// A (first, second) pair of ints that fit in [lo, hi]: max_version, dl_device.
+std::pair<int64_t, int64_t> IntPair(const py::handle& v, const char* what, int64_t lo, int64_t hi) {
+  if (!PyTuple_Check(v.ptr()) || PyTuple_GET_SIZE(v.ptr()) != 2) {
+    throw DTypeError(std::string(what) + " must be a tuple of two ints, got " +
+                     (PyTuple_Check(v.ptr()) ? std::string(py::repr(v)) : TypeName(v)));
+  }
+  return {IntArgument(PyTuple_GET_ITEM(v.ptr(), 0), what, lo, hi),
+          IntArgument(PyTuple_GET_ITEM(v.ptr(), 1), what, lo, hi)};
+}
+
 // A DLPack stream argument as the device's stream handle: None is the legacy default stream.
 void* ConsumerStream(const py::object& stream, DLContext ctx) {
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
   if (ctx.device_type == kDLArrayCPU) {
-    if (!stream.is_none() && !(py::isinstance<py::int_>(stream) && stream.cast<int64_t>() == -1)) {
+    if (!stream.is_none() && IntArgument(stream, "__dlpack__: stream", kMin, kMax) != -1) {
       throw Error(ErrorKind::kValue, "__dlpack__: stream must be None for cpu arrays, got " +
                                          std::string(py::repr(stream)));
     }
     return nullptr;
   }
   if (stream.is_none()) return reinterpret_cast<void*>(uintptr_t{1});
-  if (!py::isinstance<py::int_>(stream)) {
-    throw DTypeError("__dlpack__: stream must be an int or None, got " + TypeName(stream));
-  }
-  const int64_t s = stream.cast<int64_t>();
+  const int64_t s = IntArgument(stream, "__dlpack__: stream", kMin, kMax);
   if (s == 0) {
     throw Error(ErrorKind::kValue,
                 "__dlpack__: stream 0 is ambiguous (DLPack: 1 is the legacy default stream, 2 "
@@ -88,12 +116,21 @@ py::object ExportDLPack(const NDArray& self, const py::object& stream,
                         const py::object& copy) {
   NDArray src = self;
   bool copied = false;
-  const bool copy_false = !copy.is_none() && !copy.cast<bool>();
-  const bool copy_true = !copy.is_none() && copy.cast<bool>();
+  const int copy_arg = CopyArgument(copy, "__dlpack__");
+  const bool copy_false = copy_arg == 0;
+  const bool copy_true = copy_arg == 1;
+  // Checked before any work, so that a bad argument never costs a copy.
+  bool versioned = false;
+  if (!max_version.is_none()) {
+    versioned = IntPair(max_version, "__dlpack__: max_version", 0, UINT32_MAX).first >= 1;
+  }
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  if (!stream.is_none()) IntArgument(stream, "__dlpack__: stream", kMin, kMax);
   DLContext target = src.array->ctx();
   if (!dl_device.is_none()) {
-    const auto dev = dl_device.cast<std::pair<int, int>>();
-    target = DLContext{dev.first, dev.second};
+    const auto dev = IntPair(dl_device, "__dlpack__: dl_device", INT32_MIN, INT32_MAX);
+    target = DLContext{static_cast<int>(dev.first), static_cast<int>(dev.second)};
   }
   if (target != src.array->ctx()) {
     if (copy_false) {
@@ -117,11 +154,6 @@ py::object ExportDLPack(const NDArray& self, const py::object& stream,
     }
   } else {
     ConsumerStream(stream, ctx);
-  }
-  bool versioned = false;
-  if (!max_version.is_none()) {
-    const auto v = max_version.cast<std::pair<int, int>>();
-    versioned = v.first >= 1;
   }
   const bool read_only = src.array->read_only() && !copied;
   if (read_only && !versioned) {
@@ -167,14 +199,6 @@ py::object ExportDLPack(const NDArray& self, const py::object& stream,
   return py::reinterpret_steal<py::object>(cap);
 }
 
-// The context a DLPack device is read as: cpu, cuda; pinned host memory is cpu, managed memory
-// is the GPU's. Anything else must be served by a plugin of that device type.
-DLContext ContextOfDLPack(int32_t type, int32_t id) {
-  if (type == kDLArrayPackCUDAHost) return DLContext{kDLArrayCPU, 0};
-  if (type == kDLArrayPackCUDAManaged) return DLContext{kDLArrayCUDA, id};
-  return DLContext{type, id};
-}
-
 // Builds the NDArray over a consumed tensor; owner releases the producer's tensor.
 NDArray WrapTensor(const DLArray& t, std::shared_ptr<void> owner, bool read_only) {
   if (t.ndim < 0 || t.ndim > DLARRAY_MAX_NDIM || (t.ndim > 0 && t.shape == nullptr)) {
@@ -185,12 +209,11 @@ NDArray WrapTensor(const DLArray& t, std::shared_ptr<void> owner, bool read_only
                      std::to_string(t.dtype.bits) + " bits, " + std::to_string(t.dtype.lanes) +
                      " lanes); supported: bool, int8-64, uint8-64, float16/32/64, bfloat16");
   }
-  std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
-  std::vector<int64_t> strides;
-  if (t.strides != nullptr) strides.assign(t.strides, t.strides + t.ndim);
-  const DLContext ctx = ContextOfDLPack(t.ctx.device_type, t.ctx.device_id);
-  return NDArray{Array::FromMemory(t.data, t.byte_offset, ctx, t.dtype, shape, strides,
-                                   std::move(owner), read_only)};
+  try {
+    return NDArray{ArrayFromDLPack(t, std::move(owner), read_only)};
+  } catch (const Error& e) {
+    throw Error(e.kind(), std::string("from_dlpack: ") + e.what());
+  }
 }
 
 // Takes ownership of a capsule's tensor (renaming the capsule so its producer won't free it).
@@ -229,8 +252,21 @@ NDArray ConsumeCapsule(const py::handle& capsule) {
 }
 
 NDArray FromDLPack(const py::object& x, const py::object& device, const py::object& copy) {
-  const bool copy_true = !copy.is_none() && copy.cast<bool>();
-  const bool copy_false = !copy.is_none() && !copy.cast<bool>();
+  const int copy_arg = CopyArgument(copy, "from_dlpack");
+  const bool copy_true = copy_arg == 1;
+  const bool copy_false = copy_arg == 0;
+  // Checked before the producer is asked: a bad argument must not consume a capsule.
+  DLContext want{};
+  if (!device.is_none()) {
+    py::detail::make_caster<DLContext> caster;
+    if (!caster.load(device, true)) {
+      throw DTypeError(
+          "from_dlpack: device must be a DLContext or a device string ('cpu', "
+          "'cuda:0', ...), got " +
+          TypeName(device));
+    }
+    want = py::detail::cast_op<DLContext>(caster);
+  }
   NDArray out;
   if (py::isinstance<NDArray>(x)) {
     out = NDArray{x.cast<NDArray>().array};
@@ -252,10 +288,12 @@ NDArray FromDLPack(const py::object& x, const py::object& device, const py::obje
     if (!PyTuple_Check(dev_raw) || PyTuple_GET_SIZE(dev_raw) != 2) {
       throw py::buffer_error("from_dlpack: __dlpack_device__ did not return a (type, id) pair");
     }
-    const long type = PyLong_AsLong(PyTuple_GET_ITEM(dev_raw, 0));
-    const long id = PyLong_AsLong(PyTuple_GET_ITEM(dev_raw, 1));
-    if (PyErr_Occurred()) throw py::error_already_set();
-    const DLContext ctx = ContextOfDLPack(static_cast<int32_t>(type), static_cast<int32_t>(id));
+    // DLPack's device fields are int32: a larger number must not wrap to another device (the
+    // audit's 2**32 + 1 read as cpu).
+    const auto [type, id] =
+        IntPair(dev, "from_dlpack: __dlpack_device__() result", INT32_MIN, INT32_MAX);
+    const DLContext ctx =
+        ContextFromDLPack(DLContext{static_cast<int32_t>(type), static_cast<int32_t>(id)});
     py::object stream = py::none();
     if (ctx.device_type != kDLArrayCPU) {
       void* ours = DeviceStream(ctx);  // validates that a plugin serves the device
@@ -282,7 +320,6 @@ NDArray FromDLPack(const py::object& x, const py::object& device, const py::obje
     out = ConsumeCapsule(capsule);
   }
   if (!device.is_none()) {
-    const DLContext want = device.cast<DLContext>();
     if (want != out.array->ctx()) {
       if (copy_false) {
         throw Error(ErrorKind::kValue,
@@ -377,6 +414,16 @@ PyObject* FromDLPackFunction(PyObject* /*module*/, PyObject* const* args, Py_ssi
 
 }  // namespace
 
+// A string such as 'no' would be truthy: only None and bools are taken.
+int CopyArgument(const py::handle& v, const char* fn) {
+  if (v.is_none()) return -1;
+  const std::string type = py::str(py::type::handle_of(v).attr("__name__"));
+  if (!PyBool_Check(v.ptr()) && type != "bool_" && type != "bool") {
+    throw DTypeError(std::string(fn) + ": copy must be True, False or None, got " + TypeName(v));
+  }
+  return v.cast<bool>() ? 1 : 0;
+}
+
 void BindDLPack(py::module_& m, py::class_<NDArray>& cls) {
   static const char* const kDlpackDoc =
       R"doc(Exports the array as a DLPack capsule without copying (array API standard).
@@ -403,6 +450,11 @@ Raises
 ------
 BufferError
     A read-only array asked for as a legacy capsule, or copy=False where a copy is needed.
+TypeError
+    An argument of the wrong type (stream not an int, max_version or dl_device not a pair of
+    ints, copy not a bool).
+OverflowError
+    A stream past int64, a max_version past uint32 or a dl_device past int32.
 ValueError
     A stream that is not allowed (0, or any for cpu arrays).)doc";
   static const char* const kFromDoc =
@@ -432,9 +484,13 @@ Raises
 BufferError
     The capsule is used or malformed, or the producer cannot export.
 TypeError
-    ``x`` is not a DLPack producer, or its dtype is unsupported.
+    ``x`` is not a DLPack producer, its dtype is unsupported, or ``device`` / ``copy`` has the
+    wrong type (checked before the producer is asked for a capsule).
+OverflowError
+    The producer's ``__dlpack_device__`` numbers do not fit DLPack's int32.
 ValueError
-    ``copy=False`` but ``device`` needs a copy.
+    ``copy=False`` but ``device`` needs a copy, or the tensor's shape, strides or byte_offset
+    reach past what can be addressed (int64 bytes, the address space) or are misaligned.
 RuntimeError
     No usable plugin serves the data's device.)doc";
   static PyMethodDef dlpack_def{

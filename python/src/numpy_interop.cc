@@ -45,8 +45,9 @@ py::object ArrayProtocol(const py::object& self_obj, const py::object& dtype,
                          const py::object& copy) {
   const NDArray& self = self_obj.cast<const NDArray&>();
   const Array& a = *self.array;
-  const bool copy_false = !copy.is_none() && !copy.cast<bool>();
-  const bool copy_true = !copy.is_none() && copy.cast<bool>();
+  const int copy_arg = CopyArgument(copy, "__array__");
+  const bool copy_false = copy_arg == 0;
+  const bool copy_true = copy_arg == 1;
   const bool same_dtype = dtype.is_none() || DTypeFromNumpy(dtype) == a.dtype();
   if (a.ctx().device_type != kDLArrayCPU) {
     if (copy_false) {
@@ -126,20 +127,42 @@ py::dict CudaArrayInterface(const NDArray& self) {
   return d;
 }
 
+// A field of a producer's __cuda_array_interface__ as T: ValueError when it is missing, TypeError
+// naming it (instead of pybind11's cast error) when it is not `what`.
+template <typename T>
+T InterfaceField(const py::dict& cai, const char* key, const char* what) {
+  if (!cai.contains(key)) {
+    throw Error(ErrorKind::kValue, std::string("__cuda_array_interface__ has no '") + key + "'");
+  }
+  py::object v = cai[key];
+  try {
+    return v.cast<T>();
+  } catch (const py::cast_error&) {
+    throw DTypeError(std::string("__cuda_array_interface__['") + key + "'] must be " + what +
+                     ", got " + TypeName(v));
+  }
+}
+
 // An NDArray over a __cuda_array_interface__ producer's memory on ctx (the interface does not
 // name the GPU), ordered after the producer's stream.
 NDArray FromCudaArrayInterface(const py::object& obj, const DLContext& ctx) {
-  py::dict cai = obj.attr("__cuda_array_interface__").cast<py::dict>();
+  py::object interface = py::getattr(obj, "__cuda_array_interface__", py::none());
+  if (!py::isinstance<py::dict>(interface)) {
+    throw DTypeError("from_cuda_array_interface: obj (" + TypeName(obj) +
+                     ") has no __cuda_array_interface__ dict");
+  }
+  py::dict cai = interface.cast<py::dict>();
   if (cai.contains("mask") && !cai["mask"].is_none()) {
     throw Error(ErrorKind::kValue, "__cuda_array_interface__: masked arrays are not supported");
   }
-  const DLArrayDType dtype = DTypeFromNumpy(cai["typestr"]);
-  std::vector<int64_t> shape = cai["shape"].cast<std::vector<int64_t>>();
-  const auto data = cai["data"].cast<std::pair<uintptr_t, bool>>();
+  const DLArrayDType dtype = DTypeFromNumpy(InterfaceField<py::object>(cai, "typestr", "a str"));
+  const auto shape = InterfaceField<std::vector<int64_t>>(cai, "shape", "a tuple of ints");
+  const auto data =
+      InterfaceField<std::pair<uintptr_t, bool>>(cai, "data", "a (pointer, read_only) pair");
   std::vector<int64_t> strides;
   if (cai.contains("strides") && !cai["strides"].is_none()) {
     const int64_t item = static_cast<int64_t>(DTypeBytes(dtype));
-    for (int64_t s : cai["strides"].cast<std::vector<int64_t>>()) {
+    for (int64_t s : InterfaceField<std::vector<int64_t>>(cai, "strides", "a tuple of ints")) {
       if (s % item != 0) {
         throw Error(ErrorKind::kValue, "__cuda_array_interface__: stride " + std::to_string(s) +
                                            " is not a multiple of the item size");
@@ -147,8 +170,14 @@ NDArray FromCudaArrayInterface(const py::object& obj, const DLContext& ctx) {
       strides.push_back(s / item);
     }
   }
+  // The interface's pointers are CUDA addresses: on any other device an integer from the
+  // producer would be taken as that device's memory (on cpu: read at a made-up address).
+  if (ctx.device_type != kDLArrayCUDA) {
+    throw Error(ErrorKind::kValue, "from_cuda_array_interface: ctx must be a cuda device, got " +
+                                       ContextToString(ctx));
+  }
   if (cai.contains("stream") && !cai["stream"].is_none()) {
-    const auto stream = cai["stream"].cast<intptr_t>();
+    const auto stream = InterfaceField<intptr_t>(cai, "stream", "an int");
     WaitStream(ctx, DeviceStream(ctx), reinterpret_cast<void*>(stream));
   }
   return NDArray{Array::FromMemory(reinterpret_cast<void*>(data.first), 0, ctx, dtype, shape,

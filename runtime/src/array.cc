@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "dlarray/dlpack.h"
 #include "dlarray/runtime.h"
 #include "runtime_state.h"
 
@@ -73,6 +74,80 @@ int64_t CountElements(const std::vector<int64_t>& shape, DLArrayDType dtype, DLC
   return size;
 }
 
+std::string IntsToString(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : ", ") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// The bytes [*lo, *hi) from the first element that the elements of shape and strides (in
+// elements) reach; false when a product or sum overflows int64 (hi - lo included).
+bool ElementSpan(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                 int64_t elem, int64_t* lo, int64_t* hi) {
+  int64_t low = 0, high = elem, extent = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t step = 0;
+    if (__builtin_mul_overflow(shape[d] - 1, strides[d], &step) ||
+        __builtin_mul_overflow(step, elem, &step) ||
+        __builtin_add_overflow(step < 0 ? low : high, step, step < 0 ? &low : &high)) {
+      return false;
+    }
+  }
+  *lo = low;
+  *hi = high;
+  return !__builtin_sub_overflow(high, low, &extent);
+}
+
+// Where an array over foreign memory starts and which bytes it spans (from its data pointer).
+struct Span {
+  void* data;
+  uint64_t byte_offset;
+  uint64_t begin, end;
+};
+
+// Checks a non-empty array's strides and byte_offset against int64 and the address space: the
+// audit's DLPack tensors with strides 2**61 overflowed here and asnumpy read anywhere.
+Span ForeignSpan(const DLArray* a, const std::vector<int64_t>& strides, void* data,
+                 uint64_t byte_offset) {
+  const DLContext ctx = a->ctx;
+  const std::vector<int64_t> shape(a->shape, a->shape + a->ndim);
+  const int64_t elem = static_cast<int64_t>(DTypeBytes(a->dtype));
+  const int64_t offset = static_cast<int64_t>(byte_offset);  // <= INT64_MAX: checked before
+  const bool pointers = ctx.device_type == kDLArrayCPU || ctx.device_type == kDLArrayCUDA;
+  const std::string layout = "strides " + IntsToString(strides) + " of shape " + ShapeToString(a) +
+                             " with byte_offset " + std::to_string(byte_offset);
+  int64_t lo = 0, hi = 0, begin = 0, end = 0;
+  if (!ElementSpan(shape, strides, elem, &lo, &hi) || __builtin_add_overflow(offset, lo, &begin) ||
+      __builtin_add_overflow(offset, hi, &end)) {
+    throw Error(ErrorKind::kValue, layout + " reach more bytes than an array can address (2**63)");
+  }
+  // Host and CUDA pointers are addresses: the elements must not wrap around the address space,
+  // and kernels read whole elements, so the first must be aligned (as the C API requires).
+  const uintptr_t base = reinterpret_cast<uintptr_t>(data);
+  if (pointers && (base + byte_offset) % static_cast<uint64_t>(elem) != 0) {
+    throw Error(ErrorKind::kValue, "data + byte_offset (byte_offset " +
+                                       std::to_string(byte_offset) + ") is not aligned to its " +
+                                       std::to_string(elem) +
+                                       "-byte elements (copy it to aligned memory first)");
+  }
+  if (pointers && (base > std::numeric_limits<uintptr_t>::max() - static_cast<uintptr_t>(end) ||
+                   (begin < 0 && base < static_cast<uintptr_t>(-begin)))) {
+    throw Error(ErrorKind::kValue, layout + " reach past the ends of the address space");
+  }
+  if (begin >= 0) {
+    return Span{data, byte_offset, static_cast<uint64_t>(begin), static_cast<uint64_t>(end)};
+  }
+  // Negative strides reach before data: start the array at the lowest element instead (host
+  // and CUDA pointers; other devices' handles cannot move).
+  if (!pointers) {
+    throw ShapeError("an array of shape " + ShapeToString(a) + " on " + ContextToString(ctx) +
+                     " whose negative strides reach before its data");
+  }
+  const uint64_t shift = static_cast<uint64_t>(-begin);
+  return Span{static_cast<char*>(data) - shift, byte_offset + shift, 0,
+              static_cast<uint64_t>(hi - lo)};
+}
+
 }  // namespace
 
 void Array::SetLayout(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
@@ -125,7 +200,11 @@ std::shared_ptr<Array> Array::FromMemory(void* data, uint64_t byte_offset, DLCon
   std::shared_ptr<Array> a(new Array());
   a->dl_.dtype = dtype;
   a->dl_.ctx = ctx;
-  a->SetLayout(shape, strides.size() == shape.size() ? strides : std::vector<int64_t>{});
+  std::vector<int64_t> steps = strides.size() == shape.size() ? strides : std::vector<int64_t>{};
+  // An extent of 1 is never stepped, so producers may give it any stride (DLPack does); kernels
+  // that scale strides to bytes would overflow on a huge one (found by dlpack_import_fuzzer).
+  for (size_t d = 0; d < steps.size(); ++d) steps[d] = shape[d] == 1 ? 0 : steps[d];
+  a->SetLayout(shape, steps);
   if (!strides.empty() && strides.size() != shape.size()) {
     throw ShapeError("an array of shape " + ShapeToString(a->dl()) + " needs " +
                      std::to_string(shape.size()) + " strides, got " +
@@ -136,6 +215,11 @@ std::shared_ptr<Array> Array::FromMemory(void* data, uint64_t byte_offset, DLCon
     throw Error(ErrorKind::kValue, "an array of shape " + ShapeToString(a->dl()) +
                                        " over a null pointer (only zero-size arrays may have one)");
   }
+  // Spans are signed byte counts from data: an offset past INT64_MAX would turn negative there.
+  if (byte_offset > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    throw Error(ErrorKind::kValue, "byte_offset " + std::to_string(byte_offset) +
+                                       " is larger than an array can address (2**63 - 1)");
+  }
   RuntimeState::Get().DeviceFor(ctx);  // validates ctx
   a->size_ = size;
   a->nbytes_ = static_cast<size_t>(size) * DTypeBytes(dtype);
@@ -143,30 +227,36 @@ std::shared_ptr<Array> Array::FromMemory(void* data, uint64_t byte_offset, DLCon
   a->dl_.byte_offset = byte_offset;
   a->read_only_ = read_only;
   a->storage_ = std::move(owner);
-  // The reachable bytes: exactly what this array's elements span.
-  const int64_t elem = static_cast<int64_t>(DTypeBytes(dtype));
-  int64_t lo = 0, hi = 0;
   if (size > 0) {
-    for (size_t d = 0; d < shape.size(); ++d) {
-      const int64_t step = (shape[d] - 1) * a->strides_[d] * elem;
-      (step < 0 ? lo : hi) += step;
-    }
-    if (static_cast<int64_t>(byte_offset) + lo < 0) {
-      // Negative strides reach before data: start the array at the lowest element instead
-      // (host and CUDA pointers; other devices' handles cannot move).
-      if (ctx.device_type != kDLArrayCPU && ctx.device_type != kDLArrayCUDA) {
-        throw ShapeError("an array of shape " + ShapeToString(a->dl()) + " on " +
-                         ContextToString(ctx) + " whose negative strides reach before its data");
-      }
-      const int64_t shift = -(static_cast<int64_t>(byte_offset) + lo);
-      a->dl_.data = static_cast<char*>(data) - shift;
-      a->dl_.byte_offset = byte_offset + static_cast<uint64_t>(shift);
-      byte_offset = a->dl_.byte_offset;
-    }
-    a->span_begin_ = static_cast<uint64_t>(static_cast<int64_t>(byte_offset) + lo);
-    a->span_end_ = static_cast<uint64_t>(static_cast<int64_t>(byte_offset) + hi + elem);
+    const Span span = ForeignSpan(a->dl(), a->strides_, data, byte_offset);
+    a->dl_.data = span.data;
+    a->dl_.byte_offset = span.byte_offset;
+    a->span_begin_ = span.begin;
+    a->span_end_ = span.end;
   }
   return a;
+}
+
+DLContext ContextFromDLPack(DLContext device) {
+  if (device.device_type == kDLArrayPackCUDAHost) return DLContext{kDLArrayCPU, 0};
+  if (device.device_type == kDLArrayPackCUDAManaged) {
+    return DLContext{kDLArrayCUDA, device.device_id};
+  }
+  return device;
+}
+
+std::shared_ptr<Array> ArrayFromDLPack(const DLArray& t, std::shared_ptr<void> owner,
+                                       bool read_only) {
+  if (t.ndim < 0 || t.ndim > DLARRAY_MAX_NDIM || (t.ndim > 0 && t.shape == nullptr)) {
+    throw ShapeError("ndim " + std::to_string(t.ndim) +
+                     (t.ndim > 0 && t.shape == nullptr ? " without a shape" : "") +
+                     " (0 to 64 dimensions are supported)");
+  }
+  const std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
+  std::vector<int64_t> strides;
+  if (t.strides != nullptr) strides.assign(t.strides, t.strides + t.ndim);
+  return Array::FromMemory(t.data, t.byte_offset, ContextFromDLPack(t.ctx), t.dtype, shape, strides,
+                           std::move(owner), read_only);
 }
 
 std::shared_ptr<Array> Array::View(const std::vector<int64_t>& shape,
@@ -184,12 +274,12 @@ std::shared_ptr<Array> Array::View(const std::vector<int64_t>& shape,
   const int64_t size = CountElements(shape, dl_.dtype, dl_.ctx, v->dl());
   const int64_t elem = static_cast<int64_t>(DTypeBytes(dl_.dtype));
   if (size > 0) {
-    int64_t lo = static_cast<int64_t>(byte_offset), hi = static_cast<int64_t>(byte_offset) + elem;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      const int64_t step = (shape[d] - 1) * strides[d] * elem;
-      (step < 0 ? lo : hi) += step;
-    }
-    if (lo < static_cast<int64_t>(span_begin_) || hi > static_cast<int64_t>(span_end_)) {
+    int64_t lo = 0, hi = 0;
+    const bool fits = byte_offset <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) &&
+                      ElementSpan(shape, strides, elem, &lo, &hi) &&
+                      !__builtin_add_overflow(static_cast<int64_t>(byte_offset), lo, &lo) &&
+                      !__builtin_add_overflow(static_cast<int64_t>(byte_offset), hi, &hi);
+    if (!fits || lo < static_cast<int64_t>(span_begin_) || hi > static_cast<int64_t>(span_end_)) {
       throw Error(ErrorKind::kValue, "a view of shape " + ShapeToString(v->dl()) +
                                          " would reach outside the memory of its array");
     }

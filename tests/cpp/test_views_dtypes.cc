@@ -49,6 +49,41 @@ TEST_CASE("views share storage and check their reach") {
   CHECK(row->dl()->strides == nullptr);
 }
 
+// Issue 26: a DLPack producer's strides [2**61, 1] and byte_offset 2**63 + 8 were accepted
+// (the span arithmetic overflowed int64) and the first read crashed.
+TEST_CASE("foreign memory: spans that overflow int64 or the address space are refused") {
+  std::vector<float> buf{0, 1, 2, 3, 4, 5, 6, 7};
+  const DLArrayDType f32{kDLArrayFloat, 32, 1};
+  auto from = [&](std::vector<int64_t> shape, std::vector<int64_t> strides, uint64_t offset,
+                  void* data) -> std::string {
+    try {
+      dlarray::Array::FromMemory(data, offset, Cpu(), f32, shape, strides, nullptr, false);
+    } catch (const dlarray::Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(Contains(from({2, 2}, {int64_t{1} << 61, 1}, 0, buf.data()), "strides"));
+  CHECK(Contains(from({2, 2}, {-(int64_t{1} << 61), 1}, 0, buf.data()), "strides"));
+  CHECK(Contains(from({2, 2}, {int64_t{1} << 60, -(int64_t{1} << 60)}, 0, buf.data()), "strides"));
+  CHECK(Contains(from({3}, {}, (uint64_t{1} << 63) + 8, buf.data()), "byte_offset"));
+  CHECK(Contains(from({3}, {}, 2, buf.data()), "aligned"));
+  CHECK(Contains(from({3}, {-1}, 0, reinterpret_cast<void*>(4)), "address space"));
+  CHECK(from({0}, {}, (uint64_t{1} << 63) - 4, buf.data()).empty());  // no element, no span
+  // What a producer may send still reads right: an offset, negative strides (via DLPack).
+  int64_t shape[2] = {2, 2}, strides[2] = {-2, 1};
+  DLArray t{buf.data(), {kDLArrayCPU, 0}, 2, f32, shape, strides, 4 * sizeof(float)};
+  auto a = dlarray::ArrayFromDLPack(t, nullptr, false);
+  auto out = dlarray::Array::Empty({2, 2}, Cpu());
+  Run("copy", {a->dl()}, {out->dl()});
+  CHECK(Read(*out) == std::vector<float>{4, 5, 2, 3});
+  CHECK(a->data_ptr() == buf.data() + 4);
+  t.ndim = 65;
+  CHECK_THROWS_AS(dlarray::ArrayFromDLPack(t, nullptr, false), dlarray::Error);
+  // Views of it cannot reach further either, however large their strides.
+  CHECK_THROWS_AS(a->View({2}, {int64_t{1} << 62}, a->byte_offset()), dlarray::Error);
+}
+
 TEST_CASE("ops other than copy refuse strided views and say how to fix it") {
   auto a = Make({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
   auto strided = a->View({2, 2}, {4, 2}, 0);

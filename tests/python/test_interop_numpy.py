@@ -273,3 +273,36 @@ def test_dlpack_with_numpy_keeps_views_alive():
     import gc
     gc.collect()
     np.testing.assert_array_equal(view, [2.0, 4.0, 6.0])
+
+
+@pytest.mark.parametrize("versioned", [True, False], ids=["versioned", "legacy"])
+def test_from_dlpack_reads_the_producers_byte_offset(versioned):
+    # NumPy and dlarray export byte_offset 0, so an importer ignoring it passed every other test
+    # (issue 26's mutation check): a producer that starts 12 bytes in must give [3, 4, 5, 6].
+    from dlpack_util import arange_producer
+
+    p = arange_producer(8, shape=[4], byte_offset=12, versioned=versioned)
+    x = dlarray.from_dlpack(p)
+    np.testing.assert_array_equal(x.asnumpy(), [3.0, 4.0, 5.0, 6.0])
+    assert x.data_ptr == p.buf.ctypes.data + 12
+    y = dlarray.from_dlpack(arange_producer(8, shape=[2, 2], strides=[-2, 1], byte_offset=16,
+                                            versioned=versioned))
+    np.testing.assert_array_equal(y.asnumpy(), [[4.0, 5.0], [2.0, 3.0]])
+    del x
+    assert p.deleted == 1
+
+
+def test_asarray_copies_misaligned_and_byte_swapped_data():
+    # asarray's fallback re-read a misaligned array with np.asarray, which returned it unchanged
+    # and unshareable: AttributeError 'NoneType' object has no attribute 'ctx'.
+    raw = bytearray(b"\0") + np.arange(1, 6, dtype=np.float32).tobytes()
+    misaligned = np.frombuffer(raw, dtype=np.float32, offset=1, count=5)
+    assert not misaligned.flags.aligned
+    x = dlarray.asarray(misaligned)
+    np.testing.assert_array_equal(x.asnumpy(), [1, 2, 3, 4, 5])
+    swapped = np.arange(4, dtype=">f4")
+    np.testing.assert_array_equal(dlarray.asarray(swapped).asnumpy(), [0, 1, 2, 3])
+    with pytest.raises(ValueError, match="copy=False"):
+        dlarray.asarray(misaligned, copy=False)
+    with pytest.raises(ValueError, match="aligned"):
+        dlarray.from_dlpack(misaligned)  # DLPack hands the layout over as it is: refused

@@ -180,6 +180,21 @@ class DLARRAY_EXPORT Array {
  *         so; extents of 1 have any stride). */
 DLARRAY_EXPORT bool IsCompact(const DLArray* a);
 
+/*!
+ * \brief The context a DLPack device is read as: pinned host memory (kDLCUDAHost) is cpu,
+ *        managed memory (kDLCUDAManaged) its GPU; the other numbers are dlarray's own.
+ */
+DLARRAY_EXPORT DLContext ContextFromDLPack(DLContext device);
+/*!
+ * \brief The consumer's side of a DLPack exchange: an array over a producer's tensor, whose
+ *        device is read by ContextFromDLPack. Validates rank, shape, dtype, device, and
+ *        strides and byte_offset against int64 and the address space, throwing a
+ *        dlarray::Error that names the field. `owner` releases the producer's tensor when the
+ *        last view of the array goes, or when this throws.
+ */
+DLARRAY_EXPORT std::shared_ptr<Array> ArrayFromDLPack(const DLArray& tensor,
+                                                      std::shared_ptr<void> owner, bool read_only);
+
 /*! \brief How one input of an op is differentiated (from the op's declaration). */
 struct GradientInfo {
   int input = 0;              //!< the differentiable input
