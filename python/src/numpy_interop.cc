@@ -48,7 +48,10 @@ py::object ArrayProtocol(const py::object& self_obj, const py::object& dtype,
   const int copy_arg = CopyArgument(copy, "__array__");
   const bool copy_false = copy_arg == 0;
   const bool copy_true = copy_arg == 1;
-  const bool same_dtype = dtype.is_none() || DTypeFromNumpy(dtype) == a.dtype();
+  // The one dtype parser: 'bfloat16' and friends mean what they mean everywhere else, and NumPy
+  // gets the dtype object (it knows the name 'bfloat16' only once ml_dtypes is imported).
+  const DLArrayDType want = dtype.is_none() ? a.dtype() : DTypeFromNumpy(dtype);
+  const bool same_dtype = want == a.dtype();
   if (a.ctx().device_type != kDLArrayCPU) {
     if (copy_false) {
       throw Error(ErrorKind::kValue, "__array__: the array is on " + ContextToString(a.ctx()) +
@@ -56,15 +59,15 @@ py::object ArrayProtocol(const py::object& self_obj, const py::object& dtype,
                                          "copy=False forbids");
     }
     py::array host = AsNumpy(self);
-    return same_dtype ? py::object(host) : host.attr("astype")(dtype);
+    return same_dtype ? py::object(host) : host.attr("astype")(DTypeToNumpy(want));
   }
   if (!same_dtype) {
     if (copy_false) {
       throw Error(ErrorKind::kValue, "__array__: converting " + DTypeToString(a.dtype()) + " to " +
-                                         std::string(py::str(dtype)) +
+                                         DTypeToString(want) +
                                          " needs a copy, which copy=False forbids");
     }
-    return SharedNumpy(self_obj, self).attr("astype")(dtype);
+    return SharedNumpy(self_obj, self).attr("astype")(DTypeToNumpy(want));
   }
   py::array shared = SharedNumpy(self_obj, self);
   return copy_true ? shared.attr("copy")() : py::object(shared);

@@ -4,7 +4,7 @@ case per argument calls the function with that argument replaced by a hostile va
 succeeds (the value was legitimate there) or raises a standard exception whose message names the
 argument (or quotes pybind11's signature), never pybind11's "Unable to cast Python instance ...
 to C++ type '?'" (which was a RuntimeError), and never crashes. Callables left out are listed
-with the reason (SKIPPED); arguments other engineers fix are strict xfails (OWNED_ELSEWHERE).
+with the reason (SKIPPED).
 
 The signatures come from the docstrings pybind11 generates (``name(arg: type = default) -> ret``,
 one line per overload), so a binding added later is covered without editing this file; a valid
@@ -53,33 +53,6 @@ SKIPPED = {
 LEGITIMATE = {
     ("AotLibrary(...)", "path", "'x'"): RuntimeError,  # a path that does not load
 }
-
-# Arguments parsed in files other engineers own (DLPack and NumPy interop: dlpack.cc,
-# numpy_interop.cc), fixed on their branches: strict xfails, so each turns into a failure to
-# delete from this list once their fix is merged. Today these reach pybind11's cast_error, which
-# the module's translator turns into a TypeError that does not name the argument.
-_ALL = [label for label, _ in HOSTILE]
-_NOT_NONE = [v for v in _ALL if v != "None"]
-_NOT_INT_OR_NONE = ["'x'", "(1,)", "object()"]
-OWNED_ELSEWHERE = {}
-for _callable, _argument, _values, _why in [
-        # numpy_interop.cc: from_cuda_array_interface(obj) reads obj.__cuda_array_interface__
-        # without checking it exists (AttributeError)
-        ("from_cuda_array_interface", "obj", _ALL, "AttributeError for a non-producer"),
-        # numpy_interop.cc: __array__(copy=) casts copy to bool without naming it
-        ("NDArray.__array__", "copy", _NOT_INT_OR_NONE, "copy cast without a check"),
-        # dlpack.cc: the export's keyword arguments (issue 26, defect 8)
-        ("NDArray.__dlpack__", "stream", ["2**70", "-2**70"], "stream past 64 bits"),
-        ("NDArray.__dlpack__", "max_version", _NOT_NONE, "max_version cast without a check"),
-        ("NDArray.__dlpack__", "dl_device", _NOT_NONE, "dl_device cast without a check"),
-        ("NDArray.__dlpack__", "copy", _NOT_INT_OR_NONE, "copy cast without a check"),
-        # dlpack.cc: from_dlpack's keyword arguments (issue 26, defect 8)
-        ("from_dlpack", "device", ["2**70", "-2**70", "3.5", "(1,)", "object()"],
-         "device cast without a check"),
-        ("from_dlpack", "copy", _NOT_INT_OR_NONE, "copy cast without a check")]:
-    for _value in _values:
-        OWNED_ELSEWHERE[(_callable, _argument, _value)] = _why
-
 
 def _valid_array():
     return _core.array(np.ones((2, 2), np.float32), dlarray.cpu(0), np.float32)
@@ -206,11 +179,6 @@ def _callables():
     return found
 
 
-def _mark(label, pname, vlabel):
-    reason = OWNED_ELSEWHERE.get((label, pname, vlabel))
-    return [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-
-
 def _cases():
     cases = []
     for label, name, fn, call in _callables():
@@ -219,8 +187,7 @@ def _cases():
                 for vlabel, value in HOSTILE:
                     cases.append(pytest.param(
                         label, call, params, i, value,
-                        id="%s#%d-%s=%s" % (label, overload + 1, pname, vlabel),
-                        marks=_mark(label, pname, vlabel)))
+                        id="%s#%d-%s=%s" % (label, overload + 1, pname, vlabel)))
     return cases
 
 

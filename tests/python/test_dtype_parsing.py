@@ -121,12 +121,7 @@ def test_bfloat16_with_python_scalars_stays_bfloat16(ctx):
     assert (x @ dlarray.array([1.0, 1.0], ctx, np.float16)).dtype == np.float32
 
 
-@pytest.mark.parametrize("name,kind,spec", [
-    pytest.param(name, kind, spec, marks=[pytest.mark.xfail(
-        strict=True, reason="OWNED_ELSEWHERE: numpy_interop.cc hands the raw spelling to "
-        "NumPy's astype, which knows 'bfloat16' only once ml_dtypes is imported")]
-        if (name, kind) == ("bfloat16", "str") else [])
-    for name, kind, spec in CASES], ids=CASE_IDS)
+@pytest.mark.parametrize("name,kind,spec", CASES, ids=CASE_IDS)
 def test_array_protocol_takes_every_spelling(name, kind, spec):
     """__array__(dtype) is an entry point too (NumPy passes it a dtype; callers any spelling).
     The name 'bfloat16' is tried in a fresh interpreter: ml_dtypes, once imported by any test,
