@@ -165,8 +165,11 @@ def _callables():
             continue
         for mname, member in sorted(vars(obj).items()):
             label = "%s.%s" % (name, mname)
+            # CPython's own slot wrappers are not bindings (Python 3.12 shows the buffer
+            # protocol as __buffer__ / __release_buffer__ on classes that offer it).
             if (not callable(member) or label in SKIPPED or mname in _NOT_ARGUMENT_TAKING
-                    or mname.startswith("_pybind11")):
+                    or mname.startswith("_pybind11")
+                    or type(member).__name__ == "wrapper_descriptor"):
                 continue
             if mname == "__init__":
                 if type(member).__name__ == "instancemethod":  # pybind11's, not object's

@@ -41,7 +41,7 @@ def test_the_first_gpu_product_loads_cublas_and_computes():
         a = np.arange(12, dtype=np.float32).reshape(3, 4)
         x = dlarray.array(a, dlarray.gpu(0))
         y = dlarray.empty((3, 3), dlarray.gpu(0))
-        dlarray.ops.matrix_multiply(x, x, y, trans_b=True)
+        dlarray.ops.matrix_multiply(x, False, x, True, y)  # y = x @ x.T
         print(json.dumps({"before": before, "after": "libcublas" in open("/proc/self/maps").read(),
                           "y": y.asnumpy().tolist()}))
     """)
@@ -61,10 +61,11 @@ def test_a_missing_cublas_is_an_error_naming_the_fix():
         y = dlarray.empty((2, 2), dlarray.gpu(0))
         dlarray.ops.relu(x, y)  # ops without cuBLAS still run
         try:
-            dlarray.ops.matrix_multiply(x, x, y)
+            dlarray.ops.matrix_multiply(x, False, x, False, y)
         except RuntimeError as e:
             print("ERROR", e)
     """, env={"DLARRAY_CUBLAS": "/nonexistent/libcublas.so.13"})
     assert r.returncode == 0, r
-    assert "ERROR cuBLAS (matrix products on the GPU) is not available" in r.stdout
-    assert "DLARRAY_CUBLAS" in r.stdout
+    assert r.stdout.startswith("ERROR "), r
+    assert "cuBLAS (matrix products on the GPU) is not available" in r.stdout, r
+    assert "DLARRAY_CUBLAS" in r.stdout, r

@@ -21,7 +21,7 @@ EXAMPLE_C = ROOT / "examples" / "custom_op_c" / "axpby.c"
 def run_python(code, tmp_path, **env):
     """``code`` in a fresh interpreter outside the repository, with ``env`` added (None removes)."""
     environ = {k: v for k, v in os.environ.items() if k != "DLARRAY_LOG"}
-    environ.setdefault("DLARRAY_CACHE_DIR", str(tmp_path / "cache"))
+    environ["DLARRAY_CACHE_DIR"] = str(tmp_path / "cache")  # its own, whatever the caller set
     for key, value in env.items():
         if value is None:
             environ.pop(key, None)
