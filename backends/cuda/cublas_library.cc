@@ -1,49 +1,14 @@
 #include "cublas_library.h"
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 #include <cstdlib>
-#include <vector>
 
 #include "dlarray/errors.h"
 #include "lazy_library.h"
 
 namespace dlarray {
 namespace cuda {
-namespace {
-
-// The folder of this plugin's file (for the NVIDIA wheel next to the installed package).
-std::string PluginFolder() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&PluginFolder), &info) == 0 || info.dli_fname == nullptr) {
-    return "";
-  }
-  const std::string file = info.dli_fname;
-  const size_t slash = file.rfind('/');
-  return slash == std::string::npos ? "" : file.substr(0, slash);
-}
-
-std::vector<std::string> Candidates() {
-  const char* env = std::getenv("DLARRAY_CUBLAS");
-  if (env != nullptr && *env != '\0') return {env};
-  const std::string major = std::to_string(CUDART_VERSION / 1000);
-  const std::string versioned = "libcublas.so." + major;
-  std::vector<std::string> out{versioned};
-  const std::string here = PluginFolder();  // site-packages/dlarray/plugins
-  if (!here.empty()) out.push_back(here + "/../../nvidia/cu" + major + "/lib/" + versioned);
-#ifdef DLARRAY_CUDA_LIBRARY_DIR
-  out.push_back(std::string(DLARRAY_CUDA_LIBRARY_DIR) + "/" + versioned);
-#endif
-  return out;
-}
-
-template <typename Fn>
-void Bind(LazyLibrary& lib, Fn& fn, const char* name) {
-  fn = reinterpret_cast<Fn>(lib.Symbol(name));
-}
-
-}  // namespace
 
 const CublasLibrary& CublasLibrary::Get() {
   static const CublasLibrary library;  // C++11: initialised once, thread-safe
@@ -57,7 +22,7 @@ const CublasLibrary& CublasLibrary::Require() {
 }
 
 CublasLibrary::CublasLibrary() {
-  LazyLibrary lib(Candidates());
+  LazyLibrary lib(ToolkitLibraryCandidates("DLARRAY_CUBLAS", "cublas"));
   const std::string major = std::to_string(CUDART_VERSION / 1000);
   if (lib.handle() == nullptr) {
     const char* env = std::getenv("DLARRAY_CUBLAS");

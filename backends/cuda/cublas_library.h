@@ -17,9 +17,8 @@ namespace cuda {
 
 /*! \brief The cuBLAS functions the plugin uses, and what is known about the library. */
 struct CublasLibrary {
-  /*! \brief Loads cuBLAS once (thread-safe): $DLARRAY_CUBLAS when set, else
-   *         libcublas.so.<major of the toolkit the plugin was built with> by the loader's search,
-   *         NVIDIA's wheel folder next to the installed package, then the toolkit's folder. */
+  /*! \brief Loads cuBLAS once (thread-safe), from $DLARRAY_CUBLAS or the places
+   *         ToolkitLibraryCandidates (lazy_library.h) lists. */
   static const CublasLibrary& Get();
   /*! \brief Get(), or a BackendError saying why cuBLAS cannot be used and how to get it. */
   static const CublasLibrary& Require();

@@ -4,15 +4,6 @@
 
 namespace dlarray {
 namespace cuda {
-namespace {
-
-template <typename Fn>
-void Bind(LazyLibrary& lib, Fn& fn, const char* name, bool required = true) {
-  fn = reinterpret_cast<Fn>(lib.Symbol(name, required));
-}
-
-}  // namespace
-
 const CudaDriverLibrary& CudaDriverLibrary::Get() {
   static const CudaDriverLibrary library;
   return library;

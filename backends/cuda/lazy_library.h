@@ -40,6 +40,21 @@ class LazyLibrary {
   bool resolved_ = false;
 };
 
+/*! \brief fn = the library's symbol `name` (null when absent; a required one is then noted in
+ *         missing()). */
+template <typename Fn>
+void Bind(LazyLibrary& lib, Fn& fn, const char* name, bool required = true) {
+  fn = reinterpret_cast<Fn>(lib.Symbol(name, required));
+}
+
+/*!
+ * \brief Where a CUDA toolkit library lib<stem>.so.<major of the toolkit this plugin was built
+ *        with> may be: only $env_var when it is set; else that name for the loader's search,
+ *        NVIDIA's wheel folder beside the installed package (site-packages/nvidia/cu<major>/lib),
+ *        the build's toolkit folder, then lib<stem>.so.
+ */
+std::vector<std::string> ToolkitLibraryCandidates(const char* env_var, const std::string& stem);
+
 }  // namespace cuda
 }  // namespace dlarray
 

@@ -9,26 +9,6 @@
 
 namespace dlarray {
 namespace cuda {
-namespace {
-
-std::vector<std::string> Candidates() {
-  const char* env = std::getenv("DLARRAY_NVRTC");
-  if (env != nullptr && *env != '\0') return {env};
-  const std::string versioned = "libnvrtc.so." + std::to_string(CUDART_VERSION / 1000);
-  std::vector<std::string> out{versioned};
-#ifdef DLARRAY_CUDA_LIBRARY_DIR
-  out.push_back(std::string(DLARRAY_CUDA_LIBRARY_DIR) + "/" + versioned);
-#endif
-  out.push_back("libnvrtc.so");
-  return out;
-}
-
-template <typename Fn>
-void Bind(LazyLibrary& lib, Fn& fn, const char* name) {
-  fn = reinterpret_cast<Fn>(lib.Symbol(name));
-}
-
-}  // namespace
 
 const NvrtcLibrary& NvrtcLibrary::Get() {
   static const NvrtcLibrary library;  // C++11: initialised once, thread-safe
@@ -36,7 +16,7 @@ const NvrtcLibrary& NvrtcLibrary::Get() {
 }
 
 NvrtcLibrary::NvrtcLibrary() {
-  LazyLibrary lib(Candidates());
+  LazyLibrary lib(ToolkitLibraryCandidates("DLARRAY_NVRTC", "nvrtc"));
   if (lib.handle() == nullptr) {
     const char* env = std::getenv("DLARRAY_NVRTC");
     reason = "NVRTC is not available: " + lib.error() +

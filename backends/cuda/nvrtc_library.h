@@ -15,8 +15,8 @@ namespace cuda {
 
 /*! \brief The NVRTC functions dlarray.rtc uses, and what is known about the library. */
 struct NvrtcLibrary {
-  /*! \brief Loads NVRTC once (thread-safe): $DLARRAY_NVRTC when set, else libnvrtc.so.<major of
-   *         the toolkit the plugin was built with>, the toolkit's folder, then libnvrtc.so. */
+  /*! \brief Loads NVRTC once (thread-safe), from $DLARRAY_NVRTC or the places
+   *         ToolkitLibraryCandidates (lazy_library.h) lists. */
   static const NvrtcLibrary& Get();
 
   bool ok = false;     //!< every function below is set
