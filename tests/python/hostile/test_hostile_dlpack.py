@@ -8,19 +8,8 @@ import pytest
 
 import dlarray
 import proc_util
+from hostile_util import raises
 from dlpack_util import Producer, arange_producer
-
-
-def raises(exc, fn, *words):
-    try:
-        fn()
-    except exc as e:
-        msg = str(e)
-        assert not words or any(w in msg for w in words), f"{type(e).__name__}: {msg}"
-        return
-    except Exception as e:  # noqa: BLE001 - the wrong exception is the failure reported
-        raise AssertionError(f"expected {exc}, got {type(e).__name__}: {e}") from e
-    raise AssertionError(f"expected {exc}, nothing was raised")
 
 
 CASES = {}
