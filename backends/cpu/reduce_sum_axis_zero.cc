@@ -100,13 +100,15 @@ void SumColumns(const float* x, float* y, int64_t rows, int64_t cols, int64_t c0
   }
 }
 
-// Sum of x[0, n): four vector sums per kSumBlock elements (each lane adds 16 values), block
-// totals in double.
+// Sum of x[0, n): four vector sums per block of 4 * kVecWidth * kRowGroup elements, so each lane
+// adds kRowGroup values on every instruction set path (a fixed block of elements would let the
+// narrower vectors of the baseline and AVX2 paths add 64 or 32), block totals in double.
 double SumContiguous(const float* x, int64_t n) {
+  constexpr int64_t kBlock = 4 * kVecWidth * kRowGroup;
   double sum = 0.0;
   int64_t i = 0;
   while (i + 4 * kVecWidth <= n) {
-    const int64_t block_end = std::min(n, i + kSumBlock);
+    const int64_t block_end = std::min(n, i + kBlock);
     VecF s0{}, s1{}, s2{}, s3{};
     for (; i + 4 * kVecWidth <= block_end; i += 4 * kVecWidth) {
       s0 += LoadU(x + i);
