@@ -158,7 +158,7 @@ void BroadcastAny(const LaunchEnv& env, const DLArray* in_arr, const DLArray* ou
                   const std::vector<Dim>& dims) {
   const U* in = Data<const U>(in_arr);
   U* out = Data<U>(out_arr);
-  const int64_t n = Numel(out_arr);
+  const int64_t n = NumElements(out_arr);
   if (dims.empty() || (dims.size() == 1 && !dims[0].broadcast)) {
     if (static_cast<const void*>(in) != static_cast<void*>(out)) {
       CUDA_CALL(cudaMemcpyAsync(out, in, static_cast<size_t>(n) * sizeof(U),
@@ -179,7 +179,7 @@ void BroadcastToKernel(const KernelContext& ctx) {
   const DLArray* out_arr = ctx.outputs[0];
   const float* in = Data<const float>(in_arr);
   float* out = Data<float>(out_arr);
-  const int64_t n = Numel(out_arr);
+  const int64_t n = NumElements(out_arr);
   const std::vector<Dim> dims = CollapseDims(in_arr, out_arr);
   const LaunchEnv env = Prepare(ctx);
   const DLArrayDType t = out_arr->dtype;

@@ -193,7 +193,7 @@ void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
   if (!IsFloat32(ctx.inputs[0]->dtype)) {
     const DLArray* in = ctx.inputs[0];
     const int64_t rows = in->ndim == 0 ? 1 : in->shape[0];
-    const int64_t cols = Numel(in) / rows;
+    const int64_t cols = NumElements(in) / rows;
     const LaunchEnv env = Prepare(ctx);
     Dispatch<kFloatTypes | kIntTypes>(in->dtype, ctx.op_name, [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -208,7 +208,7 @@ void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
   const float* in = Data<const float>(in_arr);
   float* out = Data<float>(ctx.outputs[0]);
   const int64_t rows = in_arr->ndim == 0 ? 1 : in_arr->shape[0];
-  const int64_t cols = Numel(in_arr) / rows;
+  const int64_t cols = NumElements(in_arr) / rows;
   const LaunchEnv env = Prepare(ctx);
   if (cols % 4 == 0 && Aligned16(in) && Aligned16(out)) {
     Launch<float4>(env, in, out, rows, cols / 4);

@@ -203,7 +203,7 @@ void SoftmaxKernel(const KernelContext& ctx) {
   if (!IsFloat32(ctx.inputs[0]->dtype)) {
     const DLArray* in = ctx.inputs[0];
     const int64_t cols = in->shape[in->ndim - 1];
-    const int64_t rows = Numel(in) / cols;
+    const int64_t rows = NumElements(in) / cols;
     const LaunchEnv env = Prepare(ctx);
     Dispatch<kFloatTypes>(in->dtype, ctx.op_name, [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -218,7 +218,7 @@ void SoftmaxKernel(const KernelContext& ctx) {
   const float* in = Data<const float>(in_arr);
   float* out = Data<float>(ctx.outputs[0]);
   const int64_t cols = in_arr->ndim == 0 ? 1 : in_arr->shape[in_arr->ndim - 1];
-  const int64_t rows = Numel(in_arr) / cols;
+  const int64_t rows = NumElements(in_arr) / cols;
   const bool vec = cols % 4 == 0 && Aligned16(in) && Aligned16(out);
   const LaunchEnv env = Prepare(ctx);
   const int c = static_cast<int>(std::min<int64_t>(cols, 1 << 30));

@@ -252,7 +252,7 @@ void SoftmaxCrossEntropyKernel(const KernelContext& ctx) {
   if (!IsFloat32(ctx.inputs[0]->dtype)) {
     const DLArray* in = ctx.inputs[0];
     const int64_t cols = in->shape[in->ndim - 1];
-    const int64_t rows = Numel(in) / cols;
+    const int64_t rows = NumElements(in) / cols;
     const LaunchEnv env = Prepare(ctx);
     Dispatch<kFloatTypes>(in->dtype, ctx.op_name, [&](auto tag) {
       LaunchTyped<typename decltype(tag)::type>(env, ctx, rows, cols);
@@ -264,7 +264,7 @@ void SoftmaxCrossEntropyKernel(const KernelContext& ctx) {
   const float* labels = Data<const float>(ctx.inputs[1]);
   float* out = Data<float>(ctx.outputs[0]);
   const int64_t cols = y_arr->ndim == 0 ? 1 : y_arr->shape[y_arr->ndim - 1];
-  const int64_t rows = Numel(y_arr) / cols;
+  const int64_t rows = NumElements(y_arr) / cols;
   const bool vec = cols % 4 == 0 && Aligned16(logits) && Aligned16(labels);
   const LaunchEnv env = Prepare(ctx);
   // Warp per row up to 2048 columns, else a block of 256 (1024 past 16384 columns) per row.
