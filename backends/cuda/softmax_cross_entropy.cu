@@ -17,7 +17,6 @@
 #include "kernel_util.cuh"
 #include "kernels.h"
 #include "row_reduce.cuh"
-#include "typed_reduce.cuh"
 
 namespace dlarray {
 namespace cuda {
@@ -82,17 +81,6 @@ struct RowAccOp {
   __device__ RowAcc warp(RowAcc v) const { return WarpRowAcc(v); }
 };
 
-__device__ __forceinline__ double WarpSumDouble(double v) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-struct DoubleSumOp {
-  __device__ double operator()(double a, double b) const { return a + b; }
-  __device__ double warp(double v) const { return WarpSumDouble(v); }
-};
-
 __device__ __forceinline__ double RowLoss(const RowAcc& acc) {
   return acc.b * (static_cast<double>(acc.m) + log(acc.s)) - acc.a;
 }
@@ -139,7 +127,7 @@ __device__ void FinishMean(double block_loss, double* partial, unsigned int* sem
   for (int i = threadIdx.x; i < static_cast<int>(gridDim.x); i += blockDim.x) {
     sum += __ldcg(&partial[i]);
   }
-  sum = BlockReduce(sum, scratch, DoubleSumOp());
+  sum = BlockReduce(sum, scratch, SumOp<double>());
   if (threadIdx.x == 0) {
     out[0] = static_cast<float>(sum / static_cast<double>(rows));
     *semaphore = 0;  // ready for the next op
@@ -209,7 +197,7 @@ __global__ void __launch_bounds__(256)
     const T* lr = label + r * cols;
     double m = -INFINITY;
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) m = fmax(m, double(Load(yr[j])));
-    m = BlockReduce(m, scratch, TypedMaxOp<double>());
+    m = BlockReduce(m, scratch, MaxOp<double>());
     double e = 0, dot = 0, lsum = 0;
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
       const double d = double(Load(yr[j])) - m;
@@ -218,9 +206,9 @@ __global__ void __launch_bounds__(256)
       dot += t * d;
       lsum += t;
     }
-    e = BlockReduce(e, scratch, TypedSumOp<double>());
-    dot = BlockReduce(dot, scratch, TypedSumOp<double>());
-    lsum = BlockReduce(lsum, scratch, TypedSumOp<double>());
+    e = BlockReduce(e, scratch, SumOp<double>());
+    dot = BlockReduce(dot, scratch, SumOp<double>());
+    lsum = BlockReduce(lsum, scratch, SumOp<double>());
     if (threadIdx.x == 0) atomicAdd(total, log(e) * lsum - dot);
   }
 }
