@@ -42,13 +42,6 @@ __global__ void __launch_bounds__(kScalarThreads)
   }
 }
 
-// 16 bytes of T, loaded and stored as one vector (float4's width).
-template <typename T>
-struct alignas(16) Vec16 {
-  static constexpr int kCount = 16 / sizeof(T);
-  T v[kCount];
-};
-
 // f(Load(v[0].v[c]), Load(v[1].v[c]), ...) over the inputs' vectors.
 template <typename F, typename T, size_t N, size_t... I>
 __device__ __forceinline__ auto ApplyVec(const F& f, const Vec16<T> (&v)[N], int c,
@@ -103,7 +96,7 @@ void LaunchMap(const LaunchEnv& env, TO* out, int64_t n, F f, const TI*... in) {
   if constexpr (kSameType && sizeof(TO) <= 8) {
     if (aligned) {
       constexpr int kT = detail::kVecThreads;
-      const int64_t vectors = CeilDiv(n, detail::Vec16<TO>::kCount);
+      const int64_t vectors = CeilDiv(n, Vec16<TO>::kCount);
       const int64_t blocks = std::max<int64_t>(1, CeilDiv(vectors, kT * detail::kVecPerThread));
       detail::MapVecKernel<TO, F, TI...>
           <<<static_cast<unsigned>(blocks), kT, 0, env.stream>>>(out, n, f, in...);

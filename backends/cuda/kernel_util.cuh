@@ -37,6 +37,13 @@ inline LaunchEnv Prepare(const KernelContext& ctx) {
 /*! \brief Whether p may be read and written as float4. */
 inline bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
+/*! \brief 16 bytes of T, loaded and stored as one vector (float4's width) where Aligned16. */
+template <typename T>
+struct alignas(16) Vec16 {
+  static constexpr int kCount = 16 / sizeof(T);
+  T v[kCount];
+};
+
 /*! \brief ceil(a / b) for positive values. */
 inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
