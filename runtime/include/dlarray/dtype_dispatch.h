@@ -50,7 +50,7 @@
 
 namespace dlarray {
 
-/*! \brief Carries a type through a generic lambda: `typename decltype(tag)::type`. */
+/*! \brief Carries a type through a generic lambda (read back as decltype(tag)'s `type`). */
 template <typename T>
 struct TypeTag {
   using type = T;
