@@ -14,7 +14,7 @@ constexpr int kTestDeviceType = 20;
 /*! \brief The extension every test device offers: its name, as the table. */
 constexpr char kTestExtension[] = "dlarray.test_extension.v1";
 
-class HostMemoryDevice final : public dlarray::Device {
+class HostMemoryDevice : public dlarray::Device {
  public:
   HostMemoryDevice(int count, std::string reason, int type = kTestDeviceType)
       : count_(count), reason_(std::move(reason)), type_(type) {}
