@@ -61,8 +61,8 @@ class OpenclDevice final : public Device {
   std::string device_name(int id) override;
   void* allocate(int id, size_t nbytes) override;
   void free(int id, void* ptr, size_t nbytes) noexcept override;
-  void copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
-            size_t nbytes) override;
+  void copy(const void* src, uint64_t src_offset, DLDevice src_ctx, void* dst, uint64_t dst_offset,
+            DLDevice dst_ctx, size_t nbytes) override;
   void synchronize(int id) override;
   void* stream(int id) override { return queue(id); }
   MemoryStats memory_stats(int id) override;
@@ -80,9 +80,11 @@ class OpenclDevice final : public Device {
   cl_context context(int id);
   /*! \brief The in-order queue of device id, made at first use. */
   cl_command_queue queue(int id);
-  /*! \brief The buffer behind [ptr, ptr + nbytes) of device id; throws DeviceError. */
-  BufferRef resolve(int id, const void* ptr, size_t nbytes, const std::string& what) const {
-    return addresses_.Resolve(ptr, id, nbytes, what);
+  /*! \brief The buffer behind bytes [offset, offset + nbytes) of buffer handle `buffer` (an
+   *         array's data) of device id; throws DeviceError. */
+  BufferRef resolve(int id, const void* buffer, uint64_t offset, size_t nbytes,
+                    const std::string& what) const {
+    return addresses_.Resolve(static_cast<const char*>(buffer) + offset, id, nbytes, what);
   }
   /*! \brief The compiled programs of device id. */
   ProgramCache& programs(int id);

@@ -33,7 +33,7 @@ int Resolve(void* self, int32_t device_id, const void* ptr, uint64_t nbytes, voi
       throw DeviceError("dlarray.opencl.v1: opencl(" + std::to_string(device_id) +
                         ") does not exist");
     }
-    const BufferRef b = d->resolve(device_id, ptr, static_cast<size_t>(nbytes), "array");
+    const BufferRef b = d->resolve(device_id, ptr, 0, static_cast<size_t>(nbytes), "array");
     *mem = b.mem;
     *offset = b.offset;
   });

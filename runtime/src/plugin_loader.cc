@@ -273,14 +273,17 @@ void RuntimeState::LoadInto(PluginSlot& slot) {
     return fail(PluginStatus::kInitFailed, "the entry function returned no descriptor");
   }
   info.abi_version = desc->abi_major;  // read before anything else
-  if (desc->abi_major != DLARRAY_PLUGIN_ABI_MAJOR) {
+  if (desc->abi_major < DLARRAY_PLUGIN_ABI_OLDEST_MAJOR ||
+      desc->abi_major > DLARRAY_PLUGIN_ABI_MAJOR) {
     // Before ABI 2 the descriptor held one version number; abi_minor means nothing then.
     const std::string theirs = desc->abi_major < 2 ? std::to_string(desc->abi_major)
                                                    : AbiText(desc->abi_major, desc->abi_minor);
     return fail(PluginStatus::kAbiMismatch,
                 "built for plugin ABI " + theirs + ", this runtime has plugin ABI " +
                     AbiText(DLARRAY_PLUGIN_ABI_MAJOR, DLARRAY_PLUGIN_ABI_MINOR) +
-                    " (major versions differ: rebuild the plugin against this dlarray SDK)");
+                    " (it loads plugins of ABI " + std::to_string(DLARRAY_PLUGIN_ABI_OLDEST_MAJOR) +
+                    ".x to " + std::to_string(DLARRAY_PLUGIN_ABI_MAJOR) +
+                    ".x: rebuild the plugin against this dlarray SDK)");
   }
   info.abi_minor = desc->abi_minor;
   if (desc->struct_size <
@@ -319,7 +322,8 @@ void RuntimeState::LoadInto(PluginSlot& slot) {
       const DLArrayDeviceApi* table = nullptr;
       ClearPluginError();
       if (desc->create_device(CoreApi(), &table) != 0) ThrowPluginError("create_device");
-      slot.device = std::make_unique<PluginDevice>(table, info.name, desc->device_type);
+      slot.device =
+          std::make_unique<PluginDevice>(table, info.name, desc->device_type, desc->abi_major);
       info.device_count = slot.device->device_count();
     } catch (const std::exception& e) {
       return fail(PluginStatus::kInitFailed, std::string("initialisation failed: ") + e.what());

@@ -195,18 +195,16 @@ std::vector<DLContext> Devices() {
   return out;
 }
 
-namespace {
-
-const char* Data(const DLArray* a) { return static_cast<const char*>(a->data) + a->byte_offset; }
-
-}  // namespace
+uint64_t DeviceCapabilities(DLDevice device) {
+  return RuntimeState::Get().DeviceFor(device)->capabilities();
+}
 
 void CopyFromTo(const DLArray* from, DLArray* to) {
   RuntimeState& rt = RuntimeState::Get();
   const int64_t count = CheckArrayFields(from, "copy source");
   CheckArrayFields(to, "copy target");
-  CheckContext(from->ctx, "copy source");
-  CheckContext(to->ctx, "copy target");
+  CheckContext(from->device, "copy source");
+  CheckContext(to->device, "copy target");
   if (from->ndim != to->ndim ||
       (from->ndim > 0 && std::memcmp(from->shape, to->shape, sizeof(int64_t) * from->ndim) != 0)) {
     throw ShapeError("copy: source shape " + ShapeToString(from) + " differs from target shape " +
@@ -218,28 +216,31 @@ void CopyFromTo(const DLArray* from, DLArray* to) {
   }
   const size_t nbytes = static_cast<size_t>(count) * DTypeBytes(from->dtype);
   if (nbytes == 0) return;  // zero-size: nothing to move (data may be null)
-  const DLContext src = from->ctx, dst = to->ctx;
-  void* dst_ptr = static_cast<char*>(to->data) + to->byte_offset;
-  if (src == dst && Data(from) == dst_ptr) return;
-  if (src.device_type == kDLArrayCPU && dst.device_type == kDLArrayCPU) {
-    if (DeviceCount(kDLArrayCPU) > 0) {
-      rt.DeviceFor(src)->copy(Data(from), src, dst_ptr, dst, nbytes);
-    } else {
-      std::memcpy(dst_ptr, Data(from), nbytes);
-    }
+  const DLDevice src = from->device, dst = to->device;
+  // Buffers travel as (handle, byte offset) pairs: only the plugin knows what a handle is.
+  const void* src_buf = from->data;
+  void* dst_buf = to->data;
+  const uint64_t src_off = from->byte_offset, dst_off = to->byte_offset;
+  if (src == dst && src_buf == dst_buf && src_off == dst_off) return;
+  if (src.device_type == kDLArrayCPU && dst.device_type == kDLArrayCPU &&
+      DeviceCount(kDLArrayCPU) == 0) {
+    // Host memory without the CPU plugin (the C API over caller memory): a plain memcpy.
+    std::memcpy(static_cast<char*>(dst_buf) + dst_off, static_cast<const char*>(src_buf) + src_off,
+                nbytes);
     return;
   }
-  if (src.device_type == kDLArrayCPU) {
-    rt.DeviceFor(dst)->copy(Data(from), src, dst_ptr, dst, nbytes);
-  } else if (dst.device_type == kDLArrayCPU || src.device_type == dst.device_type) {
-    rt.DeviceFor(src)->copy(Data(from), src, dst_ptr, dst, nbytes);
-  } else {
-    // Two device types: stage through host memory.
-    std::vector<char> host(nbytes);
-    DLContext cpu{kDLArrayCPU, 0};
-    rt.DeviceFor(src)->copy(Data(from), src, host.data(), cpu, nbytes);
-    rt.DeviceFor(dst)->copy(host.data(), cpu, dst_ptr, dst, nbytes);
+  if (src.device_type == kDLArrayCPU || dst.device_type == kDLArrayCPU ||
+      src.device_type == dst.device_type) {
+    // The device side's plugin copies (the source's when both are devices of one type).
+    PluginDevice* device = rt.DeviceFor(src.device_type == kDLArrayCPU ? dst : src);
+    device->copy(src_buf, src_off, src, dst_buf, dst_off, dst, nbytes);
+    return;
   }
+  // Two device types: stage through host memory.
+  std::vector<char> host(nbytes);
+  const DLDevice cpu{kDLArrayCPU, 0};
+  rt.DeviceFor(src)->copy(src_buf, src_off, src, host.data(), 0, cpu, nbytes);
+  rt.DeviceFor(dst)->copy(host.data(), 0, cpu, dst_buf, dst_off, dst, nbytes);
 }
 
 void Synchronize(DLContext ctx) { RuntimeState::Get().DeviceFor(ctx)->synchronize(ctx.device_id); }

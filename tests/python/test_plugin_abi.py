@@ -14,7 +14,7 @@ import pytest
 import dlarray
 from dlarray import _core
 
-C99_TYPE, ABI20_TYPE = 25, 26
+C99_TYPE, ABI20_TYPE, ABI21_TYPE = 25, 26, 28
 
 
 def python(code, timeout=60, **env):
@@ -71,9 +71,31 @@ def test_c99_plugin_errors_are_reported(c99):
         dlarray.ops.c99_axpy(a, a, 1.0)
 
 
-def test_plugin_built_against_older_minor_headers_runs(abi20, rng):
+@pytest.fixture
+def abi21(test_plugin_dir):
+    return dlarray.load_plugin(test_plugin_dir / "abi21_plugin.so")
+
+
+def test_plugin_of_abi_2_1_runs_on_the_abi_3_core(abi21, rng):
+    assert _core.PLUGIN_ABI_VERSION == (3, 0)
+    assert abi21["status"] == "loaded" and abi21["abi_version"] == (2, 1), abi21["reason"]
+    dev = dlarray.DLContext(1, ABI21_TYPE)
+    assert repr(dev) == "abi21_device(1)"
+    x = rng.standard_normal((7, 5)).astype(np.float32)
+    a = dlarray.array(x, dev)
+    r = dlarray.ops.abi21_axpy(a, a, 0.5, dlarray.empty(x.shape, dev))
+    np.testing.assert_allclose(r.asnumpy(), 1.5 * x, rtol=1e-6)
+    # Its 2.x copy takes plain pointers: the core adds the byte offsets of views for it, both ways.
+    np.testing.assert_array_equal(a[2:5].asnumpy(), x[2:5])
+    a[3:6] = x[:3]
+    np.testing.assert_array_equal(a.asnumpy(), np.concatenate([x[:3], x[:3], x[6:]]))
+    empty = dlarray.array(np.zeros((0, 5), np.float32), dev)
+    assert empty.asnumpy().shape == (0, 5)
+
+
+def test_plugin_built_against_abi_2_0_headers_runs(abi20, rng):
     assert abi20["status"] == "loaded", abi20["reason"]
-    assert abi20["abi_version"] == (_core.PLUGIN_ABI_VERSION[0], 0)
+    assert abi20["abi_version"] == (2, 0)
     dev = dlarray.DLContext(0, ABI20_TYPE)
     x = rng.standard_normal(1000).astype(np.float32)
     r = dlarray.ops.abi20_axpy(dlarray.array(x, dev), dlarray.array(x, dev), 3.0,

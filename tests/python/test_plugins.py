@@ -134,7 +134,7 @@ print(json.dumps({"err": err}))
 
 
 def test_load_plugin_explicitly(test_plugin_dir):
-    with pytest.raises(RuntimeError, match="ABI mismatch: built for plugin ABI 3.0"):
+    with pytest.raises(RuntimeError, match="ABI mismatch: built for plugin ABI 4.0"):
         dlarray.load_plugin(test_plugin_dir / "wrong_abi_plugin.so")
     with pytest.raises(RuntimeError, match="no such file"):
         dlarray.load_plugin(test_plugin_dir / "nope.so")

@@ -297,6 +297,11 @@ DLARRAY_EXPORT void WaitStream(DLContext ctx, void* waiter, void* signaller);
 DLARRAY_EXPORT DLContext ParseContext(const std::string& text);
 /*! \brief The device type a name stands for ("cpu" 1, "cuda"/"gpu" 2, a plugin's name), or -1. */
 DLARRAY_EXPORT int DeviceTypeFromName(const std::string& name);
+/*!
+ * \brief The DLARRAY_DEVICE_* capability bits (dlarray/plugin_api.h) of the plugin serving the
+ *        device: whether its data pointers may be offset or read on the host.
+ */
+DLARRAY_EXPORT uint64_t DeviceCapabilities(DLDevice device);
 /*! \brief Waits for all queued work on ctx. */
 DLARRAY_EXPORT void Synchronize(DLContext ctx);
 
