@@ -254,16 +254,17 @@ void* OpenclDevice::allocate(int id, size_t nbytes) {
   size_t size = 0;
   cl_mem mem = d.pool->allocate(nbytes, &size);
   try {
-    return addresses_.Insert(mem, id, size);
+    buffers_.Insert(mem, id, size);
   } catch (...) {
     d.pool->release(mem, size);
     throw;
   }
+  return mem;  // the handle itself: the device has no pointer arithmetic (capabilities 0)
 }
 
 void OpenclDevice::free(int id, void* ptr, size_t nbytes) noexcept {
   (void)nbytes;
-  const BufferRef b = addresses_.Erase(ptr);
+  const BufferRef b = buffers_.Erase(ptr);
   if (b.mem == nullptr || id < 0 || id >= count_) return;
   devices_[static_cast<size_t>(id)]->pool->release(b.mem, b.size);
 }
@@ -368,7 +369,7 @@ std::string OpenclDevice::get_option(const std::string& key) {
 }
 
 const void* OpenclDevice::extension(const std::string& name) {
-  if (name == DLARRAY_OPENCL_EXT_V1) return OpenclExtensionTable(this);
+  if (name == DLARRAY_EXT_OPENCL_V2) return OpenclExtensionTable(this);
   if (name == DLARRAY_EXT_MEM_INFO_V1) return MemInfoTable(this);
   return nullptr;
 }

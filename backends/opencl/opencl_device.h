@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "address_space.h"
+#include "buffer_table.h"
 #include "cl_headers.h"
 #include "dlarray/device.h"
 
@@ -70,7 +70,7 @@ class OpenclDevice final : public Device {
   /*! \brief Read-only: "platform", "driver_version", "program_cache" (folder or why not),
    *         "selection" (the selectors in force). */
   std::string get_option(const std::string& key) override;
-  /*! \brief "dlarray.opencl.v1" (dlarray/ext/opencl.h): buffers, contexts and queues. */
+  /*! \brief "dlarray.opencl.v2" (dlarray/ext/opencl.h): buffers, contexts and queues. */
   const void* extension(const std::string& name) override;
 
   // For the kernels of this plugin (ids are validated by the core).
@@ -84,7 +84,7 @@ class OpenclDevice final : public Device {
    *         array's data) of device id; throws DeviceError. */
   BufferRef resolve(int id, const void* buffer, uint64_t offset, size_t nbytes,
                     const std::string& what) const {
-    return addresses_.Resolve(static_cast<const char*>(buffer) + offset, id, nbytes, what);
+    return buffers_.Resolve(buffer, offset, id, nbytes, what);
   }
   /*! \brief The compiled programs of device id. */
   ProgramCache& programs(int id);
@@ -110,7 +110,7 @@ class OpenclDevice final : public Device {
   std::string unavailable_reason_;
   std::string selection_;
   std::vector<std::unique_ptr<PerDevice>> devices_;
-  AddressSpace addresses_;
+  BufferTable buffers_;
 };
 
 /*! \brief An RAII scratch buffer of device id. */
