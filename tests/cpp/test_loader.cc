@@ -109,6 +109,34 @@ TEST_CASE("extensions of a plugin without devices: PluginExtension reaches them"
   CHECK_THROWS_WITH(dlarray::PluginExtension(31, name), doctest::Contains("no plugin serving"));
 }
 
+TEST_CASE("extensions by name: found on whichever device type offers them, else a clear error") {
+  auto p = Load("zero_devices_plugin.so");
+  REQUIRE(p.status == dlarray::PluginStatus::kNoDevices);
+  int type = 0;
+  // The zero-device plugin offers the test extension, so some type (maybe a lower one) does.
+  const void* ext = dlarray::FindExtension("dlarray.test_extension.v1", &type);
+  REQUIRE(ext != nullptr);
+  CHECK(type > 0);
+  CHECK(ext == dlarray::PluginExtension(type, "dlarray.test_extension.v1"));
+  CHECK(dlarray::FindExtension("dlarray.no_such.v1", &type) == nullptr);
+  CHECK(type == -1);
+  CHECK_THROWS_WITH(dlarray::RequireExtension("dlarray.no_such.v1", "a test feature", &type),
+                    doctest::Contains("a test feature needs a device plugin offering "
+                                      "dlarray.no_such.v1, and no loaded one does"));
+}
+
+TEST_CASE("device capabilities: the CPU's pointers are host addresses, a fake device's too") {
+  const uint64_t cpu = dlarray::DeviceCapabilities(DLDevice{kDLArrayCPU, 0});
+  CHECK((cpu & DLARRAY_DEVICE_HOST_ADDRESSABLE) != 0);
+  CHECK((cpu & DLARRAY_DEVICE_POINTER_ARITHMETIC) != 0);  // implied by host-addressable
+  auto p = Load("fake_device_plugin.so");
+  REQUIRE(p.status == dlarray::PluginStatus::kLoaded);
+  CHECK((dlarray::DeviceCapabilities(DLDevice{p.device_type, 1}) &
+         DLARRAY_DEVICE_POINTER_ARITHMETIC) != 0);
+  CHECK_THROWS_WITH(dlarray::DeviceCapabilities(DLDevice{30, 0}),
+                    doctest::Contains("no plugin serving device_type_30"));
+}
+
 TEST_CASE("the plugin error helpers: a recorded error is thrown once, typed") {
   dlarray::ClearPluginError();
   CHECK_THROWS_WITH(dlarray::ThrowPluginError("an extension call"),
