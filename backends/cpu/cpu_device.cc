@@ -99,12 +99,12 @@ void CpuDevice::free(int id, void* ptr, size_t nbytes) noexcept {
   bytes_in_use_.fetch_sub(nbytes, std::memory_order_relaxed);
 }
 
-void CpuDevice::copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
-                     size_t nbytes) {
-  (void)src_ctx;
-  (void)dst_ctx;
-  const char* from = static_cast<const char*>(src);
-  char* to = static_cast<char*>(dst);
+void CpuDevice::copy(const void* src, uint64_t src_offset, DLDevice src_device, void* dst,
+                     uint64_t dst_offset, DLDevice dst_device, size_t nbytes) {
+  (void)src_device;
+  (void)dst_device;
+  const char* from = static_cast<const char*>(src) + src_offset;
+  char* to = static_cast<char*>(dst) + dst_offset;
   if (from == to || nbytes == 0) return;
   if (from < to + nbytes && to < from + nbytes) {
     std::memmove(to, from, nbytes);

@@ -28,8 +28,9 @@ class CpuDevice final : public Device {
   std::string device_name(int id) override;
   void* allocate(int id, size_t nbytes) override;
   void free(int id, void* ptr, size_t nbytes) noexcept override;
-  void copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
-            size_t nbytes) override;
+  uint64_t capabilities() const override { return DLARRAY_DEVICE_HOST_ADDRESSABLE; }
+  void copy(const void* src, uint64_t src_offset, DLDevice src_device, void* dst,
+            uint64_t dst_offset, DLDevice dst_device, size_t nbytes) override;
   void synchronize(int id) override;
   MemoryStats memory_stats(int id) override;
   /*! \brief "num_threads": the thread pool's size (1 to 4095). */

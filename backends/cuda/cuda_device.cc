@@ -15,6 +15,7 @@
 #include "dlarray/ext/graph.h"
 #include "dlarray/ext/nccl.h"
 #include "dlarray/ext/rtc.h"
+#include "dlarray/sdk_util.h"
 #include "graph_ext.h"
 #include "host_staging.h"
 #include "nccl_ext.h"
@@ -27,7 +28,8 @@ struct CudaDevice::PerDevice {
   PerDevice(int id, const std::string& device_name, int sms, std::function<void()> sync)
       : name(device_name),
         sm_count(sms),
-        allocator(id, "gpu(" + std::to_string(id) + ") (" + device_name + ")", std::move(sync)),
+        allocator(id, FormatDevice(DLDevice{kDLArrayCUDA, id}) + " (" + device_name + ")",
+                  std::move(sync)),
         staging(id) {}
 
   const std::string name;
@@ -91,8 +93,8 @@ void OnForkChild() {
 const bool fork_handler_registered = pthread_atfork(nullptr, nullptr, &OnForkChild) == 0;
 
 [[noreturn]] void ThrowForkedChild(int id) {
-  throw BackendError("gpu(" + std::to_string(id) +
-                     "): this process was forked (fork(), multiprocessing's 'fork' start method) "
+  throw BackendError(FormatDevice(DLDevice{kDLArrayCUDA, id}) +
+                     ": this process was forked (fork(), multiprocessing's 'fork' start method) "
                      "from one that had initialised CUDA, and CUDA cannot be used after fork; "
                      "start worker processes with the 'spawn' or 'forkserver' start method");
 }
@@ -152,7 +154,7 @@ std::string CudaDevice::unavailable_reason() {
 CudaDevice::PerDevice& CudaDevice::At(int id) {
   if (forked_after_init.load(std::memory_order_relaxed)) ThrowForkedChild(id);
   if (id < 0 || id >= device_count()) {
-    throw DeviceError("gpu(" + std::to_string(id) + ") does not exist: " +
+    throw DeviceError(FormatDevice(DLDevice{kDLArrayCUDA, id}) + " does not exist: " +
                       (count_ == 0 ? unavailable_reason_
                                    : "this machine has " + std::to_string(count_) + " GPU(s)"));
   }
@@ -241,14 +243,17 @@ void CudaDevice::synchronize(int id) {
   const cudaError_t err = cudaStreamSynchronize(d.stream);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
-    throw BackendError("CUDA error on gpu(" + std::to_string(id) + ") (" + d.name +
+    throw BackendError("CUDA error on " + FormatDevice(DLDevice{kDLArrayCUDA, id}) + " (" + d.name +
                        "), reported by cudaStreamSynchronize: " + CudaErrorText(err) +
                        " (an earlier asynchronous kernel or copy may have failed)");
   }
 }
 
-void CudaDevice::copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
-                      size_t nbytes) {
+void CudaDevice::copy(const void* src_buffer, uint64_t src_offset, DLDevice src_ctx,
+                      void* dst_buffer, uint64_t dst_offset, DLDevice dst_ctx, size_t nbytes) {
+  // CUDA and host buffers are addresses.
+  const void* src = static_cast<const char*>(src_buffer) + src_offset;
+  void* dst = static_cast<char*>(dst_buffer) + dst_offset;
   const bool src_gpu = src_ctx.device_type == kDLArrayCUDA;
   const bool dst_gpu = dst_ctx.device_type == kDLArrayCUDA;
   if (!(src_gpu && dst_gpu && src_ctx.device_id == dst_ctx.device_id)) {
@@ -353,7 +358,8 @@ int CudaDevice::OptionDeviceId(const std::string& key, const std::string& text) 
     throw Error(ErrorKind::kValue, "cuda: option " + key + ": '" + text + "' is not a device id");
   }
   if (id < 0 || id >= device_count()) {
-    throw DeviceError("cuda: option " + key + ": there is no gpu(" + std::to_string(id) + ")");
+    throw DeviceError("cuda: option " + key + ": there is no " +
+                      FormatDevice(DLDevice{kDLArrayCUDA, id}));
   }
   return id;
 }
@@ -423,8 +429,9 @@ void CudaDevice::wait_stream(int id, cudaStream_t waiter, cudaStream_t signaller
 
 void CudaDevice::ThrowIfCapturing(int id, const char* what) {
   if (id >= 0 && id < count_ && devices_[id]->capturing.load(std::memory_order_acquire)) {
-    throw BackendError(std::string("cannot ") + what + " gpu(" + std::to_string(id) +
-                       ") while its stream records a CUDA graph: waits and copies with the "
+    throw BackendError(std::string("cannot ") + what + " " +
+                       FormatDevice(DLDevice{kDLArrayCUDA, id}) +
+                       " while its stream records a CUDA graph: waits and copies with the "
                        "host belong before or after the recording");
   }
 }
@@ -439,8 +446,8 @@ void CudaDevice::BeginCapture(int id) {
   (void)semaphores(id);
   std::lock_guard<std::mutex> lock(d.mu);
   if (d.capturing.load(std::memory_order_relaxed)) {
-    throw Error(ErrorKind::kValue, "gpu(" + std::to_string(id) +
-                                       ") is already recording a "
+    throw Error(ErrorKind::kValue, FormatDevice(DLDevice{kDLArrayCUDA, id}) +
+                                       " is already recording a "
                                        "CUDA graph: end_capture or abort_capture it first");
   }
   SetDevice(id);
@@ -459,7 +466,8 @@ cudaGraph_t CudaDevice::EndCapture(int id, std::vector<std::pair<void*, size_t>>
   PerDevice& d = At(id);
   std::lock_guard<std::mutex> lock(d.mu);
   if (!d.capturing.load(std::memory_order_relaxed)) {
-    throw Error(ErrorKind::kValue, "gpu(" + std::to_string(id) + ") is not recording a CUDA graph");
+    throw Error(ErrorKind::kValue,
+                FormatDevice(DLDevice{kDLArrayCUDA, id}) + " is not recording a CUDA graph");
   }
   SetDevice(id);
   cudaGraph_t graph = nullptr;
@@ -471,8 +479,8 @@ cudaGraph_t CudaDevice::EndCapture(int id, std::vector<std::pair<void*, size_t>>
     if (graph != nullptr) (void)cudaGraphDestroy(graph);
     d.allocator.ReleaseGraphBlocks(kept);
     const std::string text = err != cudaSuccess ? CudaErrorText(err) : "no graph was made";
-    throw BackendError("CUDA graph capture on gpu(" + std::to_string(id) +
-                       ") failed: cudaStreamEndCapture: " + text +
+    throw BackendError("CUDA graph capture on " + FormatDevice(DLDevice{kDLArrayCUDA, id}) +
+                       " failed: cudaStreamEndCapture: " + text +
                        " (an op waited for the device or used another stream while recording)");
   }
   if (blocks != nullptr) {

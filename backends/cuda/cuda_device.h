@@ -55,8 +55,9 @@ class CudaDevice final : public Device {
   std::string device_name(int id) override;
   void* allocate(int id, size_t nbytes) override;
   void free(int id, void* ptr, size_t nbytes) noexcept override;
-  void copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
-            size_t nbytes) override;
+  uint64_t capabilities() const override { return DLARRAY_DEVICE_POINTER_ARITHMETIC; }
+  void copy(const void* src_buffer, uint64_t src_offset, DLDevice src_ctx, void* dst_buffer,
+            uint64_t dst_offset, DLDevice dst_ctx, size_t nbytes) override;
   void synchronize(int id) override;
   void* stream(int id) override { return cuda_stream(id); }
   MemoryStats memory_stats(int id) override;

@@ -98,9 +98,9 @@ Operand Resolve(OpenclDevice& device, int id, const DLArray* a, const char* what
     (reach < 0 ? lo : hi) += reach;
   }
   if (a->strides == nullptr) hi = NumElements(a);
-  const char* first = static_cast<const char*>(a->data) + a->byte_offset;
-  const BufferRef b =
-      device.resolve(id, first + lo * elem, static_cast<size_t>((hi - lo) * elem), what);
+  // The core keeps every element inside the buffer: byte_offset + lo * elem >= 0.
+  const BufferRef b = device.resolve(id, a->data, a->byte_offset + static_cast<uint64_t>(lo * elem),
+                                     static_cast<size_t>((hi - lo) * elem), what);
   if (b.offset % static_cast<size_t>(elem) != 0) {
     throw DeviceError(std::string(what) + ": byte offset " + std::to_string(b.offset) +
                       " is not a multiple of the element size " + std::to_string(elem));

@@ -117,8 +117,7 @@ void Launch::Set(size_t size, const void* value) {
 Launch& Launch::array(const DLArray* a, const char* what) {
   const size_t elem = ElementBytes(a->dtype);
   const size_t nbytes = static_cast<size_t>(NumElements(a)) * elem;
-  const BufferRef b =
-      device_.resolve(id_, static_cast<const char*>(a->data) + a->byte_offset, nbytes, what);
+  const BufferRef b = device_.resolve(id_, a->data, a->byte_offset, nbytes, what);
   if (b.offset % elem != 0) {
     throw DeviceError(std::string(what) + ": byte offset " + std::to_string(b.offset) +
                       " is not a multiple of the element size " + std::to_string(elem));

@@ -254,16 +254,17 @@ void* OpenclDevice::allocate(int id, size_t nbytes) {
   size_t size = 0;
   cl_mem mem = d.pool->allocate(nbytes, &size);
   try {
-    return addresses_.Insert(mem, id, size);
+    buffers_.Insert(mem, id, size);
   } catch (...) {
     d.pool->release(mem, size);
     throw;
   }
+  return mem;  // the handle itself: the device has no pointer arithmetic (capabilities 0)
 }
 
 void OpenclDevice::free(int id, void* ptr, size_t nbytes) noexcept {
   (void)nbytes;
-  const BufferRef b = addresses_.Erase(ptr);
+  const BufferRef b = buffers_.Erase(ptr);
   if (b.mem == nullptr || id < 0 || id >= count_) return;
   devices_[static_cast<size_t>(id)]->pool->release(b.mem, b.size);
 }
@@ -276,28 +277,28 @@ void OpenclDevice::release_scratch(int id, cl_mem mem, size_t size) noexcept {
   devices_[static_cast<size_t>(id)]->pool->release(mem, size);
 }
 
-void OpenclDevice::copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
-                        size_t nbytes) {
+void OpenclDevice::copy(const void* src, uint64_t src_offset, DLDevice src_ctx, void* dst,
+                        uint64_t dst_offset, DLDevice dst_ctx, size_t nbytes) {
   if (nbytes == 0) return;
   const bool src_dev = src_ctx.device_type == kDLOpenCL;
   const bool dst_dev = dst_ctx.device_type == kDLOpenCL;
   if (src_dev && !dst_dev) {
-    const BufferRef s = resolve(src_ctx.device_id, src, nbytes, "copy source");
-    CL_CALL(clEnqueueReadBuffer(queue(src_ctx.device_id), s.mem, CL_TRUE, s.offset, nbytes, dst, 0,
-                                nullptr, nullptr));
+    const BufferRef s = resolve(src_ctx.device_id, src, src_offset, nbytes, "copy source");
+    CL_CALL(clEnqueueReadBuffer(queue(src_ctx.device_id), s.mem, CL_TRUE, s.offset, nbytes,
+                                static_cast<char*>(dst) + dst_offset, 0, nullptr, nullptr));
     return;
   }
   if (!src_dev && dst_dev) {
-    const BufferRef t = resolve(dst_ctx.device_id, dst, nbytes, "copy target");
-    CL_CALL(clEnqueueWriteBuffer(queue(dst_ctx.device_id), t.mem, CL_TRUE, t.offset, nbytes, src, 0,
-                                 nullptr, nullptr));
+    const BufferRef t = resolve(dst_ctx.device_id, dst, dst_offset, nbytes, "copy target");
+    CL_CALL(clEnqueueWriteBuffer(queue(dst_ctx.device_id), t.mem, CL_TRUE, t.offset, nbytes,
+                                 static_cast<const char*>(src) + src_offset, 0, nullptr, nullptr));
     return;
   }
   if (!src_dev || !dst_dev) {
     throw DeviceError("opencl copy: neither side is an OpenCL device");
   }
-  const BufferRef s = resolve(src_ctx.device_id, src, nbytes, "copy source");
-  const BufferRef t = resolve(dst_ctx.device_id, dst, nbytes, "copy target");
+  const BufferRef s = resolve(src_ctx.device_id, src, src_offset, nbytes, "copy source");
+  const BufferRef t = resolve(dst_ctx.device_id, dst, dst_offset, nbytes, "copy target");
   if (src_ctx.device_id == dst_ctx.device_id) {
     cl_command_queue q = queue(src_ctx.device_id);
     const bool overlap =
@@ -368,7 +369,7 @@ std::string OpenclDevice::get_option(const std::string& key) {
 }
 
 const void* OpenclDevice::extension(const std::string& name) {
-  if (name == DLARRAY_OPENCL_EXT_V1) return OpenclExtensionTable(this);
+  if (name == DLARRAY_EXT_OPENCL_V2) return OpenclExtensionTable(this);
   if (name == DLARRAY_EXT_MEM_INFO_V1) return MemInfoTable(this);
   return nullptr;
 }

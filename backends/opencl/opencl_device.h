@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "address_space.h"
+#include "buffer_table.h"
 #include "cl_headers.h"
 #include "dlarray/device.h"
 
@@ -61,8 +61,8 @@ class OpenclDevice final : public Device {
   std::string device_name(int id) override;
   void* allocate(int id, size_t nbytes) override;
   void free(int id, void* ptr, size_t nbytes) noexcept override;
-  void copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
-            size_t nbytes) override;
+  void copy(const void* src, uint64_t src_offset, DLDevice src_ctx, void* dst, uint64_t dst_offset,
+            DLDevice dst_ctx, size_t nbytes) override;
   void synchronize(int id) override;
   void* stream(int id) override { return queue(id); }
   MemoryStats memory_stats(int id) override;
@@ -70,7 +70,7 @@ class OpenclDevice final : public Device {
   /*! \brief Read-only: "platform", "driver_version", "program_cache" (folder or why not),
    *         "selection" (the selectors in force). */
   std::string get_option(const std::string& key) override;
-  /*! \brief "dlarray.opencl.v1" (dlarray/ext/opencl.h): buffers, contexts and queues. */
+  /*! \brief "dlarray.opencl.v2" (dlarray/ext/opencl.h): buffers, contexts and queues. */
   const void* extension(const std::string& name) override;
 
   // For the kernels of this plugin (ids are validated by the core).
@@ -80,9 +80,11 @@ class OpenclDevice final : public Device {
   cl_context context(int id);
   /*! \brief The in-order queue of device id, made at first use. */
   cl_command_queue queue(int id);
-  /*! \brief The buffer behind [ptr, ptr + nbytes) of device id; throws DeviceError. */
-  BufferRef resolve(int id, const void* ptr, size_t nbytes, const std::string& what) const {
-    return addresses_.Resolve(ptr, id, nbytes, what);
+  /*! \brief The buffer behind bytes [offset, offset + nbytes) of buffer handle `buffer` (an
+   *         array's data) of device id; throws DeviceError. */
+  BufferRef resolve(int id, const void* buffer, uint64_t offset, size_t nbytes,
+                    const std::string& what) const {
+    return buffers_.Resolve(buffer, offset, id, nbytes, what);
   }
   /*! \brief The compiled programs of device id. */
   ProgramCache& programs(int id);
@@ -108,7 +110,7 @@ class OpenclDevice final : public Device {
   std::string unavailable_reason_;
   std::string selection_;
   std::vector<std::unique_ptr<PerDevice>> devices_;
-  AddressSpace addresses_;
+  BufferTable buffers_;
 };
 
 /*! \brief An RAII scratch buffer of device id. */

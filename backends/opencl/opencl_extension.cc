@@ -1,6 +1,6 @@
 /*!
  * \file opencl_extension.cc
- * \brief "dlarray.opencl.v1": buffers, contexts and queues for other plugins' OpenCL kernels;
+ * \brief "dlarray.opencl.v2": buffers, contexts and queues for other plugins' OpenCL kernels;
  *        "dlarray.mem_info.v1": free and total memory (dlarray.mem_info).
  */
 #include "opencl_extension.h"
@@ -20,22 +20,22 @@ std::atomic<const DLArrayCoreApi*> g_core{nullptr};
 
 template <typename F>
 int Guarded(F&& f) noexcept {
-  return GuardCall(g_core.load(), "dlarray.opencl.v1", static_cast<F&&>(f));
+  return GuardCall(g_core.load(), "dlarray.opencl.v2", static_cast<F&&>(f));
 }
 
 OpenclDevice* Self(void* self) { return static_cast<OpenclDevice*>(self); }
 
-int Resolve(void* self, int32_t device_id, const void* ptr, uint64_t nbytes, void** mem,
-            uint64_t* offset) {
+int Resolve(void* self, int32_t device_id, const void* buffer, uint64_t offset, uint64_t nbytes,
+            void** mem, uint64_t* offset_out) {
   return Guarded([&] {
     OpenclDevice* d = Self(self);
     if (device_id < 0 || device_id >= d->device_count()) {
-      throw DeviceError("dlarray.opencl.v1: opencl(" + std::to_string(device_id) +
+      throw DeviceError("dlarray.opencl.v2: opencl(" + std::to_string(device_id) +
                         ") does not exist");
     }
-    const BufferRef b = d->resolve(device_id, ptr, static_cast<size_t>(nbytes), "array");
+    const BufferRef b = d->resolve(device_id, buffer, offset, static_cast<size_t>(nbytes), "array");
     *mem = b.mem;
-    *offset = b.offset;
+    *offset_out = b.offset;
   });
 }
 
@@ -43,7 +43,7 @@ int Objects(void* self, int32_t device_id, void** context, void** queue, void** 
   return Guarded([&] {
     OpenclDevice* d = Self(self);
     if (device_id < 0 || device_id >= d->device_count()) {
-      throw DeviceError("dlarray.opencl.v1: opencl(" + std::to_string(device_id) +
+      throw DeviceError("dlarray.opencl.v2: opencl(" + std::to_string(device_id) +
                         ") does not exist");
     }
     if (context != nullptr) *context = d->context(device_id);
@@ -73,7 +73,7 @@ int MemInfo(void* self, int32_t device_id, uint64_t* free_bytes, uint64_t* total
 void SetExtensionCore(const DLArrayCoreApi* core) { g_core.store(core); }
 
 const void* OpenclExtensionTable(OpenclDevice* device) {
-  static const DLArrayOpenclExtV1 table{sizeof(DLArrayOpenclExtV1), device, &Resolve, &Objects};
+  static const DLArrayOpenclExtV2 table{sizeof(DLArrayOpenclExtV2), device, &Resolve, &Objects};
   return &table;
 }
 

@@ -1,6 +1,6 @@
 /*!
  * \file opencl_extension.h
- * \brief The "dlarray.opencl.v1" extension table (dlarray/ext/opencl.h) of this backend.
+ * \brief The "dlarray.opencl.v2" extension table (dlarray/ext/opencl.h) of this backend.
  */
 #ifndef DLARRAY_BACKENDS_OPENCL_OPENCL_EXTENSION_H_
 #define DLARRAY_BACKENDS_OPENCL_OPENCL_EXTENSION_H_
@@ -14,7 +14,7 @@ class OpenclDevice;
 /*! \brief Remembers the core's functions (to report the extension's errors). */
 void SetExtensionCore(const DLArrayCoreApi* core);
 
-/*! \brief The DLArrayOpenclExtV1 table of device (made once). */
+/*! \brief The DLArrayOpenclExtV2 table of device (made once). */
 const void* OpenclExtensionTable(OpenclDevice* device);
 
 /*! \brief The DLArrayMemInfoExtV1 table of device (made once): total is

@@ -1,5 +1,5 @@
 // OpenCL kernels for arrays of an OpenCL backend (opencl_backend.so, or any backend offering the
-// "dlarray.opencl.v1" extension): the extension turns the arrays' addresses into buffers and gives
+// "dlarray.opencl.v2" extension): the extension checks the arrays' buffers and offsets and gives
 // the device's context and in-order queue; this plugin builds its own program once per context.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -34,14 +34,14 @@ void Check(cl_int err, const char* what) {
   }
 }
 
-const DLArrayOpenclExtV1* Extension(const dlarray::KernelContext& ctx) {
+const DLArrayOpenclExtV2* Extension(const dlarray::KernelContext& ctx) {
   const DLArrayDeviceApi* dev = ctx.call->device;
   const void* table = nullptr;
   if (!DLARRAY_STRUCT_HAS(dev, DLArrayDeviceApi, get_extension) || dev->get_extension == nullptr ||
-      dev->get_extension(dev->self, DLARRAY_OPENCL_EXT_V1, &table) != 0 || table == nullptr) {
-    throw dlarray::BackendError("leaky_relu: the arrays' device offers no dlarray.opencl.v1");
+      dev->get_extension(dev->self, DLARRAY_EXT_OPENCL_V2, &table) != 0 || table == nullptr) {
+    throw dlarray::BackendError("leaky_relu: the arrays' device offers no dlarray.opencl.v2");
   }
-  return static_cast<const DLArrayOpenclExtV1*>(table);
+  return static_cast<const DLArrayOpenclExtV2*>(table);
 }
 
 // The kernels of one context, built at first use; clSetKernelArg + enqueue under the lock.
@@ -68,13 +68,12 @@ Kernels& KernelsFor(cl_context context, cl_device_id device) {
 }
 
 // Sets an array argument: its buffer, then its offset in floats.
-void SetArray(cl_kernel k, cl_uint& index, const DLArrayOpenclExtV1* ext, int device_id,
+void SetArray(cl_kernel k, cl_uint& index, const DLArrayOpenclExtV2* ext, int device_id,
               const DLArray* a) {
   void* mem = nullptr;
   uint64_t offset = 0;
   const uint64_t nbytes = static_cast<uint64_t>(dlarray::NumElements(a)) * sizeof(float);
-  if (ext->resolve(ext->self, device_id, static_cast<const char*>(a->data) + a->byte_offset, nbytes,
-                   &mem, &offset) != 0) {
+  if (ext->resolve(ext->self, device_id, a->data, a->byte_offset, nbytes, &mem, &offset) != 0) {
     throw dlarray::CoreCallFailed();  // the backend recorded why
   }
   cl_mem m = static_cast<cl_mem>(mem);
@@ -84,7 +83,7 @@ void SetArray(cl_kernel k, cl_uint& index, const DLArrayOpenclExtV1* ext, int de
 }
 
 void Run(const dlarray::KernelContext& ctx, bool forward) {
-  const DLArrayOpenclExtV1* ext = Extension(ctx);
+  const DLArrayOpenclExtV2* ext = Extension(ctx);
   void *context = nullptr, *queue = nullptr, *device = nullptr;
   if (ext->objects(ext->self, ctx.device_id, &context, &queue, &device) != 0) {
     throw dlarray::CoreCallFailed();

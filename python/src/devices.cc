@@ -48,7 +48,7 @@ is missing or has no driver is not listed (:func:`dlarray.plugins` says why).
 Returns
 -------
 list of DLContext
-    ``cpu(0)``, then ``gpu(0)``, ``gpu(1)``, ... and the devices of other plugins.
+    ``cpu(0)``, then ``cuda(0)``, ``cuda(1)``, ... and the devices of other plugins.
 
 Examples
 --------

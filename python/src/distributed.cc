@@ -1,6 +1,7 @@
-// NCCL for dlarray.distributed: the CUDA plugin's "dlarray.nccl.v1" extension, reached through
-// the core (which knows no device). Every call that may wait releases the GIL, so the watchdog
-// thread can abort a communicator while the main thread waits inside NCCL or for the GPU.
+// NCCL for dlarray.distributed: the "dlarray.nccl.v1" extension of the device plugin offering it
+// (the CUDA plugin), found by name through the core (which knows no device). Every call that may
+// wait releases the GIL, so the watchdog thread can abort a communicator while the main thread
+// waits inside NCCL or for the GPU.
 #include <pybind11/stl.h>
 
 #include <mutex>
@@ -23,24 +24,15 @@ void CallExtension(const std::string& what, F&& call) {
   if (call() != 0) ThrowPluginError(what);
 }
 
-// The table, also when the CUDA plugin found no GPU: opening NCCL and making ids need none, and
-// comm_create says itself that there is no GPU.
+// The table of the device plugin offering NCCL, also when it found no device: opening NCCL and
+// making ids need none, and comm_create says itself that there is no GPU.
 const DLArrayNcclApi* Api() {
-  const void* table = nullptr;
-  try {
-    table = PluginExtension(kDLArrayCUDA, DLARRAY_NCCL_EXTENSION);
-  } catch (const Error& e) {
-    throw BackendError(std::string("dlarray.distributed needs the CUDA plugin (NCCL runs "
-                                   "through it), which is not usable: ") +
-                       e.what());
-  }
-  if (table == nullptr) {
-    throw BackendError("the CUDA plugin does not offer " DLARRAY_NCCL_EXTENSION
-                       " (a cuda_backend.so older than dlarray.distributed?)");
-  }
-  const auto* api = static_cast<const DLArrayNcclApi*>(table);
+  int device_type = -1;
+  const auto* api = static_cast<const DLArrayNcclApi*>(
+      RequireExtension(DLARRAY_NCCL_EXTENSION, "dlarray.distributed", &device_type));
   if (!DLARRAY_STRUCT_HAS(api, DLArrayNcclApi, pending_seconds)) {
-    throw BackendError("the CUDA plugin's " DLARRAY_NCCL_EXTENSION " table is incomplete");
+    throw BackendError("the " + DeviceTypeName(device_type) +
+                       " plugin's " DLARRAY_NCCL_EXTENSION " table is incomplete");
   }
   return api;
 }

@@ -57,10 +57,10 @@ void LegacyCapsuleDestructor(PyObject* capsule) {
   CapsuleDestructor<DLArrayManagedTensor>(capsule, DLARRAY_DLPACK_CAPSULE_LEGACY);
 }
 
-// Device types whose data pointers may be offset on the host (others, e.g. OpenCL buffers, are
-// handles: their byte_offset is exported as it is).
-bool PointerDevice(int device_type) {
-  return device_type == kDLArrayCPU || device_type == kDLArrayCUDA;
+// Whether the device's data pointers may be offset on the host (its plugin's capability; others,
+// e.g. OpenCL buffers, are handles: their byte_offset is exported as it is).
+bool PointerDevice(DLContext ctx) {
+  return (DeviceCapabilities(ctx) & DLARRAY_DEVICE_POINTER_ARITHMETIC) != 0;
 }
 
 // An int argument that must fit in [lo, hi]: TypeError / OverflowError naming it (pybind11's cast
@@ -168,7 +168,7 @@ py::object ExportDLPack(const NDArray& self, const py::object& stream,
   DLArray t = *src.array->dl();
   t.shape = e->shape.data();
   t.strides = e->strides.data();
-  if (PointerDevice(ctx.device_type)) {
+  if (PointerDevice(ctx)) {
     t.data = src.array->size() > 0 ? src.array->data_ptr() : nullptr;
     t.byte_offset = 0;
   }

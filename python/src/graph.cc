@@ -1,10 +1,15 @@
-// dlarray._core's side of CUDA graphs: the CUDA plugin's "dlarray.graph.v1" extension
-// (dlarray/ext/graph.h) as _core._graph_* functions and the _CudaGraph class, which the
-// autodiff executor uses to record a plan once and replay it.
+// dlarray._core's side of device graphs: the "dlarray.graph.v1" extension (dlarray/ext/graph.h) of
+// the device plugin serving the recorded device (CUDA graphs on the CUDA plugin) as
+// _core._graph_* functions and the _CudaGraph class, which the autodiff executor uses to record a
+// plan once and replay it.
 #include "dlarray/ext/graph.h"
 
+#include <pybind11/stl.h>
+
+#include <array>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "binding.h"
@@ -15,21 +20,20 @@ namespace {
 // Set at interpreter exit: graphs are then left to the process's end (the driver may be gone).
 std::atomic<bool> g_exiting{false};
 
-const DLArrayGraphExt* GraphTable() {
-  static std::atomic<const DLArrayGraphExt*> table{nullptr};
-  if (const DLArrayGraphExt* t = table.load(std::memory_order_acquire)) return t;
-  const void* found = nullptr;
-  try {
-    found = PluginExtension(kDLArrayCUDA, DLARRAY_EXT_GRAPH);
-  } catch (const Error& e) {
-    throw BackendError(std::string("CUDA graphs need the CUDA plugin: ") + e.what());
-  }
-  const auto* t = static_cast<const DLArrayGraphExt*>(found);
+// The graph table of ctx's device plugin (any device type may offer one), checked once per type.
+const DLArrayGraphExt* GraphTable(const DLContext& ctx) {
+  static std::array<std::atomic<const DLArrayGraphExt*>, DLARRAY_MAX_DEVICE_TYPES> tables{};
+  CheckDevice(ctx);  // a type in range with a usable plugin, else its reason
+  std::atomic<const DLArrayGraphExt*>& slot = tables[ctx.device_type];
+  if (const DLArrayGraphExt* t = slot.load(std::memory_order_acquire)) return t;
+  const auto* t =
+      static_cast<const DLArrayGraphExt*>(DeviceExtension(ctx.device_type, DLARRAY_EXT_GRAPH));
   if (t == nullptr || t->struct_size < sizeof(DLArrayGraphExt)) {
-    throw BackendError("CUDA graphs: the CUDA plugin does not offer " DLARRAY_EXT_GRAPH
-                       " (a plugin from an older dlarray?)");
+    throw Error(ErrorKind::kValue, "graphs record a device's stream, and the plugin serving " +
+                                       ContextToString(ctx) + " does not offer a complete " +
+                                       DLARRAY_EXT_GRAPH);
   }
-  table.store(t, std::memory_order_release);
+  slot.store(t, std::memory_order_release);
   return t;
 }
 
@@ -39,27 +43,25 @@ void Call(const char* what, F&& f) {
   if (f() != 0) ThrowPluginError(std::string("dlarray.graph: ") + what);
 }
 
-int GpuId(const DLContext& ctx) {
-  if (ctx.device_type != kDLArrayCUDA) {
-    throw Error(ErrorKind::kValue,
-                "CUDA graphs record GPU streams, not the stream of device "
-                "type " +
-                    std::to_string(ctx.device_type) + " (" + DeviceName(ctx) + ")");
-  }
-  return ctx.device_id;
-}
-
-/*! \brief A recorded graph; destroyed with the last reference. */
+/*! \brief A recorded graph and the table of the plugin that made it; destroyed with the last
+ *         reference. */
 struct CudaGraph {
+  const DLArrayGraphExt* ext = nullptr;
   DLArrayGraphExec* exec = nullptr;
   ~CudaGraph() {
-    if (exec != nullptr && !g_exiting.load(std::memory_order_relaxed)) GraphTable()->destroy(exec);
+    if (exec != nullptr && !g_exiting.load(std::memory_order_relaxed)) ext->destroy(exec);
   }
 };
 
-std::string Available() {
+// Why ctx's device (any device, when None) cannot record graphs; "" when it can.
+std::string Available(const std::optional<DLContext>& ctx) {
+  int device_type = -1;
   try {
-    (void)GraphTable();
+    if (ctx.has_value()) {
+      (void)GraphTable(*ctx);
+    } else {
+      (void)RequireExtension(DLARRAY_EXT_GRAPH, "recording graphs", &device_type);
+    }
     return "";
   } catch (const Error& e) {
     return e.what();
@@ -69,34 +71,32 @@ std::string Available() {
 }  // namespace
 
 void BindGraph(py::module_& m) {
-  m.def("_graph_unavailable_reason", &Available,
-        "Why CUDA graphs cannot be recorded in this process (\"\" when they can).");
+  m.def("_graph_unavailable_reason", &Available, py::arg("ctx") = py::none(),
+        "Why graphs cannot be recorded on ctx (by default: on any device) (\"\" when they can).");
   m.def(
       "_graph_begin_capture",
       [](const DLContext& ctx) {
-        const int id = GpuId(ctx);
-        Call("begin_capture", [&] { return GraphTable()->begin_capture(id); });
+        Call("begin_capture", [&] { return GraphTable(ctx)->begin_capture(ctx.device_id); });
       },
       py::arg("ctx"), "Starts recording the ops queued on ctx's stream (they are not run).");
   m.def(
       "_graph_end_capture",
       [](const DLContext& ctx) {
-        const int id = GpuId(ctx);
         auto graph = std::make_shared<CudaGraph>();
-        Call("end_capture", [&] { return GraphTable()->end_capture(id, &graph->exec); });
+        graph->ext = GraphTable(ctx);
+        Call("end_capture", [&] { return graph->ext->end_capture(ctx.device_id, &graph->exec); });
         return graph;
       },
       py::arg("ctx"), "Stops recording: the graph, ready to launch.");
   m.def(
       "_graph_abort_capture",
       [](const DLContext& ctx) {
-        const int id = GpuId(ctx);
-        Call("abort_capture", [&] { return GraphTable()->abort_capture(id); });
+        Call("abort_capture", [&] { return GraphTable(ctx)->abort_capture(ctx.device_id); });
       },
       py::arg("ctx"), "Stops a recording and discards it.");
   m.def(
       "_graph_is_capturing",
-      [](const DLContext& ctx) { return GraphTable()->is_capturing(GpuId(ctx)) != 0; },
+      [](const DLContext& ctx) { return GraphTable(ctx)->is_capturing(ctx.device_id) != 0; },
       py::arg("ctx"), "Whether ctx's stream is recording.");
   m.def(
       "_graph_shutdown", [] { g_exiting.store(true); },
@@ -105,10 +105,10 @@ void BindGraph(py::module_& m) {
                                                     "A recorded CUDA graph of one GPU's ops.")
       .def(
           "launch",
-          [](const CudaGraph& g) { Call("launch", [&] { return GraphTable()->launch(g.exec); }); },
+          [](const CudaGraph& g) { Call("launch", [&] { return g.ext->launch(g.exec); }); },
           "Queues one replay on the GPU's stream (does not wait).")
       .def_property_readonly(
-          "num_nodes", [](const CudaGraph& g) { return GraphTable()->num_nodes(g.exec); },
+          "num_nodes", [](const CudaGraph& g) { return g.ext->num_nodes(g.exec); },
           "Operations in the graph (kernels, copies, ...).");
 }
 

@@ -133,7 +133,7 @@ Examples
 >>> dlarray.DLContext(0, 1) == dlarray.cpu(0)
 True
 >>> dlarray.gpu(1)
-gpu(1)
+cuda(1)
 )doc")
       .def(py::init([](int device_id, int device_type) {
              return DLContext{device_type, device_id};

@@ -1,5 +1,5 @@
-// dlarray._core's side of dlarray.rtc: the CUDA plugin's "dlarray.rtc.v1" extension (status,
-// compile, load); rtc_kernel.cc has the launch path.
+// dlarray._core's side of dlarray.rtc: the "dlarray.rtc.v1" extension of the device plugin that
+// offers it (status, compile, load); rtc_kernel.cc has the launch path.
 #include <pybind11/stl.h>
 
 #include <atomic>
@@ -25,16 +25,15 @@ void MarkExiting() { g_exiting.store(true); }
 const DLArrayRtcExt* Rtc() {
   static std::atomic<const DLArrayRtcExt*> table{nullptr};
   if (const DLArrayRtcExt* t = table.load(std::memory_order_acquire)) return t;
-  const void* found = nullptr;
-  try {
-    found = PluginExtension(kDLArrayCUDA, DLARRAY_EXT_RTC);
-  } catch (const Error& e) {
-    throw BackendError(std::string("dlarray.rtc needs the CUDA plugin: ") + e.what());
-  }
-  const auto* t = static_cast<const DLArrayRtcExt*>(found);
-  if (t == nullptr || t->struct_size < sizeof(DLArrayRtcExt)) {
-    throw BackendError("dlarray.rtc: the CUDA plugin does not offer " DLARRAY_EXT_RTC
-                       " (a plugin from an older dlarray?)");
+  // Whichever device plugin offers the extension (the CUDA plugin does, through NVRTC).
+  int device_type = -1;
+  const auto* t = static_cast<const DLArrayRtcExt*>(
+      RequireExtension(DLARRAY_EXT_RTC, "dlarray.rtc", &device_type));
+  if (t->struct_size < sizeof(DLArrayRtcExt)) {
+    throw BackendError("dlarray.rtc: the " + DeviceTypeName(device_type) +
+                       " plugin's " DLARRAY_EXT_RTC
+                       " table is incomplete (a plugin from an older "
+                       "dlarray?)");
   }
   table.store(t, std::memory_order_release);
   return t;

@@ -113,7 +113,7 @@ Span ForeignSpan(const DLArray* a, const std::vector<int64_t>& strides, void* da
   const std::vector<int64_t> shape(a->shape, a->shape + a->ndim);
   const int64_t elem = static_cast<int64_t>(DTypeBytes(a->dtype));
   const int64_t offset = static_cast<int64_t>(byte_offset);  // <= INT64_MAX: checked before
-  const bool pointers = ctx.device_type == kDLArrayCPU || ctx.device_type == kDLArrayCUDA;
+  const bool pointers = RuntimeState::Get().DeviceFor(ctx)->pointer_arithmetic();
   const std::string layout = "strides " + IntsToString(strides) + " of shape " + ShapeToString(a) +
                              " with byte_offset " + std::to_string(byte_offset);
   int64_t lo = 0, hi = 0, begin = 0, end = 0;
@@ -121,8 +121,9 @@ Span ForeignSpan(const DLArray* a, const std::vector<int64_t>& strides, void* da
       __builtin_add_overflow(offset, hi, &end)) {
     throw Error(ErrorKind::kValue, layout + " reach more bytes than an array can address (2**63)");
   }
-  // Host and CUDA pointers are addresses: the elements must not wrap around the address space,
-  // and kernels read whole elements, so the first must be aligned (as the C API requires).
+  // On devices with pointer arithmetic (host, CUDA) data is an address: the elements must not
+  // wrap around the address space, and kernels read whole elements, so the first must be aligned
+  // (as the C API requires).
   const uintptr_t base = reinterpret_cast<uintptr_t>(data);
   if (pointers && (base + byte_offset) % static_cast<uint64_t>(elem) != 0) {
     throw Error(ErrorKind::kValue, "data + byte_offset (byte_offset " +
@@ -137,8 +138,8 @@ Span ForeignSpan(const DLArray* a, const std::vector<int64_t>& strides, void* da
   if (begin >= 0) {
     return Span{data, byte_offset, static_cast<uint64_t>(begin), static_cast<uint64_t>(end)};
   }
-  // Negative strides reach before data: start the array at the lowest element instead (host
-  // and CUDA pointers; other devices' handles cannot move).
+  // Negative strides reach before data: start the array at the lowest element instead (where
+  // pointers may be offset; other devices' handles cannot move).
   if (!pointers) {
     throw ShapeError("an array of shape " + ShapeToString(a) + " on " + ContextToString(ctx) +
                      " whose negative strides reach before its data");

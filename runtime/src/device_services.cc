@@ -1,7 +1,9 @@
 // Device services beyond the plugin table, through device extensions (memory info, stream
 // ordering), and device names as strings ("cuda:1").
+#include <algorithm>
 #include <cctype>
 #include <string>
+#include <vector>
 
 #include "core_api.h"
 #include "dlarray/ext/mem_info.h"
@@ -45,9 +47,8 @@ void WaitStream(DLContext ctx, void* waiter, void* signaller) {
 }
 
 int DeviceTypeFromName(const std::string& name) {
-  if (name == "cpu") return kDLArrayCPU;
-  if (name == "cuda" || name == "gpu") return kDLArrayCUDA;
-  // DLPack's names ("opencl", ...) and "device_type_<n>": the names the core prints.
+  if (name == "gpu") return kDLArrayCUDA;  // the seed API's name of CUDA devices
+  // The names the core prints: DLPack's, plugins' own, and "device_type_<n>".
   for (int t = 1; t < DLARRAY_MAX_DEVICE_TYPES; ++t) {
     if (name == DeviceTypeName(t)) return t;
   }
@@ -62,13 +63,19 @@ DLContext ParseContext(const std::string& text) {
   const std::string kind = text.substr(0, colon);
   const int type = DeviceTypeFromName(kind);
   auto fail = [&](const std::string& why) -> DLContext {
-    std::string names = "cpu, cuda, gpu";
+    // The names of the types some plugin serves, and the two every build knows.
+    std::vector<int> types{kDLArrayCPU, kDLArrayCUDA};
     for (const PluginInfo& p : Plugins()) {
-      if (p.device_type > kDLArrayCUDA) names += ", " + p.name;
+      if (std::find(types.begin(), types.end(), p.device_type) == types.end() &&
+          p.device_type > 0) {
+        types.push_back(p.device_type);
+      }
     }
+    std::string names;
+    for (int t : types) names += (names.empty() ? "" : ", ") + DeviceTypeName(t);
     throw Error(ErrorKind::kValue, "device '" + text + "': " + why +
                                        " (write a device type name with an optional id: " + names +
-                                       ", e.g. 'cuda:1')");
+                                       ", e.g. '" + DeviceTypeName(kDLArrayCUDA) + ":1')");
   };
   if (type < 0) return fail("unknown device type '" + kind + "'");
   int id = 0;

@@ -12,12 +12,28 @@ namespace {
 
 }  // namespace
 
-PluginDevice::PluginDevice(const DLArrayDeviceApi* api, std::string plugin, int device_type)
-    : api_(api), plugin_(std::move(plugin)), device_type_(device_type) {
+// The copy of ABI 2.x device tables: plain pointers (data + byte_offset), contexts by value.
+using LegacyCopyFn = int (*)(void* self, const void* src, DLDevice src_device, void* dst,
+                             DLDevice dst_device, uint64_t nbytes);
+
+PluginDevice::PluginDevice(const DLArrayDeviceApi* api, std::string plugin, int device_type,
+                           uint32_t abi_major)
+    : api_(api), plugin_(std::move(plugin)), device_type_(device_type), abi_major_(abi_major) {
   if (api == nullptr) throw BackendError("create_device gave no device table");
   if (!DLARRAY_STRUCT_HAS(api, DLArrayDeviceApi, synchronize)) {
     throw BackendError("the device table's struct_size " + std::to_string(api->struct_size) +
                        " is smaller than any ABI 2 device table");
+  }
+  if (abi_major_ >= 3) {
+    capabilities_ = DLARRAY_STRUCT_HAS(api, DLArrayDeviceApi, capabilities) ? api->capabilities : 0;
+    // Host memory is addressed with pointers too.
+    if (capabilities_ & DLARRAY_DEVICE_HOST_ADDRESSABLE) {
+      capabilities_ |= DLARRAY_DEVICE_POINTER_ARITHMETIC;
+    }
+  } else if (device_type == kDLArrayCPU) {
+    capabilities_ = DLARRAY_DEVICE_POINTER_ARITHMETIC | DLARRAY_DEVICE_HOST_ADDRESSABLE;
+  } else if (device_type == kDLArrayCUDA) {
+    capabilities_ = DLARRAY_DEVICE_POINTER_ARITHMETIC;  // 2.x cores offset CUDA pointers too
   }
   const char* missing = !api->device_count  ? "device_count"
                         : !api->device_name ? "device_name"
@@ -77,10 +93,19 @@ void PluginDevice::free(int id, void* ptr, size_t nbytes) noexcept {
   api_->free(api_->self, id, ptr, nbytes);
 }
 
-void PluginDevice::copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
-                        size_t nbytes) {
+void PluginDevice::copy(const void* src, uint64_t src_offset, DLDevice src_device, void* dst,
+                        uint64_t dst_offset, DLDevice dst_device, size_t nbytes) {
   ClearPluginError();
-  Check(api_->copy(api_->self, src, src_ctx, dst, dst_ctx, nbytes), "copy");
+  if (abi_major_ >= 3) {
+    Check(api_->copy(api_->self, src, src_offset, src_device, dst, dst_offset, dst_device, nbytes),
+          "copy");
+    return;
+  }
+  // 2.x copies took data + byte_offset, as 2.x cores computed it for every device.
+  const auto legacy = reinterpret_cast<LegacyCopyFn>(reinterpret_cast<void (*)()>(api_->copy));
+  Check(legacy(api_->self, static_cast<const char*>(src) + src_offset, src_device,
+               static_cast<char*>(dst) + dst_offset, dst_device, nbytes),
+        "copy");
 }
 
 void PluginDevice::synchronize(int id) {

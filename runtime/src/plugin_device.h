@@ -4,6 +4,7 @@
 #define DLARRAY_RUNTIME_SRC_PLUGIN_DEVICE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "dlarray/device.h"
@@ -13,8 +14,10 @@ namespace dlarray {
 
 class PluginDevice {
  public:
-  /*! \brief Checks the table (required functions present); throws BackendError naming a gap. */
-  PluginDevice(const DLArrayDeviceApi* api, std::string plugin, int device_type);
+  /*! \brief Checks the table (required functions present); throws BackendError naming a gap.
+   *         abi_major: the plugin's (2: the 2.x copy signature and no capabilities field). */
+  PluginDevice(const DLArrayDeviceApi* api, std::string plugin, int device_type,
+               uint32_t abi_major);
 
   const DLArrayDeviceApi* api() const { return api_; }
   const std::string& plugin() const { return plugin_; }
@@ -26,7 +29,15 @@ class PluginDevice {
   /*! \brief Never returns null: a plugin that gives no memory is reported as an error. */
   void* allocate(int id, size_t nbytes);
   void free(int id, void* ptr, size_t nbytes) noexcept;
-  void copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx, size_t nbytes);
+  /*! \brief Copies between (buffer, byte offset) pairs, in the plugin's ABI. */
+  void copy(const void* src, uint64_t src_offset, DLDevice src_device, void* dst,
+            uint64_t dst_offset, DLDevice dst_device, size_t nbytes);
+  /*! \brief DLARRAY_DEVICE_* bits (for a 2.x plugin: what 2.x cores assumed of its type). */
+  uint64_t capabilities() const { return capabilities_; }
+  /*! \brief Whether the core may offset data pointers (DLARRAY_DEVICE_POINTER_ARITHMETIC). */
+  bool pointer_arithmetic() const {
+    return (capabilities_ & DLARRAY_DEVICE_POINTER_ARITHMETIC) != 0;
+  }
   void synchronize(int id);
   void* stream(int id);
   MemoryStats memory_stats(int id);
@@ -44,6 +55,8 @@ class PluginDevice {
   const DLArrayDeviceApi* api_;
   std::string plugin_;
   int device_type_;
+  uint32_t abi_major_;
+  uint64_t capabilities_ = 0;
 };
 
 }  // namespace dlarray

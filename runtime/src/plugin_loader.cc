@@ -139,20 +139,23 @@ std::vector<PluginInfo> RuntimeState::Records() {
   return out;
 }
 
-PluginDevice* RuntimeState::DeviceEvenIfNone(int device_type) {
-  const DLContext first{device_type, 0};
-  if (device_type > 0 && device_type < DLARRAY_MAX_DEVICE_TYPES) {
-    if (PluginDevice* d = devices[device_type].device.load(std::memory_order_acquire)) return d;
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& p : plugins_) {
-      // Slots of plugins with no devices are never erased, and their device is kept.
-      if (p->info.status == PluginStatus::kNoDevices && p->info.device_type == device_type &&
-          p->device) {
-        return p->device.get();
-      }
+PluginDevice* RuntimeState::DeviceOrNull(int device_type) {
+  if (device_type <= 0 || device_type >= DLARRAY_MAX_DEVICE_TYPES) return nullptr;
+  if (PluginDevice* d = devices[device_type].device.load(std::memory_order_acquire)) return d;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& p : plugins_) {
+    // Slots of plugins with no devices are never erased, and their device is kept.
+    if (p->info.status == PluginStatus::kNoDevices && p->info.device_type == device_type &&
+        p->device) {
+      return p->device.get();
     }
   }
-  ThrowNoDevice(first);
+  return nullptr;
+}
+
+PluginDevice* RuntimeState::DeviceEvenIfNone(int device_type) {
+  if (PluginDevice* d = DeviceOrNull(device_type)) return d;
+  ThrowNoDevice(DLContext{device_type, 0});
 }
 
 void RuntimeState::ForgetOldFailures() {
@@ -269,14 +272,17 @@ void RuntimeState::LoadInto(PluginSlot& slot) {
     return fail(PluginStatus::kInitFailed, "the entry function returned no descriptor");
   }
   info.abi_version = desc->abi_major;  // read before anything else
-  if (desc->abi_major != DLARRAY_PLUGIN_ABI_MAJOR) {
+  if (desc->abi_major < DLARRAY_PLUGIN_ABI_OLDEST_MAJOR ||
+      desc->abi_major > DLARRAY_PLUGIN_ABI_MAJOR) {
     // Before ABI 2 the descriptor held one version number; abi_minor means nothing then.
     const std::string theirs = desc->abi_major < 2 ? std::to_string(desc->abi_major)
                                                    : AbiText(desc->abi_major, desc->abi_minor);
     return fail(PluginStatus::kAbiMismatch,
                 "built for plugin ABI " + theirs + ", this runtime has plugin ABI " +
                     AbiText(DLARRAY_PLUGIN_ABI_MAJOR, DLARRAY_PLUGIN_ABI_MINOR) +
-                    " (major versions differ: rebuild the plugin against this dlarray SDK)");
+                    " (it loads plugins of ABI " + std::to_string(DLARRAY_PLUGIN_ABI_OLDEST_MAJOR) +
+                    ".x to " + std::to_string(DLARRAY_PLUGIN_ABI_MAJOR) +
+                    ".x: rebuild the plugin against this dlarray SDK)");
   }
   info.abi_minor = desc->abi_minor;
   if (desc->struct_size <
@@ -315,13 +321,15 @@ void RuntimeState::LoadInto(PluginSlot& slot) {
       const DLArrayDeviceApi* table = nullptr;
       ClearPluginError();
       if (desc->create_device(CoreApi(), &table) != 0) ThrowPluginError("create_device");
-      slot.device = std::make_unique<PluginDevice>(table, info.name, desc->device_type);
+      slot.device =
+          std::make_unique<PluginDevice>(table, info.name, desc->device_type, desc->abi_major);
       info.device_count = slot.device->device_count();
     } catch (const std::exception& e) {
       return fail(PluginStatus::kInitFailed, std::string("initialisation failed: ") + e.what());
     }
     if (info.device_count <= 0) {
       info.device_count = 0;
+      NameDeviceType(desc->device_type, info.name);
       std::string why;
       try {
         why = slot.device->unavailable_reason();
@@ -342,11 +350,17 @@ void RuntimeState::LoadInto(PluginSlot& slot) {
   } catch (const std::exception& e) {
     return fail(PluginStatus::kInitFailed, std::string("registering kernels failed: ") + e.what());
   }
-  for (const auto& k : staged.kernels) info.ops.push_back(k.op);
+  // One entry per op, though a plugin may register an op's kernels for several device types.
+  for (const auto& k : staged.kernels) {
+    if (std::find(info.ops.begin(), info.ops.end(), k.op) == info.ops.end()) {
+      info.ops.push_back(k.op);
+    }
+  }
   for (const auto& d : staged.declared) info.declared_ops.push_back(d.name);
   if (serves_device) {
     DeviceSlot& ds = devices[desc->device_type];
     ds.count = info.device_count;
+    NameDeviceType(desc->device_type, info.name);
     ds.device.store(slot.device.get(), std::memory_order_release);
   }
   info.status = PluginStatus::kLoaded;

@@ -1,6 +1,9 @@
 // Devices, arrays and copies: the routing half of the core.
 #include "dlarray/runtime.h"
 
+#include <array>
+#include <atomic>
+#include <cctype>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -13,25 +16,58 @@
 
 namespace dlarray {
 
-// The names live in the SDK header, so that plugins print them as the core does.
-std::string DeviceTypeName(int device_type) { return FormatDeviceType(device_type); }
+namespace {
 
-std::string ContextToString(DLContext ctx) { return FormatDevice(ctx); }
+// The name each device type's plugin gave itself (interned, never freed: a reader may hold it
+// while another plugin loads). Lock-free, because the loader names types while holding its lock.
+std::array<std::atomic<const std::string*>, DLARRAY_MAX_DEVICE_TYPES> g_plugin_names{};
+
+bool IsIdentifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void NameDeviceType(int device_type, const std::string& plugin) {
+  if (device_type <= 0 || device_type >= DLARRAY_MAX_DEVICE_TYPES || !IsIdentifier(plugin)) return;
+  // A name that is already another type's (a plugin called "cpu" serving type 20) or one of the
+  // fallback names would make device strings ambiguous: such a type keeps its built-in name.
+  const std::string builtin = FormatDeviceType(device_type);
+  if (plugin.rfind("device_type_", 0) == 0 || plugin == "gpu") return;
+  for (int t = 1; t < DLARRAY_MAX_DEVICE_TYPES; ++t) {
+    if (t != device_type && (FormatDeviceType(t) == plugin || DeviceTypeName(t) == plugin)) return;
+  }
+  const std::string* old = g_plugin_names[device_type].load(std::memory_order_acquire);
+  if (old != nullptr && *old == plugin) return;
+  // Interned: a plugin of the type that loaded with no devices may be followed by another.
+  g_plugin_names[device_type].store(new std::string(plugin), std::memory_order_release);
+}
+
+// DLPack's names (dlarray/sdk_util.h, shared with plugins), unless a plugin named the type.
+std::string DeviceTypeName(int device_type) {
+  if (device_type > 0 && device_type < DLARRAY_MAX_DEVICE_TYPES) {
+    if (const std::string* n = g_plugin_names[device_type].load(std::memory_order_acquire)) {
+      return *n;
+    }
+  }
+  return FormatDeviceType(device_type);
+}
+
+std::string ContextToString(DLContext ctx) {
+  return DeviceTypeName(ctx.device_type) + "(" + std::to_string(ctx.device_id) + ")";
+}
 
 std::string DTypeToString(DLArrayDType t) { return FormatDType(t); }
-
-namespace {
-// The plugin name that conventionally serves a device type ("cuda" for gpu).
-std::string ConventionalPlugin(int device_type) {
-  return device_type == kDLArrayCUDA ? "cuda" : DeviceTypeName(device_type);
-}
-}  // namespace
 
 void RuntimeState::ThrowNoDevice(DLContext ctx) {
   const std::string where = ContextToString(ctx);
   if (ctx.device_type <= 0 || ctx.device_type >= DLARRAY_MAX_DEVICE_TYPES) {
     throw DeviceError(where + ": device type " + std::to_string(ctx.device_type) +
-                      " is not a device type (cpu = 1, gpu = 2, ... up to " +
+                      " is not a device type (cpu = 1, cuda = 2, ... up to " +
                       std::to_string(DLARRAY_MAX_DEVICE_TYPES - 1) + ")");
   }
   if (ctx.device_id < 0) {
@@ -50,10 +86,9 @@ void RuntimeState::ThrowNoDevice(DLContext ctx) {
   std::lock_guard<std::mutex> lock(mu_);
   const PluginSlot* best = nullptr;
   for (const auto& p : plugins_) {
-    bool serves =
-        (p->info.device_type == ctx.device_type && ctx.device_type != 0) ||
-        (p->info.device_type == 0 && p->info.name == ConventionalPlugin(ctx.device_type) &&
-         p->info.status != PluginStatus::kLoaded);
+    bool serves = (p->info.device_type == ctx.device_type && ctx.device_type != 0) ||
+                  (p->info.device_type == 0 && p->info.name == DeviceTypeName(ctx.device_type) &&
+                   p->info.status != PluginStatus::kLoaded);
     if (serves) best = p.get();
   }
   if (best != nullptr) {
@@ -65,7 +100,7 @@ void RuntimeState::ThrowNoDevice(DLContext ctx) {
   std::string dirs;
   for (const std::string& d : search_path) dirs += (dirs.empty() ? "" : ", ") + d;
   throw BackendError(where + ": no plugin serving " + DeviceTypeName(ctx.device_type) +
-                     " devices is installed (looked for " + ConventionalPlugin(ctx.device_type) +
+                     " devices is installed (looked for " + DeviceTypeName(ctx.device_type) +
                      "_backend.so in " + (dirs.empty() ? "no folder" : dirs) +
                      "; set DLARRAY_PLUGIN_PATH or call dlarray.load_plugin)");
 }
@@ -115,6 +150,36 @@ const void* PluginExtension(int device_type, const std::string& name) {
   return RuntimeState::Get().DeviceEvenIfNone(device_type)->extension(name);
 }
 
+const void* FindExtension(const std::string& name, int* device_type) {
+  RuntimeState& rt = RuntimeState::Get();
+  *device_type = -1;
+  for (int t = 1; t < DLARRAY_MAX_DEVICE_TYPES; ++t) {
+    PluginDevice* d = rt.DeviceOrNull(t);
+    if (d == nullptr) continue;
+    if (const void* table = d->extension(name)) {
+      *device_type = t;
+      return table;
+    }
+  }
+  return nullptr;
+}
+
+const void* RequireExtension(const std::string& name, const std::string& feature,
+                             int* device_type) {
+  if (const void* table = FindExtension(name, device_type)) return table;
+  // The plugins that might have offered it: those that did not load (the others were asked).
+  std::string unusable;
+  for (const PluginInfo& p : Plugins()) {
+    if (p.status == PluginStatus::kLoaded || p.status == PluginStatus::kNoDevices) continue;
+    unusable += (unusable.empty() ? "" : "; ") + p.name + " (" + p.path +
+                "): " + PluginStatusName(p.status) + ": " + p.reason;
+  }
+  throw BackendError(feature + " needs a device plugin offering " + name +
+                     ", and no loaded one does" +
+                     (unusable.empty() ? std::string(" (every plugin found loaded)")
+                                       : " (plugins not usable: " + unusable + ")"));
+}
+
 int DeviceCount(int device_type) {
   if (device_type <= 0 || device_type >= DLARRAY_MAX_DEVICE_TYPES) return 0;
   DeviceSlot& slot = RuntimeState::Get().devices[device_type];
@@ -129,18 +194,16 @@ std::vector<DLContext> Devices() {
   return out;
 }
 
-namespace {
-
-const char* Data(const DLArray* a) { return static_cast<const char*>(a->data) + a->byte_offset; }
-
-}  // namespace
+uint64_t DeviceCapabilities(DLDevice device) {
+  return RuntimeState::Get().DeviceFor(device)->capabilities();
+}
 
 void CopyFromTo(const DLArray* from, DLArray* to) {
   RuntimeState& rt = RuntimeState::Get();
   const int64_t count = CheckArrayFields(from, "copy source");
   CheckArrayFields(to, "copy target");
-  CheckContext(from->ctx, "copy source");
-  CheckContext(to->ctx, "copy target");
+  CheckContext(from->device, "copy source");
+  CheckContext(to->device, "copy target");
   if (from->ndim != to->ndim ||
       (from->ndim > 0 && std::memcmp(from->shape, to->shape, sizeof(int64_t) * from->ndim) != 0)) {
     throw ShapeError("copy: source shape " + ShapeToString(from) + " differs from target shape " +
@@ -152,28 +215,31 @@ void CopyFromTo(const DLArray* from, DLArray* to) {
   }
   const size_t nbytes = static_cast<size_t>(count) * DTypeBytes(from->dtype);
   if (nbytes == 0) return;  // zero-size: nothing to move (data may be null)
-  const DLContext src = from->ctx, dst = to->ctx;
-  void* dst_ptr = static_cast<char*>(to->data) + to->byte_offset;
-  if (src == dst && Data(from) == dst_ptr) return;
-  if (src.device_type == kDLArrayCPU && dst.device_type == kDLArrayCPU) {
-    if (DeviceCount(kDLArrayCPU) > 0) {
-      rt.DeviceFor(src)->copy(Data(from), src, dst_ptr, dst, nbytes);
-    } else {
-      std::memcpy(dst_ptr, Data(from), nbytes);
-    }
+  const DLDevice src = from->device, dst = to->device;
+  // Buffers travel as (handle, byte offset) pairs: only the plugin knows what a handle is.
+  const void* src_buf = from->data;
+  void* dst_buf = to->data;
+  const uint64_t src_off = from->byte_offset, dst_off = to->byte_offset;
+  if (src == dst && src_buf == dst_buf && src_off == dst_off) return;
+  if (src.device_type == kDLArrayCPU && dst.device_type == kDLArrayCPU &&
+      DeviceCount(kDLArrayCPU) == 0) {
+    // Host memory without the CPU plugin (the C API over caller memory): a plain memcpy.
+    std::memcpy(static_cast<char*>(dst_buf) + dst_off, static_cast<const char*>(src_buf) + src_off,
+                nbytes);
     return;
   }
-  if (src.device_type == kDLArrayCPU) {
-    rt.DeviceFor(dst)->copy(Data(from), src, dst_ptr, dst, nbytes);
-  } else if (dst.device_type == kDLArrayCPU || src.device_type == dst.device_type) {
-    rt.DeviceFor(src)->copy(Data(from), src, dst_ptr, dst, nbytes);
-  } else {
-    // Two device types: stage through host memory.
-    std::vector<char> host(nbytes);
-    DLContext cpu{kDLArrayCPU, 0};
-    rt.DeviceFor(src)->copy(Data(from), src, host.data(), cpu, nbytes);
-    rt.DeviceFor(dst)->copy(host.data(), cpu, dst_ptr, dst, nbytes);
+  if (src.device_type == kDLArrayCPU || dst.device_type == kDLArrayCPU ||
+      src.device_type == dst.device_type) {
+    // The device side's plugin copies (the source's when both are devices of one type).
+    PluginDevice* device = rt.DeviceFor(src.device_type == kDLArrayCPU ? dst : src);
+    device->copy(src_buf, src_off, src, dst_buf, dst_off, dst, nbytes);
+    return;
   }
+  // Two device types: stage through host memory.
+  std::vector<char> host(nbytes);
+  const DLDevice cpu{kDLArrayCPU, 0};
+  rt.DeviceFor(src)->copy(src_buf, src_off, src, host.data(), 0, cpu, nbytes);
+  rt.DeviceFor(dst)->copy(host.data(), 0, cpu, dst_buf, dst_off, dst, nbytes);
 }
 
 void Synchronize(DLContext ctx) { RuntimeState::Get().DeviceFor(ctx)->synchronize(ctx.device_id); }

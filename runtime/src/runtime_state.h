@@ -28,6 +28,10 @@ struct DeviceSlot {
   int count = 0;  // written before device is published
 };
 
+/*! \brief Lets device_type print (and parse) as the name of the plugin serving it, unless that name
+ *         is not an identifier or already names another type. */
+void NameDeviceType(int device_type, const std::string& plugin);
+
 class RuntimeState {
  public:
   /*! \brief The runtime; the first call discovers plugins. */
@@ -52,6 +56,8 @@ class RuntimeState {
   /*! \brief The device of type device_type, also when its plugin loaded with no devices; else
    *         the thrown error of DeviceFor. */
   PluginDevice* DeviceEvenIfNone(int device_type);
+  /*! \brief Like DeviceEvenIfNone, but nullptr where no plugin serves device_type. */
+  PluginDevice* DeviceOrNull(int device_type);
 
   PluginInfo Load(const std::string& path, const std::string& origin);
   std::vector<PluginInfo> Records();

@@ -109,6 +109,34 @@ TEST_CASE("extensions of a plugin without devices: PluginExtension reaches them"
   CHECK_THROWS_WITH(dlarray::PluginExtension(31, name), doctest::Contains("no plugin serving"));
 }
 
+TEST_CASE("extensions by name: found on whichever device type offers them, else a clear error") {
+  auto p = Load("zero_devices_plugin.so");
+  REQUIRE(p.status == dlarray::PluginStatus::kNoDevices);
+  int type = 0;
+  // The zero-device plugin offers the test extension, so some type (maybe a lower one) does.
+  const void* ext = dlarray::FindExtension("dlarray.test_extension.v1", &type);
+  REQUIRE(ext != nullptr);
+  CHECK(type > 0);
+  CHECK(ext == dlarray::PluginExtension(type, "dlarray.test_extension.v1"));
+  CHECK(dlarray::FindExtension("dlarray.no_such.v1", &type) == nullptr);
+  CHECK(type == -1);
+  CHECK_THROWS_WITH(dlarray::RequireExtension("dlarray.no_such.v1", "a test feature", &type),
+                    doctest::Contains("a test feature needs a device plugin offering "
+                                      "dlarray.no_such.v1, and no loaded one does"));
+}
+
+TEST_CASE("device capabilities: the CPU's pointers are host addresses, a fake device's too") {
+  const uint64_t cpu = dlarray::DeviceCapabilities(DLDevice{kDLArrayCPU, 0});
+  CHECK((cpu & DLARRAY_DEVICE_HOST_ADDRESSABLE) != 0);
+  CHECK((cpu & DLARRAY_DEVICE_POINTER_ARITHMETIC) != 0);  // implied by host-addressable
+  auto p = Load("fake_device_plugin.so");
+  REQUIRE(p.status == dlarray::PluginStatus::kLoaded);
+  CHECK((dlarray::DeviceCapabilities(DLDevice{p.device_type, 1}) &
+         DLARRAY_DEVICE_POINTER_ARITHMETIC) != 0);
+  CHECK_THROWS_WITH(dlarray::DeviceCapabilities(DLDevice{30, 0}),
+                    doctest::Contains("no plugin serving device_type_30"));
+}
+
 TEST_CASE("the plugin error helpers: a recorded error is thrown once, typed") {
   dlarray::ClearPluginError();
   CHECK_THROWS_WITH(dlarray::ThrowPluginError("an extension call"),
@@ -149,12 +177,12 @@ TEST_CASE("a second device type routes ops and copies, and mixing devices is ref
   std::string mixed = TryInvoke("relu", {host->dl()}, {out->dl()});
   CHECK(Contains(mixed, "different devices"));
   CHECK(Contains(mixed, "cpu(0)"));
-  CHECK(Contains(mixed, "device_type_20(1)"));
+  CHECK(Contains(mixed, "fake_device(1)"));
   std::string mixed_ids = TryInvoke("relu", {a->dl()}, {out->dl()});
-  CHECK(Contains(mixed_ids, "device_type_20(0)"));
+  CHECK(Contains(mixed_ids, "fake_device(0)"));
   CHECK(Contains(TryInvoke("softmax", {a->dl()}, {a->dl()}), "no kernel is registered"));
   CHECK_THROWS_WITH(dlarray::Array::Empty({1}, DLContext{20, 2}),
-                    doctest::Contains("there are 2 device_type_20 devices"));
+                    doctest::Contains("there are 2 fake_device devices"));
 }
 
 TEST_CASE("an op plugin adds an op without a core change") {

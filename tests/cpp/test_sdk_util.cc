@@ -35,7 +35,7 @@ TEST_CASE("sdk_util names every storage dtype and device as the core prints them
   CHECK(FormatDType({kDLArrayUInt, 64, 1}) == "uint64");
   CHECK(FormatDType({kDLArrayFloat, 32, 4}) == "float32x4");
   CHECK(dlarray::FormatDevice({kDLArrayCPU, 0}) == "cpu(0)");
-  CHECK(dlarray::FormatDevice({kDLArrayCUDA, 3}) == "gpu(3)");
+  CHECK(dlarray::FormatDevice({kDLArrayCUDA, 3}) == "cuda(3)");
   CHECK(dlarray::FormatDevice({kDLArrayOpenCL, 1}) == "opencl(1)");
   CHECK(dlarray::FormatDevice({27, 0}) == "device_type_27(0)");
 }

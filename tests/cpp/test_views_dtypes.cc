@@ -151,7 +151,7 @@ TEST_CASE("device strings") {
   // The names printed are the names parsed: DLPack's where it has one, else device_type_<n>.
   CHECK(dlarray::ContextToString(DLContext{4, 1}) == "opencl(1)");
   CHECK(dlarray::DeviceTypeName(7) == "vulkan");
-  CHECK(dlarray::DeviceTypeName(20) == "device_type_20");
+  CHECK(dlarray::DeviceTypeName(30) == "device_type_30");  // no test plugin serves 30
   for (int t = 1; t < DLARRAY_MAX_DEVICE_TYPES; ++t) {
     CHECK(dlarray::DeviceTypeFromName(dlarray::DeviceTypeName(t)) == t);
     CHECK(dlarray::ParseContext(dlarray::DeviceTypeName(t) + ":3") == DLContext{t, 3});

@@ -10,8 +10,8 @@
 #include "dlarray/ext/current_device.h"
 #include "dlarray/ext/rtc.h"
 
-/* The same file builds the older-minor test plugin against the frozen ABI 2.0 header (see
- * CMakeLists.txt), with its own device type, name and op. */
+/* The same file builds the older test plugins against the frozen ABI 2.0 and 2.1 headers (see
+ * CMakeLists.txt), each with its own device type, name and op. */
 #ifndef C99_DEVICE_TYPE
 #define C99_DEVICE_TYPE 25
 #define C99_PLUGIN_NAME "c99_device"
@@ -64,6 +64,18 @@ static void Free(void* self, int32_t id, void* ptr, uint64_t nbytes) {
   free(ptr);
 }
 
+#if DLARRAY_PLUGIN_ABI_MAJOR >= 3
+/* ABI 3: buffers and byte offsets. */
+static int Copy(void* self, const void* src, uint64_t src_offset, DLDevice src_device, void* dst,
+                uint64_t dst_offset, DLDevice dst_device, uint64_t nbytes) {
+  (void)self;
+  (void)src_device;
+  (void)dst_device;
+  memmove((char*)dst + dst_offset, (const char*)src + src_offset, (size_t)nbytes);
+  return 0;
+}
+#else
+/* ABI 2.x: the core added the offsets. */
 static int Copy(void* self, const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
                 uint64_t nbytes) {
   (void)self;
@@ -72,6 +84,7 @@ static int Copy(void* self, const void* src, DLContext src_ctx, void* dst, DLCon
   memmove(dst, src, (size_t)nbytes);
   return 0;
 }
+#endif
 
 static int Synchronize(void* self, int32_t id) {
   (void)self;
@@ -101,6 +114,9 @@ static int CreateDevice(const DLArrayCoreApi* api, const DLArrayDeviceApi** out)
   device_table.copy = Copy;
   device_table.synchronize = Synchronize;
   device_table.get_option = GetOption;
+#if DLARRAY_PLUGIN_ABI_MAJOR >= 3
+  device_table.capabilities = DLARRAY_DEVICE_HOST_ADDRESSABLE;
+#endif
   *out = &device_table;
   return 0;
 }

@@ -11,7 +11,7 @@ class NullAllocDevice final : public dlarray::Device {
   std::string device_name(int) override { return "null-allocating test device"; }
   void* allocate(int, size_t) override { return nullptr; }
   void free(int, void*, size_t) noexcept override {}
-  void copy(const void*, DLContext, void*, DLContext, size_t) override {}
+  void copy(const void*, uint64_t, DLDevice, void*, uint64_t, DLDevice, size_t) override {}
   void synchronize(int) override {}
 };
 

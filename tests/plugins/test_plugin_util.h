@@ -14,7 +14,7 @@ constexpr int kTestDeviceType = 20;
 /*! \brief The extension every test device offers: its name, as the table. */
 constexpr char kTestExtension[] = "dlarray.test_extension.v1";
 
-class HostMemoryDevice final : public dlarray::Device {
+class HostMemoryDevice : public dlarray::Device {
  public:
   HostMemoryDevice(int count, std::string reason, int type = kTestDeviceType)
       : count_(count), reason_(std::move(reason)), type_(type) {}
@@ -28,8 +28,12 @@ class HostMemoryDevice final : public dlarray::Device {
     return p;
   }
   void free(int, void* ptr, size_t) noexcept override { std::free(ptr); }
-  void copy(const void* src, DLContext, void* dst, DLContext, size_t nbytes) override {
-    std::memcpy(dst, src, nbytes);
+  // Host memory: the core may offset the pointers, kernels read them on the host.
+  uint64_t capabilities() const override { return DLARRAY_DEVICE_HOST_ADDRESSABLE; }
+  void copy(const void* src, uint64_t src_offset, DLDevice, void* dst, uint64_t dst_offset,
+            DLDevice, size_t nbytes) override {
+    std::memcpy(static_cast<char*>(dst) + dst_offset, static_cast<const char*>(src) + src_offset,
+                nbytes);
   }
   void synchronize(int) override {}
   const void* extension(const std::string& name) override {

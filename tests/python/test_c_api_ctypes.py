@@ -110,4 +110,4 @@ def test_gpu_through_ctypes_without_gpu_is_an_error_code():
         pytest.skip("a GPU is usable here")
     h = Handle()
     assert LIB.DLArrayAlloc((ctypes.c_int64 * 1)(4), 1, DLContext(2, 0), ctypes.byref(h)) == -1
-    assert b"gpu(0)" in LIB.DLGetLastError()
+    assert b"cuda(0)" in LIB.DLGetLastError()

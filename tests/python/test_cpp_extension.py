@@ -195,7 +195,7 @@ def test_cuda_sources_are_compiled_with_nvcc(rng):
         warnings.simplefilter("error")
         ext = cpp_extension.load_inline("cube_j", source("cube_j", cuda=True),
                                         cuda_sources=CUDA_PART.replace("NAME", "cube_j"))
-    assert dlarray.ops.op_info("cube_j")["devices"] == ["cpu", "gpu"]
+    assert dlarray.ops.op_info("cube_j")["devices"] == ["cpu", "cuda"]
     for ctx in dlarray.devices():
         if repr(ctx).rsplit("(", 1)[0] not in ("cpu", "gpu"):  # e.g. OpenCL: no kernel here
             continue

@@ -55,4 +55,4 @@ def test_usable_or_empty_values(value):
 def test_a_gpu_when_there_is_one():
     if not any(c.device_type == 2 for c in dlarray.devices()):
         pytest.skip("no usable GPU")
-    assert _probe("cuda:0")["device"] == "gpu(0)"
+    assert _probe("cuda:0")["device"] == "cuda(0)"

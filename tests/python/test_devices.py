@@ -17,6 +17,11 @@ def test_device_strings(text, want):
     assert dlarray.DLContext(text) == ctx
 
 
+def test_device_type_2_prints_cuda_and_gpu_still_parses():
+    assert repr(dlarray.gpu(1)) == "cuda(1)" == repr(dlarray.DLContext("gpu:1"))
+    assert repr(dlarray.DLContext(0, 30)) == "device_type_30(0)"  # no test plugin serves it
+
+
 @pytest.mark.parametrize("text", ["tpu", "cuda:", "cuda:-1", "cuda:x", "", "cpu:0:1"])
 def test_bad_device_strings(text):
     with pytest.raises(ValueError, match="device"):

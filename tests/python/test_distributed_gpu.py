@@ -122,4 +122,4 @@ dist.destroy_process_group()
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, env=env())
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split() == ["0", "1", "gpu(0)"]
+    assert done.stdout.split() == ["0", "1", "cuda(0)"]

@@ -141,7 +141,7 @@ def test_device_id_out_of_range():
 def test_gpu_without_cuda_plugin_raises_the_stored_reason():
     if any(c.device_type == 2 for c in dlarray.devices()):
         pytest.skip("a GPU is usable here")
-    with pytest.raises(RuntimeError, match=r"gpu\(0\)") as info:
+    with pytest.raises(RuntimeError, match=r"cuda\(0\)") as info:
         dlarray.empty((2,), dlarray.gpu(0))
     msg = str(info.value)
     cuda = [p for p in dlarray.plugins() if p["name"] == "cuda"]
@@ -150,10 +150,10 @@ def test_gpu_without_cuda_plugin_raises_the_stored_reason():
         assert cuda[0]["status"] in msg
     else:
         assert "cuda_backend.so" in msg
-    with pytest.raises(RuntimeError, match=r"gpu\(0\)"):
+    with pytest.raises(RuntimeError, match=r"cuda\(0\)"):
         dlarray.array(np.ones(3), dlarray.gpu(0))
     a = dlarray.array(np.ones(3))  # the cpu still works
-    with pytest.raises(RuntimeError, match=r"gpu\(0\)"):
+    with pytest.raises(RuntimeError, match=r"cuda\(0\)"):
         a.copyto(dlarray.gpu(0))
 
 

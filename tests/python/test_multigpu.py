@@ -109,7 +109,7 @@ def test_operands_on_two_gpus_raise_the_device_error():
     for call in (lambda: ops.matrix_elementwise_add(x0, x1, x1),
                  lambda: ops.matrix_multiply(x0, False, x1, False, x0),
                  lambda: ops.relu(x1, x0)):
-        with pytest.raises(ValueError, match=r"gpu\(0\).*gpu\(1\)|gpu\(1\).*gpu\(0\)"):
+        with pytest.raises(ValueError, match=r"cuda\(0\).*cuda\(1\)|cuda\(1\).*cuda\(0\)"):
             call()
 
 

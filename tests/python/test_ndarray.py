@@ -14,7 +14,7 @@ DEVICES = dlarray.devices()
 
 def test_contexts():
     assert dlarray.cpu() == dlarray.cpu(0) != dlarray.gpu(0)
-    assert repr(dlarray.cpu()) == "cpu(0)" and repr(dlarray.gpu(1)) == "gpu(1)"
+    assert repr(dlarray.cpu()) == "cpu(0)" and repr(dlarray.gpu(1)) == "cuda(1)"
     assert dlarray.gpu(1).device_type == 2 and dlarray.gpu(1).device_id == 1
     assert dlarray.is_gpu_ctx(dlarray.gpu()) and not dlarray.is_gpu_ctx(dlarray.cpu())
     assert len({dlarray.cpu(), dlarray.cpu(0), dlarray.gpu(0)}) == 2

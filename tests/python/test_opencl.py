@@ -281,7 +281,7 @@ def test_a_forked_child_gets_an_error_not_a_hang():
     for name in ("op", "read", "new"):
         assert "fork()ed" in r["child"][name] and "spawn" in r["child"][name], r["child"]
     sync = r["child"]["sync"]
-    assert sync == "ok" or ("gpu(" in sync and "fork" in sync and "spawn" in sync), sync
+    assert sync == "ok" or ("cuda(" in sync and "fork" in sync and "spawn" in sync), sync
 
 
 def test_gpu_kernel_variants_pass_the_op_suite(tmp_path):

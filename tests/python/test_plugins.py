@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import dlarray
+from dlarray import _core
 
 FIELDS = {"name", "path", "origin", "status", "reason", "device_type", "device_count",
           "abi_version", "ops"}
@@ -81,7 +82,7 @@ def test_every_broken_plugin_is_recorded_and_nothing_else_breaks(test_plugin_dir
     assert p["conflict_plugin.so"]["status"] == "init failed"
     assert "already has a kernel" in p["conflict_plugin.so"]["reason"]
     assert p["fake_device_plugin.so"]["status"] == "loaded"
-    assert "device_type_20(1)" in report["devices"]
+    assert "fake_device(1)" in report["devices"]
     assert p["zero_devices_plugin.so"]["status"] == "no devices"
     assert "simulated: no test hardware present" in p["zero_devices_plugin.so"]["reason"]
     for rec in report["plugins"]:
@@ -133,7 +134,7 @@ print(json.dumps({"err": err}))
 
 
 def test_load_plugin_explicitly(test_plugin_dir):
-    with pytest.raises(RuntimeError, match="ABI mismatch: built for plugin ABI 3.0"):
+    with pytest.raises(RuntimeError, match="ABI mismatch: built for plugin ABI 4.0"):
         dlarray.load_plugin(test_plugin_dir / "wrong_abi_plugin.so")
     with pytest.raises(RuntimeError, match="no such file"):
         dlarray.load_plugin(test_plugin_dir / "nope.so")
@@ -148,7 +149,31 @@ def test_load_plugin_explicitly(test_plugin_dir):
     c = dlarray.empty((3,), fake1)
     dlarray.ops.relu(b, c)
     np.testing.assert_array_equal(c.asnumpy(), np.maximum(x, 0))
-    with pytest.raises(ValueError, match=r"different devices.*cpu\(0\).*device_type_20\(1\)"):
+    with pytest.raises(ValueError, match=r"different devices.*cpu\(0\).*fake_device\(1\)"):
         dlarray.ops.relu(dlarray.array(x), c)
     with pytest.raises(RuntimeError, match="no kernel"):
         dlarray.ops.softmax(b, c)
+
+
+def test_extensions_are_found_on_the_arrays_device_type(test_plugin_dir):
+    # The fake device (type 20) offers the graph and mem_info extensions the CUDA plugin offers.
+    assert dlarray.load_plugin(test_plugin_dir / "fake_device_plugin.so")["status"] == "loaded"
+    dev = dlarray.DLContext(1, 20)
+    assert dlarray.mem_info(dev) == (1001, 2000)
+    assert _core._graph_unavailable_reason(dev) == ""
+    assert "does not offer" in _core._graph_unavailable_reason(dlarray.cpu())
+    x = np.array([-1.0, 2.0, -3.0, 4.0], np.float32)
+    a, out = dlarray.array(x, dev), dlarray.array(np.zeros(4, np.float32), dev)
+    _core._graph_begin_capture(dev)
+    assert _core._graph_is_capturing(dev)
+    assert not _core._graph_is_capturing(dlarray.DLContext(0, 20))  # the other fake device
+    dlarray.ops.relu(a, out)  # recorded, not run
+    graph = _core._graph_end_capture(dev)
+    assert graph.num_nodes == 1 and not _core._graph_is_capturing(dev)
+    np.testing.assert_array_equal(out.asnumpy(), np.zeros(4))
+    graph.launch()
+    np.testing.assert_array_equal(out.asnumpy(), np.maximum(x, 0))
+    with pytest.raises(ValueError, match="fake graph: nothing is recording"):
+        _core._graph_end_capture(dev)
+    with pytest.raises(ValueError, match=r"cpu\(0\) does not offer a complete dlarray.graph.v1"):
+        _core._graph_begin_capture(dlarray.cpu())

@@ -312,6 +312,6 @@ def test_gpu_without_a_gpu_is_an_error_code(seed):
     if any(c.device_type == 2 for c in dlarray.devices()):
         pytest.skip("a GPU is usable here: the op tests above ran on it")
     rc, _ = raw_alloc(seed, (4,), seed.ndarray.gpu(0))
-    assert rc == -1 and "gpu(0)" in last_error(seed)
+    assert rc == -1 and "cuda(0)" in last_error(seed)
     with pytest.raises(AssertionError):
         seed.ndarray.empty((4,), ctx=seed.ndarray.gpu(0))

@@ -176,7 +176,7 @@ static void CheckErrors(SelfTest* t) {
 }
 
 /* Runs every check; returns the number of failures (the first one in report). GPU checks run
- * where gpu(0) can be allocated; otherwise the failure must name gpu(0). */
+ * where gpu(0) can be allocated; otherwise the failure must name cuda(0). */
 EXPORT int seed_api_selftest(char* report, int report_size) {
   SelfTest state = {0, report, report_size};
   SelfTest* t = &state;
@@ -191,7 +191,7 @@ EXPORT int seed_api_selftest(char* report, int report_size) {
     CHECK(DLArrayFree(g) == 0);
     CheckOps(t, 2);
   } else {
-    CHECK(strstr(DLGetLastError(), "gpu(0)") != NULL);
+    CHECK(strstr(DLGetLastError(), "cuda(0)") != NULL);
   }
   return t->failures;
 }

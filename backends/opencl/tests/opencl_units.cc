@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "address_space.h"
+#include "buffer_table.h"
 #include "cl_check.h"
 #include "device_selection.h"
 #include "disk_cache.h"
@@ -149,29 +149,28 @@ TEST_CASE("OpenCL error codes are named") {
   CHECK_THROWS_AS(ThrowClError(-4, "clCreateBuffer", "b.cc", 1), dlarray::OutOfMemoryError);
 }
 
-TEST_CASE("buffer addresses: offsets resolve, foreign and stale addresses are refused") {
-  AddressSpace space;
+TEST_CASE("buffer handles: offsets resolve, foreign and stale handles are refused") {
+  BufferTable table;
   cl_mem fake1 = reinterpret_cast<cl_mem>(uintptr_t{0x1000});
   cl_mem fake2 = reinterpret_cast<cl_mem>(uintptr_t{0x2000});
-  char* a = static_cast<char*>(space.Insert(fake1, 0, 4096));
-  char* b = static_cast<char*>(space.Insert(fake2, 1, 100));
-  CHECK(AddressSpace::IsTagged(a));
-  CHECK(a != b);
-  BufferRef r = space.Resolve(a + 1000, 0, 96, "x");
+  table.Insert(fake1, 0, 4096);
+  table.Insert(fake2, 1, 100);
+  BufferRef r = table.Resolve(fake1, 1000, 0, 96, "x");
   CHECK(r.mem == fake1);
   CHECK(r.offset == 1000);
-  CHECK(space.Resolve(a + 4096, 0, 0, "x").offset == 4096);
-  CHECK_THROWS_WITH_AS(space.Resolve(a + 4000, 0, 100, "x"), doctest::Contains("run past the end"),
-                       dlarray::DeviceError);
-  CHECK_THROWS_WITH_AS(space.Resolve(b, 0, 4, "y"), doctest::Contains("lives on opencl(1)"),
+  CHECK(r.size == 4096);
+  CHECK(table.Resolve(fake1, 4096, 0, 0, "x").offset == 4096);
+  CHECK_THROWS_WITH_AS(table.Resolve(fake1, 4000, 0, 100, "x"),
+                       doctest::Contains("run past the end"), dlarray::DeviceError);
+  CHECK_THROWS_WITH_AS(table.Resolve(fake1, UINT64_MAX, 0, 1, "x"),
+                       doctest::Contains("run past the end"), dlarray::DeviceError);
+  CHECK_THROWS_WITH_AS(table.Resolve(fake2, 0, 0, 4, "y"), doctest::Contains("lives on opencl(1)"),
                        dlarray::DeviceError);
   int host = 0;
-  CHECK_THROWS_WITH_AS(space.Resolve(&host, 0, 4, "z"), doctest::Contains("is not memory of"),
+  CHECK_THROWS_WITH_AS(table.Resolve(&host, 0, 0, 4, "z"), doctest::Contains("is not memory of"),
                        dlarray::DeviceError);
-  CHECK(space.Erase(a + 8).mem == nullptr);  // only the start of a buffer frees it
-  CHECK(space.Erase(a).mem == fake1);
-  CHECK(space.Erase(a).mem == nullptr);  // twice: unknown
-  CHECK_THROWS_AS(space.Resolve(a, 0, 4, "stale"), dlarray::DeviceError);
-  CHECK(space.Insert(fake1, 0, 8) == a);  // the slot is reused
-  CHECK_THROWS_AS(space.Insert(fake1, 0, AddressSpace::kMaxBytes + 1), dlarray::OutOfMemoryError);
+  CHECK(table.Erase(reinterpret_cast<char*>(fake1) + 8).mem == nullptr);  // not a handle
+  CHECK(table.Erase(fake1).mem == fake1);
+  CHECK(table.Erase(fake1).mem == nullptr);  // twice: unknown
+  CHECK_THROWS_AS(table.Resolve(fake1, 0, 0, 4, "stale"), dlarray::DeviceError);
 }

@@ -46,7 +46,7 @@ class GraphRunner:
             self.note = ("runs op by op: ops that are not plain device ops (%s) cannot be "
                          "recorded in a CUDA graph" % ", ".join(unsafe))
         else:
-            reason = _core._graph_unavailable_reason()
+            reason = _core._graph_unavailable_reason(plan.ctx)
             if reason:
                 self.note = "runs op by op: " + reason
         self.enabled = not self.note

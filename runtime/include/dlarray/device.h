@@ -15,6 +15,7 @@
 
 #include "dlarray/dlarray.h"
 #include "dlarray/errors.h"
+#include "dlarray/plugin_api.h"
 
 namespace dlarray {
 
@@ -49,12 +50,19 @@ class Device {
   /*! \brief Releases a pointer from allocate(id, nbytes). Must not throw. */
   virtual void free(int id, void* ptr, size_t nbytes) noexcept = 0;
   /*!
-   * \brief Copies nbytes from src to dst. At least one side is on this device type; the other is
-   *        on this type or on the CPU. Returns once host memory given as src may be reused and,
-   *        for a copy into host memory, once dst holds the data.
+   * \brief Copies nbytes from byte src_offset of buffer src to byte dst_offset of buffer dst (a
+   *        buffer is what allocate() gave, or host memory on a CPU side). At least one side is on
+   *        this device type; the other is on this type or on the CPU. Returns once host memory
+   *        given as src may be reused and, for a copy into host memory, once dst holds the data.
    */
-  virtual void copy(const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
-                    size_t nbytes) = 0;
+  virtual void copy(const void* src, uint64_t src_offset, DLDevice src_device, void* dst,
+                    uint64_t dst_offset, DLDevice dst_device, size_t nbytes) = 0;
+  /*!
+   * \brief DLARRAY_DEVICE_* bits of dlarray/plugin_api.h: whether data pointers are addresses the
+   *        core may offset (DLARRAY_DEVICE_POINTER_ARITHMETIC) or even read on the host
+   *        (DLARRAY_DEVICE_HOST_ADDRESSABLE). 0: opaque buffer handles.
+   */
+  virtual uint64_t capabilities() const { return 0; }
   /*! \brief Waits for all work queued on device id; reports asynchronous failures. */
   virtual void synchronize(int id) = 0;
   /*! \brief The stream kernels of device id run on (nullptr: synchronous backend). */

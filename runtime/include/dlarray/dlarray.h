@@ -15,21 +15,24 @@
 extern "C" {
 #endif
 
-/*! \brief Device types, with DLPack's numbers (and the seed's: 1 = cpu, 2 = gpu). */
+/*! \brief Device types, with DLPack's numbers (the seed's 2 = gpu is CUDA: it prints "cuda"). */
 typedef enum {
   kDLArrayCPU = 1,    /*!< host memory */
   kDLArrayCUDA = 2,   /*!< CUDA device memory */
-  kDLArrayOpenCL = 4, /*!< OpenCL buffers (opaque addresses: see dlarray/ext/opencl.h) */
+  kDLArrayOpenCL = 4, /*!< OpenCL buffers (data is a cl_mem: see dlarray/ext/opencl.h) */
 } DLArrayDeviceType;
 
 /*! \brief Largest device type number the runtime routes (DLPack defines fewer). */
 #define DLARRAY_MAX_DEVICE_TYPES 32
 
-/*! \brief A device: DLPack's DLDevice layout; the seed calls it a context. */
+/*! \brief A device: DLPack's DLDevice. */
 typedef struct {
   int32_t device_type; /*!< one of DLArrayDeviceType */
   int32_t device_id;   /*!< index among the devices of that type */
-} DLContext;
+} DLDevice;
+
+/*! \brief The seed API's name of DLDevice (kept for its callers; new code writes DLDevice). */
+typedef DLDevice DLContext;
 
 /*! \brief Type codes, with DLPack's numbers. */
 typedef enum {
@@ -49,8 +52,16 @@ typedef struct {
 
 /*! \brief An n-dimensional array: DLPack's DLTensor layout. */
 typedef struct {
-  void* data;           /*!< start of the allocation (host or device pointer) */
-  DLContext ctx;        /*!< where data lives */
+  void* data; /*!< the buffer handle: a pointer on devices with pointer arithmetic, else opaque */
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L)
+  /* C11 and C++ also read the device under the seed API's name `ctx` (one member, two names). */
+  union {
+    DLDevice device; /*!< where data lives */
+    DLDevice ctx;    /*!< the seed API's name of `device` */
+  };
+#else
+  DLDevice device; /*!< where data lives (C99 has no anonymous unions: no `ctx` alias there) */
+#endif
   int32_t ndim;         /*!< number of dimensions */
   DLArrayDType dtype;   /*!< element type */
   int64_t* shape;       /*!< ndim extents */
@@ -77,10 +88,10 @@ inline bool operator==(DLArrayDType a, DLArrayDType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
 inline bool operator!=(DLArrayDType a, DLArrayDType b) { return !(a == b); }
-inline bool operator==(DLContext a, DLContext b) {
+inline bool operator==(DLDevice a, DLDevice b) {
   return a.device_type == b.device_type && a.device_id == b.device_id;
 }
-inline bool operator!=(DLContext a, DLContext b) { return !(a == b); }
+inline bool operator!=(DLDevice a, DLDevice b) { return !(a == b); }
 #endif
 
 #endif  // DLARRAY_DLARRAY_H_

@@ -120,10 +120,12 @@ namespace sdk_detail __attribute__((visibility("hidden"))) {
   inline void Free(void* self, int32_t id, void* ptr, uint64_t nbytes) {
     Self(self)->free(id, ptr, static_cast<size_t>(nbytes));
   }
-  inline int Copy(void* self, const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
-                  uint64_t nbytes) {
-    return Guard(
-        "copy", [&] { Self(self)->copy(src, src_ctx, dst, dst_ctx, static_cast<size_t>(nbytes)); });
+  inline int Copy(void* self, const void* src, uint64_t src_offset, DLDevice src_device, void* dst,
+                  uint64_t dst_offset, DLDevice dst_device, uint64_t nbytes) {
+    return Guard("copy", [&] {
+      Self(self)->copy(src, src_offset, src_device, dst, dst_offset, dst_device,
+                       static_cast<size_t>(nbytes));
+    });
   }
   inline int Synchronize(void* self, int32_t id) {
     return Guard("synchronize", [&] { Self(self)->synchronize(id); });
@@ -189,6 +191,7 @@ namespace sdk_detail __attribute__((visibility("hidden"))) {
       t.get_option = &GetOption;
       t.destroy = &Destroy;
       t.get_extension = &Extension;
+      t.capabilities = device->capabilities();
       s.device = device.release();
       *out = &t;
     });

@@ -16,7 +16,10 @@
  *   (DLARRAY_STRUCT_HAS); a field beyond struct_size is absent, as if NULL or 0.
  * - So a core loads plugins built against any older minor of its major, and a plugin built against
  *   a newer minor loads too (it must check core->abi_minor / struct_size before using newer core
- *   functions). A different major is refused with both versions in the reason.
+ *   functions). A different major is refused with both versions in the reason, except that a
+ *   core of major 3 still loads plugins of major 2 (2.0, 2.1): their tables have the layout of
+ *   3.0's, but copy takes plain pointers (data + byte_offset), and their devices have pointer
+ *   arithmetic exactly when they serve cpu or cuda devices (what 2.x cores assumed).
  *
  * Errors: functions returning int return 0 on success and -1 on failure; before returning -1 the
  * plugin calls core->set_error(kind, message) (kind: a DLArrayErrorKind). The core turns that into
@@ -36,11 +39,26 @@
 extern "C" {
 #endif
 
-/*! \brief Major version: plugins of another major are refused. */
-#define DLARRAY_PLUGIN_ABI_MAJOR 2
+/*! \brief Major version: plugins of another major are refused (but see above for 2.x).
+ *         3.0: copy takes (buffer handle, byte offset) pairs; DLArrayDeviceApi.capabilities. */
+#define DLARRAY_PLUGIN_ABI_MAJOR 3
 /*! \brief Minor version: grows when fields are appended. 2.1 added DLArrayDeviceApi.get_extension,
  *         DLArrayCoreApi.invoke, DLArrayKernelCall.op_name and DLArrayOpSchema.infer_shape. */
-#define DLARRAY_PLUGIN_ABI_MINOR 1
+#define DLARRAY_PLUGIN_ABI_MINOR 0
+/*! \brief The oldest major a core of this major still loads. */
+#define DLARRAY_PLUGIN_ABI_OLDEST_MAJOR 2
+
+/*!
+ * \brief DLArrayDeviceApi.capabilities: the device's data pointers are addresses of one flat
+ *        space, so data + k is the address of byte k of the buffer (CPU, CUDA). The core then may
+ *        move an array's data pointer and byte_offset against each other (DLPack export, negative
+ *        strides) and checks element alignment. Without it, data is an opaque buffer handle (an
+ *        OpenCL cl_mem) that only its own byte_offset may offset, and the core never does.
+ */
+#define DLARRAY_DEVICE_POINTER_ARITHMETIC (UINT64_C(1) << 0)
+/*! \brief DLArrayDeviceApi.capabilities: host code may read and write data + byte_offset directly
+ *         (host memory, as the CPU's). Implies DLARRAY_DEVICE_POINTER_ARITHMETIC. */
+#define DLARRAY_DEVICE_HOST_ADDRESSABLE (UINT64_C(1) << 1)
 
 /*! \brief Name of the symbol every plugin exports (a DLArrayPluginEntryFn). */
 #define DLARRAY_PLUGIN_ENTRY_SYMBOL "dlarray_plugin_entry"
@@ -224,12 +242,13 @@ struct DLArrayDeviceApi {
   /*! \brief Releases a pointer from allocate(id, nbytes). */
   void (*free)(void* self, int32_t id, void* ptr, uint64_t nbytes);
   /*!
-   * \brief Copies nbytes from src to dst. At least one side is on this device type; the other is
-   *        on this type or on the CPU. Returns once host memory given as src may be reused and, for
-   *        a copy into host memory, once dst holds the data.
+   * \brief Copies nbytes from byte src_offset of buffer src to byte dst_offset of buffer dst (a
+   *        buffer is what allocate gave, or host memory for a CPU side). At least one side is on
+   *        this device type; the other is on this type or on the CPU. Returns once host memory
+   *        given as src may be reused and, for a copy into host memory, once dst holds the data.
    */
-  int (*copy)(void* self, const void* src, DLContext src_ctx, void* dst, DLContext dst_ctx,
-              uint64_t nbytes);
+  int (*copy)(void* self, const void* src, uint64_t src_offset, DLDevice src_device, void* dst,
+              uint64_t dst_offset, DLDevice dst_device, uint64_t nbytes);
   /*! \brief Waits for all work queued on device id; reports asynchronous failures. */
   int (*synchronize)(void* self, int32_t id);
   /*! \brief The stream kernels of device id run on (NULL: synchronous backend). */
@@ -249,6 +268,8 @@ struct DLArrayDeviceApi {
    *        the plugin's struct (layout documented with the extension), or NULL when unknown.
    */
   int (*get_extension)(void* self, const char* name, const void** out);
+  /*! \brief DLARRAY_DEVICE_* bits (ABI 3.0): what the core may do with the device's pointers. */
+  uint64_t capabilities;
 };
 
 /*! \brief What a plugin tells the loader about itself. */

@@ -63,11 +63,13 @@ DLARRAY_EXPORT std::string CoreLibraryPath();
 /*! \brief The folders searched at start-up, in order. */
 DLARRAY_EXPORT std::vector<std::string> PluginSearchPath();
 
-/*! \brief "cpu(0)", "gpu(1)", "opencl(0)", "device_type_20(0)". */
+/*! \brief "cpu(0)", "cuda(1)", "opencl(0)", a plugin's own name ("c99_device(0)"), else
+ *         "device_type_20(0)". */
 DLARRAY_EXPORT std::string ContextToString(DLContext ctx);
 /*!
- * \brief "cpu", "gpu", DLPack's names for the types other plugins serve ("opencl", "vulkan",
- *        "metal", "rocm", "oneapi"), else "device_type_<n>".
+ * \brief The name the plugin serving device_type gave itself, else "cpu", "cuda" and DLPack's
+ *        names of other types ("opencl", "vulkan", "metal", "rocm", "oneapi"), else
+ *        "device_type_<n>". DeviceTypeFromName parses every one of them (and "gpu").
  */
 DLARRAY_EXPORT std::string DeviceTypeName(int device_type);
 /*! \brief "float32", "int64", ... */
@@ -295,6 +297,11 @@ DLARRAY_EXPORT void WaitStream(DLContext ctx, void* waiter, void* signaller);
 DLARRAY_EXPORT DLContext ParseContext(const std::string& text);
 /*! \brief The device type a name stands for ("cpu" 1, "cuda"/"gpu" 2, a plugin's name), or -1. */
 DLARRAY_EXPORT int DeviceTypeFromName(const std::string& name);
+/*!
+ * \brief The DLARRAY_DEVICE_* capability bits (dlarray/plugin_api.h) of the plugin serving the
+ *        device: whether its data pointers may be offset or read on the host.
+ */
+DLARRAY_EXPORT uint64_t DeviceCapabilities(DLDevice device);
 /*! \brief Waits for all queued work on ctx. */
 DLARRAY_EXPORT void Synchronize(DLContext ctx);
 
@@ -305,6 +312,19 @@ DLARRAY_EXPORT void Synchronize(DLContext ctx);
  *        stored reason when no plugin of device_type loaded.
  */
 DLARRAY_EXPORT const void* PluginExtension(int device_type, const std::string& name);
+/*!
+ * \brief The extension `name` of whichever device type offers it (the lowest such type), for
+ *        services not tied to one array's device: its table, with *device_type set to the type;
+ *        nullptr (and *device_type -1) when no loaded device plugin offers it. Plugins that
+ *        loaded with no devices are asked too, as by PluginExtension.
+ */
+DLARRAY_EXPORT const void* FindExtension(const std::string& name, int* device_type);
+/*!
+ * \brief FindExtension that never gives nullptr: throws BackendError "<feature> needs a device
+ *        plugin offering <name>", listing the device plugins that did not load and why.
+ */
+DLARRAY_EXPORT const void* RequireExtension(const std::string& name, const std::string& feature,
+                                            int* device_type);
 /*!
  * \brief Forgets any error a plugin recorded on this thread (with the core's set_error). Call it
  *        before a function of a device extension whose failures are reported that way.

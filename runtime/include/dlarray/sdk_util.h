@@ -35,13 +35,13 @@ inline std::string FormatDType(DLArrayDType t) {
   return s;
 }
 
-/*! \brief "cpu", "gpu", DLPack's names of the other common types, else "device_type_<n>". */
+/*! \brief "cpu", "cuda", DLPack's names of the other common types, else "device_type_<n>". */
 inline std::string FormatDeviceType(int device_type) {
   switch (device_type) {
     case kDLArrayCPU:
       return "cpu";
     case kDLArrayCUDA:
-      return "gpu";
+      return "cuda";
     case kDLArrayOpenCL:
       return "opencl";
     case kDLArrayPackVulkan:
@@ -57,7 +57,7 @@ inline std::string FormatDeviceType(int device_type) {
   }
 }
 
-/*! \brief "gpu(1)", "cpu(0)". */
+/*! \brief "cuda(1)", "cpu(0)" (the core also prints a plugin's own name for its type). */
 inline std::string FormatDevice(DLContext ctx) {
   return FormatDeviceType(ctx.device_type) + "(" + std::to_string(ctx.device_id) + ")";
 }

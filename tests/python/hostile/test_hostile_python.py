@@ -77,7 +77,7 @@ BAD_CONTEXTS = {
     "int": (0, TypeError, ""),
     "float": (1.5, TypeError, ""),
     "cpu5": (dlarray.cpu(5), ValueError, "cpu(5)"),
-    "gpu7": (dlarray.gpu(7), (RuntimeError, ValueError), "gpu(7)"),
+    "gpu7": (dlarray.gpu(7), (RuntimeError, ValueError), "cuda(7)"),
     "type99": (dlarray.DLContext(0, 99), ValueError, "device type 99 is not a device type"),
     "type0": (dlarray.DLContext(0, 0), ValueError, "device type 0 is not a device type"),
     "negative_id": (dlarray.DLContext(-1, 1), ValueError, "cpu(-1)"),
