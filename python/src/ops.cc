@@ -144,7 +144,8 @@ class OpFunction {
     py::object results[DLARRAY_MAX_OPERANDS];
     bool allocate = false;
     for (int o = 0; o < s_.num_outputs; ++o) {
-      if (slot[first_out + o] == nullptr && s_.num_inputs > 0) {
+      if ((slot[first_out + o] == nullptr || slot[first_out + o] == Py_None) &&
+          s_.num_inputs > 0) {  // None, the signature's default, allocates too
         allocate = true;
         continue;
       }

@@ -301,6 +301,9 @@ struct CoreOpRow {
   DLArrayValidateFn validate;  // nullptr: every operand has one shape
   DLArrayInferShapeFn infer;   // nullptr: outputs shaped like input 0 when validate is nullptr
   const char* doc;
+  // How inputs are differentiated, e.g. "a=matrix_elementwise_multiply(dout,b)": the gradient of
+  // input a is that op applied to the output's gradient (dout), an input or the output (out).
+  const char* gradients = nullptr;
 };
 
 // Every built-in op. The output of each is named "out".
@@ -312,26 +315,28 @@ const CoreOpRow kCoreOps[] = {
     {"reduce_sum_axis_zero", "x", "", nullptr, kNumeric, kFillZero, V<ValidateReduceSumAxisZero>,
      I<InferReduceSumAxisZero>, "out = x.sum(axis=0)"},
     {"matrix_elementwise_add", "a b", "", nullptr, kNumeric, kInplace, nullptr, nullptr,
-     "out = a + b"},
+     "out = a + b", "a=copy(dout) b=copy(dout)"},
     {"matrix_elementwise_add_by_const", "x", "value", nullptr, kNumeric, kInplace,
-     V<ValidateScalarOp>, I<InferLikeInput0>, "out = x + value"},
+     V<ValidateScalarOp>, I<InferLikeInput0>, "out = x + value", "x=copy(dout)"},
     {"matrix_elementwise_multiply", "a b", "", nullptr, kNumeric, kInplace, nullptr, nullptr,
-     "out = a * b"},
+     "out = a * b", "a=matrix_elementwise_multiply(dout,b) b=matrix_elementwise_multiply(dout,a)"},
     {"matrix_elementwise_multiply_by_const", "x", "value", nullptr, kNumeric, kInplace,
-     V<ValidateScalarOp>, I<InferLikeInput0>, "out = x * value"},
+     V<ValidateScalarOp>, I<InferLikeInput0>, "out = x * value",
+     "x=matrix_elementwise_multiply_by_const(dout)"},
     {"matrix_multiply", "a b", "trans_a:bool trans_b:bool", "a trans_a b trans_b out", kFloats,
      kFillZero, V<ValidateMatrixMultiply>, I<InferMatrixMultiply>,
      "out = op(a) @ op(b), op transposing when trans_a / trans_b"},
-    {"relu", "x", "", nullptr, kFloats, kInplace, nullptr, nullptr, "out = max(x, 0)"},
+    {"relu", "x", "", nullptr, kFloats, kInplace, nullptr, nullptr, "out = max(x, 0)",
+     "x=relu_gradient(x,dout)"},
     {"relu_gradient", "x grad", "", nullptr, kFloats, kInplace, nullptr, nullptr,
-     "out = grad * (x > 0)"},
+     "out = grad * (x > 0)", "grad=relu_gradient(x,dout)"},
     {"softmax", "x", "", nullptr, kFloats, kInplace, V<ValidateSoftmax>, I<InferLikeInput0>,
      "row-wise softmax over the last axis"},
     {"softmax_cross_entropy", "y y_", "", nullptr, kFloats, kFillNaN,
      V<ValidateSoftmaxCrossEntropy>, I<InferOneElement>,
      "out (1 element) = mean over rows of -sum(y_ * log softmax(y))"},
     {"copy", "x", "", nullptr, kAllTypes, kInplace | kStrided, nullptr, nullptr,
-     "out = x (any strides on either side)"},
+     "out = x (any strides on either side)", "x=copy(dout)"},
     {"astype", "x", "", nullptr, kAllTypes, kInplace | kPerOperand, nullptr, nullptr,
      "out = x converted to out's dtype (NumPy's casts; floats to integers truncate)"},
     {"compare", "a b", "cmp:int=0", "a b out cmp", kAllTypes, kInplace | kBoolOut,
@@ -343,7 +348,8 @@ const CoreOpRow kCoreOps[] = {
     {"matrix_elementwise_divide", "a b", "", nullptr, kFloats, kInplace, nullptr, nullptr,
      "out = a / b"},
     {"matrix_elementwise_divide_by_const", "x", "value", nullptr, kFloats, kInplace,
-     V<ValidateScalarOp>, I<InferLikeInput0>, "out = x / value"},
+     V<ValidateScalarOp>, I<InferLikeInput0>, "out = x / value",
+     "x=matrix_elementwise_divide_by_const(dout)"},
 };
 
 std::vector<std::string> Words(const char* text) {
@@ -367,6 +373,38 @@ std::vector<const char*> Pointers(const std::vector<std::string>& words) {
   return out;
 }
 
+// The gradients of a row: "input=op(arg,...)" words; the strings are kept in `ops`.
+std::vector<DLArrayGradient> Gradients(const CoreOpRow& row, const std::vector<std::string>& inputs,
+                                       std::vector<std::string>* ops,
+                                       std::vector<std::vector<DLArrayGradArg>>* args) {
+  const std::vector<std::string> specs = Words(row.gradients);
+  ops->reserve(specs.size());
+  args->reserve(specs.size());
+  std::vector<DLArrayGradient> out;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('='), open = spec.find('(');
+    const auto input = std::find(inputs.begin(), inputs.end(), spec.substr(0, eq));
+    ops->push_back(spec.substr(eq + 1, open - eq - 1));
+    args->emplace_back();
+    std::string list = spec.substr(open + 1, spec.size() - open - 2);
+    for (size_t start = 0; start <= list.size();) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      const std::string a = list.substr(start, comma - start);
+      const auto in = std::find(inputs.begin(), inputs.end(), a);
+      args->back().push_back(
+          a == "dout" ? DLArrayGradArg{kDLArrayGradOutputGrad, 0}
+          : a == "out"
+              ? DLArrayGradArg{kDLArrayGradOutput, 0}
+              : DLArrayGradArg{kDLArrayGradInput, static_cast<int32_t>(in - inputs.begin())});
+      start = comma + 1;
+    }
+    out.push_back({sizeof(DLArrayGradient), ops->back().c_str(), args->back().data(),
+                   static_cast<int32_t>(input - inputs.begin()),
+                   static_cast<int32_t>(args->back().size())});
+  }
+  return out;  // a misspelt name gives an index declare_op refuses
+}
+
 // One row as the C schema a plugin fills, declared through the plugin API.
 int DeclareRow(const CoreOpRow& row, DLArrayRegistry* registry) {
   const std::vector<std::string> inputs = Words(row.inputs), order = Words(row.call_order);
@@ -385,6 +423,9 @@ int DeclareRow(const CoreOpRow& row, DLArrayRegistry* registry) {
   }
   const std::vector<const char*> input_ptrs = Pointers(inputs), attr_ptrs = Pointers(attrs),
                                  order_ptrs = Pointers(order);
+  std::vector<std::string> grad_ops;
+  std::vector<std::vector<DLArrayGradArg>> grad_args;
+  const std::vector<DLArrayGradient> grads = Gradients(row, inputs, &grad_ops, &grad_args);
   static const char* const kOut[] = {"out"};
   DLArrayOpSchema s{};
   s.struct_size = sizeof(DLArrayOpSchema);
@@ -401,6 +442,8 @@ int DeclareRow(const CoreOpRow& row, DLArrayRegistry* registry) {
   s.num_dtypes = row.dtypes;
   s.allow_inplace = (row.flags & kInplace) != 0;
   s.infer_shape = row.infer;
+  s.gradients = grads.empty() ? nullptr : grads.data();
+  s.num_gradients = static_cast<int32_t>(grads.size());
   s.call_order = order_ptrs.empty() ? nullptr : order_ptrs.data();
   s.attr_types = types.data();
   s.attr_defaults = defaults.data();

@@ -101,6 +101,17 @@ std::vector<OutputSpec> InferOutputs(int op, const Shapes& input_shapes,
                                        ": the op cannot infer its output shapes (it has "
                                        "no infer_shape): give the output arrays");
   }
+  for (const auto& shape : input_shapes) {  // the default rule: one shape for every operand
+    if (shape != input_shapes[0]) {
+      DLArray a{}, b{};  // for ShapeToString
+      a.ndim = static_cast<int32_t>(input_shapes[0].size());
+      a.shape = const_cast<int64_t*>(input_shapes[0].data());
+      b.ndim = static_cast<int32_t>(shape.size());
+      b.shape = const_cast<int64_t*>(shape.data());
+      throw ShapeError(s.name + ": inputs of shapes " + ShapeToString(&a) + " and " +
+                       ShapeToString(&b) + ": every operand must have the same shape");
+    }
+  }
   for (OutputSpec& o : out) {
     o.shape = input_shapes[0];
     o.dtype = first;

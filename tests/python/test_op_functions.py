@@ -88,6 +88,8 @@ def test_outputs_left_out_are_allocated_like_numpy(ctx, rng, shape, dtype):
             continue
         got = getattr(ops, name)(*args)
         assert got.shape == shape and got.dtype == dtype and got.ctx == a.ctx, name
+        explicit_none = getattr(ops, name)(*args, None)
+        assert explicit_none.shape == shape and explicit_none.dtype == dtype, name
         given = dlarray.empty(shape, ctx, dtype)
         assert getattr(ops, name)(*args, out=given) is given
         tol = 1e-2 if dtype == np.float16 else 1e-6
@@ -182,3 +184,23 @@ def test_hostile_arguments_are_refused_by_name(name):
             except (TypeError, ValueError, OverflowError) as e:
                 assert "Unable to cast" not in str(e)
                 assert p in str(e) or (p in info["attr_names"] and "value" in str(e)), (p, e)
+
+
+def test_elementwise_autodiff_nodes_come_from_the_declarations():
+    """add_op, mul_op, the by-const ops, relu_op and relu_gradient_op are DeclaredOps: their
+    gradients are the ones op_info lists (checked against finite differences in
+    test_autodiff.py), so a new elementwise op needs no node class."""
+    from dlarray import autodiff as ad
+    from dlarray.autodiff.ops import DeclaredOp
+    for node_op, name in [(ad.add_op, "matrix_elementwise_add"), (ad.mul_op,
+                          "matrix_elementwise_multiply"), (ad.relu_op, "relu"),
+                          (ad.add_byconst_op, "matrix_elementwise_add_by_const"),
+                          (ad.mul_byconst_op, "matrix_elementwise_multiply_by_const"),
+                          (ad.relu_gradient_op, "relu_gradient")]:
+        assert isinstance(node_op, DeclaredOp) and node_op.name == name
+        assert ops.op_info(name)["gradients"], name
+    x = ad.Variable("x")
+    (g,) = ad.gradients(ad.relu_op(x), [x])
+    assert g.op is ad.relu_gradient_op
+    (g,) = ad.gradients(x * 3.0, [x])
+    assert g.op is ad.mul_byconst_op and g.const_attr == 3.0
