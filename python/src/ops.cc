@@ -244,7 +244,6 @@ void InvokeByName(const std::string& name, const std::vector<const NDArray*>& in
                   const std::vector<const NDArray*>& outputs, const std::vector<double>& attrs) {
   const int op = RequireOp(name);
   std::vector<const DLArray*> ins;
-  std::vector<DLArray*> outs;
   for (const auto* list : {&inputs, &outputs}) {
     for (const NDArray* a : *list) {
       if (a == nullptr)
@@ -252,12 +251,7 @@ void InvokeByName(const std::string& name, const std::vector<const NDArray*>& in
     }
   }
   for (const NDArray* a : inputs) ins.push_back(a->dl());
-  for (const NDArray* a : outputs) {
-    RequireWritable(*a, op);
-    outs.push_back(a->dl());
-  }
-  InvokeOp(op, ins.data(), static_cast<int>(ins.size()), outs.data(), static_cast<int>(outs.size()),
-           attrs.data(), static_cast<int>(attrs.size()));
+  RunOp(op, ins, outputs, attrs);
 }
 
 const char* GradKind(int kind) {
