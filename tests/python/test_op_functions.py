@@ -204,3 +204,60 @@ def test_elementwise_autodiff_nodes_come_from_the_declarations():
     assert g.op is ad.relu_gradient_op
     (g,) = ad.gradients(x * 3.0, [x])
     assert g.op is ad.mul_byconst_op and g.const_attr == 3.0
+
+
+def _load_schema3(test_plugin_dir, case):
+    """Loads tests/plugins/schema3_plugin.cc in a fresh process with SCHEMA3_CASE=case:
+    "loaded" or "refused", the reason, then the op's signature when it loaded."""
+    import os
+    import subprocess
+    import sys
+    code = ("import inspect, dlarray\n"
+            "try:\n"
+            "    dlarray.load_plugin(%r)\n"
+            "except RuntimeError as e:\n"
+            "    print('refused'); print(e)\n"
+            "else:\n"
+            "    print('loaded'); print(); print(inspect.signature(dlarray.ops.schema3_scale))\n"
+            % str(test_plugin_dir / "schema3_plugin.so"))
+    env = dict(os.environ, SCHEMA3_CASE=str(case))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()
+
+
+@pytest.mark.parametrize("case,reason", [
+    (1, "call_order entry 1 names no input, attribute or output"),
+    (2, "call_order names 'x' twice"),
+    (3, "'factor' must be given but follows a name that may be left out"),
+    (4, "attribute 'shift' has the unknown type 7"),
+    (5, "unknown dtype_rule 9"),
+    (6, "output_dtype float12 is not an array dtype"),
+])
+def test_bad_abi3_schemas_are_refused_by_name(test_plugin_dir, case, reason):
+    lines = _load_schema3(test_plugin_dir, case)
+    assert lines[0] != "loaded" and "declare_op(schema3_scale)" in lines[1], lines
+    assert reason in lines[1], lines
+
+
+def test_a_plugin_declares_what_built_ins_declare(test_plugin_dir):
+    """call_order, attribute types and defaults, strided operands and the fill of empty inputs,
+    from a plugin: its function takes them exactly as the built-ins do."""
+    assert _load_schema3(test_plugin_dir, 0)[2] == "(x, y=None, factor=2.0, shift=False)"
+    dlarray.load_plugin(test_plugin_dir / "schema3_plugin.so")
+    info = ops.op_info("schema3_scale")
+    assert info["call_order"] == ["x", "y", "factor", "shift"]
+    assert info["attr_types"] == ["float", "bool"] and info["attr_defaults"] == [2.0, False]
+    assert info["accepts_strided"] and info["fills_when_empty"]
+    x = np.arange(10, dtype=np.float32)
+    a = dlarray.array(x)
+    np.testing.assert_array_equal(ops.schema3_scale(a).asnumpy(), x * 2)
+    np.testing.assert_array_equal(ops.schema3_scale(a, None, 3, True).asnumpy(), x * 3 + 1)
+    strided = a[::3]  # a view the core passes on because the op accepts strided operands
+    np.testing.assert_array_equal(ops.schema3_scale(strided, factor=0.5).asnumpy(),
+                                  x[::3] * 0.5)
+    with pytest.raises(ValueError, match="shift must be True or False"):
+        ops.schema3_scale(a, shift=2)
+    empty_in, filled = dlarray.empty((0,)), dlarray.empty((0,))
+    ops.schema3_scale(empty_in, filled)  # nothing to fill: no error
