@@ -190,6 +190,13 @@ class OpFunction {
     const int index =
         kind[0] == 'i' ? i : s_.num_inputs + static_cast<int>(s_.attr_names.size()) + i;
     if (obj == nullptr) Missing(index);
+    // The common case, an NDArray itself (no subclass) made by its constructor, without
+    // pybind11's two type lookups; anything else goes through the caster.
+    static PyTypeObject* const type = py::detail::get_type_info(typeid(NDArray))->type;
+    if (Py_TYPE(obj) == type) {
+      auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
+      if (vh.holder_constructed()) return *vh.value_ptr<NDArray>();
+    }
     py::detail::make_caster<NDArray> caster;
     if (!caster.load(obj, false)) {
       throw DTypeError(s_.name + ": " + kind + " '" + names_[index].cast<std::string>() +
