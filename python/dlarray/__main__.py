@@ -6,6 +6,7 @@ times it; ``--cmake-dir`` / ``--include-dir`` print where the SDK is, for buildi
 (``cmake -Ddlarray_DIR=$(python -m dlarray --cmake-dir)``).
 """
 import argparse
+import inspect
 import pathlib
 import sys
 
@@ -54,7 +55,7 @@ def report():
     print("\nops declared by plugins" + ("" if declared else ": none"))
     for name in declared:
         info = dlarray.ops.op_info(name)
-        sig = dlarray.ops.__getattr__(name).__signature__
+        sig = inspect.signature(getattr(dlarray.ops, name))
         print(f"  {name}{sig}  [{info['owner']}; kernels: {', '.join(info['devices']) or 'none'}]")
         if info["doc"]:
             print(f"      {info['doc']}")

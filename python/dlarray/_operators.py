@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from . import _core
+from . import _core, ops
 from ._core import NDArray
 
 _EQ, _NE, _LT, _LE, _GT, _GE = range(6)
@@ -68,7 +68,7 @@ def _broadcast(a, shape):
     if a.shape == tuple(shape):
         return _compact(a)
     out = _core.empty(shape, a.ctx, a.dtype)
-    _core.broadcast_to(_compact(a), out)
+    ops.broadcast_to(_compact(a), out)
     return out
 
 
@@ -144,7 +144,7 @@ def _binary(a, b, array_op, scalar_op, out=None, int_to_float=False, reverse_sca
             raise ValueError("in-place operation: the result shape %s differs from %s"
                              % (tuple(shape), out.shape))
         if not _writes_directly(out, dtype):
-            _core.astype(_binary(a, b, array_op, scalar_op, None, int_to_float), out)
+            ops.astype(_binary(a, b, array_op, scalar_op, None, int_to_float), out)
             return out
     x = _broadcast(_cast(a, dtype), shape)
     y = _broadcast(_cast(b, dtype), shape)
@@ -168,7 +168,7 @@ def _binary_scalar(a, value, array_op, scalar_op, out, int_to_float, reverse_sca
     number = float(value)  # OverflowError for ints past a double's range, as in NumPy
     if not _writes_directly(out, dtype):
         result = _binary_scalar(a, value, array_op, scalar_op, None, int_to_float, reverse_scalar)
-        _core.astype(result, out)
+        ops.astype(result, out)
         return out
     x = _compact(_cast(a, dtype))
     if out is None:
@@ -181,43 +181,43 @@ def _binary_scalar(a, value, array_op, scalar_op, out, int_to_float, reverse_sca
 
 
 def _negate_into(x, out):
-    _core.matrix_elementwise_multiply_by_const(x, -1.0, out)
+    ops.matrix_elementwise_multiply_by_const(x, -1.0, out)
 
 
 def _add(a, b, out=None):
-    return _binary(a, b, _core.matrix_elementwise_add, _core.matrix_elementwise_add_by_const, out)
+    return _binary(a, b, ops.matrix_elementwise_add, ops.matrix_elementwise_add_by_const, out)
 
 
 def _sub_arrays(x, y, out):
     neg = _core.empty(y.shape, y.ctx, y.dtype)
     _negate_into(y, neg)  # a - b == a + (-b) exactly (IEEE), and with wrap-around for integers
-    _core.matrix_elementwise_add(x, neg, out)
+    ops.matrix_elementwise_add(x, neg, out)
 
 
 def _sub(a, b, out=None):
     return _binary(a, b, _sub_arrays,
-                   lambda x, v, o: _core.matrix_elementwise_add_by_const(x, -v, o), out)
+                   lambda x, v, o: ops.matrix_elementwise_add_by_const(x, -v, o), out)
 
 
 def _rsub_scalar(x, v, out):
     _negate_into(x, out)
-    _core.matrix_elementwise_add_by_const(out, v, out)
+    ops.matrix_elementwise_add_by_const(out, v, out)
 
 
 def _mul(a, b, out=None):
-    return _binary(a, b, _core.matrix_elementwise_multiply,
-                   _core.matrix_elementwise_multiply_by_const, out)
+    return _binary(a, b, ops.matrix_elementwise_multiply,
+                   ops.matrix_elementwise_multiply_by_const, out)
 
 
 def _div(a, b, out=None):
-    return _binary(a, b, _core.matrix_elementwise_divide,
-                   _core.matrix_elementwise_divide_by_const, out, int_to_float=True)
+    return _binary(a, b, ops.matrix_elementwise_divide,
+                   ops.matrix_elementwise_divide_by_const, out, int_to_float=True)
 
 
 def _rdiv_scalar(x, v, out):
     numerator = _core.empty(x.shape, x.ctx, x.dtype)
-    _core.array_set(numerator, v)
-    _core.matrix_elementwise_divide(numerator, x, out)
+    ops.array_set(numerator, v)
+    ops.matrix_elementwise_divide(numerator, x, out)
 
 
 def _constant_comparison(a, value, cmp):
@@ -228,7 +228,7 @@ def _constant_comparison(a, value, cmp):
     above = value > info.max
     truth = {_EQ: False, _NE: True, _LT: above, _LE: above, _GT: not above, _GE: not above}[cmp]
     out = _core.empty(a.shape, a.ctx, np.bool_)
-    _core.array_set(out, 1.0 if truth else 0.0)
+    ops.array_set(out, 1.0 if truth else 0.0)
     return out
 
 
@@ -245,7 +245,7 @@ def _compare(a, b, cmp):
         if _is_scalar(b):
             x = _compact(a)
             out = _core.empty(x.shape, x.ctx, np.bool_)
-            _core.compare_by_const(x, float(b), out, cmp)
+            ops.compare_by_const(x, float(b), out, cmp)
             return out
     if not isinstance(b, NDArray):
         try:
@@ -257,7 +257,7 @@ def _compare(a, b, cmp):
     x = _broadcast(_cast(a, dtype), shape)
     y = _broadcast(_cast(b, dtype), shape)
     out = _core.empty(shape, x.ctx, np.bool_)
-    _core.compare(x, y, out, cmp)
+    ops.compare(x, y, out, cmp)
     return out
 
 
@@ -294,7 +294,7 @@ def _matmul(a, b):
     rows = x2.shape[0]
     cols = y2.shape[1]
     out = _core.empty((rows, cols), x.ctx, dtype)
-    _core.matrix_multiply(xa, ta, yb, tb, out)
+    ops.matrix_multiply(xa, ta, yb, tb, out)
     if a.ndim == 1 and b.ndim == 1:
         return out.reshape(())
     if a.ndim == 1:

@@ -1,39 +1,48 @@
-"""The ops, with the seed's names and argument order. Every op writes into output arrays given by
-the caller and runs on the device of its operands (all on one device).
+"""Every declared op, built-in or from a plugin, as a function made from its declaration.
 
-Ops declared by plugins are functions of this module too (``dlarray.ops.sigmoid``, listed by
-``dir(dlarray.ops)``), with the signature their declaration gives: inputs, then attributes, then
-outputs, each also by keyword. Outputs may be left out: they are then allocated on the inputs'
-device with the shapes the op infers, and returned. ``invoke`` runs any op by name.
+``dlarray.ops.<name>`` takes the op's inputs, attributes and outputs in the op's positional order
+(the seed's, e.g. ``matrix_multiply(a, trans_a, b, trans_b, out)``), or by the keyword names the
+declaration gives (:func:`op_info`). Outputs may be left out when the op has inputs: they are then
+allocated on the inputs' device with the shapes the op infers. The call returns the output (a
+tuple for several). Every op runs on the device of its operands (all on one device). Ops that
+plugins load later appear here too; ``dir(dlarray.ops)`` lists them. ``invoke`` runs any op by
+name from lists.
 """
 
 import inspect
 from typing import Any
 
 from . import _core
-from ._core import infer_outputs  # noqa: F401
-from ._core import (array_set, astype, broadcast_to, compare, compare_by_const,  # noqa: F401
-                    copy, invoke, matrix_elementwise_add, matrix_elementwise_add_by_const,
-                    matrix_elementwise_divide, matrix_elementwise_divide_by_const,
-                    matrix_elementwise_multiply,
-                    matrix_elementwise_multiply_by_const, matrix_multiply, op_info, op_names, relu,
-                    reduce_sum_axis_zero, relu_gradient, softmax, softmax_cross_entropy)
+from ._core import infer_outputs, invoke, op_info, op_names  # noqa: F401
 
-__all__ = ["array_set", "astype", "broadcast_to", "compare", "compare_by_const", "copy",
-           "infer_outputs", "invoke", "matrix_elementwise_add", "matrix_elementwise_add_by_const",
-           "matrix_elementwise_divide", "matrix_elementwise_divide_by_const",
-           "matrix_elementwise_multiply",
-           "matrix_elementwise_multiply_by_const", "matrix_multiply", "op_info", "op_names", "relu",
-           "reduce_sum_axis_zero", "relu_gradient", "softmax", "softmax_cross_entropy"]
-
-_wrappers = {}
+_GENERIC = ["infer_outputs", "invoke", "op_info", "op_names"]
 
 
-def _doc(info, devices_text):
-    lines = [info["doc"] or info["name"], ""]
-    lines += ["Declared by %s; kernels on: %s; dtypes: %s." % (
-        "the core" if info["owner"] == "core" else "plugin '%s'" % info["owner"], devices_text,
-        ", ".join(info["dtypes"]))]
+def _parameters(info):
+    """(name, kind, default or inspect.Parameter.empty) in the op's positional order."""
+    n_in, attrs = info["num_inputs"], info["attr_names"]
+    out = []
+    for name in info["call_order"]:
+        if name in attrs:
+            default = info["attr_defaults"][attrs.index(name)]
+            out.append((name, "attr", inspect.Parameter.empty if default is None else default))
+        elif name in info["input_names"]:
+            out.append((name, "input", inspect.Parameter.empty))
+        else:
+            out.append((name, "output", None if n_in else inspect.Parameter.empty))
+    return out
+
+
+def _doc(info):
+    owner = "the core" if info["owner"] == "core" else "plugin '%s'" % info["owner"]
+    dtypes = ", ".join(info["dtypes"])
+    if info["dtype_rule"] == "fixed":
+        dtypes += " (outputs %s)" % info["output_dtype"]
+    elif info["dtype_rule"] == "per_operand":
+        dtypes += " (each operand any of them)"
+    lines = [info["doc"] or info["name"], "",
+             "Declared by %s; kernels on: %s; dtypes: %s." % (
+                 owner, ", ".join(info["devices"]) or "none yet", dtypes)]
     for g in info["gradients"]:
         args = ", ".join(
             ("d" if kind == "output_grad" else "") +
@@ -41,80 +50,93 @@ def _doc(info, devices_text):
             for kind, i in g["args"])
         lines.append("Gradient of %s: %s(%s)." % (info["input_names"][g["input"]], g["op"], args))
     lines += ["", "Parameters", "----------"]
-    for n in info["input_names"]:
-        lines += ["%s : NDArray" % n, "    Input (all operands on one device)."]
-    for n in info["attr_names"]:
-        lines += ["%s : float" % n, "    Scalar attribute."]
-    for n in info["output_names"]:
-        lines += ["%s : NDArray, optional" % n,
-                  "    Where to write the output; allocated on the inputs' device when omitted."]
+    for name, kind, default in _parameters(info):
+        if kind == "input":
+            lines += ["%s : NDArray" % name, "    Input (all operands on one device)."]
+        elif kind == "attr":
+            t = info["attr_types"][info["attr_names"].index(name)]
+            optional = "" if default is inspect.Parameter.empty else ", optional"
+            lines += ["%s : %s%s" % (name, t, optional),
+                      "    Scalar attribute%s." % (
+                          "" if default is inspect.Parameter.empty else " (default %r)" % default)]
+        elif default is None:
+            lines += ["%s : NDArray, optional" % name,
+                      "    Where to write the output; allocated on the inputs' device when "
+                      "omitted."]
+        else:
+            lines += ["%s : NDArray" % name, "    Where to write the output."]
     lines += ["", "Returns", "-------",
               "NDArray or tuple of NDArray", "    The output array(s).", "",
               "Raises", "------",
               "ValueError", "    Shapes that do not fit, operands on different devices.",
-              "TypeError", "    A dtype the op does not support, a non-array operand.",
+              "TypeError", "    A dtype the op does not support, an argument of the wrong type.",
               "RuntimeError", "    No kernel for the operands' device, or the kernel failed."]
     return "\n".join(lines)
 
 
-def _make_wrapper(name):
-    info = op_info(name)
-    ins, attrs, outs = info["input_names"], info["attr_names"], info["output_names"]
-    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    params = ([inspect.Parameter(n, kind) for n in ins] + [inspect.Parameter(n, kind) for n in attrs]
-              + [inspect.Parameter(n, kind, default=None) for n in outs])
-    signature = inspect.Signature(params)
-    n_in, n_attr, n_out = len(ins), len(attrs), len(outs)
-    n_all = n_in + n_attr + n_out
-
-    def op(*args, **kwargs):
-        if kwargs or len(args) != n_all:
-            try:
-                bound = signature.bind(*args, **kwargs)
-            except TypeError as e:
-                raise TypeError("%s%s: %s" % (name, signature, e)) from None
-            bound.apply_defaults()
-            args = tuple(bound.arguments[p.name] for p in params)
-        inputs, values, outputs = args[:n_in], args[n_in:n_in + n_attr], list(args[n_in + n_attr:])
-        try:
-            values = [float(v) for v in values]
-        except (TypeError, ValueError):
-            raise TypeError("%s: attributes %s must be numbers, got %r"
-                            % (name, attrs, list(args[n_in:n_in + n_attr]))) from None
-        if any(o is None for o in outputs):
-            for i, x in enumerate(inputs):
-                if not isinstance(x, _core.NDArray):
-                    raise TypeError("%s: input '%s' must be an NDArray, got %s"
-                                    % (name, ins[i], type(x).__name__))
-            if not inputs:
-                raise TypeError("%s: an op without inputs needs its outputs given" % name)
-            specs = _core.infer_outputs(name, [x.shape for x in inputs], [x.dtype for x in inputs],
-                                        values)
-            for i, (shape, dtype) in enumerate(specs):
-                if outputs[i] is None:
-                    outputs[i] = _core.empty(shape, inputs[0].ctx, dtype)
-        invoke(name, list(inputs), outputs, values)
-        return outputs[0] if n_out == 1 else tuple(outputs)
-
-    devices = ", ".join(_core.op_info(name)["devices"]) or "none yet"
-    op.__name__ = op.__qualname__ = name
-    op.__module__ = __name__
-    op.__signature__ = signature
-    op.__doc__ = _doc(info, devices)
+def _make(name):
+    """The function of op `name`: a builtin function (the call runs in C++) whose signature and
+    help text come from the op's declaration."""
+    op = _core._make_op(name, _doc(op_info(name)))
+    globals()[name] = op
     return op
+
+
+for _name in op_names():
+    _make(_name)
+del _name
+
+# The built-in ops (always there) and the functions about the table.
+__all__ = sorted(_GENERIC + [n for n in op_names() if op_info(n)["owner"] == "core"])
+
+
+_STUB_HEAD = '''"""Type stubs of dlarray.ops, written by dlarray.ops._stub() from the op table (a
+test checks that they match it; regenerate with
+python -c "import dlarray.ops as o; print(o._stub(), end='')" > python/dlarray/ops.pyi)."""
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ._core import NDArray
+
+def invoke(op: str, inputs: Sequence[NDArray], outputs: Sequence[NDArray],
+           attrs: Sequence[float] = ...) -> None: ...
+def op_names() -> list[str]: ...
+def infer_outputs(op: str, shapes: Sequence[Sequence[int]], dtypes: Sequence[Any],
+                  attrs: Sequence[float]) -> list[Tuple[Tuple[int, ...], np.dtype[Any]]]: ...
+def op_info(name: str) -> dict[str, Any]: ...
+def __getattr__(name: str) -> Any: ...
+'''
+
+
+def _stub():
+    """The text of ops.pyi: the generic functions, then each built-in op's signature."""
+    lines = [_STUB_HEAD]
+    for name in __all__:
+        if name in _GENERIC:
+            continue
+        info = op_info(name)
+        params = []
+        for pname, kind, default in _parameters(info):
+            if kind == "attr":
+                t = info["attr_types"][info["attr_names"].index(pname)]
+            else:
+                t = "NDArray" if default is not None else "Optional[NDArray]"
+            params.append("%s: %s%s" % (pname, t,
+                                        "" if default is inspect.Parameter.empty else " = ..."))
+        ret = "NDArray" if info["num_outputs"] == 1 else "Tuple[NDArray, ...]"
+        lines.append("def %s(%s) -> %s: ...\n" % (name, ", ".join(params), ret))
+    return "".join(lines)
 
 
 def __getattr__(name: str) -> Any:
-    """Ops declared by plugins, as functions with their declared signature."""
+    """Ops declared by plugins loaded after this module, made on first use."""
     if name.startswith("_"):
         raise AttributeError(name)
-    op = _wrappers.get(name)
-    if op is None:
-        if name not in op_names():
-            raise AttributeError("module 'dlarray.ops' has no op %r (declared: %s)"
-                                 % (name, ", ".join(op_names())))
-        op = _wrappers[name] = _make_wrapper(name)
-    return op
+    if name not in op_names():
+        raise AttributeError("module 'dlarray.ops' has no op %r (declared: %s)"
+                             % (name, ", ".join(op_names())))
+    return _make(name)
 
 
 def __dir__() -> list[str]:

@@ -1,7 +1,10 @@
-// The ops, with the seed's names and argument order; invoke() runs any declared op by name.
+// dlarray.ops: every declared op, built-in or from a plugin, is one OpFunction made from its
+// schema (names, positional order, attribute types and defaults), plus invoke() by name and the
+// questions about the table (op_names, op_info, infer_outputs).
 #include <pybind11/stl.h>
 
-#include <array>
+#include <cmath>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -32,43 +35,222 @@ void RequireWritable(const NDArray& out, int op) {
   }
 }
 
-template <size_t NI, size_t NA>
-void Run(int op, const std::array<const NDArray*, NI>& in, const NDArray& out,
-         const std::array<double, NA>& attrs) {
-  RequireWritable(out, op);
-  std::array<const DLArray*, NI == 0 ? 1 : NI> ins{};
-  for (size_t i = 0; i < NI; ++i) ins[i] = in[i]->dl();
-  DLArray* outs[1] = {out.dl()};
-  InvokeOp(op, ins.data(), NI, outs, 1, attrs.data(), NA);
+std::string Repr(const py::handle& v) { return py::repr(v); }
+
+// A bool attribute: bool, numpy.bool_, or the int 0 or 1. None, floats and strings are refused
+// (truthiness would take None as False and 0.5 as True).
+double FlagValue(const OpInfo& s, const std::string& name, PyObject* v) {
+  if (PyBool_Check(v)) return v == Py_True ? 1.0 : 0.0;
+  if (PyLong_Check(v)) {
+    int overflow = 0;
+    const long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow == 0 && (i == 0 || i == 1)) return static_cast<double>(i);
+    throw Error(ErrorKind::kValue,
+                s.name + ": " + name + " must be True or False (or 1 or 0), got " + Repr(v));
+  }
+  const py::handle h(v);
+  if (py::hasattr(h, "dtype") && py::str(h.attr("dtype")).cast<std::string>() == "bool") {
+    return PyObject_IsTrue(v) == 1 ? 1.0 : 0.0;
+  }
+  throw DTypeError(s.name + ": " + name + " must be a bool, got " + TypeName(h) + " (" + Repr(v) +
+                   ")");
 }
 
-using A = const NDArray&;
-
-// A transpose flag: bool, numpy.bool_, or the int 0 or 1. None, floats and strings are refused
-// (pybind11's bool conversion would take None as False).
-double Flag(const py::handle& v, const char* name) {
-  if (PyBool_Check(v.ptr())) return v.ptr() == Py_True ? 1.0 : 0.0;
-  if (PyLong_Check(v.ptr())) {
-    const long long i = PyLong_AsLongLong(v.ptr());
-    if ((i == 0 || i == 1) && !PyErr_Occurred()) return static_cast<double>(i);
+double IntValue(const OpInfo& s, const std::string& name, PyObject* v) {
+  if (!PyLong_Check(v) && !PyIndex_Check(v)) {
+    throw DTypeError(s.name + ": " + name + " must be an integer, got " + TypeName(v));
+  }
+  py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(v));
+  if (!i) {  // e.g. a NumPy array of several elements
     PyErr_Clear();
-    throw Error(ErrorKind::kValue, std::string("matrix_multiply: ") + name +
-                                       " must be True or False (or 1 or 0), got " +
-                                       std::string(py::repr(v)));
+    throw DTypeError(s.name + ": " + name + " must be an integer, got " + TypeName(v));
   }
-  if (py::hasattr(v, "dtype") && py::str(v.attr("dtype")).cast<std::string>() == "bool") {
-    return PyObject_IsTrue(v.ptr()) == 1 ? 1.0 : 0.0;
+  const double d = PyLong_AsDouble(i.ptr());
+  if (d == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    throw Error(ErrorKind::kValue, s.name + ": " + name + " = " + Repr(v) + " is out of range");
   }
-  throw DTypeError(std::string("matrix_multiply: ") + name + " must be a bool, got " +
-                   std::string(py::str(py::type::of(v).attr("__name__"))) + " (" +
-                   std::string(py::repr(v)) + ")");
+  return d;
 }
+
+double FloatValue(const OpInfo& s, const std::string& name, PyObject* v) {
+  const double d = PyFloat_AsDouble(v);  // floats, ints, anything with __float__ or __index__
+  if (d == -1.0 && PyErr_Occurred()) {
+    const bool overflow = PyErr_ExceptionMatches(PyExc_OverflowError);
+    PyErr_Clear();
+    std::string names;
+    for (const std::string& n : s.attr_names) names += (names.empty() ? "" : ", ") + n;
+    if (overflow) {
+      throw Error(ErrorKind::kValue, s.name + ": " + name + " = " + Repr(v) + " is out of range");
+    }
+    throw DTypeError(s.name + ": attributes (" + names + ") must be numbers; " + name + " is " +
+                     TypeName(v));
+  }
+  return d;
+}
+
+// The Python value of an attribute default, as the signature shows it.
+py::object DefaultValue(DLArrayAttrType type, double v) {
+  if (type == kDLArrayAttrBool) return py::bool_(v != 0.0);
+  if (type == kDLArrayAttrInt) return py::int_(static_cast<long long>(v));
+  return py::float_(v);
+}
+
+// One op as a Python callable: the exact positional call (the seed's form) and calls with
+// keywords are bound here, in C++, from the schema's names.
+class OpFunction {
+ public:
+  explicit OpFunction(const std::string& name) : id_(RequireOp(name)), s_(GetOpInfo(id_)) {
+    const int n_attr = static_cast<int>(s_.attr_names.size());
+    for (const auto* list : {&s_.input_names, &s_.attr_names, &s_.output_names}) {
+      for (const std::string& n : *list) names_.push_back(py::str(n));
+    }
+    n_all_ = s_.num_inputs + n_attr + s_.num_outputs;
+    std::ostringstream sig;
+    sig << s_.name << "(";
+    for (size_t k = 0; k < s_.call_order.size(); ++k) {
+      const int index = s_.call_order[k];
+      sig << (k ? ", " : "") << names_[index].cast<std::string>();
+      const int attr = index - s_.num_inputs;
+      if (index >= s_.num_inputs + n_attr && s_.num_inputs > 0) {
+        sig << "=None";
+      } else if (attr >= 0 && attr < n_attr && !std::isnan(s_.attr_defaults[attr])) {
+        sig << "=" << Repr(DefaultValue(s_.attr_types[attr], s_.attr_defaults[attr]));
+      }
+    }
+    sig << ")";
+    signature_ = sig.str();
+  }
+
+  const std::string& signature() const { return signature_; }
+  const OpInfo& info() const { return s_; }
+
+  // CPython's vectorcall convention: nargs positional values, then one per name in kwnames.
+  py::object Call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) const {
+    PyObject* slot[3 * DLARRAY_MAX_OPERANDS] = {};
+    if (nargs > n_all_) {
+      throw DTypeError(signature_ + ": takes " + std::to_string(n_all_) +
+                       " positional arguments but " + std::to_string(nargs) + " were given");
+    }
+    for (Py_ssize_t k = 0; k < nargs; ++k) slot[s_.call_order[k]] = args[k];
+    if (kwnames != nullptr) BindKeywords(args + nargs, kwnames, slot);
+    const int n_attr = static_cast<int>(s_.attr_names.size());
+    const int first_out = s_.num_inputs + n_attr;
+    const DLArray* ins[DLARRAY_MAX_OPERANDS];
+    DLArray* outs[DLARRAY_MAX_OPERANDS];
+    double attrs[DLARRAY_MAX_OPERANDS];
+    for (int i = 0; i < s_.num_inputs; ++i) ins[i] = Array(slot[i], "input", i).dl();
+    for (int a = 0; a < n_attr; ++a) attrs[a] = Attr(slot[s_.num_inputs + a], a);
+    py::object results[DLARRAY_MAX_OPERANDS];
+    bool allocate = false;
+    for (int o = 0; o < s_.num_outputs; ++o) {
+      if ((slot[first_out + o] == nullptr || slot[first_out + o] == Py_None) &&
+          s_.num_inputs > 0) {  // None, the signature's default, allocates too
+        allocate = true;
+        continue;
+      }
+      const NDArray& out = Array(slot[first_out + o], "output", o);
+      RequireWritable(out, id_);
+      outs[o] = out.dl();
+      results[o] = py::reinterpret_borrow<py::object>(slot[first_out + o]);
+    }
+    if (allocate) Allocate(ins, attrs, outs, results);
+    InvokeOp(id_, ins, s_.num_inputs, outs, s_.num_outputs, attrs, n_attr);
+    if (s_.num_outputs == 1) return results[0];
+    py::tuple t(s_.num_outputs);
+    for (int o = 0; o < s_.num_outputs; ++o) t[o] = results[o];
+    return std::move(t);
+  }
+
+ private:
+  void BindKeywords(PyObject* const* values, PyObject* kwnames, PyObject** slot) const {
+    for (Py_ssize_t w = 0; w < PyTuple_GET_SIZE(kwnames); ++w) {
+      PyObject* key = PyTuple_GET_ITEM(kwnames, w);
+      PyObject* value = values[w];
+      int index = -1;
+      for (int k = 0; k < n_all_ && index < 0; ++k) {
+        if (key == names_[k].ptr() || PyUnicode_Compare(key, names_[k].ptr()) == 0) index = k;
+      }
+      if (index < 0) {
+        throw DTypeError(signature_ + ": got an unexpected keyword argument " + Repr(key));
+      }
+      if (slot[index] != nullptr) {
+        throw DTypeError(signature_ + ": got multiple values for argument " + Repr(key));
+      }
+      slot[index] = value;
+    }
+  }
+
+  [[noreturn]] void Missing(int index) const {
+    throw DTypeError(signature_ + ": missing a required argument: '" +
+                     names_[index].cast<std::string>() + "'");
+  }
+
+  const NDArray& Array(PyObject* obj, const char* kind, int i) const {
+    const int index =
+        kind[0] == 'i' ? i : s_.num_inputs + static_cast<int>(s_.attr_names.size()) + i;
+    if (obj == nullptr) Missing(index);
+    // The common case, an NDArray itself (no subclass) made by its constructor, without
+    // pybind11's two type lookups; anything else goes through the caster.
+    static PyTypeObject* const type = py::detail::get_type_info(typeid(NDArray))->type;
+    if (Py_TYPE(obj) == type) {
+      auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
+      if (vh.holder_constructed()) return *vh.value_ptr<NDArray>();
+    }
+    py::detail::make_caster<NDArray> caster;
+    if (!caster.load(obj, false)) {
+      throw DTypeError(s_.name + ": " + kind + " '" + names_[index].cast<std::string>() +
+                       "' must be an NDArray, got " + TypeName(obj));
+    }
+    return py::detail::cast_op<const NDArray&>(caster);
+  }
+
+  double Attr(PyObject* obj, int a) const {
+    const std::string& name = s_.attr_names[a];
+    if (obj == nullptr) {
+      if (std::isnan(s_.attr_defaults[a])) Missing(s_.num_inputs + a);
+      return s_.attr_defaults[a];
+    }
+    switch (s_.attr_types[a]) {
+      case kDLArrayAttrBool:
+        return FlagValue(s_, name, obj);
+      case kDLArrayAttrInt:
+        return IntValue(s_, name, obj);
+      default:
+        return FloatValue(s_, name, obj);
+    }
+  }
+
+  // Outputs left out: new arrays on the inputs' device, shaped by the op's shape inference.
+  void Allocate(const DLArray* const* ins, const double* attrs, DLArray** outs,
+                py::object* results) const {
+    Shapes shapes;
+    std::vector<DLArrayDType> dtypes;
+    for (int i = 0; i < s_.num_inputs; ++i) {
+      shapes.emplace_back(ins[i]->shape, ins[i]->shape + ins[i]->ndim);
+      dtypes.push_back(ins[i]->dtype);
+    }
+    const std::vector<OutputSpec> specs =
+        InferOutputs(id_, shapes, dtypes, std::vector<double>(attrs, attrs + s_.attr_names.size()));
+    for (int o = 0; o < s_.num_outputs; ++o) {
+      if (results[o]) continue;
+      NDArray made{Array::Empty(specs[o].shape, ins[0]->ctx, specs[o].dtype)};
+      outs[o] = made.dl();
+      results[o] = py::cast(std::move(made));
+    }
+  }
+
+  int id_;
+  const OpInfo& s_;
+  std::vector<py::str> names_;  // inputs, attributes, outputs
+  int n_all_ = 0;
+  std::string signature_;
+};
 
 void InvokeByName(const std::string& name, const std::vector<const NDArray*>& inputs,
                   const std::vector<const NDArray*>& outputs, const std::vector<double>& attrs) {
   const int op = RequireOp(name);
   std::vector<const DLArray*> ins;
-  std::vector<DLArray*> outs;
   for (const auto* list : {&inputs, &outputs}) {
     for (const NDArray* a : *list) {
       if (a == nullptr)
@@ -76,22 +258,73 @@ void InvokeByName(const std::string& name, const std::vector<const NDArray*>& in
     }
   }
   for (const NDArray* a : inputs) ins.push_back(a->dl());
-  for (const NDArray* a : outputs) {
-    RequireWritable(*a, op);
-    outs.push_back(a->dl());
-  }
-  InvokeOp(op, ins.data(), static_cast<int>(ins.size()), outs.data(), static_cast<int>(outs.size()),
-           attrs.data(), static_cast<int>(attrs.size()));
+  RunOp(op, ins, outputs, attrs);
 }
 
-// The errors every op can raise (docstrings).
-#define DLARRAY_OP_RAISES                                                                        \
-  "\nRaises\n------\n"                                                                           \
-  "ValueError\n    When the shapes do not fit the op, or the operands are not all on one "       \
-  "device.\n"                                                                                    \
-  "TypeError\n    When an operand is not an NDArray, or has a dtype the op does not compute in " \
-  "(see the op's dtypes in its help).\n"                                                         \
-  "RuntimeError\n    When no loaded plugin has a kernel for the operands' device.\n"
+const char* GradKind(int kind) {
+  return kind == kDLArrayGradInput    ? "input"
+         : kind == kDLArrayGradOutput ? "output"
+                                      : "output_grad";
+}
+
+py::dict OpInfoDict(const std::string& name) {
+  const int id = RequireOp(name);
+  const OpInfo& s = GetOpInfo(id);
+  py::dict d;
+  d["name"] = s.name;
+  d["num_inputs"] = s.num_inputs;
+  d["num_outputs"] = s.num_outputs;
+  d["attr_names"] = s.attr_names;
+  d["allow_inplace"] = s.allow_inplace;
+  d["input_names"] = s.input_names;
+  d["output_names"] = s.output_names;
+  d["owner"] = s.owner;
+  py::list dtypes;
+  for (const DLArrayDType& t : s.dtypes) dtypes.append(DTypeToString(t));
+  if (s.dtypes.empty()) dtypes.append("float32");
+  d["dtypes"] = dtypes;
+  static const char* const kRules[] = {"alike", "fixed", "per_operand"};
+  d["dtype_rule"] = kRules[s.dtype_rule];
+  d["output_dtype"] = s.dtype_rule == kDLArrayOutputsFixed
+                          ? py::object(py::str(DTypeToString(s.output_dtype)))
+                          : py::object(py::none());
+  static const char* const kTypes[] = {"float", "bool", "int"};
+  py::list types, defaults;
+  for (size_t a = 0; a < s.attr_names.size(); ++a) {
+    types.append(kTypes[s.attr_types[a]]);
+    defaults.append(std::isnan(s.attr_defaults[a])
+                        ? py::object(py::none())
+                        : DefaultValue(s.attr_types[a], s.attr_defaults[a]));
+  }
+  d["attr_types"] = types;
+  d["attr_defaults"] = defaults;
+  std::vector<std::string> all = s.input_names;
+  all.insert(all.end(), s.attr_names.begin(), s.attr_names.end());
+  all.insert(all.end(), s.output_names.begin(), s.output_names.end());
+  py::list order;
+  for (int k : s.call_order) order.append(all[k]);
+  d["call_order"] = order;
+  d["accepts_strided"] = s.accepts_strided;
+  d["fills_when_empty"] = s.fills_when_empty;
+  py::list grads;
+  for (const GradientInfo& g : s.gradients) {
+    py::list args;
+    for (const GradArg& a : g.args) args.append(py::make_tuple(GradKind(a.kind), a.index));
+    py::dict gd;
+    gd["input"] = g.input;
+    gd["op"] = g.op;
+    gd["args"] = args;
+    grads.append(gd);
+  }
+  d["gradients"] = grads;
+  d["doc"] = s.doc;
+  std::vector<std::string> devices;
+  for (int t = 1; t < DLARRAY_MAX_DEVICE_TYPES; ++t) {
+    if (HasKernel(id, t)) devices.push_back(DeviceTypeName(t));
+  }
+  d["devices"] = devices;
+  return d;
+}
 
 }  // namespace
 
@@ -106,497 +339,99 @@ void RunOp(int op, const std::vector<const DLArray*>& ins, const std::vector<con
            static_cast<int>(out_dl.size()), attrs.data(), static_cast<int>(attrs.size()));
 }
 
+namespace {
+
+// An op as a builtin function: CPython calls it with vectorcall (no argument tuple), and its
+// docstring's first line "name(signature)\n--\n\n" gives inspect.signature and help() the
+// schema's parameters. The method definition and the OpFunction live as long as the process.
+PyObject* CallOp(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  try {
+    CallGuard guard;
+    const auto* f = static_cast<const OpFunction*>(PyCapsule_GetPointer(self, nullptr));
+    return f->Call(args, nargs, kwnames).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (...) {
+    py::detail::try_translate_exceptions();  // the module's translators, as pybind11 applies them
+  }
+  return nullptr;
+}
+
+py::object MakeOp(const std::string& name, const std::string& doc) {
+  struct Made {
+    OpFunction f;
+    std::string name, doc;
+    PyMethodDef def;
+  };
+  auto* made = new Made{OpFunction(name), name, "", {}};
+  made->doc = made->f.signature() + "\n--\n\n" + doc;
+  made->def = {made->name.c_str(),
+               reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallOp)),
+               METH_FASTCALL | METH_KEYWORDS, made->doc.c_str()};
+  py::object self = py::reinterpret_steal<py::object>(
+      PyCapsule_New(static_cast<void*>(&made->f), nullptr, nullptr));
+  if (!self) throw py::error_already_set();
+  py::str module("dlarray.ops");
+  PyObject* fn = PyCFunction_NewEx(&made->def, self.ptr(), module.ptr());
+  if (fn == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(fn);
+}
+
+}  // namespace
+
 void BindOps(py::module_& m) {
-  // Core op ids are looked up once; the lambdas below capture them.
-  const int set = RequireOp("array_set"), bcast = RequireOp("broadcast_to"),
-            rsum = RequireOp("reduce_sum_axis_zero"), add = RequireOp("matrix_elementwise_add"),
-            addc = RequireOp("matrix_elementwise_add_by_const"),
-            mul = RequireOp("matrix_elementwise_multiply"),
-            mulc = RequireOp("matrix_elementwise_multiply_by_const"),
-            mm = RequireOp("matrix_multiply"), relu = RequireOp("relu"),
-            relug = RequireOp("relu_gradient"), smax = RequireOp("softmax"),
-            sce = RequireOp("softmax_cross_entropy"), copy = RequireOp("copy"),
-            astype = RequireOp("astype"), cmp = RequireOp("compare"),
-            cmpc = RequireOp("compare_by_const"), div = RequireOp("matrix_elementwise_divide"),
-            divc = RequireOp("matrix_elementwise_divide_by_const");
-
-  m.def(
-      "array_set", [set](A arr, double v) { Run<0, 1>(set, {}, arr, {v}); }, py::arg("arr"),
-      py::arg("value"), R"doc(Fills an array with one value: ``arr[:] = value``.
+  m.def("_make_op", &MakeOp, py::arg("name"), py::arg("doc"),
+        R"doc(A declared op as a function (dlarray.ops makes one per op, on first use).
 
 Parameters
 ----------
-arr : NDArray
-    The array to fill (the op's output).
-value : float
-    The value, converted to the array's dtype (truncated for integers).
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> x = dlarray.empty((2, 3))
->>> dlarray.ops.array_set(x, 1.5)
->>> x.asnumpy()
-array([[1.5, 1.5, 1.5],
-       [1.5, 1.5, 1.5]], dtype=float32)
+name : str
+    A declared op's name, one of :func:`op_names`.
+doc : str
+    Its help text; the signature line comes from the op's declaration.
+
+Returns
+-------
+builtin function
+    Takes the op's inputs, attributes and outputs in its positional order or by keyword;
+    outputs left out are allocated; returns the output(s).
 )doc",
-      Guard());
-  m.def(
-      "broadcast_to", [bcast](A in, A out) { Run<1, 0>(bcast, {&in}, out, {}); }, py::arg("in_arr"),
-      py::arg("out_arr"), R"doc(Copies ``in_arr`` broadcast to ``out_arr``'s shape (NumPy's rules).
-
-Parameters
-----------
-in_arr : NDArray
-    The input: its dimensions, aligned to the right, are each 1 or ``out_arr``'s.
-out_arr : NDArray
-    The output; its shape is the target shape.
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> row, out = dlarray.array([1, 2, 3]), dlarray.empty((2, 3))
->>> dlarray.ops.broadcast_to(row, out)
->>> out.asnumpy()
-array([[1., 2., 3.],
-       [1., 2., 3.]], dtype=float32)
-)doc",
-      Guard());
-  m.def(
-      "reduce_sum_axis_zero", [rsum](A in, A out) { Run<1, 0>(rsum, {&in}, out, {}); },
-      py::arg("in_arr"), py::arg("out_arr"),
-      R"doc(Sums over the first axis: ``out_arr = in_arr.sum(axis=0)``.
-
-Parameters
-----------
-in_arr : NDArray
-    The input, of shape ``(n, *rest)``.
-out_arr : NDArray
-    The output, of shape ``rest`` (``(1,)`` for a 1-D input).
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> x, out = dlarray.array([[1, 2], [3, 4]]), dlarray.empty((2,))
->>> dlarray.ops.reduce_sum_axis_zero(x, out)
->>> out.asnumpy()
-array([4., 6.], dtype=float32)
-)doc",
-      Guard());
-  m.def(
-      "matrix_elementwise_add",
-      [add](A a, A b, A c) {
-        Run<2, 0>(add, {&a, &b}, c, {});
-      },
-      py::arg("matA"), py::arg("matB"), py::arg("matC"),
-      R"doc(Elementwise sum: ``matC = matA + matB``.
-
-Parameters
-----------
-matA, matB : NDArray
-    The inputs, of one shape.
-matC : NDArray
-    The output, of the same shape; may be ``matA`` or ``matB`` (in place).
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> a, b = dlarray.array([1, 2]), dlarray.array([10, 20])
->>> dlarray.ops.matrix_elementwise_add(a, b, a)
->>> a.asnumpy()
-array([11., 22.], dtype=float32)
-)doc",
-      Guard());
-  m.def(
-      "matrix_elementwise_add_by_const",
-      [addc](A in, double v, A out) { Run<1, 1>(addc, {&in}, out, {v}); }, py::arg("in_mat"),
-      py::arg("val"), py::arg("out_mat"), R"doc(Adds a constant: ``out_mat = in_mat + val``.
-
-Parameters
-----------
-in_mat : NDArray
-    The input.
-val : float
-    The constant, converted to the array's dtype (truncated for integers).
-out_mat : NDArray
-    The output, of the input's shape; may be ``in_mat``.
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> x = dlarray.array([1, 2])
->>> dlarray.ops.matrix_elementwise_add_by_const(x, 0.5, x)
->>> x.asnumpy()
-array([1.5, 2.5], dtype=float32)
-)doc",
-      Guard());
-  m.def(
-      "matrix_elementwise_multiply",
-      [mul](A a, A b, A c) {
-        Run<2, 0>(mul, {&a, &b}, c, {});
-      },
-      py::arg("matA"), py::arg("matB"), py::arg("matC"),
-      R"doc(Elementwise product: ``matC = matA * matB``.
-
-Parameters
-----------
-matA, matB : NDArray
-    The inputs, of one shape.
-matC : NDArray
-    The output, of the same shape; may be ``matA`` or ``matB`` (in place).
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> a, b, c = dlarray.array([1, 2]), dlarray.array([3, 4]), dlarray.empty((2,))
->>> dlarray.ops.matrix_elementwise_multiply(a, b, c)
->>> c.asnumpy()
-array([3., 8.], dtype=float32)
-)doc",
-      Guard());
-  m.def(
-      "matrix_elementwise_multiply_by_const",
-      [mulc](A in, double v, A out) { Run<1, 1>(mulc, {&in}, out, {v}); }, py::arg("in_mat"),
-      py::arg("val"), py::arg("out_mat"),
-      R"doc(Multiplies by a constant: ``out_mat = in_mat * val``.
-
-Parameters
-----------
-in_mat : NDArray
-    The input.
-val : float
-    The constant, converted to the array's dtype (truncated for integers).
-out_mat : NDArray
-    The output, of the input's shape; may be ``in_mat``.
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> x = dlarray.array([1, 2])
->>> dlarray.ops.matrix_elementwise_multiply_by_const(x, -2.0, x)
->>> x.asnumpy()
-array([-2., -4.], dtype=float32)
-)doc",
-      Guard());
-  m.def(
-      "matrix_multiply",
-      [mm](A a, const py::object& ta, A b, const py::object& tb, A c) {
-        Run<2, 2>(mm, {&a, &b}, c, {Flag(ta, "transA"), Flag(tb, "transB")});
-      },
-      py::arg("matA"), py::arg("transA"), py::arg("matB"), py::arg("transB"), py::arg("matC"),
-      R"doc(Matrix product: ``matC = op(matA) @ op(matB)``, where ``op`` transposes when its flag is set.
-
-Runs on the BLAS of the device (OpenBLAS on the CPU, cuBLAS on CUDA GPUs). On a GPU,
-:func:`dlarray.set_matmul_precision` may allow TF32 tensor cores.
-
-Parameters
-----------
-matA : NDArray
-    A 2-D input: ``(m, k)``, or ``(k, m)`` when ``transA``.
-transA : bool
-    Whether to use the transpose of ``matA``.
-matB : NDArray
-    A 2-D input: ``(k, n)``, or ``(n, k)`` when ``transB``.
-transB : bool
-    Whether to use the transpose of ``matB``.
-matC : NDArray
-    The output, ``(m, n)``; it must not be an input.
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import numpy as np
->>> import dlarray
->>> a = dlarray.array([[1, 2], [3, 4]])
->>> b = dlarray.array(np.eye(2))
->>> c = dlarray.empty((2, 2))
->>> dlarray.ops.matrix_multiply(a, True, b, False, c)
->>> c.asnumpy()
-array([[1., 3.],
-       [2., 4.]], dtype=float32)
-)doc",
-      Guard());
-  m.def(
-      "relu", [relu](A in, A out) { Run<1, 0>(relu, {&in}, out, {}); }, py::arg("in_arr"),
-      py::arg("out_arr"), R"doc(Rectified linear unit: ``out_arr = max(in_arr, 0)``, elementwise.
-
-Parameters
-----------
-in_arr : NDArray
-    The input.
-out_arr : NDArray
-    The output, of the input's shape; may be ``in_arr``.
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> x, y = dlarray.array([-1.0, 0.5]), dlarray.empty((2,))
->>> dlarray.ops.relu(x, y)
->>> y.asnumpy()
-array([0. , 0.5], dtype=float32)
-)doc",
-      Guard());
-  m.def(
-      "relu_gradient",
-      [relug](A in, A grad, A out) {
-        Run<2, 0>(relug, {&in, &grad}, out, {});
-      },
-      py::arg("in_arr"), py::arg("in_grad_arr"), py::arg("out_arr"),
-      R"doc(Gradient of :func:`relu`: ``out_arr = in_grad_arr * (in_arr > 0)``.
-
-Parameters
-----------
-in_arr : NDArray
-    The input of the relu.
-in_grad_arr : NDArray
-    The gradient with respect to the relu's output, of the same shape.
-out_arr : NDArray
-    The gradient with respect to ``in_arr``; may be an input.
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> x, g, out = dlarray.array([-1, 2]), dlarray.array([5, 5]), dlarray.empty((2,))
->>> dlarray.ops.relu_gradient(x, g, out)
->>> out.asnumpy()
-array([0., 5.], dtype=float32)
-)doc",
-      Guard());
-  m.def(
-      "softmax", [smax](A in, A out) { Run<1, 0>(smax, {&in}, out, {}); }, py::arg("in_arr"),
-      py::arg("out_arr"),
-      R"doc(Softmax over the last axis: each row becomes ``exp(x - max) / sum(exp(x - max))``.
-
-Parameters
-----------
-in_arr : NDArray
-    The input; its rows run over the last axis.
-out_arr : NDArray
-    The output, of the input's shape; may be ``in_arr``.
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> x, y = dlarray.array([[0.0, 0.0], [0.0, 100.0]]), dlarray.empty((2, 2))
->>> dlarray.ops.softmax(x, y)
->>> y.asnumpy().round(3)
-array([[0.5, 0.5],
-       [0. , 1. ]], dtype=float32)
-)doc",
-      Guard());
-  m.def(
-      "softmax_cross_entropy",
-      [sce](A y, A y_, A out) {
-        Run<2, 0>(sce, {&y, &y_}, out, {});
-      },
-      py::arg("in_arr_a"), py::arg("in_arr_b"), py::arg("out_arr"),
-      R"doc(Softmax cross-entropy, averaged over the rows: ``mean(-sum(b * log_softmax(a), axis=-1))``.
-
-Parameters
-----------
-in_arr_a : NDArray
-    The logits, ``(rows, classes)``.
-in_arr_b : NDArray
-    The target probabilities (one-hot labels), of the same shape.
-out_arr : NDArray
-    The loss, of shape ``(1,)``.
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> logits, labels = dlarray.array([[0.0, 0.0]]), dlarray.array([[1.0, 0.0]])
->>> loss = dlarray.empty((1,))
->>> dlarray.ops.softmax_cross_entropy(logits, labels, loss)
->>> round(float(loss.asnumpy()[0]), 4)  # log(2)
-0.6931
-)doc",
-      Guard());
-  m.def(
-      "copy", [copy](A in, A out) { Run<1, 0>(copy, {&in}, out, {}); }, py::arg("in_arr"),
-      py::arg("out_arr"), R"doc(Copies an array into another of the same shape on the same device.
-
-Parameters
-----------
-in_arr : NDArray
-    The input.
-out_arr : NDArray
-    The output, of the same shape; use :meth:`NDArray.copyto` to copy across devices.
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> x, y = dlarray.array([1, 2]), dlarray.empty((2,))
->>> dlarray.ops.copy(x, y)
->>> y.asnumpy()
-array([1., 2.], dtype=float32)
-)doc",
-      Guard());
-
-  m.def(
-      "astype", [astype](A in, A out) { Run<1, 0>(astype, {&in}, out, {}); }, py::arg("in_arr"),
-      py::arg("out_arr"), R"doc(Converts dtypes: ``out_arr = in_arr.astype(out_arr.dtype)``.
-
-NumPy's casts: float16 and bfloat16 round to nearest even, floats to integers truncate, anything
-to bool is ``!= 0``; out-of-range floats and NaN (undefined in NumPy) saturate and give 0.
-
-Parameters
-----------
-in_arr : NDArray
-    The input, of any dtype.
-out_arr : NDArray
-    The output, of the input's shape and any dtype.
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import numpy as np
->>> import dlarray
->>> x = dlarray.array([1.7, -2.5])
->>> y = dlarray.empty((2,), dtype=np.int32)
->>> dlarray.ops.astype(x, y)
->>> y.asnumpy()
-array([ 1, -2], dtype=int32)
-)doc",
-      Guard());
-  m.def(
-      "compare",
-      [cmp](A a, A b, A out, int op) {
-        Run<2, 1>(cmp, {&a, &b}, out, {double(op)});
-      },
-      py::arg("a"), py::arg("b"), py::arg("out"), py::arg("cmp"),
-      R"doc(Compares elementwise: ``out = a <cmp> b`` as bool.
-
-Parameters
-----------
-a, b : NDArray
-    The inputs: one shape, one dtype (any).
-out : NDArray
-    The output: bool, of the inputs' shape.
-cmp : int
-    0 ``==``, 1 ``!=``, 2 ``<``, 3 ``<=``, 4 ``>``, 5 ``>=`` (NaN compares unequal).
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import numpy as np
->>> import dlarray
->>> a, b = dlarray.array([1, 2, 3]), dlarray.array([3, 2, 1])
->>> out = dlarray.empty((3,), dtype=bool)
->>> dlarray.ops.compare(a, b, out, 2)
->>> out.asnumpy()
-array([ True, False, False])
-)doc",
-      Guard());
-  m.def(
-      "compare_by_const",
-      [cmpc](A in, double v, A out, int op) {
-        Run<1, 2>(cmpc, {&in}, out, {v, double(op)});
-      },
-      py::arg("x"), py::arg("value"), py::arg("out"), py::arg("cmp"),
-      R"doc(Compares with a constant: ``out = x <cmp> value`` as bool.
-
-Parameters
-----------
-x : NDArray
-    The input, of any dtype.
-value : float
-    The constant (compared exactly, in double precision).
-out : NDArray
-    The output: bool, of the input's shape.
-cmp : int
-    0 ``==``, 1 ``!=``, 2 ``<``, 3 ``<=``, 4 ``>``, 5 ``>=``.
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> x = dlarray.array([0.5, 1.5])
->>> out = dlarray.empty((2,), dtype=bool)
->>> dlarray.ops.compare_by_const(x, 1.0, out, 4)
->>> out.asnumpy()
-array([False,  True])
-)doc",
-      Guard());
-  m.def(
-      "matrix_elementwise_divide",
-      [div](A a, A b, A c) {
-        Run<2, 0>(div, {&a, &b}, c, {});
-      },
-      py::arg("matA"), py::arg("matB"), py::arg("matC"),
-      R"doc(Divides elementwise: ``matC = matA / matB`` (float dtypes; IEEE results for zeros).
-
-Parameters
-----------
-matA, matB : NDArray
-    The inputs: one shape, one float dtype.
-matC : NDArray
-    The output; may be one of the inputs.
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> c = dlarray.empty((2,))
->>> dlarray.ops.matrix_elementwise_divide(dlarray.array([1, 3]), dlarray.array([2, 4]), c)
->>> c.asnumpy()
-array([0.5 , 0.75], dtype=float32)
-)doc",
-      Guard());
-  m.def(
-      "matrix_elementwise_divide_by_const",
-      [divc](A in, double v, A out) { Run<1, 1>(divc, {&in}, out, {v}); }, py::arg("in_mat"),
-      py::arg("val"), py::arg("out_mat"),
-      R"doc(Divides by a constant: ``out_mat = in_mat / val`` (a true division).
-
-Parameters
-----------
-in_mat : NDArray
-    The input (a float dtype).
-val : float
-    The divisor, rounded to the array's dtype first (as NumPy does).
-out_mat : NDArray
-    The output, of the input's shape; may be ``in_mat``.
-)doc" DLARRAY_OP_RAISES R"doc(
-Examples
---------
->>> import dlarray
->>> x = dlarray.array([1, 2])
->>> dlarray.ops.matrix_elementwise_divide_by_const(x, 4, x)
->>> x.asnumpy()
-array([0.25, 0.5 ], dtype=float32)
-)doc",
-      Guard());
-
+        Guard());
   m.def("invoke", &InvokeByName, py::arg("op"), py::arg("inputs"), py::arg("outputs"),
         py::arg("attrs") = std::vector<double>{},
-        R"doc(Runs any declared op, core or plugin, by name.
+        R"doc(Runs any declared op by name, on the device of its operands.
 
-Ops that plugins declare are also reachable as ``dlarray.ops.<name>(*inputs, *outputs,
-*attrs)``; :func:`op_info` says what an op takes.
+The inputs, outputs and attributes are given as lists in the op's declared order (inputs, outputs,
+attributes), with every output given; the functions of :mod:`dlarray.ops` are the friendlier form.
 
 Parameters
 ----------
 op : str
     The op's name, one of :func:`op_names`.
-inputs : sequence of NDArray
-    The inputs, as many as the op declares.
-outputs : sequence of NDArray
-    The outputs, as many as the op declares.
-attrs : sequence of float, optional
-    The op's scalar attributes, in its declared order.
+inputs : list of NDArray
+    The inputs, in declared order.
+outputs : list of NDArray
+    The outputs, written in place.
+attrs : list of float, optional
+    The scalar attributes, in declared order.
 
 Raises
 ------
 ValueError
-    When no op has that name (the message lists them), the operand or attribute counts are
-    wrong, the shapes do not fit, or the operands are not all on one device.
+    An unknown op, wrong counts, shapes the op refuses, operands on different devices.
 TypeError
-    When an operand is not an NDArray, or its dtype is not supported by the op.
+    A dtype the op does not support.
 RuntimeError
-    When no loaded plugin has a kernel for the operands' device.
+    No kernel for the operands' device.
 
 Examples
 --------
->>> import dlarray
->>> x, y = dlarray.array([-1.0, 2.0]), dlarray.empty((2,))
+>>> import dlarray, numpy as np
+>>> x = dlarray.array(np.arange(3, dtype=np.float32))
+>>> y = dlarray.empty((3,))
 >>> dlarray.ops.invoke("matrix_elementwise_multiply_by_const", [x], [y], [3.0])
 >>> y.asnumpy()
-array([-3.,  6.], dtype=float32)
+array([0., 3., 6.], dtype=float32)
 )doc",
         Guard());
   m.def("op_names", &ListOps,
@@ -629,7 +464,7 @@ True
       R"doc(The shape and dtype of each output of an op, for inputs of these shapes and dtypes.
 
 From the op's declared shape inference or, for ops whose operands all share one shape, the first
-input's. Python uses it to allocate outputs that a call leaves out.
+input's. The ops use it to allocate outputs that a call leaves out.
 
 Parameters
 ----------
@@ -652,50 +487,15 @@ Raises
 ValueError
     An unknown op, wrong counts, shapes the op refuses, or an op that cannot infer its outputs
     (then the outputs must be given).
+
+Examples
+--------
+>>> import dlarray, numpy as np
+>>> dlarray.ops.infer_outputs("matrix_multiply", [(2, 3), (4, 3)], [np.float32] * 2, [0, 1])
+[((2, 4), dtype('float32'))]
 )doc",
       Guard());
-  m.def(
-      "op_info",
-      [](const std::string& name) {
-        const OpInfo& s = GetOpInfo(RequireOp(name));
-        py::dict d;
-        d["name"] = s.name;
-        d["num_inputs"] = s.num_inputs;
-        d["num_outputs"] = s.num_outputs;
-        d["attr_names"] = s.attr_names;
-        d["allow_inplace"] = s.allow_inplace;
-        d["input_names"] = s.input_names;
-        d["output_names"] = s.output_names;
-        d["owner"] = s.owner;
-        py::list dtypes;
-        for (const DLArrayDType& t : s.dtypes) dtypes.append(DTypeToString(t));
-        if (s.dtypes.empty()) dtypes.append("float32");
-        d["dtypes"] = dtypes;
-        py::list grads;
-        for (const GradientInfo& g : s.gradients) {
-          py::list args;
-          for (const GradArg& a : g.args) {
-            const char* kind = a.kind == kDLArrayGradInput    ? "input"
-                               : a.kind == kDLArrayGradOutput ? "output"
-                                                              : "output_grad";
-            args.append(py::make_tuple(kind, a.index));
-          }
-          py::dict gd;
-          gd["input"] = g.input;
-          gd["op"] = g.op;
-          gd["args"] = args;
-          grads.append(gd);
-        }
-        d["gradients"] = grads;
-        d["doc"] = s.doc;
-        std::vector<std::string> devices;
-        for (int t = 1; t < DLARRAY_MAX_DEVICE_TYPES; ++t) {
-          if (HasKernel(RequireOp(name), t)) devices.push_back(DeviceTypeName(t));
-        }
-        d["devices"] = devices;
-        return d;
-      },
-      py::arg("name"), R"doc(What an op takes and where it runs.
+  m.def("op_info", &OpInfoDict, py::arg("name"), R"doc(What an op takes and where it runs.
 
 Parameters
 ----------
@@ -705,9 +505,13 @@ name : str
 Returns
 -------
 dict
-    ``name``; ``num_inputs`` and ``num_outputs``; ``attr_names`` (its scalar attributes, in
-    order); ``allow_inplace`` (whether an output may be an input); ``doc`` (one line);
-    ``devices`` (the device types with a kernel for it, e.g. ``["cpu", "gpu"]``).
+    ``name``, ``doc`` (one line) and ``owner`` (``"core"`` or the declaring plugin);
+    ``input_names``, ``attr_names`` and ``output_names`` (the keyword names) and ``call_order``
+    (the positional order); ``attr_types`` (``"float"``, ``"bool"`` or ``"int"``) and
+    ``attr_defaults`` (None: required); ``dtypes``, ``dtype_rule`` (``"alike"``,
+    ``"fixed"``: outputs of ``output_dtype``, or ``"per_operand"``); ``allow_inplace``,
+    ``accepts_strided``, ``fills_when_empty``; ``gradients``; ``devices`` (the device types
+    with a kernel for it, e.g. ``["cpu", "gpu"]``).
 
 Raises
 ------
@@ -718,10 +522,10 @@ Examples
 --------
 >>> import dlarray
 >>> info = dlarray.ops.op_info("matrix_multiply")
->>> info["num_inputs"], info["attr_names"]
-(2, ['trans_a', 'trans_b'])
+>>> info["call_order"], info["attr_types"]
+(['a', 'trans_a', 'b', 'trans_b', 'out'], ['bool', 'bool'])
 )doc",
-      Guard());
+        Guard());
 }
 
 }  // namespace dlarray

@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "core_ops.h"
 #include "dlarray/runtime.h"
 #include "handle_table.h"
 #include "validate.h"
@@ -39,9 +38,10 @@ int SetError(const char* msg, int kind) {
 
 dlarray::HandleTable& Handles() { return dlarray::HandleTable::Get(); }
 
-// Runs op on handles: each is resolved (and its array kept alive) for the whole call, so that a
-// concurrent DLArrayFree cannot pull the memory away from a running kernel.
-int Run(dlarray::CoreOp op, std::initializer_list<DLArrayHandle> in, DLArrayHandle out,
+// Runs op (by name, as DLArrayInvoke does) on handles: each is resolved (and its array kept alive)
+// for the whole call, so that a concurrent DLArrayFree cannot pull the memory away from a running
+// kernel.
+int Run(const char* op, std::initializer_list<DLArrayHandle> in, DLArrayHandle out,
         std::initializer_list<double> attrs) {
   API_BEGIN();
   const char* names[] = {"input 0", "input 1", "input 2"};
@@ -55,7 +55,7 @@ int Run(dlarray::CoreOp op, std::initializer_list<DLArrayHandle> in, DLArrayHand
   }
   refs[3] = Handles().Resolve(out, "output");
   DLArray* outs[] = {refs[3].dl};
-  dlarray::Invoke(op, ins, static_cast<int>(in.size()), outs, 1, attrs.begin(),
+  dlarray::Invoke(dlarray::RequireOp(op), ins, static_cast<int>(in.size()), outs, 1, attrs.begin(),
                   static_cast<int>(attrs.size()));
   API_END();
 }
@@ -158,46 +158,45 @@ int DLArrayInvoke(const char* op, const DLArrayHandle* inputs, int num_inputs,
   API_END();
 }
 
-using dlarray::CoreOp;
-
-int DLArraySet(DLArrayHandle arr, float value) { return Run(dlarray::kArraySet, {}, arr, {value}); }
+// The seed's per-op functions: each one a row of op name, inputs, output and attributes.
+int DLArraySet(DLArrayHandle arr, float value) { return Run("array_set", {}, arr, {value}); }
 int DLArrayBroadcastTo(DLArrayHandle input, DLArrayHandle output) {
-  return Run(dlarray::kBroadcastTo, {input}, output, {});
+  return Run("broadcast_to", {input}, output, {});
 }
 int DLArrayReduceSumAxisZero(DLArrayHandle input, DLArrayHandle output) {
-  return Run(dlarray::kReduceSumAxisZero, {input}, output, {});
+  return Run("reduce_sum_axis_zero", {input}, output, {});
 }
 int DLArrayMatrixElementwiseAdd(DLArrayHandle a, DLArrayHandle b, DLArrayHandle c) {
-  return Run(dlarray::kMatrixElementwiseAdd, {a, b}, c, {});
+  return Run("matrix_elementwise_add", {a, b}, c, {});
 }
 int DLArrayMatrixElementwiseAddByConst(DLArrayHandle input, float value, DLArrayHandle output) {
-  return Run(dlarray::kMatrixElementwiseAddByConst, {input}, output, {value});
+  return Run("matrix_elementwise_add_by_const", {input}, output, {value});
 }
 int DLArrayMatrixElementwiseMultiply(DLArrayHandle a, DLArrayHandle b, DLArrayHandle c) {
-  return Run(dlarray::kMatrixElementwiseMultiply, {a, b}, c, {});
+  return Run("matrix_elementwise_multiply", {a, b}, c, {});
 }
 int DLArrayMatrixElementwiseMultiplyByConst(DLArrayHandle input, float value,
                                             DLArrayHandle output) {
-  return Run(dlarray::kMatrixElementwiseMultiplyByConst, {input}, output, {value});
+  return Run("matrix_elementwise_multiply_by_const", {input}, output, {value});
 }
 int DLArrayMatrixMultiply(DLArrayHandle a, int trans_a, DLArrayHandle b, int trans_b,
                           DLArrayHandle c) {
-  return Run(dlarray::kMatrixMultiply, {a, b}, c, {trans_a ? 1.0 : 0.0, trans_b ? 1.0 : 0.0});
+  return Run("matrix_multiply", {a, b}, c, {trans_a ? 1.0 : 0.0, trans_b ? 1.0 : 0.0});
 }
 int DLArrayRelu(DLArrayHandle input, DLArrayHandle output) {
-  return Run(dlarray::kRelu, {input}, output, {});
+  return Run("relu", {input}, output, {});
 }
 int DLArrayReluGradient(DLArrayHandle input, DLArrayHandle in_grad, DLArrayHandle output) {
-  return Run(dlarray::kReluGradient, {input, in_grad}, output, {});
+  return Run("relu_gradient", {input, in_grad}, output, {});
 }
 int DLArraySoftmax(DLArrayHandle input, DLArrayHandle output) {
-  return Run(dlarray::kSoftmax, {input}, output, {});
+  return Run("softmax", {input}, output, {});
 }
 int DLArraySoftmaxCrossEntropy(DLArrayHandle y, DLArrayHandle y_, DLArrayHandle output) {
-  return Run(dlarray::kSoftmaxCrossEntropy, {y, y_}, output, {});
+  return Run("softmax_cross_entropy", {y, y_}, output, {});
 }
 int DLArrayCopy(DLArrayHandle input, DLArrayHandle output) {
-  return Run(dlarray::kCopy, {input}, output, {});
+  return Run("copy", {input}, output, {});
 }
 
 int DLGpuArraySet(DLArrayHandle arr, float value) { return DLArraySet(arr, value); }

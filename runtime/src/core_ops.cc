@@ -2,12 +2,14 @@
 // Invoke for every op; the functions here check what is particular to one op.
 #include "core_ops.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <string>
 
+#include "core_api.h"
 #include "dlarray/errors.h"
 #include "dlarray/kernel.h"
 #include "dlarray/runtime.h"
@@ -203,53 +205,256 @@ void ValidateCompareByConst(const DLArrayOpCall& c) {
   ValidateSameShape(c);
 }
 
-const DLArrayDType kBool{kDLArrayBool, 8, 1};
-
-std::string DTypeList(const std::vector<DLArrayDType>& types) {
-  std::string s;
-  for (const DLArrayDType& t : types) s += (s.empty() ? "" : ", ") + DTypeToString(t);
-  return s;
-}
-
-bool Listed(const std::vector<DLArrayDType>& types, DLArrayDType t) {
-  for (const DLArrayDType& u : types) {
-    if (u == t) return true;
-  }
-  return false;
-}
-
-// astype: any storage dtype in, any out.
-void CheckAstypeDTypes(const OpInfo& op, const DLArrayOpCall& c) {
-  const DLArray* operands[2] = {c.inputs[0], c.outputs[0]};
-  for (const DLArray* a : operands) {
-    if (!Listed(op.dtypes, a->dtype)) {
-      throw DTypeError(op.name + ": dtype " + DTypeToString(a->dtype) + " is not supported (" +
-                       DTypeList(op.dtypes) + ")");
-    }
-  }
-}
-
-// Comparisons: inputs alike (any listed dtype), a bool output.
-void CheckCompareDTypes(const OpInfo& op, const DLArrayOpCall& c) {
-  const DLArrayDType t = c.inputs[0]->dtype;
-  for (int i = 0; i < c.num_inputs; ++i) {
-    if (c.inputs[i]->dtype != t || !Listed(op.dtypes, c.inputs[i]->dtype)) {
-      throw DTypeError(op.name + ": input " + std::to_string(i) + " has dtype " +
-                       DTypeToString(c.inputs[i]->dtype) + "; the inputs must have one dtype of " +
-                       DTypeList(op.dtypes));
-    }
-  }
-  if (c.outputs[0]->dtype != kBool) {
-    throw DTypeError(op.name + ": the output must be bool, got " +
-                     DTypeToString(c.outputs[0]->dtype));
-  }
-}
-
 void ValidateSoftmaxCrossEntropy(const DLArrayOpCall& c) {
   ValidateRowwise(c);
   if (NumElements(c.outputs[0]) != 1) {
     throw ShapeError(Describe(c) + ": the output must hold 1 element, e.g. shape (1,)");
   }
+}
+
+// --- Output shapes of the ops whose outputs are not simply shaped like input 0 ---------------
+
+void SetShape(const DLArrayShapeCall& c, int o, std::initializer_list<int64_t> dims) {
+  c.output_ndims[o] = static_cast<int32_t>(dims.size());
+  std::copy(dims.begin(), dims.end(), c.output_shapes[o]);
+}
+
+void InferLikeInput0(const DLArrayShapeCall& c) {
+  for (int o = 0; o < c.num_outputs; ++o) {
+    c.output_ndims[o] = c.input_ndims[0];
+    std::copy(c.input_shapes[0], c.input_shapes[0] + c.input_ndims[0], c.output_shapes[o]);
+  }
+}
+
+void InferReduceSumAxisZero(const DLArrayShapeCall& c) {
+  const int nd = c.input_ndims[0];
+  if (nd < 1) throw ShapeError(std::string(c.op_name) + ": the input needs at least one dimension");
+  if (nd == 1) return SetShape(c, 0, {1});  // the seed's (1,) for the sum of a vector
+  c.output_ndims[0] = nd - 1;
+  std::copy(c.input_shapes[0] + 1, c.input_shapes[0] + nd, c.output_shapes[0]);
+}
+
+void InferMatrixMultiply(const DLArrayShapeCall& c) {
+  if (c.input_ndims[0] != 2 || c.input_ndims[1] != 2) {
+    throw ShapeError(std::string(c.op_name) + ": every operand must be 2-D");
+  }
+  const bool ta = c.attrs[0] == 1.0, tb = c.attrs[1] == 1.0;  // validated when the op runs
+  SetShape(c, 0, {c.input_shapes[0][ta ? 1 : 0], c.input_shapes[1][tb ? 0 : 1]});
+}
+
+void InferOneElement(const DLArrayShapeCall& c) { SetShape(c, 0, {1}); }
+
+// The core's C++ rules behind the C function pointers of the schema, as a plugin's SDK does it:
+// an exception becomes -1 and the error the core records for the calling thread.
+template <typename Call, void (*F)(const Call&)>
+int Guarded(const Call* call, void*) {
+  try {
+    F(*call);
+    return 0;
+  } catch (const Error& e) {
+    CoreApi()->set_error(static_cast<int32_t>(e.kind()), e.what());
+  } catch (const std::exception& e) {
+    CoreApi()->set_error(kDLArrayErrRuntime, e.what());
+  }
+  return -1;
+}
+template <void (*F)(const DLArrayOpCall&)>
+constexpr DLArrayValidateFn V = &Guarded<DLArrayOpCall, F>;
+template <void (*F)(const DLArrayShapeCall&)>
+constexpr DLArrayInferShapeFn I = &Guarded<DLArrayShapeCall, F>;
+
+// --- The table ------------------------------------------------------------------------------
+
+// What each op computes in (see dtype_rule for how the operands' dtypes relate).
+constexpr DLArrayDType kBool{kDLArrayBool, 8, 1};
+constexpr DLArrayDType kAll[] = {{kDLArrayFloat, 32, 1},
+                                 {kDLArrayFloat, 16, 1},
+                                 {kDLArrayBfloat, 16, 1},
+                                 {kDLArrayFloat, 64, 1},
+                                 {kDLArrayInt, 8, 1},
+                                 {kDLArrayInt, 16, 1},
+                                 {kDLArrayInt, 32, 1},
+                                 {kDLArrayInt, 64, 1},
+                                 {kDLArrayUInt, 8, 1},
+                                 {kDLArrayUInt, 16, 1},
+                                 {kDLArrayUInt, 32, 1},
+                                 {kDLArrayUInt, 64, 1},
+                                 kBool};
+enum DTypeSet : int { kFloats = 4, kNumeric = 9, kAllTypes = 13 };  // prefixes of kAll
+
+enum Flags : unsigned {
+  kInplace = 1,     // an output may be an input
+  kStrided = 2,     // operands may be strided views
+  kFillZero = 4,    // empty inputs, non-empty outputs: the outputs are 0 (a sum of nothing)
+  kFillNaN = 8,     // ... NaN (a mean of nothing)
+  kBoolOut = 16,    // inputs alike, outputs bool
+  kPerOperand = 32  // each operand any listed dtype (a conversion)
+};
+
+struct CoreOpRow {
+  const char* name;
+  const char* inputs;      // names, space-separated
+  const char* attrs;       // names, each with an optional ":bool"/":int" type and "=default"
+  const char* call_order;  // names; nullptr: inputs, attributes, outputs
+  DTypeSet dtypes;
+  unsigned flags;
+  DLArrayValidateFn validate;  // nullptr: every operand has one shape
+  DLArrayInferShapeFn infer;   // nullptr: outputs shaped like input 0 when validate is nullptr
+  const char* doc;
+  // How inputs are differentiated, e.g. "a=matrix_elementwise_multiply(dout,b)": the gradient of
+  // input a is that op applied to the output's gradient (dout), an input or the output (out).
+  const char* gradients = nullptr;
+};
+
+// Every built-in op. The output of each is named "out".
+const CoreOpRow kCoreOps[] = {
+    {"array_set", "", "value", "out value", kAllTypes, kInplace, V<ValidateArraySet>, nullptr,
+     "out[:] = value"},
+    {"broadcast_to", "x", "", nullptr, kAllTypes, 0, V<ValidateBroadcastTo>, nullptr,
+     "out = broadcast of x to out's shape (NumPy rules)"},
+    {"reduce_sum_axis_zero", "x", "", nullptr, kNumeric, kFillZero, V<ValidateReduceSumAxisZero>,
+     I<InferReduceSumAxisZero>, "out = x.sum(axis=0)"},
+    {"matrix_elementwise_add", "a b", "", nullptr, kNumeric, kInplace, nullptr, nullptr,
+     "out = a + b", "a=copy(dout) b=copy(dout)"},
+    {"matrix_elementwise_add_by_const", "x", "value", nullptr, kNumeric, kInplace,
+     V<ValidateScalarOp>, I<InferLikeInput0>, "out = x + value", "x=copy(dout)"},
+    {"matrix_elementwise_multiply", "a b", "", nullptr, kNumeric, kInplace, nullptr, nullptr,
+     "out = a * b", "a=matrix_elementwise_multiply(dout,b) b=matrix_elementwise_multiply(dout,a)"},
+    {"matrix_elementwise_multiply_by_const", "x", "value", nullptr, kNumeric, kInplace,
+     V<ValidateScalarOp>, I<InferLikeInput0>, "out = x * value",
+     "x=matrix_elementwise_multiply_by_const(dout)"},
+    {"matrix_multiply", "a b", "trans_a:bool trans_b:bool", "a trans_a b trans_b out", kFloats,
+     kFillZero, V<ValidateMatrixMultiply>, I<InferMatrixMultiply>,
+     "out = op(a) @ op(b), op transposing when trans_a / trans_b"},
+    {"relu", "x", "", nullptr, kFloats, kInplace, nullptr, nullptr, "out = max(x, 0)",
+     "x=relu_gradient(x,dout)"},
+    {"relu_gradient", "x grad", "", nullptr, kFloats, kInplace, nullptr, nullptr,
+     "out = grad * (x > 0)", "grad=relu_gradient(x,dout)"},
+    {"softmax", "x", "", nullptr, kFloats, kInplace, V<ValidateSoftmax>, I<InferLikeInput0>,
+     "row-wise softmax over the last axis"},
+    {"softmax_cross_entropy", "y y_", "", nullptr, kFloats, kFillNaN,
+     V<ValidateSoftmaxCrossEntropy>, I<InferOneElement>,
+     "out (1 element) = mean over rows of -sum(y_ * log softmax(y))"},
+    {"copy", "x", "", nullptr, kAllTypes, kInplace | kStrided, nullptr, nullptr,
+     "out = x (any strides on either side)", "x=copy(dout)"},
+    {"astype", "x", "", nullptr, kAllTypes, kInplace | kPerOperand, nullptr, nullptr,
+     "out = x converted to out's dtype (NumPy's casts; floats to integers truncate)"},
+    {"compare", "a b", "cmp:int=0", "a b out cmp", kAllTypes, kInplace | kBoolOut,
+     V<ValidateCompare>, I<InferLikeInput0>,
+     "out (bool) = a <cmp> b, cmp: 0 == (default), 1 !=, 2 <, 3 <=, 4 >, 5 >="},
+    {"compare_by_const", "x", "value cmp:int=0", "x value out cmp", kAllTypes, kInplace | kBoolOut,
+     V<ValidateCompareByConst>, I<InferLikeInput0>,
+     "out (bool) = x <cmp> value, cmp: 0 == (default), 1 !=, 2 <, 3 <=, 4 >, 5 >="},
+    {"matrix_elementwise_divide", "a b", "", nullptr, kFloats, kInplace, nullptr, nullptr,
+     "out = a / b"},
+    {"matrix_elementwise_divide_by_const", "x", "value", nullptr, kFloats, kInplace,
+     V<ValidateScalarOp>, I<InferLikeInput0>, "out = x / value",
+     "x=matrix_elementwise_divide_by_const(dout)"},
+};
+
+std::vector<std::string> Words(const char* text) {
+  std::vector<std::string> out;
+  std::string word;
+  for (const char* p = text; p != nullptr; ++p) {
+    if (*p != ' ' && *p != '\0') {
+      word += *p;
+    } else if (!word.empty()) {
+      out.push_back(std::move(word));
+      word.clear();
+    }
+    if (*p == '\0') break;
+  }
+  return out;
+}
+
+std::vector<const char*> Pointers(const std::vector<std::string>& words) {
+  std::vector<const char*> out;
+  for (const std::string& w : words) out.push_back(w.c_str());
+  return out;
+}
+
+// The gradients of a row: "input=op(arg,...)" words; the strings are kept in `ops`.
+std::vector<DLArrayGradient> Gradients(const CoreOpRow& row, const std::vector<std::string>& inputs,
+                                       std::vector<std::string>* ops,
+                                       std::vector<std::vector<DLArrayGradArg>>* args) {
+  const std::vector<std::string> specs = Words(row.gradients);
+  ops->reserve(specs.size());
+  args->reserve(specs.size());
+  std::vector<DLArrayGradient> out;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('='), open = spec.find('(');
+    const auto input = std::find(inputs.begin(), inputs.end(), spec.substr(0, eq));
+    ops->push_back(spec.substr(eq + 1, open - eq - 1));
+    args->emplace_back();
+    std::string list = spec.substr(open + 1, spec.size() - open - 2);
+    for (size_t start = 0; start <= list.size();) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      const std::string a = list.substr(start, comma - start);
+      const auto in = std::find(inputs.begin(), inputs.end(), a);
+      args->back().push_back(
+          a == "dout" ? DLArrayGradArg{kDLArrayGradOutputGrad, 0}
+          : a == "out"
+              ? DLArrayGradArg{kDLArrayGradOutput, 0}
+              : DLArrayGradArg{kDLArrayGradInput, static_cast<int32_t>(in - inputs.begin())});
+      start = comma + 1;
+    }
+    out.push_back({sizeof(DLArrayGradient), ops->back().c_str(), args->back().data(),
+                   static_cast<int32_t>(input - inputs.begin()),
+                   static_cast<int32_t>(args->back().size())});
+  }
+  return out;  // a misspelt name gives an index declare_op refuses
+}
+
+// One row as the C schema a plugin fills, declared through the plugin API.
+int DeclareRow(const CoreOpRow& row, DLArrayRegistry* registry) {
+  const std::vector<std::string> inputs = Words(row.inputs), order = Words(row.call_order);
+  std::vector<std::string> attrs;
+  std::vector<int32_t> types;
+  std::vector<double> defaults;
+  for (const std::string& spec : Words(row.attrs)) {
+    const size_t colon = spec.find(':'), eq = spec.find('=');
+    attrs.push_back(spec.substr(0, std::min(colon, eq)));
+    const std::string type =
+        colon == std::string::npos ? "" : spec.substr(colon + 1, eq - colon - 1);
+    types.push_back(type == "bool"  ? kDLArrayAttrBool
+                    : type == "int" ? kDLArrayAttrInt
+                                    : kDLArrayAttrFloat);
+    defaults.push_back(eq == std::string::npos ? std::nan("") : std::stod(spec.substr(eq + 1)));
+  }
+  const std::vector<const char*> input_ptrs = Pointers(inputs), attr_ptrs = Pointers(attrs),
+                                 order_ptrs = Pointers(order);
+  std::vector<std::string> grad_ops;
+  std::vector<std::vector<DLArrayGradArg>> grad_args;
+  const std::vector<DLArrayGradient> grads = Gradients(row, inputs, &grad_ops, &grad_args);
+  static const char* const kOut[] = {"out"};
+  DLArrayOpSchema s{};
+  s.struct_size = sizeof(DLArrayOpSchema);
+  s.name = row.name;
+  s.doc = row.doc;
+  s.attr_names = attr_ptrs.data();
+  s.dtypes = kAll;
+  s.input_names = input_ptrs.empty() ? nullptr : input_ptrs.data();
+  s.output_names = kOut;
+  s.validate = row.validate;
+  s.num_inputs = static_cast<int32_t>(inputs.size());
+  s.num_outputs = 1;
+  s.num_attrs = static_cast<int32_t>(attrs.size());
+  s.num_dtypes = row.dtypes;
+  s.allow_inplace = (row.flags & kInplace) != 0;
+  s.infer_shape = row.infer;
+  s.gradients = grads.empty() ? nullptr : grads.data();
+  s.num_gradients = static_cast<int32_t>(grads.size());
+  s.call_order = order_ptrs.empty() ? nullptr : order_ptrs.data();
+  s.attr_types = types.data();
+  s.attr_defaults = defaults.data();
+  s.empty_fill = (row.flags & kFillNaN) != 0 ? std::numeric_limits<double>::quiet_NaN() : 0.0;
+  s.output_dtype = kBool;
+  s.dtype_rule = (row.flags & kBoolOut)      ? kDLArrayOutputsFixed
+                 : (row.flags & kPerOperand) ? kDLArrayDTypesPerArray
+                                             : kDLArrayDTypesAlike;
+  s.accepts_strided = (row.flags & kStrided) != 0;
+  s.fills_when_empty = (row.flags & (kFillZero | kFillNaN)) != 0;
+  return CoreApi()->declare_op(registry, &s);
 }
 
 }  // namespace
@@ -268,88 +473,10 @@ void ValidateSameShape(const DLArrayOpCall& c) {
   }
 }
 
-std::vector<OpInfo> CoreOps() {
-  std::vector<OpInfo> ops(kNumCoreOps);
-  using Validate = void (*)(const DLArrayOpCall&);
-  auto def = [&](CoreOp id, const char* name, std::vector<std::string> inputs,
-                 std::vector<std::string> attrs, Validate validate, bool inplace, const char* doc) {
-    OpInfo& s = ops[id];
-    s.name = name;
-    s.owner = "core";
-    s.num_inputs = static_cast<int>(inputs.size());
-    s.num_outputs = 1;
-    s.input_names = std::move(inputs);
-    s.output_names = {"out"};
-    s.attr_names = std::move(attrs);
-    s.core_validate = validate != nullptr ? validate : &ValidateSameShape;
-    s.allow_inplace = inplace;
-    s.doc = doc;
-  };
-  def(kArraySet, "array_set", {}, {"value"}, ValidateArraySet, true, "out[:] = value");
-  def(kBroadcastTo, "broadcast_to", {"x"}, {}, ValidateBroadcastTo, false,
-      "out = broadcast of in to out's shape (NumPy rules)");
-  def(kReduceSumAxisZero, "reduce_sum_axis_zero", {"x"}, {}, ValidateReduceSumAxisZero, false,
-      "out = in.sum(axis=0)");
-  def(kMatrixElementwiseAdd, "matrix_elementwise_add", {"a", "b"}, {}, nullptr, true, "c = a + b");
-  def(kMatrixElementwiseAddByConst, "matrix_elementwise_add_by_const", {"x"}, {"value"},
-      ValidateScalarOp, true, "out = in + value");
-  def(kMatrixElementwiseMultiply, "matrix_elementwise_multiply", {"a", "b"}, {}, nullptr, true,
-      "c = a * b");
-  def(kMatrixElementwiseMultiplyByConst, "matrix_elementwise_multiply_by_const", {"x"}, {"value"},
-      ValidateScalarOp, true, "out = in * value");
-  def(kMatrixMultiply, "matrix_multiply", {"a", "b"}, {"trans_a", "trans_b"},
-      ValidateMatrixMultiply, false, "c = op(a) @ op(b)");
-  def(kRelu, "relu", {"x"}, {}, nullptr, true, "out = max(in, 0)");
-  def(kReluGradient, "relu_gradient", {"x", "grad"}, {}, nullptr, true, "out = grad * (in > 0)");
-  def(kSoftmax, "softmax", {"x"}, {}, ValidateSoftmax, true, "row-wise softmax over the last axis");
-  def(kSoftmaxCrossEntropy, "softmax_cross_entropy", {"y", "y_"}, {}, ValidateSoftmaxCrossEntropy,
-      false, "mean over rows of -sum(y_ * log softmax(y))");
-  def(kCopy, "copy", {"x"}, {}, nullptr, true, "out = in (any strides on either side)");
-  def(kAstype, "astype", {"x"}, {}, nullptr, true,
-      "out = in converted to out's dtype (NumPy's casts; floats to integers truncate)");
-  def(kCompare, "compare", {"a", "b"}, {"cmp"}, ValidateCompare, true,
-      "out (bool) = a <cmp> b, cmp: 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=");
-  def(kCompareByConst, "compare_by_const", {"x"}, {"value", "cmp"}, ValidateCompareByConst, true,
-      "out (bool) = in <cmp> value, cmp: 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=");
-  def(kMatrixElementwiseDivide, "matrix_elementwise_divide", {"a", "b"}, {}, nullptr, true,
-      "c = a / b");
-  def(kMatrixElementwiseDivideByConst, "matrix_elementwise_divide_by_const", {"x"}, {"value"},
-      ValidateScalarOp, true, "out = in / value");
-
-  // Dtypes: what each op computes in (operands alike unless a rule below says otherwise).
-  const DLArrayDType f32 = kFloat32, f16{kDLArrayFloat, 16, 1}, bf16{kDLArrayBfloat, 16, 1},
-                     f64{kDLArrayFloat, 64, 1}, i8{kDLArrayInt, 8, 1}, i16{kDLArrayInt, 16, 1},
-                     i32{kDLArrayInt, 32, 1}, i64{kDLArrayInt, 64, 1}, u8{kDLArrayUInt, 8, 1},
-                     u16{kDLArrayUInt, 16, 1}, u32{kDLArrayUInt, 32, 1}, u64{kDLArrayUInt, 64, 1};
-  const std::vector<DLArrayDType> floats = {f32, f16, bf16, f64};
-  const std::vector<DLArrayDType> numeric = {f32, f16, bf16, f64, i8, i16, i32, i64, u8};
-  const std::vector<DLArrayDType> all = {f32, f16, bf16, f64, i8,  i16,  i32,
-                                         i64, u8,  u16,  u32, u64, kBool};
-  for (CoreOp id : {kArraySet, kBroadcastTo, kCopy, kAstype, kCompare, kCompareByConst}) {
-    ops[id].dtypes = all;
+void DeclareCoreOps(DLArrayRegistry* registry) {
+  for (const CoreOpRow& row : kCoreOps) {
+    if (DeclareRow(row, registry) != 0) ThrowPluginError(std::string("declaring ") + row.name);
   }
-  for (CoreOp id : {kReduceSumAxisZero, kMatrixElementwiseAdd, kMatrixElementwiseAddByConst,
-                    kMatrixElementwiseMultiply, kMatrixElementwiseMultiplyByConst}) {
-    ops[id].dtypes = numeric;
-  }
-  for (CoreOp id : {kMatrixMultiply, kRelu, kReluGradient, kSoftmax, kSoftmaxCrossEntropy,
-                    kMatrixElementwiseDivide, kMatrixElementwiseDivideByConst}) {
-    ops[id].dtypes = floats;
-  }
-  ops[kAstype].core_dtype_check = &CheckAstypeDTypes;
-  ops[kCompare].core_dtype_check = &CheckCompareDTypes;
-  ops[kCompareByConst].core_dtype_check = &CheckCompareDTypes;
-  ops[kCompare].output_dtype = kBool;
-  ops[kCompare].outputs_like_input0 = true;
-  ops[kCompareByConst].outputs_like_input0 = true;
-  ops[kCompareByConst].output_dtype = kBool;
-  ops[kCopy].accepts_strided = true;
-  // Results over empty inputs: sums of nothing are 0, the mean of no rows is NaN (as in NumPy).
-  ops[kMatrixMultiply].fills_when_empty = true;
-  ops[kReduceSumAxisZero].fills_when_empty = true;
-  ops[kSoftmaxCrossEntropy].fills_when_empty = true;
-  ops[kSoftmaxCrossEntropy].empty_fill = std::numeric_limits<double>::quiet_NaN();
-  return ops;
 }
 
 }  // namespace dlarray

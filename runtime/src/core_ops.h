@@ -1,4 +1,4 @@
-// The ops the core declares; their ids are fixed, in this order, so the bindings need no lookup.
+// The ops the core declares: one table of schemas, declared like a plugin's.
 #ifndef DLARRAY_RUNTIME_SRC_CORE_OPS_H_
 #define DLARRAY_RUNTIME_SRC_CORE_OPS_H_
 
@@ -8,28 +8,6 @@
 #include "dlarray/runtime.h"
 
 namespace dlarray {
-
-enum CoreOp : int {
-  kArraySet = 0,
-  kBroadcastTo,
-  kReduceSumAxisZero,
-  kMatrixElementwiseAdd,
-  kMatrixElementwiseAddByConst,
-  kMatrixElementwiseMultiply,
-  kMatrixElementwiseMultiplyByConst,
-  kMatrixMultiply,
-  kRelu,
-  kReluGradient,
-  kSoftmax,
-  kSoftmaxCrossEntropy,
-  kCopy,
-  kAstype,
-  kCompare,
-  kCompareByConst,
-  kMatrixElementwiseDivide,
-  kMatrixElementwiseDivideByConst,
-  kNumCoreOps,
-};
 
 /*! \brief The comparisons of compare and compare_by_const (attribute "cmp"). */
 enum CompareKind : int {
@@ -41,8 +19,8 @@ enum CompareKind : int {
   kCompareGreaterEqual = 5,
 };
 
-/*! \brief Declarations of the core ops, indexed by CoreOp. */
-std::vector<OpInfo> CoreOps();
+/*! \brief Declares the built-in ops (owner "core") from their table, through the plugin API. */
+void DeclareCoreOps(DLArrayRegistry* registry);
 
 /*! \brief The default shape rule: every input and output has the same shape. */
 void ValidateSameShape(const DLArrayOpCall& call);

@@ -47,9 +47,16 @@ std::vector<OutputSpec> InferOutputs(int op, const Shapes& input_shapes,
                                        " attributes; got " + std::to_string(input_shapes.size()) +
                                        " and " + std::to_string(attrs.size()));
   }
-  const DLArrayDType first = s.num_inputs > 0 ? input_dtypes[0] : kFloat32;
+  if (s.dtype_rule == kDLArrayDTypesPerArray) {
+    throw Error(ErrorKind::kValue, s.name +
+                                       ": the output's dtype is the caller's choice: give the "
+                                       "output array");
+  }
+  const DLArrayDType first = s.dtype_rule == kDLArrayOutputsFixed ? s.output_dtype
+                             : s.num_inputs > 0                   ? input_dtypes[0]
+                                                                  : kFloat32;
   std::vector<OutputSpec> out(static_cast<size_t>(s.num_outputs));
-  if (s.plugin_infer != nullptr) {
+  if (s.infer_shape != nullptr) {
     std::vector<const int64_t*> in_shapes;
     std::vector<int32_t> in_ndims;
     for (const auto& shape : input_shapes) {
@@ -76,7 +83,7 @@ std::vector<OutputSpec> InferOutputs(int op, const Shapes& input_shapes,
                                 static_cast<int32_t>(attrs.size()),
                                 0};
     ClearPluginError();
-    if (s.plugin_infer(&call, s.infer_data) != 0) {
+    if (s.infer_shape(&call, s.infer_data) != 0) {
       ThrowPluginError(s.name + ": the shape inference of plugin '" + s.owner + "'");
     }
     for (size_t o = 0; o < out.size(); ++o) {
@@ -89,18 +96,25 @@ std::vector<OutputSpec> InferOutputs(int op, const Shapes& input_shapes,
     }
     return out;
   }
-  const bool same_shape_rule = s.plugin_validate == nullptr &&
-                               (s.core_validate == nullptr ||
-                                s.core_validate == &ValidateSameShape || s.outputs_like_input0) &&
-                               s.num_inputs > 0;
-  if (!same_shape_rule) {
+  if (s.validate != nullptr || s.num_inputs == 0) {
     throw Error(ErrorKind::kValue, s.name +
                                        ": the op cannot infer its output shapes (it has "
                                        "no infer_shape): give the output arrays");
   }
+  for (const auto& shape : input_shapes) {  // the default rule: one shape for every operand
+    if (shape != input_shapes[0]) {
+      DLArray a{}, b{};  // for ShapeToString
+      a.ndim = static_cast<int32_t>(input_shapes[0].size());
+      a.shape = const_cast<int64_t*>(input_shapes[0].data());
+      b.ndim = static_cast<int32_t>(shape.size());
+      b.shape = const_cast<int64_t*>(shape.data());
+      throw ShapeError(s.name + ": inputs of shapes " + ShapeToString(&a) + " and " +
+                       ShapeToString(&b) + ": every operand must have the same shape");
+    }
+  }
   for (OutputSpec& o : out) {
     o.shape = input_shapes[0];
-    o.dtype = s.output_dtype.bits != 0 ? s.output_dtype : first;
+    o.dtype = first;
   }
   return out;
 }
@@ -121,26 +135,45 @@ void CheckOperand(const OpInfo& s, const DLArray* a, const char* kind, int i,
         s.name + ": operands are on different devices: " + ContextToString(first->ctx) + " and " +
         ContextToString(a->ctx) + " (" + what() + "); copy one of them first with copyto()");
   }
-  if (s.core_dtype_check != nullptr) return;  // checked once for the whole call
-  bool dtype_ok;
-  if (s.dtypes.empty()) {
-    dtype_ok = a->dtype == kFloat32;
-  } else {
-    dtype_ok = a->dtype == first->dtype;
-    bool listed = false;
-    for (const DLArrayDType& t : s.dtypes) listed = listed || t == a->dtype;
-    dtype_ok = dtype_ok && listed;
-  }
-  if (!dtype_ok) {
-    std::string allowed;
-    if (s.dtypes.empty()) allowed = "float32";
-    for (const DLArrayDType& t : s.dtypes)
-      allowed += (allowed.empty() ? "" : ", ") + DTypeToString(t);
+}
+
+bool Listed(const OpInfo& s, DLArrayDType t) {
+  if (s.dtypes.empty()) return t == kFloat32;
+  return std::find(s.dtypes.begin(), s.dtypes.end(), t) != s.dtypes.end();
+}
+
+std::string Supported(const OpInfo& s) {
+  std::string allowed = s.dtypes.empty() ? "float32" : "";
+  for (const DLArrayDType& t : s.dtypes)
+    allowed += (allowed.empty() ? "" : ", ") + DTypeToString(t);
+  return allowed;
+}
+
+// The operands' dtypes under the op's dtype rule: inputs (and, unless the rule gives them their
+// own, outputs) alike and listed; fixed outputs of their dtype; or each operand any listed one.
+void CheckDTypes(const OpInfo& s, const DLArray* const* inputs, int num_inputs,
+                 DLArray* const* outputs, int num_outputs) {
+  const DLArray* first = num_inputs > 0 ? inputs[0] : outputs[0];
+  const bool per_operand = s.dtype_rule == kDLArrayDTypesPerArray;
+  for (int k = 0; k < num_inputs + num_outputs; ++k) {
+    const bool is_input = k < num_inputs;
+    const DLArray* a = is_input ? inputs[k] : outputs[k - num_inputs];
+    auto what = [&] {
+      return std::string(is_input ? "input " : "output ") +
+             std::to_string(is_input ? k : k - num_inputs);
+    };
+    if (!is_input && s.dtype_rule == kDLArrayOutputsFixed) {
+      if (a->dtype == s.output_dtype) continue;
+      throw DTypeError(s.name + ": " + what() + " has dtype " + DTypeToString(a->dtype) +
+                       "; it must be " + DTypeToString(s.output_dtype));
+    }
+    if (Listed(s, a->dtype) && (per_operand || a->dtype == first->dtype)) continue;
     throw DTypeError(s.name + ": " + what() + " has dtype " + DTypeToString(a->dtype) +
-                     (a->dtype == first->dtype
+                     (per_operand || a->dtype == first->dtype
                           ? std::string()
                           : " but operand 0 has " + DTypeToString(first->dtype)) +
-                     "; the op supports " + allowed + " (all operands alike)");
+                     "; the op supports " + Supported(s) +
+                     (per_operand ? " (each operand any of them)" : " (all operands alike)"));
   }
 }
 
@@ -190,18 +223,13 @@ void Invoke(int op, const DLArray* const* inputs, int num_inputs, DLArray* const
   if (first == nullptr) Fail(s, "operand 0 is null");
   for (int i = 0; i < num_inputs; ++i) CheckOperand(s, inputs[i], "input", i, first);
   for (int i = 0; i < num_outputs; ++i) CheckOperand(s, outputs[i], "output", i, first);
-  if (s.core_dtype_check != nullptr) {
-    s.core_dtype_check(s, DLArrayOpCall{sizeof(DLArrayOpCall), s.name.c_str(), inputs, outputs,
-                                        attrs, num_inputs, num_outputs, num_attrs, 0});
-  }
+  CheckDTypes(s, inputs, num_inputs, outputs, num_outputs);
   const DLArrayOpCall call{
       sizeof(DLArrayOpCall), s.name.c_str(), inputs, outputs, attrs, num_inputs,
       num_outputs,           num_attrs,      0};
-  if (s.core_validate != nullptr) {
-    s.core_validate(call);
-  } else if (s.plugin_validate != nullptr) {
+  if (s.validate != nullptr) {
     ClearPluginError();
-    if (s.plugin_validate(&call, s.validate_data) != 0) {
+    if (s.validate(&call, s.validate_data) != 0) {
       ThrowPluginError(s.name + ": the shape check of plugin '" + s.owner + "'");
     }
   } else {
@@ -230,7 +258,8 @@ void Invoke(int op, const DLArray* const* inputs, int num_inputs, DLArray* const
     // A sum over nothing: fill each output (through array_set) and run no kernel of this op.
     for (int o = 0; o < num_outputs; ++o) {
       DLArray* out[1] = {outputs[o]};
-      Invoke(kArraySet, nullptr, 0, out, 1, &s.empty_fill, 1);
+      static const int array_set = rt.ops.Find("array_set");
+      Invoke(array_set, nullptr, 0, out, 1, &s.empty_fill, 1);
     }
     return;
   }

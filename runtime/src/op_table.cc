@@ -1,5 +1,7 @@
 #include "op_table.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 #include <utility>
 
@@ -38,10 +40,83 @@ std::vector<std::string> Names(const char* const* names, int count, const std::s
   return out;
 }
 
+// call_order names every operand and attribute once; a name that may be left out (an output
+// of an op with inputs, an attribute with a default) is followed only by such names, so that
+// bindings can make it optional.
+void ReadCallOrder(const char* const* names, OpInfo* op) {
+  std::vector<std::string> all = op->input_names;
+  all.insert(all.end(), op->attr_names.begin(), op->attr_names.end());
+  all.insert(all.end(), op->output_names.begin(), op->output_names.end());
+  const std::string where = "declare_op(" + op->name + "): call_order";
+  std::vector<int> order;
+  bool optional_seen = false;
+  for (size_t k = 0; k < all.size(); ++k) {
+    const char* n = names[k];
+    const auto it = n != nullptr ? std::find(all.begin(), all.end(), n) : all.end();
+    if (it == all.end()) {
+      Bad(where + " entry " + std::to_string(k) + " names no input, attribute or output");
+    }
+    const int index = static_cast<int>(it - all.begin());
+    if (std::find(order.begin(), order.end(), index) != order.end()) {
+      Bad(where + " names '" + *it + "' twice");
+    }
+    const int attr = index - op->num_inputs;
+    const bool optional =
+        (index >= op->num_inputs + static_cast<int>(op->attr_names.size()) && op->num_inputs > 0) ||
+        (attr >= 0 && attr < static_cast<int>(op->attr_names.size()) &&
+         !std::isnan(op->attr_defaults[attr]));
+    if (optional_seen && !optional) {
+      Bad(where + ": '" + *it + "' must be given but follows a name that may be left out");
+    }
+    optional_seen = optional_seen || optional;
+    order.push_back(index);
+  }
+  op->call_order = std::move(order);
+}
+
 std::vector<std::string> DefaultNames(const char* base, int count) {
   std::vector<std::string> out;
   for (int i = 0; i < count; ++i) out.push_back(i == 0 ? base : base + std::to_string(i));
   return out;
+}
+
+// The fields ABI 3.0 appended; a shorter schema leaves their defaults (float attributes without
+// defaults, operands alike, compact operands, no fill, inputs-attributes-outputs order).
+void ReadAbi3Fields(const DLArrayOpSchema* s, OpInfo* op) {
+  const int num_attrs = static_cast<int>(op->attr_names.size());
+  op->attr_types.assign(num_attrs, kDLArrayAttrFloat);
+  op->attr_defaults.assign(num_attrs, std::nan(""));
+  const int total = op->num_inputs + num_attrs + op->num_outputs;
+  op->call_order.clear();
+  for (int i = 0; i < total; ++i) op->call_order.push_back(i);
+  if (!DLARRAY_STRUCT_HAS(s, DLArrayOpSchema, fills_when_empty)) return;
+  const std::string where = "declare_op(" + op->name + "): ";
+  for (int i = 0; s->attr_types != nullptr && i < num_attrs; ++i) {
+    if (s->attr_types[i] < kDLArrayAttrFloat || s->attr_types[i] > kDLArrayAttrInt) {
+      Bad(where + "attribute '" + op->attr_names[i] + "' has the unknown type " +
+          std::to_string(s->attr_types[i]));
+    }
+    op->attr_types[i] = static_cast<DLArrayAttrType>(s->attr_types[i]);
+  }
+  for (int i = 0; s->attr_defaults != nullptr && i < num_attrs; ++i) {
+    op->attr_defaults[i] = s->attr_defaults[i];
+  }
+  if (s->dtype_rule < kDLArrayDTypesAlike || s->dtype_rule > kDLArrayDTypesPerArray) {
+    Bad(where + "unknown dtype_rule " + std::to_string(s->dtype_rule));
+  }
+  op->dtype_rule = static_cast<DLArrayDTypeRule>(s->dtype_rule);
+  op->output_dtype = s->output_dtype;
+  if (op->dtype_rule == kDLArrayOutputsFixed && !IsStorageDType(op->output_dtype)) {
+    Bad(where + "output_dtype " + DTypeToString(op->output_dtype) + " is not an array dtype");
+  }
+  op->accepts_strided = s->accepts_strided != 0;
+  op->fills_when_empty = s->fills_when_empty != 0;
+  op->empty_fill = s->empty_fill;
+  std::vector<const char*> names;  // the default order, checked like a declared one
+  for (const auto* list : {&op->input_names, &op->attr_names, &op->output_names}) {
+    for (const std::string& n : *list) names.push_back(n.c_str());
+  }
+  ReadCallOrder(s->call_order != nullptr ? s->call_order : names.data(), op);
 }
 
 OpInfo FromC(const DLArrayOpSchema* s, const std::string& plugin) {
@@ -79,18 +154,19 @@ OpInfo FromC(const DLArrayOpSchema* s, const std::string& plugin) {
   }
   for (int i = 0; i < s->num_dtypes; ++i) {
     const DLArrayDType t = s->dtypes[i];
-    if (t.lanes != 1 || t.bits == 0 || t.bits % 8 != 0 || t.code > kDLArrayFloat) {
+    if (!IsStorageDType(t)) {
       Bad("declare_op(" + op.name + "): dtype " + DTypeToString(t) + " is not supported");
     }
     op.dtypes.push_back(t);
   }
   op.allow_inplace = s->allow_inplace != 0;
   if (DLARRAY_STRUCT_HAS(s, DLArrayOpSchema, infer_shape_data)) {
-    op.plugin_infer = s->infer_shape;
+    op.infer_shape = s->infer_shape;
     op.infer_data = s->infer_shape_data;
   }
-  op.plugin_validate = s->validate;
+  op.validate = s->validate;
   op.validate_data = s->validate_data;
+  ReadAbi3Fields(s, &op);
   if (s->num_gradients < 0 || (s->num_gradients > 0 && s->gradients == nullptr) ||
       s->num_gradients > s->num_inputs) {
     Bad("declare_op(" + op.name + "): bad gradient list");
@@ -154,7 +230,9 @@ void StagingRegistry::RegisterKernel(const char* op, int32_t device_type, DLArra
 }
 
 OpTable::OpTable() {
-  for (const OpInfo& op : CoreOps()) AddLocked(op);
+  StagingRegistry core("core");
+  DeclareCoreOps(&core);
+  Commit(core);
 }
 
 int OpTable::AddLocked(const OpInfo& op) {

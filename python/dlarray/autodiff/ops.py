@@ -12,138 +12,6 @@ import dlarray
 from .graph import Node, Op, _check_number, _describe, _error, _name, _rows, _same_shapes
 
 
-class AddOp(Op):
-    """``a + b``, elementwise: ``add_op(a, b)``, also written ``a + b``.
-
-    Parameters
-    ----------
-    a, b : Node
-        Inputs of one shape.
-    """
-    graph_safe = True  # a runtime op on the device's stream
-
-    label = "add_op"
-    inplace = True
-
-    def __call__(self, a: Node, b: Node) -> Node:
-        return Node(self, [a, b], _name("(%s+%s)", a.name, b.name))
-
-    def infer_shape(self, node, input_shapes):
-        return _same_shapes(node, input_shapes)
-
-    def compute(self, node, input_vals):
-        return input_vals[0] + input_vals[1]
-
-    def kernel(self, node, inputs, out):
-        return dlarray.ops.matrix_elementwise_add, [inputs[0], inputs[1], out]
-
-    def gradient(self, node, output_grad):
-        return [output_grad, output_grad]
-
-
-class AddByConstOp(Op):
-    """``a + const``: ``add_byconst_op(a, const)``, also written ``a + const``.
-
-    Parameters
-    ----------
-    a : Node
-    const : float
-
-    Returns
-    -------
-    Node
-
-    Raises
-    ------
-    TypeError
-        When ``const`` is not a real number.
-    """
-    graph_safe = True  # a runtime op on the device's stream
-
-    label = "add_byconst_op"
-    inplace = True
-
-    def __call__(self, a: Node, const: float) -> Node:
-        const = _check_number(self.label, const)
-        return Node(self, [a], _name("(%s+%s)", a.name, const), const)
-
-    def compute(self, node, input_vals):
-        return input_vals[0] + node.const_attr
-
-    def kernel(self, node, inputs, out):
-        return dlarray.ops.matrix_elementwise_add_by_const, [inputs[0], node.const_attr, out]
-
-    def gradient(self, node, output_grad):
-        return [output_grad]
-
-
-class MulOp(Op):
-    """``a * b``, elementwise: ``mul_op(a, b)``, also written ``a * b``.
-
-    Parameters
-    ----------
-    a, b : Node
-        Inputs of one shape.
-    """
-    graph_safe = True  # a runtime op on the device's stream
-
-    label = "mul_op"
-    inplace = True
-
-    def __call__(self, a: Node, b: Node) -> Node:
-        return Node(self, [a, b], _name("(%s*%s)", a.name, b.name))
-
-    def infer_shape(self, node, input_shapes):
-        return _same_shapes(node, input_shapes)
-
-    def compute(self, node, input_vals):
-        return input_vals[0] * input_vals[1]
-
-    def kernel(self, node, inputs, out):
-        return dlarray.ops.matrix_elementwise_multiply, [inputs[0], inputs[1], out]
-
-    def gradient(self, node, output_grad):
-        a, b = node.inputs
-        return [output_grad * b, output_grad * a]
-
-
-class MulByConstOp(Op):
-    """``a * const``: ``mul_byconst_op(a, const)``, also written ``a * const``.
-
-    Parameters
-    ----------
-    a : Node
-    const : float
-
-    Returns
-    -------
-    Node
-
-    Raises
-    ------
-    TypeError
-        When ``const`` is not a real number.
-    """
-    graph_safe = True  # a runtime op on the device's stream
-
-    label = "mul_byconst_op"
-    inplace = True
-
-    def __call__(self, a: Node, const: float) -> Node:
-        const = _check_number(self.label, const)
-        return Node(self, [a], _name("(%s*%s)", a.name, const), const)
-
-    def compute(self, node, input_vals):
-        return input_vals[0] * node.const_attr
-
-    def kernel(self, node, inputs, out):
-        return (dlarray.ops.matrix_elementwise_multiply_by_const,
-                [inputs[0], node.const_attr, out])
-
-    def gradient(self, node, output_grad):
-        return [output_grad * node.const_attr]
-
-
 class MatMulOp(Op):
     """Matrix product ``op(a) @ op(b)``, ``op`` transposing when its flag is set.
 
@@ -407,63 +275,6 @@ class SoftmaxOp(Op):
         return [node * (output_grad + -1 * broadcastto_op(row_sums, node))]
 
 
-class ReluOp(Op):
-    """``max(a, 0)``, elementwise.
-
-    Parameters
-    ----------
-    a : Node
-    """
-    graph_safe = True  # a runtime op on the device's stream
-
-    label = "relu_op"
-    inplace = True
-
-    def __call__(self, a: Node) -> Node:
-        return Node(self, [a], _name("Relu(%s)", a.name))
-
-    def compute(self, node, input_vals):
-        return np.maximum(input_vals[0], 0)
-
-    def kernel(self, node, inputs, out):
-        return dlarray.ops.relu, [inputs[0], out]
-
-    def gradient(self, node, output_grad):
-        return [relu_gradient_op(node.inputs[0], output_grad)]
-
-
-class ReluGradientOp(Op):
-    """``grad * (a > 0)``; the gradient for ``a`` is zero (almost everywhere).
-
-    Parameters
-    ----------
-    a : Node
-        The relu's input.
-    grad : Node
-        The gradient with respect to the relu's output.
-    """
-    graph_safe = True  # a runtime op on the device's stream
-
-    label = "relu_gradient_op"
-    inplace = True
-
-    def __call__(self, a: Node, grad: Node) -> Node:
-        return Node(self, [a, grad], _name("ReluGradient(%s,%s)", a.name, grad.name))
-
-    def infer_shape(self, node, input_shapes):
-        return _same_shapes(node, input_shapes)
-
-    def compute(self, node, input_vals):
-        a, grad = input_vals
-        return grad * (a > 0)
-
-    def kernel(self, node, inputs, out):
-        return dlarray.ops.relu_gradient, [inputs[0], inputs[1], out]
-
-    def gradient(self, node, output_grad):
-        return [None, relu_gradient_op(node.inputs[0], output_grad)]
-
-
 class _DivByRowsOp(Op):
     """``a`` divided by its number of rows (the mean in softmax cross entropy's gradient)."""
     graph_safe = True  # a runtime op on the device's stream
@@ -512,10 +323,6 @@ class _OnesColumnOp(Op):
         return [None]
 
 
-add_op = AddOp()
-mul_op = MulOp()
-add_byconst_op = AddByConstOp()
-mul_byconst_op = MulByConstOp()
 matmul_op = MatMulOp()
 placeholder_op = PlaceholderOp()
 oneslike_op = OnesLikeOp()
@@ -524,10 +331,20 @@ reducesumaxiszero_op = ReduceSumAxisZeroOp()
 broadcastto_op = BroadcastToOp()
 softmaxcrossentropy_op = SoftmaxCrossEntropyOp()
 softmax_op = SoftmaxOp()
-relu_op = ReluOp()
-relu_gradient_op = ReluGradientOp()
 _divbyrows_op = _DivByRowsOp()
 _onescolumn_op = _OnesColumnOp()
+
+
+# The NumPy executor's reference forms of built-ins (independent of the kernels it checks);
+# other declared ops run their CPU kernel there.
+_NUMPY_FORMS = {
+    "matrix_elementwise_add": lambda a, b: a + b,
+    "matrix_elementwise_multiply": lambda a, b: a * b,
+    "matrix_elementwise_add_by_const": lambda a, c: a + c,
+    "matrix_elementwise_multiply_by_const": lambda a, c: a * c,
+    "relu": lambda a: np.maximum(a, 0),
+    "relu_gradient": lambda a, g: g * (a > 0),
+}
 
 
 class DeclaredOp(Op):
@@ -536,7 +353,20 @@ class DeclaredOp(Op):
     the NumPy executor), and its gradient from the gradient ops the declaration names.
 
     Made by attribute access on this module: ``ops.sigmoid(x)``, ``ops.c99_axpy(x, y,
-    alpha=2.0)`` (attributes by keyword, or positionally after the inputs).
+    alpha=2.0)`` (attributes by keyword, or positionally after the inputs). The elementwise
+    built-ins are such nodes too: ``add_op``, ``mul_op``, ``add_byconst_op``,
+    ``mul_byconst_op``, ``relu_op`` and ``relu_gradient_op``.
+
+    Parameters
+    ----------
+    *inputs : Node
+        The op's inputs, then (optionally) its attributes in declared order.
+    **attrs : float
+        Attributes by name.
+
+    Returns
+    -------
+    Node
     """
     graph_safe = True  # a runtime op on the device's stream
 
@@ -557,6 +387,7 @@ class DeclaredOp(Op):
         self.name = self.label = name
         self.info = info
         self.inplace = bool(info["allow_inplace"])
+        self.node_name = None  # a %-template over input names and attributes, e.g. "(%s+%s)"
 
     def __call__(self, *inputs: Any, **attrs: Any) -> Node:
         info = self.info
@@ -584,10 +415,23 @@ class DeclaredOp(Op):
         if unknown or missing:
             raise TypeError("%s: attributes are %s; unknown %s, missing %s"
                             % (self.name, names, sorted(unknown), missing))
-        node = Node(self, list(inputs),
-                    _name("%s(%s)", self.name, ",".join(x.name for x in inputs)))
-        node.attrs = tuple(_check_number(self.name, attrs[n]) for n in names)
+        values = tuple(_check_number(self.label, attrs[n]) for n in names)
+        if self.node_name:
+            title = _name(self.node_name, *[x.name for x in inputs], *values)
+        else:
+            title = _name("%s(%s)", self.name, ",".join(x.name for x in inputs))
+        # const_attr: the one constant of ops such as add_byconst_op (graph.Node documents it)
+        node = Node(self, list(inputs), title, values[0] if len(values) == 1 else None)
+        node.attrs = values
         return node
+
+    def _call_args(self, inputs, attrs, out):
+        """The op's arguments in its positional order (dlarray.ops.op_info's call_order)."""
+        info = self.info
+        by_name = dict(zip(info["input_names"], inputs))
+        by_name.update(zip(info["attr_names"], attrs))
+        by_name.update(zip(info["output_names"], [out]))
+        return [by_name[n] for n in info["call_order"] if n in by_name]
 
     def infer_shape(self, node, input_shapes):
         try:
@@ -599,19 +443,27 @@ class DeclaredOp(Op):
         return tuple(shape)
 
     def compute(self, node, input_vals):
-        # The NumPy executor has no NumPy code for a plugin op: run its CPU kernel.
+        form = _NUMPY_FORMS.get(self.name)
+        if form is not None:
+            return form(*input_vals, *node.attrs)
+        # No NumPy form (a plugin's op): run its CPU kernel, in the inputs' dtype when the op
+        # computes in it (float32 otherwise).
         cpu = dlarray.cpu(0)
-        dtype = np.result_type(*input_vals) if input_vals else np.float32
-        arrays = [dlarray.array(np.asarray(v, dtype=np.float32), cpu) for v in input_vals]
-        out = getattr(dlarray.ops, self.name)(*arrays, *node.attrs)
+        dtype = np.result_type(*input_vals) if input_vals else np.dtype(np.float32)
+        work = dtype if dtype.name in self.info["dtypes"] else np.dtype(np.float32)
+        arrays = [dlarray.array(np.asarray(v, dtype=work), cpu, work) for v in input_vals]
+        out = getattr(dlarray.ops, self.name)(*self._call_args(arrays, node.attrs, None))
         return out.asnumpy().astype(dtype, copy=False)
 
     def kernel(self, node, inputs, out):
-        return getattr(dlarray.ops, self.name), [*inputs, *node.attrs, out]
+        return getattr(dlarray.ops, self.name), self._call_args(inputs, node.attrs, out)
 
     def gradient(self, node, output_grad):
         grads = [None] * len(node.inputs)
         for g in self.info["gradients"]:
+            if g["op"] == "copy" and g["args"] == [("output_grad", 0)]:
+                grads[g["input"]] = output_grad  # the identity: no node needed
+                continue
             gop = DeclaredOp.get(g["op"])
             args = [node.inputs[i] if kind == "input" else node if kind == "output"
                     else output_grad for kind, i in g["args"]]
@@ -622,6 +474,21 @@ class DeclaredOp(Op):
                                  % (self.name, gop.name, missing, self.name))
             grads[g["input"]] = gop(*args, **{n: own[n] for n in gop.info["attr_names"]})
         return grads
+
+
+def _declared(name, label, node_name):
+    """A built-in op as a graph node maker, with the autodiff name and node names of old."""
+    op = DeclaredOp.get(name)
+    op.label, op.node_name = label, node_name
+    return op
+
+
+add_op = _declared("matrix_elementwise_add", "add_op", "(%s+%s)")
+mul_op = _declared("matrix_elementwise_multiply", "mul_op", "(%s*%s)")
+add_byconst_op = _declared("matrix_elementwise_add_by_const", "add_byconst_op", "(%s+%s)")
+mul_byconst_op = _declared("matrix_elementwise_multiply_by_const", "mul_byconst_op", "(%s*%s)")
+relu_op = _declared("relu", "relu_op", "Relu(%s)")
+relu_gradient_op = _declared("relu_gradient", "relu_gradient_op", "ReluGradient(%s,%s)")
 
 
 def __getattr__(name: str) -> DeclaredOp:

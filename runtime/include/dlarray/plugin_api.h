@@ -173,6 +173,22 @@ typedef struct DLArrayGradient {
   int32_t num_args;           /*!< 1 .. DLARRAY_MAX_OPERANDS */
 } DLArrayGradient;
 
+/*! \brief How the dtypes of an op's operands relate (DLArrayOpSchema.output_dtype_rule, ABI 3.0).
+ */
+typedef enum {
+  kDLArrayDTypesAlike = 0,    /*!< every operand has one dtype, one of dtypes */
+  kDLArrayOutputsFixed = 1,   /*!< inputs alike, one of dtypes; outputs are output_dtype (bool) */
+  kDLArrayDTypesPerArray = 2, /*!< each operand any of dtypes, independently (a conversion) */
+} DLArrayDTypeRule;
+
+/*! \brief What a caller may pass for an attribute (DLArrayOpSchema.attr_types, ABI 3.0); every
+ *         attribute still reaches the op as a double. */
+typedef enum {
+  kDLArrayAttrFloat = 0, /*!< any real number */
+  kDLArrayAttrBool = 1,  /*!< True or False (also 1 or 0): 1.0 or 0.0 */
+  kDLArrayAttrInt = 2,   /*!< an integer */
+} DLArrayAttrType;
+
 /*! \brief The declaration of an op. The core copies everything during declare_op. */
 typedef struct DLArrayOpSchema {
   uint64_t struct_size;             /*!< sizeof(DLArrayOpSchema) of the plugin */
@@ -195,6 +211,26 @@ typedef struct DLArrayOpSchema {
    *         when validate is NULL too; otherwise callers must give the outputs. */
   DLArrayInferShapeFn infer_shape;
   void* infer_shape_data; /*!< passed to infer_shape (ABI 2.1) */
+  /*!
+   * \brief (ABI 3.0) The order of positional arguments in language bindings: every input,
+   *        attribute and output name once, e.g. {"a", "trans_a", "b", "trans_b", "out"}.
+   *        NULL: inputs, then attributes, then outputs. An output may be left out (allocated)
+   *        when the op has inputs, an attribute when it has a default; the names after one that
+   *        may be left out must be too.
+   */
+  const char* const* call_order;
+  const int32_t* attr_types;   /*!< (ABI 3.0) num_attrs DLArrayAttrType; NULL: all float */
+  const double* attr_defaults; /*!< (ABI 3.0) num_attrs defaults, NaN: none; NULL: none */
+  double empty_fill;           /*!< (ABI 3.0) what fills_when_empty writes, e.g. 0 or NaN */
+  DLArrayDType output_dtype;   /*!< (ABI 3.0) the outputs' dtype under kDLArrayOutputsFixed */
+  int32_t dtype_rule;          /*!< (ABI 3.0) a DLArrayDTypeRule; absent: kDLArrayDTypesAlike */
+  /*! \brief (ABI 3.0) Nonzero: operands may be strided views (the kernels read strides and
+   *         byte_offset); zero: the core refuses non-compact operands before the kernel runs. */
+  int32_t accepts_strided;
+  /*! \brief (ABI 3.0) Nonzero: a call whose inputs are empty but whose outputs are not fills
+   *         the outputs with empty_fill (a sum of nothing is 0) without running the kernel;
+   *         zero: that call is an error. */
+  int32_t fills_when_empty;
 } DLArrayOpSchema;
 
 /*!

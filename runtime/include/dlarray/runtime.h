@@ -204,38 +204,35 @@ struct GradientInfo {
   std::vector<GradArg> args;  //!< its arguments, in order
 };
 
-/*! \brief A declared op, as the core keeps it. */
+/*! \brief A declared op, as the core keeps it (copied from its DLArrayOpSchema). */
 struct OpInfo {
-  std::string name;                       //!< e.g. "relu"
-  std::string doc;                        //!< one line for help texts
-  std::string owner;                      //!< "core" or the plugin that declared it
-  int num_inputs = 1;                     //!< exact input count
-  int num_outputs = 1;                    //!< exact output count
-  std::vector<std::string> attr_names;    //!< scalar attributes, in order
-  std::vector<std::string> input_names;   //!< keyword names of the inputs
-  std::vector<std::string> output_names;  //!< keyword names of the outputs
-  std::vector<DLArrayDType> dtypes;       //!< allowed dtypes (operands alike); empty: float32
-  bool allow_inplace = true;              //!< may an output share memory with an input
-  std::vector<GradientInfo> gradients;    //!< declared gradients
-  // How shapes are checked: a core rule, a plugin function, or (neither) all shapes equal.
-  void (*core_validate)(const DLArrayOpCall& call) = nullptr;  //!< core ops only
-  DLArrayValidateFn plugin_validate = nullptr;                 //!< plugin ops
-  void* validate_data = nullptr;                               //!< for plugin_validate
-  DLArrayInferShapeFn plugin_infer = nullptr;                  //!< plugin ops (ABI 2.1)
-  void* infer_data = nullptr;                                  //!< for plugin_infer
-  // Core-internal rules (not part of the plugin ABI):
-  /*! \brief Dtype check replacing "operands alike, one of dtypes" (astype, comparisons). */
-  void (*core_dtype_check)(const OpInfo& op, const DLArrayOpCall& call) = nullptr;
-  /*! \brief Outputs' dtype when it is not input 0's (bits 0: input 0's), e.g. bool. */
-  DLArrayDType output_dtype{0, 0, 0};
-  /*! \brief Outputs have input 0's shape although the op has its own check (comparisons). */
-  bool outputs_like_input0 = false;
-  /*! \brief Operands may have any strides (copy); other ops refuse non-compact views. */
-  bool accepts_strided = false;
+  std::string name;                         //!< e.g. "relu"
+  std::string doc;                          //!< one line for help texts
+  std::string owner;                        //!< "core" or the plugin that declared it
+  int num_inputs = 1;                       //!< exact input count
+  int num_outputs = 1;                      //!< exact output count
+  std::vector<std::string> attr_names;      //!< scalar attributes, in order
+  std::vector<std::string> input_names;     //!< keyword names of the inputs
+  std::vector<std::string> output_names;    //!< keyword names of the outputs
+  std::vector<DLArrayAttrType> attr_types;  //!< one per attribute
+  std::vector<double> attr_defaults;        //!< one per attribute, NaN: none
+  /*! \brief The positional order of the language bindings, as indices into inputs, then
+   *         attributes, then outputs (0 .. num_inputs + attrs + num_outputs - 1). */
+  std::vector<int> call_order;
+  std::vector<DLArrayDType> dtypes;                   //!< allowed dtypes; empty: float32
+  DLArrayDTypeRule dtype_rule = kDLArrayDTypesAlike;  //!< how operands' dtypes relate
+  DLArrayDType output_dtype{0, 0, 0};                 //!< outputs' dtype (kDLArrayOutputsFixed)
+  bool allow_inplace = true;                          //!< may an output share memory with an input
+  bool accepts_strided = false;  //!< operands may be strided views (else compact only)
   /*! \brief With an empty input and non-empty outputs the outputs are filled with empty_fill
    *         (a sum over nothing is 0); otherwise that case is an error. */
   bool fills_when_empty = false;
-  double empty_fill = 0.0;  //!< see fills_when_empty
+  double empty_fill = 0.0;                    //!< see fills_when_empty
+  std::vector<GradientInfo> gradients;        //!< declared gradients
+  DLArrayValidateFn validate = nullptr;       //!< shape check; null: every operand has one shape
+  void* validate_data = nullptr;              //!< for validate
+  DLArrayInferShapeFn infer_shape = nullptr;  //!< output shapes; null: see InferOutputs
+  void* infer_data = nullptr;                 //!< for infer_shape
 };
 
 /*! \brief Shape and dtype of each output of an op call, inferred from its inputs. */

@@ -178,7 +178,8 @@ for _op, _spec in OPS.items():
     _arrays = [i for i, a in enumerate(_spec) if isinstance(a, str)]
     for _bad_name, _bad in {"none": None, "numpy": np.zeros((2, 2), np.float32), "int": 3,
                             "int32_array": "int32"}.items():
-        _pos = _arrays[-1] if _bad_name in ("none", "int32_array") else _arrays[0]
+        # None in an output's place is its default (allocate): None as an input is refused
+        _pos = _arrays[-1] if _bad_name == "int32_array" else _arrays[0]
         if _bad_name == "int32_array" and len(_arrays) == 1:
             continue  # array_set fills any dtype (issue 10): no operand to disagree with
 
