@@ -11,6 +11,7 @@
 #include "dlarray/errors.h"
 #include "dlarray/kernel.h"
 #include "dlarray/runtime.h"
+#include "elementwise_ops.h"
 
 namespace dlarray {
 namespace {
@@ -349,6 +350,7 @@ std::vector<OpInfo> CoreOps() {
   ops[kReduceSumAxisZero].fills_when_empty = true;
   ops[kSoftmaxCrossEntropy].fills_when_empty = true;
   ops[kSoftmaxCrossEntropy].empty_fill = std::numeric_limits<double>::quiet_NaN();
+  AppendElementwiseOps(&ops);  // after the fixed ids
   return ops;
 }
 
