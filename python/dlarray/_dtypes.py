@@ -24,7 +24,10 @@ uint16 = np.dtype(np.uint16)
 uint32 = np.dtype(np.uint32)
 uint64 = np.dtype(np.uint64)
 float16 = np.dtype(np.float16)
-bfloat16 = np.dtype(_core.parse_dtype("bfloat16"))
+try:
+    bfloat16 = np.dtype(_core.parse_dtype("bfloat16"))
+except TypeError:  # ml_dtypes (the optional "bfloat16" extra) is not installed
+    bfloat16 = None
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 complex64 = np.dtype(np.complex64)
@@ -32,7 +35,7 @@ complex128 = np.dtype(np.complex128)
 
 SIGNED = (int8, int16, int32, int64)
 UNSIGNED = (uint8, uint16, uint32, uint64)
-REAL_FLOATING = (float16, bfloat16, float32, float64)
+REAL_FLOATING = tuple(t for t in (float16, bfloat16, float32, float64) if t is not None)
 COMPLEX_FLOATING = (complex64, complex128)
 KINDS = {
     "bool": (bool,),
