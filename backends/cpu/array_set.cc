@@ -24,7 +24,7 @@ void ArraySetKernel(const KernelContext& ctx) {
   Dispatch<kAllTypes>(out->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T value = Store<T>(ctx.attrs[0]);
-    T* y = TypedData<T>(out);
+    T* y = Data<T>(out);
     ParallelFor(n, n, kElementAlign, [&](int64_t b, int64_t e) { std::fill(y + b, y + e, value); });
   });
 }

@@ -18,8 +18,8 @@ void AstypeKernel(const KernelContext& ctx) {
   const int64_t n = NumElements(out);
   if (in->dtype == out->dtype) {
     const size_t item = (out->dtype.bits + 7) / 8;
-    const char* x = TypedData<const char>(in);
-    char* y = TypedData<char>(out);
+    const char* x = Data<const char>(in);
+    char* y = Data<char>(out);
     if (x == y) return;
     ParallelFor(n, n, kElementAlign, [&](int64_t b, int64_t e) {
       std::memcpy(y + b * item, x + b * item, static_cast<size_t>(e - b) * item);
@@ -31,7 +31,7 @@ void AstypeKernel(const KernelContext& ctx) {
     Dispatch<kAllTypes>(out->dtype, ctx.op_name, [&](auto to) {
       using TO = typename decltype(to)::type;
       MapTyped(
-          n, TypedData<TO>(out), [](auto x) { return x; }, TypedData<const TI>(in));
+          n, Data<TO>(out), [](auto x) { return x; }, Data<const TI>(in));
     });
   });
 }

@@ -91,8 +91,8 @@ void BroadcastRange(const T* x, T* y, const Run* runs, int num_runs, int64_t beg
 
 template <typename U>
 void BroadcastAny(const DLArray* in, DLArray* out, const Run* runs, int num_runs) {
-  const U* x = TypedData<const U>(in);
-  U* y = TypedData<U>(out);
+  const U* x = Data<const U>(in);
+  U* y = Data<U>(out);
   const int64_t n = NumElements(out);
   ParallelFor(n, n, kElementAlign,
               [&](int64_t b, int64_t e) { BroadcastRange<false>(x, y, runs, num_runs, b, e); });

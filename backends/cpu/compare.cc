@@ -14,8 +14,8 @@ void CompareKernel(const KernelContext& ctx) {
   Dispatch<kAllTypes>(ctx.inputs[0]->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     WithComparison(ctx.attrs[0], [&](auto cmp) {
-      MapTyped(NumElements(out), TypedData<bool>(out), cmp, TypedData<const T>(ctx.inputs[0]),
-               TypedData<const T>(ctx.inputs[1]));
+      MapTyped(NumElements(out), Data<bool>(out), cmp, Data<const T>(ctx.inputs[0]),
+               Data<const T>(ctx.inputs[1]));
     });
   });
 }

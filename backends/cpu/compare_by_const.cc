@@ -20,9 +20,9 @@ void CompareByConstKernel(const KernelContext& ctx) {
     using T = typename decltype(tag)::type;
     WithComparison(ctx.attrs[1], [&](auto cmp) {
       MapTyped(
-          NumElements(out), TypedData<bool>(out),
+          NumElements(out), Data<bool>(out),
           [cmp, value](auto x) { return cmp(static_cast<double>(x), value); },
-          TypedData<const T>(ctx.inputs[0]));
+          Data<const T>(ctx.inputs[0]));
     });
   });
 }

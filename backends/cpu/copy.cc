@@ -65,8 +65,8 @@ void CopyRow(const char* x, char* y, int64_t n, int64_t in_step, int64_t out_ste
 template <typename U>
 void StridedCopy(const DLArray* in, DLArray* out) {
   const std::vector<Dim> dims = MergedDims(in, out, sizeof(U));
-  const char* x = TypedData<const char>(in);
-  char* y = TypedData<char>(out);
+  const char* x = Data<const char>(in);
+  char* y = Data<char>(out);
   const Dim inner = dims.back();
   const int outer_dims = static_cast<int>(dims.size()) - 1;
   int64_t rows = 1;
@@ -91,7 +91,7 @@ void CopyKernel(const KernelContext& ctx) {
   const DLArray* in = ctx.inputs[0];
   DLArray* out = ctx.outputs[0];
   const bool compact = in->strides == nullptr && out->strides == nullptr;
-  if (compact && TypedData<const char>(in) == TypedData<char>(out)) return;
+  if (compact && Data<const char>(in) == Data<char>(out)) return;
   if (compact && IsFloat32(out->dtype)) {
     ElementwiseKernel<1>(ctx, [](auto x) { return x; });
     return;

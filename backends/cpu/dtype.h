@@ -1,20 +1,17 @@
 /*!
  * \file dtype.h
- * \brief The element types of the CPU kernels beyond float32: float16 and bfloat16 storage (with
- *        round-to-nearest-even conversions, as NumPy and ml_dtypes do), the type each computes in,
- *        wrapping integer arithmetic, and dispatch from a DLArrayDType to a C++ type.
+ * \brief The CPU kernels' float16 and bfloat16 storage (with round-to-nearest-even conversions,
+ *        as NumPy and ml_dtypes do), plugged into the dtype dispatch shared with the CUDA backend
+ *        (dlarray/dtype_dispatch.h): Load, Store, Compute and Dispatch on the CPU's types.
  */
 #ifndef DLARRAY_BACKENDS_CPU_DTYPE_H_
 #define DLARRAY_BACKENDS_CPU_DTYPE_H_
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <limits>
-#include <string>
-#include <type_traits>
+#include <utility>
 
-#include "dlarray/errors.h"
+#include "dlarray/dtype_dispatch.h"
 #include "dlarray/kernel.h"
 
 namespace dlarray::cpu {
@@ -102,137 +99,42 @@ inline uint16_t FloatToBFloat16(float f) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
+/*! \brief The CPU side's 16-bit float storage, for the shared dtype dispatch. */
+struct Float16 {
+  using Half = cpu::Half;
+  using BFloat16 = cpu::BFloat16;
+  static float ToFloat(Half h) { return HalfToFloat(h.bits); }
+  static float ToFloat(BFloat16 b) { return BFloat16ToFloat(b.bits); }
+  static Half ToHalf(double v) { return Half{DoubleToHalf(v)}; }
+  static BFloat16 ToBFloat16(float v) { return BFloat16{FloatToBFloat16(v)}; }
+};
+
 /*! \brief The type T computes in: float for the half types, T otherwise. */
 template <typename T>
-struct ComputeOf {
-  using type = T;
-};
-template <>
-struct ComputeOf<Half> {
-  using type = float;
-};
-template <>
-struct ComputeOf<BFloat16> {
-  using type = float;
-};
-template <typename T>
-using Compute = typename ComputeOf<T>::type;
+using Compute = ComputeType<T, Float16>;
 
 /*! \brief Storage -> compute value. */
-inline float Load(Half h) { return HalfToFloat(h.bits); }
-inline float Load(BFloat16 b) { return BFloat16ToFloat(b.bits); }
 template <typename T>
-inline T Load(T v) {
-  return v;
+inline Compute<T> Load(T v) {
+  return LoadAs<Float16>(v);
 }
 
-/*! \brief A double as an integer of type I: truncated; NaN 0; out of range saturated. */
-template <typename I>
-inline I SaturatingCast(double v) {
-  if (std::isnan(v)) return I{0};
-  if (v <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
-  if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
-  return static_cast<I>(v);
-}
-
-/*! \brief Any arithmetic value -> storage T, as NumPy casts (half types round to nearest even). */
+/*! \brief Any arithmetic value -> storage T, as NumPy casts (see dlarray::StoreAs). */
 template <typename T, typename V>
 inline T Store(V v) {
-  if constexpr (std::is_same_v<T, Half>) {
-    return Half{DoubleToHalf(static_cast<double>(v))};
-  } else if constexpr (std::is_same_v<T, BFloat16>) {
-    return BFloat16{FloatToBFloat16(static_cast<float>(v))};
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return v != V{0};
-  } else if constexpr (std::is_integral_v<T> && std::is_floating_point_v<V>) {
-    return SaturatingCast<T>(static_cast<double>(v));
-  } else {
-    return static_cast<T>(v);  // integers wrap (two's complement), floats round
-  }
+  return StoreAs<Float16, T>(v);
 }
 
-/*! \brief a + b and a * b: integers wrap around as in NumPy, floats as usual. */
-template <typename C>
-inline C AddOf(C a, C b) {
-  if constexpr (std::is_integral_v<C>) {
-    return static_cast<C>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  } else {
-    return a + b;
-  }
-}
-template <typename C>
-inline C MulOf(C a, C b) {
-  if constexpr (std::is_integral_v<C>) {
-    return static_cast<C>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-  } else {
-    return a * b;
-  }
-}
-
-/*! \brief A scalar attribute as compute type C (integers: truncated, wrapped into C). */
-template <typename C>
-inline C ScalarOf(double v) {
-  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
-    return static_cast<C>(static_cast<uint64_t>(SaturatingCast<int64_t>(v)));
-  } else {
-    return static_cast<C>(v);
-  }
-}
-
-/*! \brief Tag carrying a type through generic lambdas. */
+/*! \brief A scalar attribute as the compute value NumPy uses with an array of type T. */
 template <typename T>
-struct TypeTag {
-  using type = T;
-};
+inline Compute<T> ScalarFor(double v) {
+  return ScalarAs<Float16, T>(v);
+}
 
-/*! \brief Which kinds of dtype a dispatch accepts. */
-enum DTypeSet : int { kFloatTypes = 1, kIntTypes = 2, kWideUInts = 4, kBoolType = 8 };
-
-/*!
- * \brief Calls f(TypeTag<T>{}) with T the C++ type of dtype, when dtype is in `set`; throws
- *        DTypeError naming op otherwise. (float32 is included in kFloatTypes.)
- */
+/*! \brief DispatchDType on the CPU's element types; errors name the op "on cpu". */
 template <int kSet, typename F>
 inline void Dispatch(DLArrayDType t, const char* op, F&& f) {
-  if (t.lanes == 1) {
-    if constexpr ((kSet & kFloatTypes) != 0) {
-      if (t.code == kDLArrayFloat && t.bits == 32) return f(TypeTag<float>{});
-      if (t.code == kDLArrayFloat && t.bits == 64) return f(TypeTag<double>{});
-      if (t.code == kDLArrayFloat && t.bits == 16) return f(TypeTag<Half>{});
-      if (t.code == kDLArrayBfloat && t.bits == 16) return f(TypeTag<BFloat16>{});
-    }
-    if constexpr ((kSet & kIntTypes) != 0) {
-      if (t.code == kDLArrayInt && t.bits == 8) return f(TypeTag<int8_t>{});
-      if (t.code == kDLArrayInt && t.bits == 16) return f(TypeTag<int16_t>{});
-      if (t.code == kDLArrayInt && t.bits == 32) return f(TypeTag<int32_t>{});
-      if (t.code == kDLArrayInt && t.bits == 64) return f(TypeTag<int64_t>{});
-      if (t.code == kDLArrayUInt && t.bits == 8) return f(TypeTag<uint8_t>{});
-    }
-    if constexpr ((kSet & kWideUInts) != 0) {
-      if (t.code == kDLArrayUInt && t.bits == 16) return f(TypeTag<uint16_t>{});
-      if (t.code == kDLArrayUInt && t.bits == 32) return f(TypeTag<uint32_t>{});
-      if (t.code == kDLArrayUInt && t.bits == 64) return f(TypeTag<uint64_t>{});
-    }
-    if constexpr ((kSet & kBoolType) != 0) {
-      if (t.code == kDLArrayBool && t.bits == 8) return f(TypeTag<bool>{});
-    }
-  }
-  throw DTypeError(std::string(op) + " on cpu: no kernel for dtype code " + std::to_string(t.code) +
-                   ", " + std::to_string(t.bits) + " bits");
-}
-
-/*! \brief Every storage dtype. */
-constexpr int kAllTypes = kFloatTypes | kIntTypes | kWideUInts | kBoolType;
-
-/*! \brief Whether t is float32 (the vectorised paths). */
-inline bool IsFloat32(DLArrayDType t) {
-  return t.code == kDLArrayFloat && t.bits == 32 && t.lanes == 1;
-}
-
-/*! \brief Typed first element of an array (data + byte_offset). */
-template <typename T>
-inline T* TypedData(const DLArray* a) {
-  return reinterpret_cast<T*>(static_cast<char*>(a->data) + a->byte_offset);
+  DispatchDType<kSet, Float16>(t, op, "cpu", std::forward<F>(f));
 }
 
 }  // namespace dlarray::cpu

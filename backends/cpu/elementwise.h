@@ -96,7 +96,7 @@ inline void MapTyped(int64_t n, TO* y, Op op, const TI*... in) {
 template <typename T, int kNumInputs, typename Op, int... I>
 inline void TypedKernelImpl(const KernelContext& ctx, Op op, std::integer_sequence<int, I...>) {
   DLArray* out = ctx.outputs[0];
-  MapTyped(NumElements(out), TypedData<T>(out), op, TypedData<const T>(ctx.inputs[I])...);
+  MapTyped(NumElements(out), Data<T>(out), op, Data<const T>(ctx.inputs[I])...);
 }
 
 /*!

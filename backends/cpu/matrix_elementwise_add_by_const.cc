@@ -3,8 +3,6 @@
  * \brief matrix_elementwise_add_by_const: out = in + value (in the array's dtype: value is
  *        rounded to it first, or truncated for integers, as NumPy does with a Python scalar).
  */
-#include <type_traits>
-
 #include "cpu_kernels.h"
 #include "elementwise.h"
 
@@ -21,15 +19,10 @@ void MatrixElementwiseAddByConstKernel(const KernelContext& ctx) {
   Dispatch<kFloatTypes | kIntTypes>(t, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = Compute<T>;
-    C v;
-    if constexpr (std::is_integral_v<C>) {
-      v = ScalarOf<C>(value);  // truncated, wrapped: x + (-5) on uint8 is x - 5
-    } else {
-      v = static_cast<C>(Load(Store<T>(value)));  // rounded to T first, as NumPy does
-    }
+    const C v = ScalarFor<T>(value);
     MapTyped(
-        NumElements(ctx.outputs[0]), TypedData<T>(ctx.outputs[0]), [v](C x) { return AddOf(x, v); },
-        TypedData<const T>(ctx.inputs[0]));
+        NumElements(ctx.outputs[0]), Data<T>(ctx.outputs[0]), [v](C x) { return AddOf(x, v); },
+        Data<const T>(ctx.inputs[0]));
   });
 }
 

@@ -19,10 +19,10 @@ void MatrixElementwiseDivideByConstKernel(const KernelContext& ctx) {
   Dispatch<kFloatTypes>(t, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = Compute<T>;
-    const C v = static_cast<C>(Load(Store<T>(value)));
+    const C v = ScalarFor<T>(value);
     MapTyped(
-        NumElements(ctx.outputs[0]), TypedData<T>(ctx.outputs[0]), [v](C x) { return x / v; },
-        TypedData<const T>(ctx.inputs[0]));
+        NumElements(ctx.outputs[0]), Data<T>(ctx.outputs[0]), [v](C x) { return x / v; },
+        Data<const T>(ctx.inputs[0]));
   });
 }
 

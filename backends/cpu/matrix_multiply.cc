@@ -162,7 +162,7 @@ void MultiplyHalf(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
   auto widen = [](const DLArray* x) {
     const int64_t count = NumElements(x);
     std::vector<float> w(static_cast<size_t>(count));
-    const T* p = TypedData<const T>(x);
+    const T* p = Data<const T>(x);
     ParallelFor(count, count, kElementAlign, [&](int64_t b0, int64_t b1) {
       for (int64_t i = b0; i < b1; ++i) w[i] = Load(p[i]);
     });
@@ -172,7 +172,7 @@ void MultiplyHalf(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, c
   std::vector<float> fc(static_cast<size_t>(m * n));
   MultiplyF32(trans_a, trans_b, m, n, k, fa.data(), a->shape[1], fb.data(), b->shape[1], fc.data(),
               n);
-  T* out = TypedData<T>(c);
+  T* out = Data<T>(c);
   ParallelFor(m * n, m * n, kElementAlign, [&](int64_t b0, int64_t b1) {
     for (int64_t i = b0; i < b1; ++i) out[i] = Store<T>(fc[i]);
   });
@@ -195,8 +195,8 @@ void MatrixMultiplyKernel(const KernelContext& ctx) {
     if constexpr (std::is_same_v<T, float>) {
       MultiplyF32(trans_a, trans_b, m, n, k, InData(a), lda, InData(b), ldb, OutData(c), ldc);
     } else if constexpr (std::is_same_v<T, double>) {
-      MultiplyF64(trans_a, trans_b, m, n, k, TypedData<const double>(a), lda,
-                  TypedData<const double>(b), ldb, TypedData<double>(c), ldc);
+      MultiplyF64(trans_a, trans_b, m, n, k, Data<const double>(a), lda, Data<const double>(b), ldb,
+                  Data<double>(c), ldc);
     } else {
       MultiplyHalf<T>(trans_a, trans_b, m, n, k, a, b, c);
     }

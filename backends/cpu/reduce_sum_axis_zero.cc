@@ -197,7 +197,7 @@ void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
   if (!IsFloat32(in->dtype)) {
     Dispatch<kFloatTypes | kIntTypes>(in->dtype, ctx.op_name, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      SumColumnsTyped(TypedData<const T>(in), TypedData<T>(ctx.outputs[0]), rows, cols);
+      SumColumnsTyped(Data<const T>(in), Data<T>(ctx.outputs[0]), rows, cols);
     });
     return;
   }

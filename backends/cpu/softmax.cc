@@ -91,7 +91,7 @@ void SoftmaxKernel(const KernelContext& ctx) {
   if (!IsFloat32(in->dtype)) {
     Dispatch<kFloatTypes>(in->dtype, ctx.op_name, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      SoftmaxTyped(TypedData<const T>(in), TypedData<T>(ctx.outputs[0]), numel / cols, cols);
+      SoftmaxTyped(Data<const T>(in), Data<T>(ctx.outputs[0]), numel / cols, cols);
     });
     return;
   }

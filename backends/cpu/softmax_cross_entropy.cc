@@ -96,8 +96,8 @@ void SoftmaxCrossEntropyKernel(const KernelContext& ctx) {
   if (!IsFloat32(in->dtype)) {
     Dispatch<kFloatTypes>(in->dtype, ctx.op_name, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      CrossEntropyTyped(TypedData<const T>(in), TypedData<const T>(ctx.inputs[1]),
-                        TypedData<T>(ctx.outputs[0]), rows, cols);
+      CrossEntropyTyped(Data<const T>(in), Data<const T>(ctx.inputs[1]), Data<T>(ctx.outputs[0]),
+                        rows, cols);
     });
     return;
   }

@@ -1,8 +1,7 @@
 // astype: out = in converted to out's dtype, as NumPy's astype does (half types round to nearest
 // even, floats to integers truncate, anything to bool is != 0; out-of-range floats and NaN, which
 // NumPy leaves undefined, saturate and give 0).
-#include "dtype.cuh"
-#include "elementwise_typed.cuh"
+#include "elementwise.cuh"
 #include "kernels.h"
 
 namespace dlarray {
@@ -22,7 +21,7 @@ void AstypeKernel(const KernelContext& ctx) {
   const DLArray* in = ctx.inputs[0];
   DLArray* out = ctx.outputs[0];
   const LaunchEnv env = Prepare(ctx);
-  const int64_t n = Numel(out);
+  const int64_t n = NumElements(out);
   if (in->dtype == out->dtype) {
     const void* src = Data<const char>(in);
     void* dst = Data<char>(out);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dlarray/errors.h"
+#include "dlarray/sdk_util.h"
 #include "kernel_util.cuh"
 #include "kernels.h"
 
@@ -22,22 +23,26 @@ struct Dim {
   bool broadcast;
 };
 
-// out[i] = *in for i < n; float4 stores when out is aligned.
+// out[i] = *in for i < n; 16-byte stores when out is aligned.
+template <typename U>
 __global__ void __launch_bounds__(kThreads)
-    FillFromDeviceKernel(const float* in, float* out, int64_t n, bool vec4) {
-  const float v = *in;
+    FillFromDeviceKernel(const U* in, U* out, int64_t n, bool vec) {
+  constexpr int kCount = Vec16<U>::kCount;
+  const U v = *in;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   int64_t done = 0;
-  if (vec4) {
-    const float4 v4 = make_float4(v, v, v, v);
-    for (int64_t i = tid; i < n / 4; i += stride) reinterpret_cast<float4*>(out)[i] = v4;
-    done = n / 4 * 4;
+  if (vec) {
+    Vec16<U> vv;
+#pragma unroll
+    for (int c = 0; c < kCount; ++c) vv.v[c] = v;
+    for (int64_t i = tid; i < n / kCount; i += stride) reinterpret_cast<Vec16<U>*>(out)[i] = vv;
+    done = n / kCount * kCount;
   }
   for (int64_t i = done + tid; i < n; i += stride) out[i] = v;
 }
 
-// out (rows, cols) = in (cols) repeated; T is float or float4 (cols counted in T). Block
+// out (rows, cols) = in (cols) repeated; T is the element or its Vec16 (cols counted in T). Block
 // (bx, by): bx threads across columns, by across rows; each thread loads its column once.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
@@ -103,18 +108,20 @@ std::vector<Dim> CollapseDims(const DLArray* in, const DLArray* out) {
   return dims;
 }
 
-void LaunchRows(const LaunchEnv& env, const float* in, float* out, int64_t rows, int64_t cols) {
-  const bool vec4 = cols % 4 == 0 && Aligned16(in) && Aligned16(out);
-  const int64_t units = vec4 ? cols / 4 : cols;
+template <typename U>
+void LaunchRows(const LaunchEnv& env, const U* in, U* out, int64_t rows, int64_t cols) {
+  using V = Vec16<U>;
+  const bool vec = cols % V::kCount == 0 && Aligned16(in) && Aligned16(out);
+  const int64_t units = vec ? cols / V::kCount : cols;
   const int64_t max_blocks = FullWaveBlocks(env, kThreads);
   if (units < 32) {
     const int64_t n = rows * units;
     const int blocks = GridSize(n, kThreads, max_blocks);
-    if (vec4) {
-      BroadcastNarrowRowsKernel<float4><<<blocks, kThreads, 0, env.stream>>>(
-          reinterpret_cast<const float4*>(in), reinterpret_cast<float4*>(out), n, units);
+    if (vec) {
+      BroadcastNarrowRowsKernel<V><<<blocks, kThreads, 0, env.stream>>>(
+          reinterpret_cast<const V*>(in), reinterpret_cast<V*>(out), n, units);
     } else {
-      BroadcastNarrowRowsKernel<float><<<blocks, kThreads, 0, env.stream>>>(in, out, n, units);
+      BroadcastNarrowRowsKernel<U><<<blocks, kThreads, 0, env.stream>>>(in, out, n, units);
     }
     CHECK_LAUNCH("BroadcastNarrowRowsKernel");
     return;
@@ -126,11 +133,11 @@ void LaunchRows(const LaunchEnv& env, const float* in, float* out, int64_t rows,
   const int64_t grid_y =
       std::min<int64_t>({CeilDiv(rows, block.y), std::max<int64_t>(1, max_blocks / grid_x), 65535});
   const dim3 grid(static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y));
-  if (vec4) {
-    BroadcastRowsKernel<float4><<<grid, block, 0, env.stream>>>(
-        reinterpret_cast<const float4*>(in), reinterpret_cast<float4*>(out), rows, units);
+  if (vec) {
+    BroadcastRowsKernel<V><<<grid, block, 0, env.stream>>>(reinterpret_cast<const V*>(in),
+                                                           reinterpret_cast<V*>(out), rows, units);
   } else {
-    BroadcastRowsKernel<float><<<grid, block, 0, env.stream>>>(in, out, rows, units);
+    BroadcastRowsKernel<U><<<grid, block, 0, env.stream>>>(in, out, rows, units);
   }
   CHECK_LAUNCH("BroadcastRowsKernel");
 }
@@ -152,13 +159,13 @@ GenericDims ToGeneric(const std::vector<Dim>& dims, const DLArray* in_arr, const
   return g;
 }
 
-// Every dtype but float32: pure data movement by element size.
+// Pure data movement: U is an element type of the dtype's size (float for 4 bytes).
 template <typename U>
-void BroadcastAny(const LaunchEnv& env, const DLArray* in_arr, const DLArray* out_arr,
-                  const std::vector<Dim>& dims) {
+void Broadcast(const LaunchEnv& env, const DLArray* in_arr, const DLArray* out_arr,
+               const std::vector<Dim>& dims) {
   const U* in = Data<const U>(in_arr);
   U* out = Data<U>(out_arr);
-  const int64_t n = Numel(out_arr);
+  const int64_t n = NumElements(out_arr);
   if (dims.empty() || (dims.size() == 1 && !dims[0].broadcast)) {
     if (static_cast<const void*>(in) != static_cast<void*>(out)) {
       CUDA_CALL(cudaMemcpyAsync(out, in, static_cast<size_t>(n) * sizeof(U),
@@ -166,45 +173,10 @@ void BroadcastAny(const LaunchEnv& env, const DLArray* in_arr, const DLArray* ou
     }
     return;
   }
-  const GenericDims g = ToGeneric(dims, in_arr, out_arr);
-  const int blocks = GridSize(n, kThreads, FullWaveBlocks(env, kThreads) * 4);
-  BroadcastGenericKernel<U><<<blocks, kThreads, 0, env.stream>>>(in, out, n, g);
-  CHECK_LAUNCH("BroadcastGenericKernel");
-}
-
-}  // namespace
-
-void BroadcastToKernel(const KernelContext& ctx) {
-  const DLArray* in_arr = ctx.inputs[0];
-  const DLArray* out_arr = ctx.outputs[0];
-  const float* in = Data<const float>(in_arr);
-  float* out = Data<float>(out_arr);
-  const int64_t n = Numel(out_arr);
-  const std::vector<Dim> dims = CollapseDims(in_arr, out_arr);
-  const LaunchEnv env = Prepare(ctx);
-  const DLArrayDType t = out_arr->dtype;
-  if (!(t.code == kDLArrayFloat && t.bits == 32)) {
-    switch ((t.bits + 7) / 8) {
-      case 1:
-        return BroadcastAny<uint8_t>(env, in_arr, out_arr, dims);
-      case 2:
-        return BroadcastAny<uint16_t>(env, in_arr, out_arr, dims);
-      case 4:
-        return BroadcastAny<uint32_t>(env, in_arr, out_arr, dims);
-      default:
-        return BroadcastAny<uint64_t>(env, in_arr, out_arr, dims);
-    }
-  }
-  if (dims.empty() || (dims.size() == 1 && !dims[0].broadcast)) {
-    if (in != out) {
-      CUDA_CALL(cudaMemcpyAsync(out, in, static_cast<size_t>(n) * sizeof(float),
-                                cudaMemcpyDeviceToDevice, env.stream));
-    }
-    return;
-  }
   if (dims.size() == 1) {
-    const int blocks = GridSize(CeilDiv(n, 4), kThreads, FullWaveBlocks(env, kThreads));
-    FillFromDeviceKernel<<<blocks, kThreads, 0, env.stream>>>(in, out, n, Aligned16(out));
+    const int64_t vectors = CeilDiv(n, Vec16<U>::kCount);
+    const int blocks = GridSize(vectors, kThreads, FullWaveBlocks(env, kThreads));
+    FillFromDeviceKernel<U><<<blocks, kThreads, 0, env.stream>>>(in, out, n, Aligned16(out));
     CHECK_LAUNCH("FillFromDeviceKernel");
     return;
   }
@@ -214,8 +186,29 @@ void BroadcastToKernel(const KernelContext& ctx) {
   }
   const GenericDims g = ToGeneric(dims, in_arr, out_arr);
   const int blocks = GridSize(n, kThreads, FullWaveBlocks(env, kThreads));
-  BroadcastGenericKernel<float><<<blocks, kThreads, 0, env.stream>>>(in, out, n, g);
+  BroadcastGenericKernel<U><<<blocks, kThreads, 0, env.stream>>>(in, out, n, g);
   CHECK_LAUNCH("BroadcastGenericKernel");
+}
+
+}  // namespace
+
+void BroadcastToKernel(const KernelContext& ctx) {
+  const DLArray* in_arr = ctx.inputs[0];
+  const DLArray* out_arr = ctx.outputs[0];
+  const std::vector<Dim> dims = CollapseDims(in_arr, out_arr);
+  const LaunchEnv env = Prepare(ctx);
+  switch ((out_arr->dtype.bits + 7) / 8) {
+    case 1:
+      return Broadcast<uint8_t>(env, in_arr, out_arr, dims);
+    case 2:
+      return Broadcast<uint16_t>(env, in_arr, out_arr, dims);
+    case 4:
+      return Broadcast<float>(env, in_arr, out_arr, dims);
+    case 8:
+      return Broadcast<uint64_t>(env, in_arr, out_arr, dims);
+    default:
+      throw DTypeError("broadcast_to on cuda: no kernel for " + FormatDType(out_arr->dtype));
+  }
 }
 
 }  // namespace cuda

@@ -1,6 +1,5 @@
 // compare: out (bool) = a <cmp> b, for every dtype (NaN compares unequal to everything).
-#include "dtype.cuh"
-#include "elementwise_typed.cuh"
+#include "elementwise.cuh"
 #include "kernels.h"
 
 namespace dlarray {
@@ -24,7 +23,7 @@ struct CompareOp {
 
 template <typename T, int kCmp>
 void Run(const LaunchEnv& env, const KernelContext& ctx) {
-  LaunchMap(env, Data<bool>(ctx.outputs[0]), Numel(ctx.outputs[0]), CompareOp<kCmp>{},
+  LaunchMap(env, Data<bool>(ctx.outputs[0]), NumElements(ctx.outputs[0]), CompareOp<kCmp>{},
             Data<const T>(ctx.inputs[0]), Data<const T>(ctx.inputs[1]));
 }
 

@@ -1,6 +1,5 @@
 // compare_by_const: out (bool) = in <cmp> value, the value compared exactly (in double).
-#include "dtype.cuh"
-#include "elementwise_typed.cuh"
+#include "elementwise.cuh"
 #include "kernels.h"
 
 namespace dlarray {
@@ -25,7 +24,7 @@ struct CompareConst {
 
 template <typename T, int kCmp>
 void Run(const LaunchEnv& env, const KernelContext& ctx) {
-  LaunchMap(env, Data<bool>(ctx.outputs[0]), Numel(ctx.outputs[0]),
+  LaunchMap(env, Data<bool>(ctx.outputs[0]), NumElements(ctx.outputs[0]),
             CompareConst<kCmp>{ctx.attrs[0]}, Data<const T>(ctx.inputs[0]));
 }
 

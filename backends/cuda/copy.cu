@@ -77,7 +77,7 @@ StridedDims Merge(const DLArray* in, const DLArray* out) {
 template <typename U>
 void LaunchStrided(const LaunchEnv& env, const DLArray* in, DLArray* out) {
   const StridedDims dims = Merge(in, out);
-  const int64_t n = Numel(out);
+  const int64_t n = NumElements(out);
   const int blocks = GridSize(n, kThreads, FullWaveBlocks(env, kThreads) * 4);
   StridedCopyKernel<U>
       <<<blocks, kThreads, 0, env.stream>>>(Data<const U>(in), Data<U>(out), n, dims);
@@ -96,7 +96,7 @@ void CopyKernel(const KernelContext& ctx) {
   const LaunchEnv env = Prepare(ctx);
   const size_t item = (out->dtype.bits + 7) / 8;
   if (compact) {
-    const size_t nbytes = static_cast<size_t>(Numel(out)) * item;
+    const size_t nbytes = static_cast<size_t>(NumElements(out)) * item;
     CUDA_CALL(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, env.stream));
     return;
   }

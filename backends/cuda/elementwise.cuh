@@ -1,120 +1,138 @@
 /*!
  * \file elementwise.cuh
- * \brief The launcher shared by the elementwise ops: out[i] = f(in_0[i], ..., in_{N-1}[i]).
+ * \brief The one launcher of the elementwise ops, for every dtype:
+ *        out[i] = Store<TO>(f(Load(in_0[i]), ..., Load(in_{N-1}[i]))), f a functor on compute
+ *        values (float for the half types, see dtype.cuh).
  *
- * float4 loads and stores when every pointer is 16-byte aligned, one block per 256 float4 (the
- * scalar tail of up to 3 elements is done by the first threads); else a grid-stride loop over
- * single floats on a grid that covers the GPU once. In place is fine: each element is read and
- * written by the same thread.
+ * When every operand has the output's type and is 16-byte aligned, each thread moves 16-byte
+ * vectors (4 floats, 8 halves, 16 int8 ...), so every dtype runs at the memory bandwidth; the
+ * scalar tail (fewer than one vector) is done by the first threads. Otherwise (mixed dtypes as in
+ * astype and compare, or misaligned views) a grid-stride loop over single elements on a grid that
+ * covers the GPU once. In place is fine: each element is read and written by the same thread.
  */
 #ifndef DLARRAY_BACKENDS_CUDA_ELEMENTWISE_CUH_
 #define DLARRAY_BACKENDS_CUDA_ELEMENTWISE_CUH_
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
+#include "dtype.cuh"
 #include "kernel_util.cuh"
 
 namespace dlarray {
 namespace cuda {
-
-/*! \brief The N input pointers of an elementwise op (N may be 0). */
-template <int N>
-struct Inputs {
-  const float* p[N > 0 ? N : 1];
-};
-
 namespace detail {
 
-constexpr int kElementwiseThreads = 256;  // scalar kernel
-// Vectorized kernel: blocks of 128 threads, 2 float4 per thread and input (PyTorch's shape). On
-// an H200 at 8192x8192 it moved 4.26 TB/s, against 3.94 for a grid-stride loop over one wave
-// of 256-thread blocks, 4.25 for 256 threads with 4 float4 each, and 4.20 with streaming
+constexpr int kScalarThreads = 256;
+// Vectorized kernel: blocks of 128 threads, 2 vectors per thread and input (PyTorch's shape). On
+// an H200 at 8192x8192 float32 it moved 4.26 TB/s, against 3.94 for a grid-stride loop over one
+// wave of 256-thread blocks, 4.25 for 256 threads with 4 vectors each, and 4.20 with streaming
 // (evict-first) cache hints.
-constexpr int kVec4Threads = 128;
-constexpr int kVec4PerThread = 2;
+constexpr int kVecThreads = 128;
+constexpr int kVecPerThread = 2;
 
-// Applies f to component c of the float4 loads v[0..N-1].
-template <int N, typename F>
-__device__ __forceinline__ float ApplyLane(const F& f, const float4 (&v)[N > 0 ? N : 1], int c) {
-  float x[N > 0 ? N : 1];
-#pragma unroll
-  for (int k = 0; k < N; ++k) x[k] = reinterpret_cast<const float*>(&v[k])[c];
-  return f(x);
-}
-
-// Each block handles kThreads * U consecutive float4s: U loads per input in flight per thread,
-// each step a contiguous kThreads * 16 bytes. The tail (n % 4 elements) goes to the first threads.
-template <int N, typename F, int kThreads, int U>
-__global__ void __launch_bounds__(kThreads)
-    ElementwiseVec4Kernel(Inputs<N> in, float* out, int64_t n, F f) {
-  const int64_t n4 = n / 4;
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * kThreads * U + threadIdx.x;
-  float4 v[U][N > 0 ? N : 1];
-#pragma unroll
-  for (int u = 0; u < U; ++u) {
-    const int64_t i = base + u * kThreads;
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      if (i < n4) v[u][k] = reinterpret_cast<const float4*>(in.p[k])[i];
-    }
-  }
-#pragma unroll
-  for (int u = 0; u < U; ++u) {
-    const int64_t i = base + u * kThreads;
-    if (i < n4) {
-      float4 r;
-      r.x = ApplyLane<N>(f, v[u], 0);
-      r.y = ApplyLane<N>(f, v[u], 1);
-      r.z = ApplyLane<N>(f, v[u], 2);
-      r.w = ApplyLane<N>(f, v[u], 3);
-      reinterpret_cast<float4*>(out)[i] = r;
-    }
-  }
-  const int64_t t = n4 * 4 + static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
-  if (t < n) {
-    float x[N > 0 ? N : 1];
-#pragma unroll
-    for (int k = 0; k < N; ++k) x[k] = in.p[k][t];
-    out[t] = f(x);
-  }
-}
-
-template <int N, typename F>
-__global__ void __launch_bounds__(kElementwiseThreads)
-    ElementwiseScalarKernel(Inputs<N> in, float* out, int64_t n, F f) {
+template <typename TO, typename F, typename... TI>
+__global__ void __launch_bounds__(kScalarThreads)
+    MapScalarKernel(TO* out, int64_t n, F f, const TI*... in) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
-    float x[N > 0 ? N : 1];
-#pragma unroll
-    for (int k = 0; k < N; ++k) x[k] = in.p[k][i];
-    out[i] = f(x);
+    out[i] = Store<TO>(f(Load(in[i])...));
   }
+}
+
+// f(Load(v[0].v[c]), Load(v[1].v[c]), ...) over the inputs' vectors.
+template <typename F, typename T, size_t N, size_t... I>
+__device__ __forceinline__ auto ApplyVec(const F& f, const Vec16<T> (&v)[N], int c,
+                                         std::index_sequence<I...>) {
+  (void)v;  // unused when the op has no inputs (array_set)
+  (void)c;
+  return f(Load(v[I].v[c])...);
+}
+
+// Each block handles kVecThreads * kVecPerThread consecutive vectors: that many loads per input
+// in flight per thread, each step a contiguous kVecThreads * 16 bytes (no grid-stride loop). The
+// tail (n % kCount elements) goes to the first threads of each block's range past the vectors.
+template <typename T, typename F, typename... TI>
+__global__ void __launch_bounds__(kVecThreads)
+    MapVecKernel(T* out, int64_t n, F f, const TI*... in) {
+  constexpr int kCount = Vec16<T>::kCount;
+  constexpr int U = kVecPerThread;
+  const int64_t nv = n / kCount;
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * kVecThreads * U + threadIdx.x;
+  Vec16<T> loaded[U][sizeof...(TI) > 0 ? sizeof...(TI) : 1];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int64_t i = base + u * kVecThreads;
+    if (i < nv) {
+      [[maybe_unused]] int k = 0;
+      ((loaded[u][k++] = reinterpret_cast<const Vec16<T>*>(in)[i]), ...);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int64_t i = base + u * kVecThreads;
+    if (i < nv) {
+      Vec16<T> r;
+#pragma unroll
+      for (int c = 0; c < kCount; ++c) {
+        r.v[c] = Store<T>(ApplyVec(f, loaded[u], c, std::index_sequence_for<TI...>{}));
+      }
+      reinterpret_cast<Vec16<T>*>(out)[i] = r;
+    }
+  }
+  const int64_t t = nv * kCount + static_cast<int64_t>(blockIdx.x) * kVecThreads + threadIdx.x;
+  if (t < n) out[t] = Store<T>(f(Load(in[t])...));
+}
+}  // namespace detail
+
+/*! \brief Queues out[i] = Store<TO>(f(Load(in[i])...)) for i < n on env's stream. */
+template <typename TO, typename F, typename... TI>
+void LaunchMap(const LaunchEnv& env, TO* out, int64_t n, F f, const TI*... in) {
+  constexpr bool kSameType = (std::is_same_v<TO, TI> && ...);
+  bool aligned = Aligned16(out);
+  ((aligned = aligned && Aligned16(in)), ...);
+  if constexpr (kSameType && sizeof(TO) <= 8) {
+    if (aligned) {
+      constexpr int kT = detail::kVecThreads;
+      const int64_t vectors = CeilDiv(n, Vec16<TO>::kCount);
+      const int64_t blocks = std::max<int64_t>(1, CeilDiv(vectors, kT * detail::kVecPerThread));
+      detail::MapVecKernel<TO, F, TI...>
+          <<<static_cast<unsigned>(blocks), kT, 0, env.stream>>>(out, n, f, in...);
+      CHECK_LAUNCH("MapVecKernel");
+      return;
+    }
+  }
+  constexpr int kThreads = detail::kScalarThreads;
+  const int blocks = GridSize(n, kThreads, FullWaveBlocks(env, kThreads));
+  detail::MapScalarKernel<TO, F, TI...><<<blocks, kThreads, 0, env.stream>>>(out, n, f, in...);
+  CHECK_LAUNCH("MapScalarKernel");
+}
+
+namespace detail {
+
+template <typename T, typename MakeOp, int... I>
+void LaunchSameTypeImpl(const KernelContext& ctx, MakeOp make_op,
+                        std::integer_sequence<int, I...> /*inputs*/) {
+  const LaunchEnv env = Prepare(ctx);
+  LaunchMap(env, Data<T>(ctx.outputs[0]), NumElements(ctx.outputs[0]), make_op(TypeTag<T>{}),
+            Data<const T>(ctx.inputs[I])...);
 }
 
 }  // namespace detail
 
 /*!
- * \brief Queues out[i] = f(x) for i < n on env's stream, x[k] = in.p[k][i].
- *        F: a device functor `float operator()(const float* x) const`.
+ * \brief An elementwise kernel whose kNumInputs inputs and output share one dtype of kSet:
+ *        dispatches on the output's dtype T and launches make_op(TypeTag<T>{}), a device functor
+ *        on compute values (`template <typename C> __device__ C operator()(C x, ...) const`).
  */
-template <int N, typename F>
-void LaunchElementwise(const LaunchEnv& env, Inputs<N> in, float* out, int64_t n, F f) {
-  constexpr int kThreads = detail::kElementwiseThreads;
-  bool aligned = Aligned16(out);
-  for (int k = 0; k < N; ++k) aligned = aligned && Aligned16(in.p[k]);
-  if (aligned) {
-    constexpr int kT = detail::kVec4Threads;
-    constexpr int kU = detail::kVec4PerThread;
-    const int64_t blocks = std::max<int64_t>(1, CeilDiv(CeilDiv(n, 4), kT * kU));
-    detail::ElementwiseVec4Kernel<N, F, kT, kU>
-        <<<static_cast<unsigned>(blocks), kT, 0, env.stream>>>(in, out, n, f);
-    CHECK_LAUNCH("ElementwiseVec4Kernel");
-  } else {
-    const int blocks = GridSize(n, kThreads, FullWaveBlocks(env, kThreads));
-    detail::ElementwiseScalarKernel<N, F><<<blocks, kThreads, 0, env.stream>>>(in, out, n, f);
-    CHECK_LAUNCH("ElementwiseScalarKernel");
-  }
+template <int kSet, int kNumInputs, typename MakeOp>
+void LaunchSameType(const KernelContext& ctx, MakeOp make_op) {
+  Dispatch<kSet>(ctx.outputs[0]->dtype, ctx.op_name, [&](auto tag) {
+    detail::LaunchSameTypeImpl<typename decltype(tag)::type>(
+        ctx, make_op, std::make_integer_sequence<int, kNumInputs>{});
+  });
 }
 
 }  // namespace cuda

@@ -1,6 +1,7 @@
 /*!
  * \file kernel_util.cuh
- * \brief What every kernel entry of the CUDA plugin needs: device, stream, typed data pointers.
+ * \brief What every kernel entry of the CUDA plugin needs: device, stream, grid sizes (typed data
+ *        pointers and element counts are dlarray::Data and dlarray::NumElements).
  */
 #ifndef DLARRAY_BACKENDS_CUDA_KERNEL_UTIL_CUH_
 #define DLARRAY_BACKENDS_CUDA_KERNEL_UTIL_CUH_
@@ -33,21 +34,15 @@ inline LaunchEnv Prepare(const KernelContext& ctx) {
           static_cast<cudaStream_t>(ctx.stream)};
 }
 
-/*! \brief The first element of an array (data + byte_offset). */
-template <typename T>
-inline T* Data(const DLArray* a) {
-  return reinterpret_cast<T*>(static_cast<char*>(a->data) + a->byte_offset);
-}
-
-/*! \brief Number of elements. */
-inline int64_t Numel(const DLArray* a) {
-  int64_t n = 1;
-  for (int i = 0; i < a->ndim; ++i) n *= a->shape[i];
-  return n;
-}
-
 /*! \brief Whether p may be read and written as float4. */
 inline bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+/*! \brief 16 bytes of T, loaded and stored as one vector (float4's width) where Aligned16. */
+template <typename T>
+struct alignas(16) Vec16 {
+  static constexpr int kCount = 16 / sizeof(T);
+  T v[kCount];
+};
 
 /*! \brief ceil(a / b) for positive values. */
 inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

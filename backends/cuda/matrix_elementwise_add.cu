@@ -1,17 +1,12 @@
 // matrix_elementwise_add: c = a + b.
 #include "elementwise.cuh"
-#include "elementwise_typed.cuh"
 #include "kernels.h"
 
 namespace dlarray {
 namespace cuda {
 namespace {
 
-struct AddOp {
-  __device__ float operator()(const float* x) const { return x[0] + x[1]; }
-};
-
-struct AddTyped {
+struct Add {
   template <typename C>
   __device__ C operator()(C a, C b) const {
     return AddOf(a, b);
@@ -21,16 +16,7 @@ struct AddTyped {
 }  // namespace
 
 void MatrixElementwiseAddKernel(const KernelContext& ctx) {
-  const LaunchEnv env = Prepare(ctx);
-  if (!IsFloat32(ctx.outputs[0]->dtype)) {
-    Dispatch<kFloatTypes | kIntTypes>(ctx.outputs[0]->dtype, ctx.op_name, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      LaunchSameType<T>(env, ctx, AddTyped{}, std::make_integer_sequence<int, 2>{});
-    });
-    return;
-  }
-  Inputs<2> in{{Data<const float>(ctx.inputs[0]), Data<const float>(ctx.inputs[1])}};
-  LaunchElementwise(env, in, Data<float>(ctx.outputs[0]), Numel(ctx.outputs[0]), AddOp{});
+  LaunchSameType<kFloatTypes | kIntTypes, 2>(ctx, [](auto) { return Add{}; });
 }
 
 }  // namespace cuda

@@ -1,20 +1,14 @@
 // matrix_elementwise_divide_by_const: out = in / value, value rounded to the array's dtype first
 // (NumPy's x / scalar); a true division, not a multiplication by 1 / value.
 #include "elementwise.cuh"
-#include "elementwise_typed.cuh"
 #include "kernels.h"
 
 namespace dlarray {
 namespace cuda {
 namespace {
 
-struct DivideConstOp {
-  float value;
-  __device__ float operator()(const float* x) const { return x[0] / value; }
-};
-
 template <typename C>
-struct DivideConstTyped {
+struct DivideConst {
   C value;
   __device__ C operator()(C x) const { return x / value; }
 };
@@ -22,18 +16,10 @@ struct DivideConstTyped {
 }  // namespace
 
 void MatrixElementwiseDivideByConstKernel(const KernelContext& ctx) {
-  const LaunchEnv env = Prepare(ctx);
-  if (!IsFloat32(ctx.outputs[0]->dtype)) {
-    Dispatch<kFloatTypes>(ctx.outputs[0]->dtype, ctx.op_name, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      LaunchSameType<T>(env, ctx, DivideConstTyped<Compute<T>>{ScalarFor<T>(ctx.attrs[0])},
-                        std::make_integer_sequence<int, 1>{});
-    });
-    return;
-  }
-  Inputs<1> in{{Data<const float>(ctx.inputs[0])}};
-  LaunchElementwise(env, in, Data<float>(ctx.outputs[0]), Numel(ctx.outputs[0]),
-                    DivideConstOp{static_cast<float>(ctx.attrs[0])});
+  LaunchSameType<kFloatTypes, 1>(ctx, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return DivideConst<Compute<T>>{ScalarFor<T>(ctx.attrs[0])};
+  });
 }
 
 }  // namespace cuda

@@ -1,17 +1,12 @@
 // matrix_elementwise_multiply: c = a * b.
 #include "elementwise.cuh"
-#include "elementwise_typed.cuh"
 #include "kernels.h"
 
 namespace dlarray {
 namespace cuda {
 namespace {
 
-struct MultiplyOp {
-  __device__ float operator()(const float* x) const { return x[0] * x[1]; }
-};
-
-struct MulTyped {
+struct Multiply {
   template <typename C>
   __device__ C operator()(C a, C b) const {
     return MulOf(a, b);
@@ -21,16 +16,7 @@ struct MulTyped {
 }  // namespace
 
 void MatrixElementwiseMultiplyKernel(const KernelContext& ctx) {
-  const LaunchEnv env = Prepare(ctx);
-  if (!IsFloat32(ctx.outputs[0]->dtype)) {
-    Dispatch<kFloatTypes | kIntTypes>(ctx.outputs[0]->dtype, ctx.op_name, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      LaunchSameType<T>(env, ctx, MulTyped{}, std::make_integer_sequence<int, 2>{});
-    });
-    return;
-  }
-  Inputs<2> in{{Data<const float>(ctx.inputs[0]), Data<const float>(ctx.inputs[1])}};
-  LaunchElementwise(env, in, Data<float>(ctx.outputs[0]), Numel(ctx.outputs[0]), MultiplyOp{});
+  LaunchSameType<kFloatTypes | kIntTypes, 2>(ctx, [](auto) { return Multiply{}; });
 }
 
 }  // namespace cuda

@@ -1,4 +1,6 @@
-// reduce_sum_axis_zero: out = in.sum(axis=0), in viewed as (rows, cols), cols = numel / rows.
+// reduce_sum_axis_zero: out = in.sum(axis=0), in viewed as (rows, cols), cols = numel / rows, for
+// the floating and integer dtypes (one kernel over the element type; float32 columns of a
+// multiple of 4, 16-byte aligned, move as float4).
 //
 // Threads of a block own columns (bx of them, float4 when aligned) and split the block's rows
 // (by of them). When there are too few columns to fill the GPU, the rows are also split across
@@ -6,14 +8,17 @@
 // (counted on the device's semaphores) adds the partials in split order. The order of every
 // addition is fixed by the shape, so results are the same from run to run.
 //
-// Accuracy: each thread adds four rows in float and their sum to a double accumulator; the
-// block and split reductions are in double, and only the result is rounded to float. A float
-// running sum would stop growing at 2^24 times the value (5e7 ones summed to 33554432).
+// Accuracy: for float32 each thread adds four rows in float and their sum to a double
+// accumulator; the block and split reductions are in double, and only the result is rounded to
+// float. A float running sum would stop growing at 2^24 times the value (5e7 ones summed to
+// 33554432). The other floating dtypes add into double too; integers into a wrapping 64-bit
+// unsigned accumulator (NumPy's wrap-around, whatever the order).
 //
 // On an H200, (500, 200, 100) takes 12.7 us (40 MB: 3.2 TB/s, launch included), about what
 // PyTorch takes; a partial second wave of blocks, two waves, L2::256B prefetch hints, or
 // sweeping the input backwards on every other launch (to reuse what L2 kept) did not change that.
 #include <algorithm>
+#include <type_traits>
 
 #include "dtype.cuh"
 #include "kernel_util.cuh"
@@ -34,15 +39,38 @@ struct Double4 {
   double x, y, z, w;
 };
 
-// The accumulator of T: double for float, Double4 for float4.
+// The accumulator of element type T: double for the floating types (Double4 for float4), a
+// wrapping unsigned 64-bit integer for the integers.
 template <typename T>
-struct Wide;
+struct Wide {
+  using C = Compute<T>;
+  using type = std::conditional_t<std::is_integral_v<C>, unsigned long long, double>;
+  __device__ static type Zero() { return 0; }
+  // An element, or another accumulator (the same type when T is double).
+  template <typename V>
+  __device__ static type Add(type a, V v) {
+    if constexpr (std::is_same_v<V, type>) {
+      return a + v;
+    } else {
+      return a + static_cast<type>(Load(v));
+    }
+  }
+  __device__ static type Add4(type a, T v0, T v1, T v2, T v3) {
+    return Add(Add(Add(Add(a, v0), v1), v2), v3);
+  }
+  __device__ static T Narrow(type a) { return Store<T>(static_cast<C>(a)); }
+  __device__ static type LoadL2(const type* p) { return __ldcg(p); }
+};
 template <>
 struct Wide<float> {
   using type = double;
   __device__ static double Zero() { return 0.0; }
   __device__ static double Add(double a, float v) { return a + static_cast<double>(v); }
   __device__ static double Add(double a, double b) { return a + b; }
+  // Four rows added in float first: one double addition per four elements.
+  __device__ static double Add4(double a, float v0, float v1, float v2, float v3) {
+    return Add(a, (v0 + v1) + (v2 + v3));
+  }
   __device__ static float Narrow(double a) { return static_cast<float>(a); }
   // Past this block's L1: other blocks wrote the value.
   __device__ static double LoadL2(const double* p) { return __ldcg(p); }
@@ -57,6 +85,9 @@ struct Wide<float4> {
   }
   __device__ static Double4 Add(Double4 a, Double4 b) {
     return {a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w};
+  }
+  __device__ static Double4 Add4(Double4 a, float4 v0, float4 v1, float4 v2, float4 v3) {
+    return Add(a, (v0 + v1) + (v2 + v3));
   }
   __device__ static float4 Narrow(Double4 a) {
     return make_float4(static_cast<float>(a.x), static_cast<float>(a.y), static_cast<float>(a.z),
@@ -84,8 +115,8 @@ __device__ __forceinline__ typename Wide<T>::type ReduceOverRows(typename Wide<T
   return shared[tx];
 }
 
-// T: float or float4; cols in T units. partial: gridDim.y x cols accumulators (unused when
-// gridDim.y == 1).
+// T: the element type, or float4 for float32 columns in fours; cols in T units. partial: gridDim.y
+// x cols accumulators (unused when gridDim.y == 1).
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     ReduceRowsKernel(const T* in, T* out, typename Wide<T>::type* partial, unsigned int* semaphores,
@@ -107,7 +138,7 @@ __global__ void __launch_bounds__(kThreads)
       const T v1 = in[(r + by) * cols + c];
       const T v2 = in[(r + 2 * by) * cols + c];
       const T v3 = in[(r + 3 * by) * cols + c];
-      acc = W::Add(acc, (v0 + v1) + (v2 + v3));
+      acc = W::Add4(acc, v0, v1, v2, v3);
     }
     for (; r < r_end; r += by) acc = W::Add(acc, in[r * cols + c]);
   }
@@ -138,7 +169,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename T>
-void Launch(const LaunchEnv& env, const float* in, float* out, int64_t rows, int64_t cols) {
+void Launch(const LaunchEnv& env, const T* in, T* out, int64_t rows, int64_t cols) {
   int bx = 1;
   while (bx < 32 && bx < cols) bx *= 2;
   const dim3 block(bx, kThreads / bx);
@@ -163,58 +194,33 @@ void Launch(const LaunchEnv& env, const float* in, float* out, int64_t rows, int
     // Stream-ordered: the block can go back to the cache right after the launch.
     partial = static_cast<A*>(env.device->allocate(env.id, partial_bytes));
   }
-  ReduceRowsKernel<T><<<grid, block, 0, env.stream>>>(reinterpret_cast<const T*>(in),
-                                                      reinterpret_cast<T*>(out), partial,
-                                                      semaphores, rows, cols, rows_per_split);
+  ReduceRowsKernel<T>
+      <<<grid, block, 0, env.stream>>>(in, out, partial, semaphores, rows, cols, rows_per_split);
   const cudaError_t err = cudaGetLastError();
   if (partial != nullptr) env.device->free(env.id, partial, partial_bytes);
   if (err != cudaSuccess) ThrowCudaError(err, "ReduceRowsKernel", __FILE__, __LINE__);
 }
 
-// Every dtype but float32: a thread per column adds the rows in order, in the dtype's accumulator
-// (float for the half types, double for float64, wrapping 64-bit integers for integers).
-template <typename T>
-__global__ void __launch_bounds__(256)
-    ReduceColumnsTypedKernel(const T* in, T* out, int64_t rows, int64_t cols) {
-  using C = Compute<T>;
-  using Acc = std::conditional_t<std::is_integral_v<C>, unsigned long long, C>;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < cols;
-       c += stride) {
-    Acc acc = 0;
-    for (int64_t r = 0; r < rows; ++r) acc += static_cast<Acc>(Load(in[r * cols + c]));
-    out[c] = Store<T>(static_cast<C>(acc));
-  }
-}
-
 }  // namespace
 
 void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
-  if (!IsFloat32(ctx.inputs[0]->dtype)) {
-    const DLArray* in = ctx.inputs[0];
-    const int64_t rows = in->ndim == 0 ? 1 : in->shape[0];
-    const int64_t cols = Numel(in) / rows;
-    const LaunchEnv env = Prepare(ctx);
-    Dispatch<kFloatTypes | kIntTypes>(in->dtype, ctx.op_name, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const int blocks = GridSize(cols, 256, FullWaveBlocks(env, 256) * 4);
-      ReduceColumnsTypedKernel<T>
-          <<<blocks, 256, 0, env.stream>>>(Data<const T>(in), Data<T>(ctx.outputs[0]), rows, cols);
-      CHECK_LAUNCH("ReduceColumnsTypedKernel");
-    });
-    return;
-  }
   const DLArray* in_arr = ctx.inputs[0];
-  const float* in = Data<const float>(in_arr);
-  float* out = Data<float>(ctx.outputs[0]);
   const int64_t rows = in_arr->ndim == 0 ? 1 : in_arr->shape[0];
-  const int64_t cols = Numel(in_arr) / rows;
-  const LaunchEnv env = Prepare(ctx);
-  if (cols % 4 == 0 && Aligned16(in) && Aligned16(out)) {
-    Launch<float4>(env, in, out, rows, cols / 4);
-  } else {
-    Launch<float>(env, in, out, rows, cols);
-  }
+  const int64_t cols = NumElements(in_arr) / rows;
+  Dispatch<kFloatTypes | kIntTypes>(in_arr->dtype, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = Data<const T>(in_arr);
+    T* out = Data<T>(ctx.outputs[0]);
+    const LaunchEnv env = Prepare(ctx);
+    if constexpr (std::is_same_v<T, float>) {
+      if (cols % 4 == 0 && Aligned16(in) && Aligned16(out)) {
+        Launch<float4>(env, reinterpret_cast<const float4*>(in), reinterpret_cast<float4*>(out),
+                       rows, cols / 4);
+        return;
+      }
+    }
+    Launch<T>(env, in, out, rows, cols);
+  });
 }
 
 }  // namespace cuda

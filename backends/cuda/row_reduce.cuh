@@ -1,7 +1,8 @@
 /*!
  * \file row_reduce.cuh
  * \brief Warp and block reductions for the row-wise kernels (softmax, softmax_cross_entropy),
- *        including the online (max, rescaled sum) pair of a streaming softmax.
+ *        including the online (max, rescaled sum) pair of a streaming softmax, in a compute type C
+ *        (float, or double for float64).
  */
 #ifndef DLARRAY_BACKENDS_CUDA_ROW_REDUCE_CUH_
 #define DLARRAY_BACKENDS_CUDA_ROW_REDUCE_CUH_
@@ -11,29 +12,52 @@
 namespace dlarray {
 namespace cuda {
 
-/*!
- * \brief Running max m and sum s of exp(x - m) over the values seen. Starts at m = -FLT_MAX
- *        (not -inf) so that -inf inputs add exp(-inf) = 0 and never form inf - inf.
- */
-struct MaxSum {
-  float m;
-  float s;
-};
+/*! \brief max(a, b) ignoring a NaN operand: fmaxf for float (as the float32 kernels always did). */
+__device__ __forceinline__ float Max(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double Max(double a, double b) { return fmax(a, b); }
 
-__device__ __forceinline__ MaxSum MaxSumIdentity() { return {-FLT_MAX, 0.f}; }
+/*! \brief exp in the compute type: the fast intrinsic for float, full precision for double. */
+__device__ __forceinline__ float FastExp(float x) { return __expf(x); }
+__device__ __forceinline__ double FastExp(double x) { return exp(x); }
 
-/*! \brief Adds one value: one exp, rescaling the sum when the max grows. */
-__device__ __forceinline__ void MaxSumAdd(MaxSum& a, float x) {
-  if (x > a.m) {
-    a.s = a.s * __expf(a.m - x) + 1.f;
-    a.m = x;
+/*! \brief The most negative finite value of C. */
+template <typename C>
+__device__ __forceinline__ C Lowest() {
+  if constexpr (sizeof(C) == sizeof(float)) {
+    return -FLT_MAX;
   } else {
-    a.s += __expf(x - a.m);
+    return -DBL_MAX;
   }
 }
 
-/*! \brief Adds four values: the max first, so at most one rescale. */
-__device__ __forceinline__ void MaxSumAdd4(MaxSum& a, float4 x) {
+/*!
+ * \brief Running max m and sum s of exp(x - m) over the values seen, in compute type C. Starts at
+ *        m = Lowest (not -inf) so that -inf inputs add exp(-inf) = 0 and never form inf - inf.
+ */
+template <typename C>
+struct MaxSum {
+  C m;
+  C s;
+};
+
+template <typename C>
+__device__ __forceinline__ MaxSum<C> MaxSumIdentity() {
+  return {Lowest<C>(), C(0)};
+}
+
+/*! \brief Adds one value: one exp, rescaling the sum when the max grows. */
+template <typename C>
+__device__ __forceinline__ void MaxSumAdd(MaxSum<C>& a, C x) {
+  if (x > a.m) {
+    a.s = a.s * FastExp(a.m - x) + C(1);
+    a.m = x;
+  } else {
+    a.s += FastExp(x - a.m);
+  }
+}
+
+/*! \brief Adds four floats: the max first, so at most one rescale. */
+__device__ __forceinline__ void MaxSumAdd4(MaxSum<float>& a, float4 x) {
   const float m = fmaxf(fmaxf(x.x, x.y), fmaxf(x.z, x.w));
   if (m > a.m) {
     a.s *= __expf(a.m - m);
@@ -43,45 +67,53 @@ __device__ __forceinline__ void MaxSumAdd4(MaxSum& a, float4 x) {
 }
 
 /*! \brief Combines two partial (max, sum) pairs. */
-__device__ __forceinline__ MaxSum MaxSumCombine(MaxSum a, MaxSum b) {
-  const float m = fmaxf(a.m, b.m);
-  return {m, a.s * __expf(a.m - m) + b.s * __expf(b.m - m)};
+template <typename C>
+__device__ __forceinline__ MaxSum<C> MaxSumCombine(MaxSum<C> a, MaxSum<C> b) {
+  const C m = Max(a.m, b.m);
+  return {m, a.s * FastExp(a.m - m) + b.s * FastExp(b.m - m)};
 }
 
-__device__ __forceinline__ float WarpMax(float v) {
+template <typename C>
+__device__ __forceinline__ C WarpMax(C v) {
 #pragma unroll
-  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  for (int o = 16; o > 0; o /= 2) v = Max(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
 
-__device__ __forceinline__ float WarpSum(float v) {
+template <typename C>
+__device__ __forceinline__ C WarpSum(C v) {
 #pragma unroll
   for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
 
-__device__ __forceinline__ MaxSum WarpMaxSum(MaxSum v) {
+template <typename C>
+__device__ __forceinline__ MaxSum<C> WarpMaxSum(MaxSum<C> v) {
 #pragma unroll
   for (int o = 16; o > 0; o /= 2) {
-    const MaxSum other{__shfl_xor_sync(0xffffffffu, v.m, o), __shfl_xor_sync(0xffffffffu, v.s, o)};
+    const MaxSum<C> other{__shfl_xor_sync(0xffffffffu, v.m, o),
+                          __shfl_xor_sync(0xffffffffu, v.s, o)};
     v = MaxSumCombine(v, other);
   }
   return v;
 }
 
+template <typename C>
 struct MaxOp {
-  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
-  __device__ float warp(float v) const { return WarpMax(v); }
+  __device__ C operator()(C a, C b) const { return Max(a, b); }
+  __device__ C warp(C v) const { return WarpMax(v); }
 };
 
+template <typename C>
 struct SumOp {
-  __device__ float operator()(float a, float b) const { return a + b; }
-  __device__ float warp(float v) const { return WarpSum(v); }
+  __device__ C operator()(C a, C b) const { return a + b; }
+  __device__ C warp(C v) const { return WarpSum(v); }
 };
 
+template <typename C>
 struct MaxSumOp {
-  __device__ MaxSum operator()(MaxSum a, MaxSum b) const { return MaxSumCombine(a, b); }
-  __device__ MaxSum warp(MaxSum v) const { return WarpMaxSum(v); }
+  __device__ MaxSum<C> operator()(MaxSum<C> a, MaxSum<C> b) const { return MaxSumCombine(a, b); }
+  __device__ MaxSum<C> warp(MaxSum<C> v) const { return WarpMaxSum(v); }
 };
 
 /*!

@@ -242,10 +242,9 @@ void RuntimeState::LoadInto(PluginSlot& slot) {
                     ? "a directory, not a library file"
                     : "not a regular file (a FIFO, socket or device is never opened)");
   }
-  // Files the dynamic loader would crash on (a truncated ELF), and libraries that are not
-  // plugins (none of whose code should run), are refused before dlopen.
-  const PluginFileCheck check = CheckPluginFile(path, DLARRAY_PLUGIN_ENTRY_SYMBOL);
-  if (!check.ok && !check.missing) return fail(check.status, check.reason);
+  // What dlopen would crash on (a truncated ELF) or explain wrongly (another machine's library).
+  const std::string refused = CheckPluginFile(path);
+  if (!refused.empty()) return fail(PluginStatus::kOpenFailed, refused);
   auto lib = std::make_shared<boost::dll::shared_library>();
   dlerror();  // clear any stale message
   boost::dll::fs::error_code load_ec;

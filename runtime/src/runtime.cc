@@ -8,7 +8,6 @@
 #include "dlarray/dlpack.h"
 #include "dlarray/plugin_api.h"
 #include "dlarray/sdk_util.h"
-#include "elf_check.h"
 #include "runtime_state.h"
 #include "validate.h"
 

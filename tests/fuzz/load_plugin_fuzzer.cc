@@ -1,11 +1,11 @@
-// libFuzzer target: DLArrayLoadPlugin on arbitrary file contents. Each input is written to a new
-// file (the loader keeps one record per path) and loaded; the result must be 0 or -1 with a
-// message, and the process must survive: truncated or corrupt ELF files are refused before the
-// dynamic loader maps them, and libraries without the entry symbol are never opened.
+// libFuzzer target: the check a plugin file gets before dlopen (runtime/src/elf_check.cc), on
+// arbitrary file contents. Each input is written to a new file (the loader keeps one record per
+// path). The check must survive any input (ASan, UBSan); a file it refuses must be refused by
+// DLArrayLoadPlugin with the check's reason, so it never reached the dynamic loader.
 //
-// The seed corpus holds text, empty and truncated or damaged ELF files. It holds no complete
-// library on purpose: loading one runs its code, and mutations of code crash by design (loading
-// a plugin is running its code; see the README's security notes).
+// Files the check lets through are not loaded: the system loader trusts the file's tables, and
+// loading a library is running its code, so mutations of a library crash it by design (see the
+// README's security notes). The seed corpus holds text, empty, truncated and damaged ELF files.
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -16,6 +16,7 @@
 #include <string>
 
 #include "dlarray/c_runtime_api.h"
+#include "elf_check.h"
 
 namespace {
 
@@ -52,9 +53,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     done += static_cast<size_t>(n);
   }
   close(fd);
-  const int rc = DLArrayLoadPlugin(path.c_str());
-  if (rc != 0 && rc != -1) std::abort();
-  if (rc == -1 && DLGetLastError()[0] == '\0') std::abort();
+  const std::string refused = dlarray::CheckPluginFile(path);
+  if (!refused.empty()) {
+    if (DLArrayLoadPlugin(path.c_str()) != -1) std::abort();
+    if (std::strstr(DLGetLastError(), refused.c_str()) == nullptr) std::abort();
+  }
   unlink(path.c_str());
   return 0;
 }

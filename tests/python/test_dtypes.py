@@ -249,6 +249,34 @@ def test_reduce_sum_is_exact_where_the_accumulator_is(ctx, rng, dtype, shape):
     np.testing.assert_array_equal(out.asnumpy().astype(np.float64), want.astype(np.float64))
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("cols", [31, 1024, 2051, 8200, 16384, 17001], ids=str)
+def test_softmax_and_loss_on_every_row_kernel(ctx, rng, dtype, cols):
+    # The CUDA kernels are one per row length for every dtype: softmax takes a warp per row up to
+    # 1024 columns, a block per row (256 or 1024 threads) up to 16384 and a streaming two-pass
+    # block beyond; the loss a warp per row up to 2048 columns, then blocks of 256 or 1024.
+    # float32 rows of a multiple of 4 columns move as float4 (1024, 8200, 16384).
+    a = (rng.standard_normal((3, cols)) * 3).astype(dtype)
+    labels = rng.random((3, cols))
+    labels /= labels.sum(axis=1, keepdims=True)
+    _check_softmax_and_loss(ctx, a, labels.astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+@pytest.mark.parametrize("shapes", [((1,), (7,)), ((1,), (1031,)), ((1,), (4, 1031)),
+                                    ((64,), (40, 64)), ((48,), (9, 48)), ((520,), (5, 520)),
+                                    ((1031,), (3, 1031))], ids=str)
+def test_broadcast_fill_and_rows(ctx, rng, dtype, shapes):
+    # One value to every element (a fill) and a row to every row, with widths that are and are
+    # not whole 16-byte vectors of each element size (the CUDA kernels move vectors of 16 bytes
+    # where they can, the rest one element at a time), narrower and wider than a warp of vectors.
+    src, shape = shapes
+    row = _data(rng, src, dtype)
+    out = dlarray.empty(shape, ctx, dtype)
+    ops.broadcast_to(_dev(row, ctx), out)
+    np.testing.assert_array_equal(out.asnumpy(), np.broadcast_to(row, shape))
+
+
 def test_bool_broadcast_and_set(ctx):
     row = np.array([True, False, True])
     out = dlarray.empty((4, 3), ctx, bool)
