@@ -1,9 +1,9 @@
 // The CUDA kernels of every op of dlarray/elementwise_table.h: the table's expression as a device
 // functor on the compute type (float for the 16-bit types and float32, double for float64), run by
-// the typed elementwise launcher (16-byte vectors when the operands are aligned).
+// the elementwise launcher (16-byte vectors when the operands are aligned).
 #include "dlarray/elementwise_table.h"
 #include "dlarray/plugin.h"
-#include "elementwise_typed.cuh"
+#include "elementwise.cuh"
 #include "kernels.h"
 
 namespace dlarray {
@@ -18,33 +18,25 @@ __device__ __forceinline__ double Log(double x) { return log(x); }
 __device__ __forceinline__ float Tanh(float x) { return tanhf(x); }
 __device__ __forceinline__ double Tanh(double x) { return tanh(x); }
 
-#define DLARRAY_CUDA_KERNEL_1(name, x, dtypes, expr, grads, doc)                      \
-  struct name##_fn {                                                                  \
-    template <typename C>                                                             \
-    __device__ C operator()(C x) const {                                              \
-      return expr;                                                                    \
-    }                                                                                 \
-  };                                                                                  \
-  void name##_kernel(const KernelContext& ctx) {                                      \
-    const LaunchEnv env = Prepare(ctx);                                               \
-    Dispatch<dtypes>(ctx.outputs[0]->dtype, ctx.op_name, [&](auto tag) {              \
-      using T = typename decltype(tag)::type;                                         \
-      LaunchSameType<T>(env, ctx, name##_fn{}, std::make_integer_sequence<int, 1>{}); \
-    });                                                                               \
+#define DLARRAY_CUDA_KERNEL_1(name, x, dtypes, expr, grads, doc)      \
+  struct name##_fn {                                                  \
+    template <typename C>                                             \
+    __device__ C operator()(C x) const {                              \
+      return expr;                                                    \
+    }                                                                 \
+  };                                                                  \
+  void name##_kernel(const KernelContext& ctx) {                      \
+    LaunchSameType<dtypes, 1>(ctx, [](auto) { return name##_fn{}; }); \
   }
-#define DLARRAY_CUDA_KERNEL_2(name, a, b, dtypes, expr, grads, doc)                   \
-  struct name##_fn {                                                                  \
-    template <typename C>                                                             \
-    __device__ C operator()(C a, C b) const {                                         \
-      return expr;                                                                    \
-    }                                                                                 \
-  };                                                                                  \
-  void name##_kernel(const KernelContext& ctx) {                                      \
-    const LaunchEnv env = Prepare(ctx);                                               \
-    Dispatch<dtypes>(ctx.outputs[0]->dtype, ctx.op_name, [&](auto tag) {              \
-      using T = typename decltype(tag)::type;                                         \
-      LaunchSameType<T>(env, ctx, name##_fn{}, std::make_integer_sequence<int, 2>{}); \
-    });                                                                               \
+#define DLARRAY_CUDA_KERNEL_2(name, a, b, dtypes, expr, grads, doc)   \
+  struct name##_fn {                                                  \
+    template <typename C>                                             \
+    __device__ C operator()(C a, C b) const {                         \
+      return expr;                                                    \
+    }                                                                 \
+  };                                                                  \
+  void name##_kernel(const KernelContext& ctx) {                      \
+    LaunchSameType<dtypes, 2>(ctx, [](auto) { return name##_fn{}; }); \
   }
 DLARRAY_ELEMENTWISE_OPS(DLARRAY_CUDA_KERNEL_1, DLARRAY_CUDA_KERNEL_2)
 
