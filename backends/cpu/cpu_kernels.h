@@ -10,6 +10,10 @@
 #include "dlarray/dlarray.h"
 #include "dlarray/kernel.h"
 
+namespace dlarray {
+class Registry;
+}  // namespace dlarray
+
 namespace dlarray::cpu {
 
 /*! \brief First float of an input (data + byte_offset). */
@@ -38,6 +42,9 @@ void CopyKernel(const KernelContext& ctx);
 void AstypeKernel(const KernelContext& ctx);
 void CompareKernel(const KernelContext& ctx);
 void CompareByConstKernel(const KernelContext& ctx);
+
+/*! \brief Registers the kernels of every op of dlarray/elementwise_table.h. */
+void RegisterTableKernels(Registry* registry);
 void MatrixElementwiseDivideKernel(const KernelContext& ctx);
 void MatrixElementwiseDivideByConstKernel(const KernelContext& ctx);
 

@@ -69,6 +69,7 @@ void RegisterKernels(dlarray::Registry* registry) {
   };
   for (const Entry& entry : kKernels)
     registry->register_kernel(entry.op, kDLArrayCPU, entry.kernel);
+  cpu::RegisterTableKernels(registry);
 }
 
 }  // namespace

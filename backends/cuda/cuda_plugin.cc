@@ -65,6 +65,7 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"matrix_elementwise_divide_by_const", &MatrixElementwiseDivideByConstKernel},
   };
   for (const Entry& e : kKernels) registry->register_kernel(e.op, kDLArrayCUDA, e.fn);
+  RegisterTableKernels(registry);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include "dlarray/kernel.h"
 
 namespace dlarray {
+class Registry;
+
 namespace cuda {
 
 void ArraySetKernel(const KernelContext& ctx);
@@ -28,6 +30,9 @@ void CompareKernel(const KernelContext& ctx);
 void CompareByConstKernel(const KernelContext& ctx);
 void MatrixElementwiseDivideKernel(const KernelContext& ctx);
 void MatrixElementwiseDivideByConstKernel(const KernelContext& ctx);
+
+/*! \brief Registers the kernels of every op of dlarray/elementwise_table.h. */
+void RegisterTableKernels(Registry* registry);
 
 }  // namespace cuda
 }  // namespace dlarray

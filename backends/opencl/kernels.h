@@ -7,6 +7,10 @@
 
 #include "dlarray/kernel.h"
 
+namespace dlarray {
+class Registry;
+}  // namespace dlarray
+
 namespace dlarray::opencl {
 
 void ArraySetKernel(const KernelContext& ctx);
@@ -27,6 +31,9 @@ void CompareKernel(const KernelContext& ctx);
 void CompareByConstKernel(const KernelContext& ctx);
 void MatrixElementwiseDivideKernel(const KernelContext& ctx);
 void MatrixElementwiseDivideByConstKernel(const KernelContext& ctx);
+
+/*! \brief Registers the kernels of every op of dlarray/elementwise_table.h. */
+void RegisterTableKernels(Registry* registry);
 
 }  // namespace dlarray::opencl
 

@@ -41,6 +41,7 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"matrix_elementwise_divide_by_const", &MatrixElementwiseDivideByConstKernel},
   };
   for (const Entry& e : kKernels) registry->register_kernel(e.op, kDLArrayOpenCL, e.fn);
+  RegisterTableKernels(registry);
 }
 
 }  // namespace

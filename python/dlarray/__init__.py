@@ -258,3 +258,17 @@ def get_matmul_precision() -> str:
 
 
 from . import ops, ndarray, gpu_op, cpp_extension, rtc  # noqa: E402  (they use names above)
+
+# The array API standard's dtypes and inspection. Last: `bool` is the dtype from here on.
+__array_api_version__ = "2024.12"
+from ._dtypes import (bool, can_cast, complex64, complex128, finfo, float16,  # noqa: E402,A004
+                      float32, float64, iinfo, int8, int16, int32, int64, isdtype, result_type,
+                      uint8, uint16, uint32, uint64)
+from ._info import __array_namespace_info__  # noqa: E402
+from . import _dtypes  # noqa: E402
+__all__ += ["__array_namespace_info__", "bool", "can_cast", "complex64", "complex128", "finfo",
+            "float16", "float32", "float64", "iinfo", "int8", "int16", "int32", "int64",
+            "isdtype", "result_type", "uint8", "uint16", "uint32", "uint64"]
+if _dtypes.bfloat16 is not None:  # with ml_dtypes (the optional "bfloat16" extra)
+    bfloat16 = _dtypes.bfloat16
+    __all__.append("bfloat16")

@@ -88,6 +88,14 @@ def cases(sizes, rng):
     out.append(Case("relu", text, [r(ew)], ew, lambda a, o: ops.relu(a, o),
                     lambda a, o: np.maximum(a, np.float32(0), out=o),
                     lambda t, a, o: t.clamp_min(a, 0.0, out=o), nbytes=8 * n))
+    # The elementwise table's ops (positive inputs for log).
+    out.append(Case("exp", text, [r(ew)], ew, lambda a, o: ops.exp(a, o),
+                    lambda a, o: np.exp(a, out=o), lambda t, a, o: t.exp(a, out=o), nbytes=8 * n))
+    out.append(Case("log", text, [r(ew, 0.01, 10.0)], ew, lambda a, o: ops.log(a, o),
+                    lambda a, o: np.log(a, out=o), lambda t, a, o: t.log(a, out=o), nbytes=8 * n))
+    out.append(Case("tanh", text, [r(ew, -3.0, 3.0)], ew, lambda a, o: ops.tanh(a, o),
+                    lambda a, o: np.tanh(a, out=o), lambda t, a, o: t.tanh(a, out=o),
+                    nbytes=8 * n))
     out.append(Case("relu_gradient", text, [r(ew), r(ew)], ew,
                     lambda a, g, o: ops.relu_gradient(a, g, o),
                     lambda a, g, o: np.multiply(g, a > 0, out=o),

@@ -90,45 +90,6 @@ del _name
 __all__ = sorted(_GENERIC + [n for n in op_names() if op_info(n)["owner"] == "core"])
 
 
-_STUB_HEAD = '''"""Type stubs of dlarray.ops, written by dlarray.ops._stub() from the op table (a
-test checks that they match it; regenerate with
-python -c "import dlarray.ops as o; print(o._stub(), end='')" > python/dlarray/ops.pyi)."""
-from typing import Any, Optional, Sequence, Tuple
-
-import numpy as np
-
-from ._core import NDArray
-
-def invoke(op: str, inputs: Sequence[NDArray], outputs: Sequence[NDArray],
-           attrs: Sequence[float] = ...) -> None: ...
-def op_names() -> list[str]: ...
-def infer_outputs(op: str, shapes: Sequence[Sequence[int]], dtypes: Sequence[Any],
-                  attrs: Sequence[float]) -> list[Tuple[Tuple[int, ...], np.dtype[Any]]]: ...
-def op_info(name: str) -> dict[str, Any]: ...
-def __getattr__(name: str) -> Any: ...
-'''
-
-
-def _stub():
-    """The text of ops.pyi: the generic functions, then each built-in op's signature."""
-    lines = [_STUB_HEAD]
-    for name in __all__:
-        if name in _GENERIC:
-            continue
-        info = op_info(name)
-        params = []
-        for pname, kind, default in _parameters(info):
-            if kind == "attr":
-                t = info["attr_types"][info["attr_names"].index(pname)]
-            else:
-                t = "NDArray" if default is not None else "Optional[NDArray]"
-            params.append("%s: %s%s" % (pname, t,
-                                        "" if default is inspect.Parameter.empty else " = ..."))
-        ret = "NDArray" if info["num_outputs"] == 1 else "Tuple[NDArray, ...]"
-        lines.append("def %s(%s) -> %s: ...\n" % (name, ", ".join(params), ret))
-    return "".join(lines)
-
-
 def __getattr__(name: str) -> Any:
     """Ops declared by plugins loaded after this module, made on first use."""
     if name.startswith("_"):

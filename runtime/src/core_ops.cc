@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core_api.h"
+#include "dlarray/elementwise_table.h"
 #include "dlarray/errors.h"
 #include "dlarray/kernel.h"
 #include "dlarray/runtime.h"
@@ -281,6 +282,8 @@ constexpr DLArrayDType kAll[] = {{kDLArrayFloat, 32, 1},
                                  {kDLArrayUInt, 64, 1},
                                  kBool};
 enum DTypeSet : int { kFloats = 4, kNumeric = 9, kAllTypes = 13 };  // prefixes of kAll
+// The elementwise table's name for kFloats.
+constexpr DTypeSet kFloatTypes = kFloats;
 
 enum Flags : unsigned {
   kInplace = 1,     // an output may be an input
@@ -350,6 +353,15 @@ const CoreOpRow kCoreOps[] = {
     {"matrix_elementwise_divide_by_const", "x", "value", nullptr, kFloats, kInplace,
      V<ValidateScalarOp>, I<InferLikeInput0>, "out = x / value",
      "x=matrix_elementwise_divide_by_const(dout)"},
+// The ops of the elementwise definition table (dlarray/elementwise_table.h): same-shape operands,
+// in place allowed, the outputs shaped like the inputs.
+#define DLARRAY_CORE_ROW_1(name, x, dtypes, expr, grads, doc) \
+  {#name, #x, "", nullptr, dtypes, kInplace, nullptr, nullptr, doc, grads},
+#define DLARRAY_CORE_ROW_2(name, a, b, dtypes, expr, grads, doc) \
+  {#name, #a " " #b, "", nullptr, dtypes, kInplace, nullptr, nullptr, doc, grads},
+    DLARRAY_ELEMENTWISE_OPS(DLARRAY_CORE_ROW_1, DLARRAY_CORE_ROW_2)
+#undef DLARRAY_CORE_ROW_1
+#undef DLARRAY_CORE_ROW_2
 };
 
 std::vector<std::string> Words(const char* text) {

