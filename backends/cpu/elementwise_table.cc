@@ -30,13 +30,10 @@ DLARRAY_ELEMENTWISE_OPS(DLARRAY_CPU_KERNEL_1, DLARRAY_CPU_KERNEL_2)
 }  // namespace
 
 void RegisterTableKernels(Registry* registry) {
-#define DLARRAY_CPU_REGISTER_1(name, x, dtypes, expr, grads, doc) \
-  registry->register_kernel(#name, kDLArrayCPU, &name##_kernel);
-#define DLARRAY_CPU_REGISTER_2(name, a, b, dtypes, expr, grads, doc) \
-  registry->register_kernel(#name, kDLArrayCPU, &name##_kernel);
-  DLARRAY_ELEMENTWISE_OPS(DLARRAY_CPU_REGISTER_1, DLARRAY_CPU_REGISTER_2)
-#undef DLARRAY_CPU_REGISTER_1
-#undef DLARRAY_CPU_REGISTER_2
+  auto register_one = [registry](const char* op, KernelFn fn) {
+    registry->register_kernel(op, kDLArrayCPU, fn);
+  };
+  DLARRAY_ELEMENTWISE_OPS(DLARRAY_ELEMENTWISE_REGISTER_1, DLARRAY_ELEMENTWISE_REGISTER_2)
 }
 
 }  // namespace dlarray::cpu

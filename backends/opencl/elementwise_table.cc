@@ -48,11 +48,10 @@ DLARRAY_ELEMENTWISE_OPS(DLARRAY_CL_KERNEL_1, DLARRAY_CL_KERNEL_2)
 }  // namespace
 
 void RegisterTableKernels(Registry* registry) {
-#define DLARRAY_CL_REGISTER_1(name, x, dtypes, expr, grads, doc) \
-  registry->register_kernel(#name, kDLArrayOpenCL, &name##_kernel);
-#define DLARRAY_CL_REGISTER_2(name, a, b, dtypes, expr, grads, doc) \
-  registry->register_kernel(#name, kDLArrayOpenCL, &name##_kernel);
-  DLARRAY_ELEMENTWISE_OPS(DLARRAY_CL_REGISTER_1, DLARRAY_CL_REGISTER_2)
+  auto register_one = [registry](const char* op, KernelFn fn) {
+    registry->register_kernel(op, kDLArrayOpenCL, fn);
+  };
+  DLARRAY_ELEMENTWISE_OPS(DLARRAY_ELEMENTWISE_REGISTER_1, DLARRAY_ELEMENTWISE_REGISTER_2)
 }
 
 }  // namespace dlarray::opencl

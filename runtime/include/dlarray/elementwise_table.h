@@ -38,4 +38,15 @@
      "out = dy * (1 - y ** 2): the gradient of tanh, given its result y and the gradient dy")
 // clang-format on
 
+/*!
+ * \brief Registration of a backend's table kernels: where a function or lambda
+ *        `register_one(const char* op, KernelFn fn)` is in scope and the backend has defined
+ *        `<name>_kernel` for every op, DLARRAY_ELEMENTWISE_OPS(DLARRAY_ELEMENTWISE_REGISTER_1,
+ *        DLARRAY_ELEMENTWISE_REGISTER_2) calls it for each op of the table.
+ */
+#define DLARRAY_ELEMENTWISE_REGISTER_1(name, x, dtypes, expr, grads, doc) \
+  register_one(#name, &name##_kernel);
+#define DLARRAY_ELEMENTWISE_REGISTER_2(name, a, b, dtypes, expr, grads, doc) \
+  register_one(#name, &name##_kernel);
+
 #endif  // DLARRAY_ELEMENTWISE_TABLE_H_
