@@ -61,8 +61,10 @@ WARN_NO_PARAMDOC       = NO
 WARN_FORMAT            = "$file:$line: $text"
 """
 
-# ``#define NAME __attribute__((...))`` or ``__declspec(...)``: an export or visibility macro.
-EXPORT_MACRO = re.compile(r"^\s*#\s*define\s+(\w+)\s+(?:__attribute__|__declspec)\b", re.M)
+# ``#define NAME __attribute__((...))``, ``__declspec(...)`` or ``__host__ ...``: an export,
+# visibility or CUDA qualifier macro (dtype_dispatch.h's DLARRAY_HOST_DEVICE).
+EXPORT_MACRO = re.compile(r"^\s*#\s*define\s+(\w+)\s+(?:__attribute__|__declspec|__host__)\b",
+                          re.M)
 
 
 def headers(folder):
@@ -72,7 +74,8 @@ def headers(folder):
 
 
 def export_macros(paths):
-    """Every macro the headers define as an attribute: Doxygen must read them as nothing."""
+    """Every macro the headers define as an attribute or a CUDA qualifier: Doxygen must read them
+    as nothing."""
     names = set()
     for path in paths:
         names.update(EXPORT_MACRO.findall(path.read_text()))

@@ -10,6 +10,7 @@ name from lists.
 """
 
 import inspect
+import re
 from typing import Any
 
 from . import _core
@@ -40,7 +41,10 @@ def _doc(info):
         dtypes += " (outputs %s)" % info["output_dtype"]
     elif info["dtype_rule"] == "per_operand":
         dtypes += " (each operand any of them)"
-    lines = [info["doc"] or info["name"], "",
+    summary = info["doc"] or info["name"]
+    if re.search(r"[*_`|\\]", summary):  # a formula: reStructuredText would read y_ or * as markup
+        summary = "``%s``" % summary
+    lines = [summary, "",
              "Declared by %s; kernels on: %s; dtypes: %s." % (
                  owner, ", ".join(info["devices"]) or "none yet", dtypes)]
     for g in info["gradients"]:
