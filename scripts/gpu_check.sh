@@ -7,8 +7,9 @@
 #        machine: later stages reuse the install in /tmp/dlarray_site. multigpu (two GPUs or
 #        more): the several-GPU and NCCL tests, bench/distributed.py through the launcher, and
 #        MNIST data-parallel on 2 GPUs against 1.
-# BASELINE=<dir of an older source tree>: the bench stage also builds that tree and runs its
-#        bench/ops.py in the same run, so "no op got slower" is measured, not remembered.
+# BASELINE=<dir of an older source tree>: the build stage also builds that tree, and the bench stage
+#        runs its bench/ops.py in the same run, alternating with this tree's ROUNDS (default 3)
+#        times each, so "no op got slower" is measured, not remembered (bench/compare.py).
 # CUDA_ARCHS=<list> builds only those CUDA architectures (e.g. 90-real on an H100/H200).
 # SHARD=<i>/<n> (test stage): ctest and the pytest files i, i+n, i+2n, ... (1-based; hostile/ with
 #        shard 1), so that the suite fits calls of 10 minutes (serially it takes about 13 on an
@@ -146,10 +147,21 @@ if has bench; then
     >"$logs/ops_gpu.txt" 2>&1
   cat "$logs/ops_gpu.txt"
   if [ -n "${BASELINE:-}" ] && [ -d /tmp/dlarray_base ]; then
-    step bench-ops-baseline
-    (cd "$BASELINE" && PYTHONPATH=/tmp/dlarray_base python3 bench/ops.py --device gpu --repeat 15 \
-       --json "$logs/ops_gpu_base.json") >"$logs/ops_gpu_base.txt" 2>&1
-    cat "$logs/ops_gpu_base.txt"
+    # The two trees alternate, ROUNDS times each (the first round of this tree is the one above),
+    # so that clock and load drift fall on both; bench/compare.py reduces the rounds per row.
+    rounds=${ROUNDS:-3}
+    ours=("$logs/ops_gpu.json") base=()
+    for ((r = 1; r <= rounds; r++)); do
+      step "bench-ops-baseline round $r"
+      (cd "$BASELINE" && PYTHONPATH=/tmp/dlarray_base python3 bench/ops.py --device gpu \
+         --repeat 15 --json "$logs/ops_gpu_base_$r.json") >"$logs/ops_gpu_base_$r.txt" 2>&1
+      base+=("$logs/ops_gpu_base_$r.json")
+      ((r == rounds)) && break
+      python3 bench/ops.py --device gpu --repeat 15 --json "$logs/ops_gpu_$((r + 1)).json" \
+        >/dev/null 2>&1
+      ours+=("$logs/ops_gpu_$((r + 1)).json")
+    done
+    python3 bench/compare.py --ours "${ours[@]}" --base "${base[@]}" | tee "$logs/ops_compare.md"
   fi
   step bench-mlp
   python3 bench/mlp_step.py --device gpu --json "$logs/mlp_step_gpu.json" >"$logs/mlp_gpu.txt" 2>&1
