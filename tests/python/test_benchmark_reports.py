@@ -104,3 +104,26 @@ def test_bench_refuses_unwritable_json_path(script, tmp_path):
     result = subprocess.run([sys.executable, str(ROOT / "bench" / script), "--json", str(bad)],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "does not exist" in result.stderr, result.stderr
+
+
+def test_compare_takes_the_median_of_rounds(tmp_path):
+    """bench/compare.py: each side's time is the median of its rounds, the ratio is this tree's
+    over the baseline's, and rows past --slower are named."""
+    def report(name, times, extra_op=False):
+        paths = []
+        for i, t in enumerate(times):
+            data = ops_json()
+            data["rows"][0].update(ours_s=t, ratio=t / 5e-5)
+            if extra_op:
+                data["rows"].append(dict(data["rows"][0], op="exp"))
+            paths.append(tmp_path / f"{name}{i}.json")
+            paths[-1].write_text(json.dumps(data))
+        return [str(p) for p in paths]
+
+    ours = report("ours", [3e-5, 9e-5, 3.3e-5], extra_op=True)
+    base = report("base", [2e-5, 3e-5, 1e-4])
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "compare.py"), "--ours", *ours,
+                          "--base", *base], capture_output=True, text=True, check=True).stdout
+    assert "| relu | 500x200 | 30.00 | 33.00 | 1.10 | 0.60 | 0.66 |" in out
+    assert "| exp | 500x200 | (new) | 33.00 |" in out
+    assert out.rstrip().endswith("more than 5%: relu 500x200: 1.10x")
