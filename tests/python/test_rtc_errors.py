@@ -82,7 +82,8 @@ def test_rtc_push_checks_its_arrays():
     with pytest.raises(TypeError, match="'x' must be an NDArray, got ndarray"):
         k.push([np.zeros(4)], [X], (1, 1, 1), (4, 1, 1))
     if not STATUS["compile"]:
-        with pytest.raises(ValueError, match=r"is on cpu\(0\): rtc kernels take arrays on cuda devices"):
+        with pytest.raises(ValueError,
+                           match=r"is on cpu\(0\): rtc kernels take arrays on cuda devices"):
             k.push([X], [X], (1, 1, 1), (4, 1, 1))
     with pytest.raises(ValueError, match="not a C identifier"):
         rtc.Rtc("my kernel", [("x", X)], [], "")
