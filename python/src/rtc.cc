@@ -163,6 +163,14 @@ void BindRtc(py::module_& m) {
   m.def("_rtc_compile", &Compile, py::arg("source"), py::arg("name"), py::arg("options"),
         py::arg("name_expressions"), py::arg("arch"),
         "NVRTC: (compiled, code bytes or None, code kind, log, lowered names).");
+  m.def(
+      "_rtc_device_type",
+      [] {
+        int device_type = -1;
+        (void)FindExtension(DLARRAY_EXT_RTC_V1, &device_type);
+        return device_type;
+      },
+      "The device type whose plugin offers dlarray.rtc.v1 (its arrays are the kernels'), or -1.");
   m.def("_rtc_device_arch", &DeviceArch, py::arg("device_id"),
         "Compute capability of a GPU as 10 * major + minor.");
   m.def(

@@ -73,6 +73,8 @@ def test_args_and_shared_memory_are_checked(add):
         add(1, 1, (None, None, None, 1), shared_mem=-1)
     with pytest.raises(ValueError, match=r"ctx must be a cuda device \(the device type offering"):
         add(1, 1, (None, None, None, 1), ctx=dlarray.cpu())
+    # The device type is the one whose plugin offers the extension by name, not a constant.
+    assert dlarray._core._rtc_device_type() == dlarray.gpu(0).device_type
 
 
 def test_rtc_push_checks_its_arrays():
