@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "c_api_ops.h"
 #include "dlarray/errors.h"
 #include "dlarray/runtime.h"
 #include "handle_table.h"
@@ -143,69 +144,33 @@ int DLArrayCopyFromTo(DLSeedArrayHandle from, DLSeedArrayHandle to, void* stream
   });
 }
 
-int DLGpuArraySet(DLSeedArrayHandle arr, float value) {
-  return Guard("DLGpuArraySet", [&] { RunOp("array_set", {}, arr, {value}); });
-}
+// The seed's per-op functions, from the table of c_api_ops.h, in the seed's signatures (its
+// transposes are bool); errors start with the function's name.
+#define DLARRAY_SEED_SET(fn, op)                             \
+  int fn(DLSeedArrayHandle arr, float value) {               \
+    return Guard(#fn, [&] { RunOp(op, {}, arr, {value}); }); \
+  }
+#define DLARRAY_SEED_UNARY(fn, op)                                  \
+  int fn(const DLSeedArrayHandle input, DLSeedArrayHandle output) { \
+    return Guard(#fn, [&] { RunOp(op, {input}, output, {}); });     \
+  }
+#define DLARRAY_SEED_BINARY(fn, op)                                                        \
+  int fn(const DLSeedArrayHandle a, const DLSeedArrayHandle b, DLSeedArrayHandle output) { \
+    return Guard(#fn, [&] { RunOp(op, {a, b}, output, {}); });                             \
+  }
+#define DLARRAY_SEED_BY_CONST(fn, op)                                            \
+  int fn(const DLSeedArrayHandle input, float value, DLSeedArrayHandle output) { \
+    return Guard(#fn, [&] { RunOp(op, {input}, output, {value}); });             \
+  }
+#define DLARRAY_SEED_MATMUL(fn, op)                                                        \
+  int fn(const DLSeedArrayHandle a, bool trans_a, const DLSeedArrayHandle b, bool trans_b, \
+         DLSeedArrayHandle output) {                                                       \
+    return Guard(#fn, [&] {                                                                \
+      RunOp(op, {a, b}, output, {trans_a ? 1.0 : 0.0, trans_b ? 1.0 : 0.0});               \
+    });                                                                                    \
+  }
+#define DLARRAY_SEED_DEFINE(fn, op, pattern) DLARRAY_SEED_##pattern(fn, op)
 
-int DLGpuBroadcastTo(const DLSeedArrayHandle input, DLSeedArrayHandle output) {
-  return Guard("DLGpuBroadcastTo", [&] { RunOp("broadcast_to", {input}, output, {}); });
-}
-
-int DLGpuReduceSumAxisZero(const DLSeedArrayHandle input, DLSeedArrayHandle output) {
-  return Guard("DLGpuReduceSumAxisZero",
-               [&] { RunOp("reduce_sum_axis_zero", {input}, output, {}); });
-}
-
-int DLGpuMatrixElementwiseAdd(const DLSeedArrayHandle matA, const DLSeedArrayHandle matB,
-                              DLSeedArrayHandle output) {
-  return Guard("DLGpuMatrixElementwiseAdd", [&] {
-    RunOp("matrix_elementwise_add", {matA, matB}, output, {});
-  });
-}
-
-int DLGpuMatrixElementwiseAddByConst(const DLSeedArrayHandle input, float val,
-                                     DLSeedArrayHandle output) {
-  return Guard("DLGpuMatrixElementwiseAddByConst",
-               [&] { RunOp("matrix_elementwise_add_by_const", {input}, output, {val}); });
-}
-
-int DLGpuMatrixElementwiseMultiply(const DLSeedArrayHandle matA, const DLSeedArrayHandle matB,
-                                   DLSeedArrayHandle output) {
-  return Guard("DLGpuMatrixElementwiseMultiply", [&] {
-    RunOp("matrix_elementwise_multiply", {matA, matB}, output, {});
-  });
-}
-
-int DLGpuMatrixMultiplyByConst(const DLSeedArrayHandle input, float val, DLSeedArrayHandle output) {
-  return Guard("DLGpuMatrixMultiplyByConst",
-               [&] { RunOp("matrix_elementwise_multiply_by_const", {input}, output, {val}); });
-}
-
-int DLGpuMatrixMultiply(const DLSeedArrayHandle matA, bool transposeA, const DLSeedArrayHandle matB,
-                        bool transposeB, DLSeedArrayHandle matC) {
-  return Guard("DLGpuMatrixMultiply", [&] {
-    RunOp("matrix_multiply", {matA, matB}, matC, {transposeA ? 1.0 : 0.0, transposeB ? 1.0 : 0.0});
-  });
-}
-
-int DLGpuRelu(const DLSeedArrayHandle input, DLSeedArrayHandle output) {
-  return Guard("DLGpuRelu", [&] { RunOp("relu", {input}, output, {}); });
-}
-
-int DLGpuReluGradient(const DLSeedArrayHandle input, const DLSeedArrayHandle in_grad,
-                      DLSeedArrayHandle output) {
-  return Guard("DLGpuReluGradient", [&] { RunOp("relu_gradient", {input, in_grad}, output, {}); });
-}
-
-int DLGpuSoftmax(const DLSeedArrayHandle input, DLSeedArrayHandle output) {
-  return Guard("DLGpuSoftmax", [&] { RunOp("softmax", {input}, output, {}); });
-}
-
-int DLGpuSoftmaxCrossEntropy(const DLSeedArrayHandle input_a, const DLSeedArrayHandle input_b,
-                             DLSeedArrayHandle output) {
-  return Guard("DLGpuSoftmaxCrossEntropy", [&] {
-    RunOp("softmax_cross_entropy", {input_a, input_b}, output, {});
-  });
-}
+DLARRAY_SEED_OPS(DLARRAY_SEED_DEFINE)
 
 }  // extern "C"

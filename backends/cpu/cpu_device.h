@@ -31,6 +31,8 @@ class CpuDevice final : public Device {
   uint64_t capabilities() const override { return DLARRAY_DEVICE_HOST_ADDRESSABLE; }
   void copy(const void* src, uint64_t src_offset, DLDevice src_device, void* dst,
             uint64_t dst_offset, DLDevice dst_device, size_t nbytes) override;
+  void fill(void* dst, uint64_t dst_offset, DLDevice device, const void* pattern,
+            uint32_t pattern_size, size_t nbytes) override;
   void synchronize(int id) override;
   MemoryStats memory_stats(int id) override;
   /*! \brief "num_threads": the thread pool's size (1 to 4095). */

@@ -27,7 +27,7 @@ class CachingAllocator {
  public:
   /*!
    * \param device the CUDA device id served.
-   * \param label the device in messages, e.g. "gpu(0) (NVIDIA H100)".
+   * \param label the device in messages, e.g. "cuda(0) (NVIDIA H100)".
    * \param sync_stream waits for the device's stream; called before cached blocks are freed.
    */
   CachingAllocator(int device, std::string label, std::function<void()> sync_stream);

@@ -16,6 +16,7 @@
 #include "dlarray/ext/nccl.h"
 #include "dlarray/ext/rtc.h"
 #include "dlarray/sdk_util.h"
+#include "fill.h"
 #include "graph_ext.h"
 #include "host_staging.h"
 #include "nccl_ext.h"
@@ -289,6 +290,13 @@ void CudaDevice::copy(const void* src_buffer, uint64_t src_offset, DLDevice src_
   }
 }
 
+void CudaDevice::fill(void* dst_buffer, uint64_t dst_offset, DLDevice device, const void* pattern,
+                      uint32_t pattern_size, size_t nbytes) {
+  PerDevice& d = Ready(device.device_id);
+  SetDevice(device.device_id);
+  FillPattern(static_cast<char*>(dst_buffer) + dst_offset, pattern, pattern_size, nbytes, d.stream);
+}
+
 bool CudaDevice::EnablePeerAccess(int from, int to) {
   std::lock_guard<std::mutex> lock(peer_mu_);
   char& state = peer_state_[static_cast<size_t>(from) * count_ + to];
@@ -385,7 +393,7 @@ std::string CudaDevice::get_option(const std::string& key) {
     return bus;
   }
   if (colon != std::string::npos && name == "peer_access") {
-    // "peer_access:<a>,<b>" -> "1" when copies between gpu(a) and gpu(b) go peer to peer (access
+    // "peer_access:<a>,<b>" -> "1" when copies between cuda(a) and cuda(b) go peer to peer (access
     // is enabled both ways, as the first copy between them does), "0" when they are staged.
     const size_t comma = arg.find(',');
     if (comma == std::string::npos) {
@@ -402,10 +410,10 @@ std::string CudaDevice::get_option(const std::string& key) {
 }
 
 const void* CudaDevice::extension(const std::string& name) {
-  if (name == DLARRAY_EXT_CURRENT_DEVICE) return CurrentDeviceExtension();
-  if (name == DLARRAY_EXT_RTC) return RtcExtension(this);
-  if (name == DLARRAY_EXT_GRAPH) return GraphExtension(this);
-  if (name == DLARRAY_NCCL_EXTENSION) return NcclExtension(this, core_);
+  if (name == DLARRAY_EXT_CURRENT_DEVICE_V1) return CurrentDeviceExtension();
+  if (name == DLARRAY_EXT_RTC_V1) return RtcExtension(this);
+  if (name == DLARRAY_EXT_GRAPH_V1) return GraphExtension(this);
+  if (name == DLARRAY_EXT_NCCL_V1) return NcclExtension(this, core_);
   return FindExtension(name);  // mem_info, streams (cuda_plugin.cc)
 }
 

@@ -58,6 +58,9 @@ class CudaDevice final : public Device {
   uint64_t capabilities() const override { return DLARRAY_DEVICE_POINTER_ARITHMETIC; }
   void copy(const void* src_buffer, uint64_t src_offset, DLDevice src_ctx, void* dst_buffer,
             uint64_t dst_offset, DLDevice dst_ctx, size_t nbytes) override;
+  /*! \brief On the device's stream, as its kernels (fill.cu). */
+  void fill(void* dst_buffer, uint64_t dst_offset, DLDevice device, const void* pattern,
+            uint32_t pattern_size, size_t nbytes) override;
   void synchronize(int id) override;
   void* stream(int id) override { return cuda_stream(id); }
   MemoryStats memory_stats(int id) override;

@@ -17,7 +17,7 @@ const char* MakeCurrent(int32_t device_id) {
   return err == cudaSuccess ? nullptr : cudaGetErrorName(err);
 }
 
-const DLArrayCurrentDeviceExt kCurrentDevice = {sizeof(DLArrayCurrentDeviceExt), &MakeCurrent};
+const DLArrayCurrentDeviceExtV1 kCurrentDevice = {sizeof(DLArrayCurrentDeviceExtV1), &MakeCurrent};
 
 }  // namespace
 

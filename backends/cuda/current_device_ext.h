@@ -8,7 +8,7 @@
 namespace dlarray {
 namespace cuda {
 
-/*! \brief The DLArrayCurrentDeviceExt table of the CUDA plugin. */
+/*! \brief The DLArrayCurrentDeviceExtV1 table of the CUDA plugin. */
 const void* CurrentDeviceExtension();
 
 }  // namespace cuda

@@ -36,7 +36,8 @@ CudaDevice& Device() { return *g_device.load(std::memory_order_acquire); }
 void CheckId(int32_t id) {
   const int count = Device().device_count();
   if (id < 0 || id >= count) {
-    throw Error(ErrorKind::kValue, "dlarray.graph: there is no gpu(" + std::to_string(id) + ") (" +
+    throw Error(ErrorKind::kValue, "dlarray.graph: there is no " +
+                                       FormatDevice({kDLArrayCUDA, id}) + " (" +
                                        std::to_string(count) + " GPU(s))");
   }
 }
@@ -115,14 +116,14 @@ void Destroy(DLArrayGraphExec* exec) {
   delete exec;
 }
 
-const DLArrayGraphExt kGraph = {sizeof(DLArrayGraphExt),
-                                &BeginCapture,
-                                &EndCapture,
-                                &AbortCapture,
-                                &IsCapturing,
-                                &Launch,
-                                &NumNodes,
-                                &Destroy};
+const DLArrayGraphExtV1 kGraph = {sizeof(DLArrayGraphExtV1),
+                                  &BeginCapture,
+                                  &EndCapture,
+                                  &AbortCapture,
+                                  &IsCapturing,
+                                  &Launch,
+                                  &NumNodes,
+                                  &Destroy};
 
 }  // namespace
 

@@ -11,7 +11,7 @@ namespace cuda {
 
 class CudaDevice;
 
-/*! \brief The DLArrayGraphExt table, serving the GPUs of device. */
+/*! \brief The DLArrayGraphExtV1 table, serving the GPUs of device. */
 const void* GraphExtension(CudaDevice* device);
 
 }  // namespace cuda

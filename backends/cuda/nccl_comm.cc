@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "cuda_device.h"
+#include "dlarray/sdk_util.h"
 
 DLArrayNcclComm::~DLArrayNcclComm() {
   for (const Queued& q : queued) (void)cudaEventDestroy(q.done);
@@ -50,8 +51,8 @@ void RecordLocked(DLArrayNcclComm* c, Stream stream) {
 }  // namespace
 
 std::string Who(const DLArrayNcclComm* c) {
-  return "rank " + std::to_string(c->rank) + " of " + std::to_string(c->world_size) + " on gpu(" +
-         std::to_string(c->device_id) + ")";
+  return "rank " + std::to_string(c->rank) + " of " + std::to_string(c->world_size) + " on " +
+         FormatDevice({kDLArrayCUDA, c->device_id});
 }
 
 [[noreturn]] void ThrowNccl(const DLArrayNcclComm* c, const char* what, Result r) {

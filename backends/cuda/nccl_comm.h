@@ -65,7 +65,7 @@ namespace nccl {
 /*! \brief The process's NCCL (opened by the extension's first call that needs it). */
 inline const Library& Lib() { return Load({}); }
 
-/*! \brief "rank 1 of 2 on gpu(1)". */
+/*! \brief "rank 1 of 2 on cuda(1)". */
 std::string Who(const DLArrayNcclComm* c);
 
 /*! \brief Throws BackendError naming the call, the rank, the NCCL error and NCCL's last error. */

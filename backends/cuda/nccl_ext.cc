@@ -70,8 +70,8 @@ size_t CheckArray(const DLArrayNcclComm* c, const DLArray* a, const char* op, co
   if (a == nullptr) throw Error(ErrorKind::kValue, std::string(op) + ": the " + which + " is null");
   if (a->ctx.device_type != kDLArrayCUDA || a->ctx.device_id != c->device_id) {
     throw DeviceError(std::string(op) + ": the " + which + " is on " + FormatDevice(a->ctx) +
-                      " but this communicator (" + Who(c) + ") serves gpu(" +
-                      std::to_string(c->device_id) + ")");
+                      " but this communicator (" + Who(c) + ") serves " +
+                      FormatDevice({kDLArrayCUDA, c->device_id}));
   }
   if (a->ndim < 0 || a->ndim > DLARRAY_MAX_NDIM || (a->ndim > 0 && a->shape == nullptr)) {
     throw ShapeError(std::string(op) + ": the " + which + " has an invalid shape");
@@ -155,8 +155,8 @@ int CommCreate(int32_t device_id, int32_t world_size, int32_t rank, DLArrayNcclC
     CudaDevice* device = Global().device;
     const int count = device->device_count();
     if (device_id < 0 || device_id >= count) {
-      throw DeviceError("comm_create: there is no gpu(" + std::to_string(device_id) +
-                        "): this machine has " + std::to_string(count) + " GPU(s)");
+      throw DeviceError("comm_create: there is no " + FormatDevice({kDLArrayCUDA, device_id}) +
+                        ": this machine has " + std::to_string(count) + " GPU(s)");
     }
     if (world_size < 1 || rank < 0 || rank >= world_size) {
       throw Error(ErrorKind::kValue, "comm_create: rank " + std::to_string(rank) +
@@ -390,8 +390,8 @@ int AsyncError(DLArrayNcclComm* c) {
   });
 }
 
-const DLArrayNcclApi kApi = {
-    sizeof(DLArrayNcclApi),
+const DLArrayNcclExtV1 kApi = {
+    sizeof(DLArrayNcclExtV1),
     &Load,
     &LibraryInfo,
     &GetUniqueId,
@@ -412,7 +412,7 @@ const DLArrayNcclApi kApi = {
 
 }  // namespace
 
-const DLArrayNcclApi* NcclExtension(CudaDevice* device, const DLArrayCoreApi* core) {
+const DLArrayNcclExtV1* NcclExtension(CudaDevice* device, const DLArrayCoreApi* core) {
   static std::once_flag once;
   std::call_once(once, [&] {
     Global().device = device;

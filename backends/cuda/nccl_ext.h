@@ -18,7 +18,7 @@ class CudaDevice;
  *        are reported through core->set_error. NCCL itself is opened at the first call that needs
  *        it, not here.
  */
-const DLArrayNcclApi* NcclExtension(CudaDevice* device, const DLArrayCoreApi* core);
+const DLArrayNcclExtV1* NcclExtension(CudaDevice* device, const DLArrayCoreApi* core);
 
 }  // namespace cuda
 }  // namespace dlarray

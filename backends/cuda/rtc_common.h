@@ -32,8 +32,6 @@ int Guard(F&& f) noexcept {
 
 inline Error ValueError(const std::string& message) { return Error(ErrorKind::kValue, message); }
 
-inline std::string Gpu(int id) { return "gpu(" + std::to_string(id) + ")"; }
-
 /*! \brief The plugin's device object (set when the extension is first asked for). */
 CudaDevice& TheDevice();
 

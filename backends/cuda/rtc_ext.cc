@@ -69,7 +69,6 @@ CudaDevice& TheDevice() {
 
 namespace {
 
-using rtc::Gpu;
 using rtc::Guard;
 using rtc::TheDevice;
 using rtc::ValueError;
@@ -82,8 +81,8 @@ const CudaDriverLibrary& DriverFor(int id) {
   if (count == 0) throw BackendError("dlarray.rtc cannot launch: " + device.unavailable_reason());
   if (!drv.ok) throw BackendError("dlarray.rtc cannot launch: " + drv.reason);
   if (id < 0 || id >= count) {
-    throw DeviceError("dlarray.rtc: " + Gpu(id) + " does not exist (this machine has " +
-                      std::to_string(count) + " GPU(s))");
+    throw DeviceError("dlarray.rtc: " + FormatDevice({kDLArrayCUDA, id}) +
+                      " does not exist (this machine has " + std::to_string(count) + " GPU(s))");
   }
   return drv;
 }
@@ -116,8 +115,8 @@ int DeviceArch(int32_t device_id, int32_t* arch) {
     const int count = device.device_count();
     if (count == 0) throw BackendError("dlarray.rtc: no GPU: " + device.unavailable_reason());
     if (device_id < 0 || device_id >= count) {
-      throw DeviceError("dlarray.rtc: " + Gpu(device_id) + " does not exist (this machine has " +
-                        std::to_string(count) + " GPU(s))");
+      throw DeviceError("dlarray.rtc: " + FormatDevice({kDLArrayCUDA, device_id}) +
+                        " does not exist (this machine has " + std::to_string(count) + " GPU(s))");
     }
     int major = 0;
     int minor = 0;
@@ -137,7 +136,8 @@ void MakeCurrent(const CudaDriverLibrary& drv, int id) {
   if (drv.CtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx != nullptr) return;
   CUDA_CALL(cudaFree(nullptr));  // older runtimes bind it at the first call that needs it
   if (drv.CtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr) {
-    throw BackendError("dlarray.rtc: no CUDA context is current for " + Gpu(id));
+    throw BackendError("dlarray.rtc: no CUDA context is current for " +
+                       FormatDevice({kDLArrayCUDA, id}));
   }
 }
 
@@ -164,8 +164,8 @@ int ModuleLoad(int32_t device_id, const void* code, uint64_t size, int32_t kind,
     const CUresult r =
         drv.ModuleLoadDataEx(&module->module, module->image.c_str(), 2, keys, values);
     if (r != CUDA_SUCCESS) {
-      std::string msg = "dlarray.rtc: loading the compiled code on " + Gpu(device_id) +
-                        " failed: " + drv.ErrorText(r);
+      std::string msg = "dlarray.rtc: loading the compiled code on " +
+                        FormatDevice({kDLArrayCUDA, device_id}) + " failed: " + drv.ErrorText(r);
       if (error_log[0] != '\0') msg += ": " + std::string(error_log);
       throw BackendError(msg);
     }
@@ -297,7 +297,8 @@ void CheckConfig(const DLArrayRtcFunction& f, const uint32_t grid[3], const uint
   }
   if (shared_mem > static_cast<uint32_t>(f.max_dynamic_shared)) {
     throw ValueError(Who(f) + ": " + std::to_string(shared_mem) +
-                     " bytes of dynamic shared memory exceed what " + Gpu(f.device_id) +
+                     " bytes of dynamic shared memory exceed what " +
+                     FormatDevice({kDLArrayCUDA, f.device_id}) +
                      " allows it: " + std::to_string(f.max_dynamic_shared) + " bytes (" +
                      std::to_string(f.static_shared) + " more are declared in the kernel)");
   }
@@ -311,8 +312,9 @@ int Launch(const DLArrayRtcFunction* fc, const uint32_t grid[3], const uint32_t 
     }
     auto& f = const_cast<DLArrayRtcFunction&>(*fc);
     if (device_id != f.device_id) {
-      throw DeviceError("dlarray.rtc: kernel '" + f.name + "' is loaded on " + Gpu(f.device_id) +
-                        ", not on " + Gpu(device_id));
+      throw DeviceError("dlarray.rtc: kernel '" + f.name + "' is loaded on " +
+                        FormatDevice({kDLArrayCUDA, f.device_id}) + ", not on " +
+                        FormatDevice({kDLArrayCUDA, device_id}));
     }
     CheckConfig(f, grid, block, shared_mem);
     const CudaDriverLibrary& drv = CudaDriverLibrary::Get();
@@ -332,9 +334,9 @@ int Launch(const DLArrayRtcFunction* fc, const uint32_t grid[3], const uint32_t 
         drv.LaunchKernel(f.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_mem,
                          static_cast<CUstream>(stream), args, nullptr);
     if (r != CUDA_SUCCESS) {
-      throw BackendError("dlarray.rtc: launching kernel '" + f.name + "' on " + Gpu(device_id) +
-                         " (grid " + Dims(grid) + ", block " + Dims(block) + ", " +
-                         std::to_string(shared_mem) +
+      throw BackendError("dlarray.rtc: launching kernel '" + f.name + "' on " +
+                         FormatDevice({kDLArrayCUDA, device_id}) + " (grid " + Dims(grid) +
+                         ", block " + Dims(block) + ", " + std::to_string(shared_mem) +
                          " bytes of shared memory) failed: " + drv.ErrorText(r));
     }
   });
@@ -349,15 +351,23 @@ using rtc::ProgramLog;
 using rtc::ProgramLoweredName;
 using rtc::SupportedArchs;
 
-const DLArrayRtcExt kRtc = {
-    sizeof(DLArrayRtcExt), &UnavailableReason,
-    &NvrtcVersion,         &SupportedArchs,
-    &DeviceArch,           &Compile,
-    &ProgramCompiled,      &ProgramLog,
-    &ProgramCode,          &ProgramLoweredName,
-    &ProgramFree,          &ModuleLoad,
-    &ModuleFree,           &GetFunction,
-    &FunctionInfo,         &Launch,
+const DLArrayRtcExtV1 kRtc = {
+    sizeof(DLArrayRtcExtV1),
+    &UnavailableReason,
+    &NvrtcVersion,
+    &SupportedArchs,
+    &DeviceArch,
+    &Compile,
+    &ProgramCompiled,
+    &ProgramLog,
+    &ProgramCode,
+    &ProgramLoweredName,
+    &ProgramFree,
+    &ModuleLoad,
+    &ModuleFree,
+    &GetFunction,
+    &FunctionInfo,
+    &Launch,
 };
 
 }  // namespace

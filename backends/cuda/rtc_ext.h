@@ -13,7 +13,7 @@ namespace cuda {
 
 class CudaDevice;
 
-/*! \brief The DLArrayRtcExt table, serving the GPUs of device. */
+/*! \brief The DLArrayRtcExtV1 table, serving the GPUs of device. */
 const void* RtcExtension(CudaDevice* device);
 
 /*! \brief The core's table, through which the extension reports errors (set by create_device). */

@@ -321,6 +321,14 @@ void OpenclDevice::copy(const void* src, uint64_t src_offset, DLDevice src_ctx, 
                                host.data(), 0, nullptr, nullptr));
 }
 
+void OpenclDevice::fill(void* dst, uint64_t dst_offset, DLDevice device, const void* pattern,
+                        uint32_t pattern_size, size_t nbytes) {
+  if (nbytes == 0) return;
+  const BufferRef t = resolve(device.device_id, dst, dst_offset, nbytes, "fill target");
+  CL_CALL(clEnqueueFillBuffer(queue(device.device_id), t.mem, pattern, pattern_size, t.offset,
+                              nbytes, 0, nullptr, nullptr));
+}
+
 void OpenclDevice::synchronize(int id) {
   PerDevice& d = At(id);
   // Nothing was ever queued (by this process: a forked child cannot queue work).

@@ -63,6 +63,9 @@ class OpenclDevice final : public Device {
   void free(int id, void* ptr, size_t nbytes) noexcept override;
   void copy(const void* src, uint64_t src_offset, DLDevice src_ctx, void* dst, uint64_t dst_offset,
             DLDevice dst_ctx, size_t nbytes) override;
+  /*! \brief clEnqueueFillBuffer on the device's queue (the pattern is copied when queued). */
+  void fill(void* dst, uint64_t dst_offset, DLDevice device, const void* pattern,
+            uint32_t pattern_size, size_t nbytes) override;
   void synchronize(int id) override;
   void* stream(int id) override { return queue(id); }
   MemoryStats memory_stats(int id) override;

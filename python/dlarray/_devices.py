@@ -31,7 +31,7 @@ def _context(kind: int, dev_id: int) -> DLContext:
     if dev_id < 0:
         count = _core.device_count(kind)
         valid = ("ids 0..%d" % (count - 1)) if count else "none is usable on this machine"
-        name = "cpu" if kind == _CPU else "gpu"
+        name = repr(DLContext(0, kind)).rsplit("(", 1)[0]  # as the device prints: cpu, cuda, ...
         raise ValueError("%s(%d): device ids start at 0 (%s devices: %s)"
                          % (name, dev_id, name, valid))
     return DLContext(dev_id, kind)

@@ -108,7 +108,9 @@ class Rtc:
         self._spec = tuple((s[1], s[2]) for s in ins + outs)
         self._kernels = {}
         arrays = [p[1] for p in list(inputs) + list(outputs)]
-        gpus = [a.ctx for a in arrays if isinstance(a, _core.NDArray) and a.ctx.device_type == 2]
+        rtc_type = _core._rtc_device_type()  # the device type offering dlarray.rtc.v1
+        gpus = [a.ctx for a in arrays
+                if isinstance(a, _core.NDArray) and a.ctx.device_type == rtc_type]
         if gpus:
             self._kernel_for(self._spec).compile(ctx=gpus[0])  # MXNet compiles here too
 

@@ -50,7 +50,7 @@ __all__ = ["Custom", "CompileError", "compile_source", "default_flags", "include
 
 _ALLOWED_DIRS = "DLARRAY_AOT_ALLOWED_DIRS"
 _DEVICE_TYPES = {"cpu": 1, "gpu": 2, "cuda": 2}
-_DEVICE_NAMES = {1: "cpu", 2: "gpu"}
+_DEVICE_NAMES = {1: "cpu", 2: "cuda"}  # as devices print ("gpu" still parses)
 # MindSpore's dtype names that NumPy spells otherwise.
 _MS_DTYPES = {"float": np.float32, "int": np.int32, "uint": np.uint32, "bool": np.bool_}
 _libraries = {}
@@ -360,7 +360,7 @@ class Custom(_core.AotOp):
 
     @property
     def devices(self) -> list[str]:
-        """The device types ("cpu", "gpu") the op has an implementation for."""
+        """The device types ("cpu", "cuda") the op has an implementation for."""
         return [_DEVICE_NAMES.get(d, str(d)) for d in self.device_types]
 
     def infer_outputs(self, shapes, dtypes=None, device=None):

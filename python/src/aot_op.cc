@@ -125,18 +125,18 @@ void SetError(DLArrayAotExtra* self, const char* message) {
 }
 
 /*! \brief The current-device extension of a device type (nullptr when it has none). */
-const DLArrayCurrentDeviceExt* CurrentDeviceExt(int device_type) {
+const DLArrayCurrentDeviceExtV1* CurrentDeviceExt(int device_type) {
   static std::array<std::atomic<const void*>, DLARRAY_MAX_DEVICE_TYPES> tables{};
   static std::array<std::atomic<bool>, DLARRAY_MAX_DEVICE_TYPES> looked_up{};
   if (device_type <= 0 || device_type >= DLARRAY_MAX_DEVICE_TYPES) return nullptr;
   if (!looked_up[device_type].load(std::memory_order_acquire)) {
-    tables[device_type].store(DeviceExtension(device_type, DLARRAY_EXT_CURRENT_DEVICE),
+    tables[device_type].store(DeviceExtension(device_type, DLARRAY_EXT_CURRENT_DEVICE_V1),
                               std::memory_order_relaxed);
     looked_up[device_type].store(true, std::memory_order_release);
   }
-  const auto* ext = static_cast<const DLArrayCurrentDeviceExt*>(
+  const auto* ext = static_cast<const DLArrayCurrentDeviceExtV1*>(
       tables[device_type].load(std::memory_order_relaxed));
-  if (ext == nullptr || ext->struct_size < sizeof(DLArrayCurrentDeviceExt)) return nullptr;
+  if (ext == nullptr || ext->struct_size < sizeof(DLArrayCurrentDeviceExtV1)) return nullptr;
   return ext;
 }
 
@@ -494,7 +494,7 @@ void AotOp::Launch(AotImpl* impl, DLContext ctx, const DLArray* const* ins, int 
   }
   CallExtra extra{MakeExtra(impl, ctx, nin), {}};
   void* stream = StreamOf(ctx);
-  if (const DLArrayCurrentDeviceExt* current = CurrentDeviceExt(ctx.device_type)) {
+  if (const DLArrayCurrentDeviceExtV1* current = CurrentDeviceExt(ctx.device_type)) {
     if (const char* err = current->make_current(ctx.device_id)) {
       throw BackendError("dlarray.custom: " + name_ + ": cannot make " + ContextToString(ctx) +
                          " current: " + err);

@@ -88,13 +88,13 @@ void RequireWritable(const NDArray& a, const char* what) {
   }
 }
 
-// target[...] = a number: array_set on a compact target, else a fill through a compact
-// temporary. An integer or bool target takes the number as NumPy's arr[...] = value does
-// (OverflowError for an integer out of the dtype's range or an infinity, ValueError for NaN,
-// floats truncated); float targets keep array_set's range check. False when value is not a
-// number, or is an integer beyond a double's 53 bits: converted (into host_value), it is then
-// copied from the host instead, so no digit is lost.
-bool AssignScalar(const NDArray& target, const py::object& value, py::object& host_value) {
+// target[...] = a number, filled on the target's device (through a compact temporary when the
+// target is a strided view). An integer or bool target takes the number as NumPy's arr[...] =
+// value does (OverflowError for an integer out of the dtype's range or an infinity, ValueError
+// for NaN, floats truncated): NumPy converts it, exactly for any 64-bit integer, and the device
+// repeats its bytes (FillElements). Float targets go through array_set, whose range check they
+// keep. False when value is not a number (the caller then converts it as an array).
+bool AssignScalar(const NDArray& target, const py::object& value) {
   const Array& t = *target.array;
   if (!PyLong_Check(value.ptr())) {  // Python ints past 64 bits make object arrays
     py::array scalar = py::module_::import("numpy").attr("asarray")(value);
@@ -102,29 +102,22 @@ bool AssignScalar(const NDArray& target, const py::object& value, py::object& ho
     if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f') return false;
   }
   const DLArrayDType dt = t.dtype();
+  const bool exact = dt.code == kDLArrayInt || dt.code == kDLArrayUInt || dt.code == kDLArrayBool;
+  py::array cell;
   double v = 0.0;
-  if (dt.code == kDLArrayInt || dt.code == kDLArrayUInt || dt.code == kDLArrayBool) {
-    py::array cell(DTypeToNumpy(dt), std::vector<py::ssize_t>{});
+  if (exact) {
+    cell = py::array(DTypeToNumpy(dt), std::vector<py::ssize_t>{});
     cell[py::tuple()] = value;
-    const py::object item = cell.attr("item")();
-    int overflow = 0;
-    const long long n = PyLong_AsLongLongAndOverflow(item.ptr(), &overflow);
-    if (overflow != 0 || n > (1LL << 53) || n < -(1LL << 53)) {  // a double would round it
-      host_value = cell;
-      return false;
-    }
-    v = static_cast<double>(n);
   } else {
     v = py::float_(value).cast<double>();
   }
-  const int set = RequireOp("array_set");
-  if (t.is_compact()) {
-    RunOp(set, {}, {&target}, {v});
+  NDArray fill = t.is_compact() ? target : NDArray{Array::Empty(t.shape(), t.ctx(), t.dtype())};
+  if (exact) {
+    FillElements(fill.dl(), cell.data(), static_cast<size_t>(cell.itemsize()));
   } else {
-    NDArray fill{Array::Empty(t.shape(), t.ctx(), t.dtype())};
-    RunOp(set, {}, {&fill}, {v});
-    RunOp(RequireOp("copy"), {fill.dl()}, {&target}, {});
+    RunOp(RequireOp("array_set"), {}, {&fill}, {v});
   }
+  if (fill.dl() != target.dl()) RunOp(RequireOp("copy"), {fill.dl()}, {&target}, {});
   return true;
 }
 
@@ -164,12 +157,11 @@ void Assign(const NDArray& target, const py::object& value) {
     }
     return;
   }
-  py::object host_value = value;
   if (!py::isinstance<py::array>(value) && !py::isinstance<py::sequence>(value) &&
-      AssignScalar(target, value, host_value)) {
+      AssignScalar(target, value)) {
     return;
   }
-  py::array src = HostSource(host_value, DTypeToNumpy(t.dtype()), t);
+  py::array src = HostSource(value, DTypeToNumpy(t.dtype()), t);
   std::vector<int64_t> shape;
   DLArray host = HostView(src, t.dtype(), shape);
   if (t.is_compact()) {

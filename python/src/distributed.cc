@@ -26,13 +26,13 @@ void CallExtension(const std::string& what, F&& call) {
 
 // The table of the device plugin offering NCCL, also when it found no device: opening NCCL and
 // making ids need none, and comm_create says itself that there is no GPU.
-const DLArrayNcclApi* Api() {
+const DLArrayNcclExtV1* Api() {
   int device_type = -1;
-  const auto* api = static_cast<const DLArrayNcclApi*>(
-      RequireExtension(DLARRAY_NCCL_EXTENSION, "dlarray.distributed", &device_type));
-  if (!DLARRAY_STRUCT_HAS(api, DLArrayNcclApi, pending_seconds)) {
+  const auto* api = static_cast<const DLArrayNcclExtV1*>(
+      RequireExtension(DLARRAY_EXT_NCCL_V1, "dlarray.distributed", &device_type));
+  if (!DLARRAY_STRUCT_HAS(api, DLArrayNcclExtV1, pending_seconds)) {
     throw BackendError("the " + DeviceTypeName(device_type) +
-                       " plugin's " DLARRAY_NCCL_EXTENSION " table is incomplete");
+                       " plugin's " DLARRAY_EXT_NCCL_V1 " table is incomplete");
   }
   return api;
 }
@@ -155,7 +155,7 @@ class Communicator {
     return comm_;
   }
 
-  const DLArrayNcclApi* api_;
+  const DLArrayNcclExtV1* api_;
   std::shared_mutex mu_;
   DLArrayNcclComm* comm_ = nullptr;  // guarded by mu_
 };
@@ -166,7 +166,7 @@ void BindDistributed(py::module_& m) {
   m.def(
       "nccl_load",
       [](const std::vector<std::string>& candidates) {
-        const DLArrayNcclApi* api = Api();
+        const DLArrayNcclExtV1* api = Api();
         std::vector<const char*> c;
         for (const std::string& s : candidates) c.push_back(s.c_str());
         const char* path = nullptr;
@@ -185,7 +185,7 @@ void BindDistributed(py::module_& m) {
   m.def(
       "nccl_unique_id",
       [] {
-        const DLArrayNcclApi* api = Api();
+        const DLArrayNcclExtV1* api = Api();
         std::string id(DLARRAY_NCCL_UNIQUE_ID_BYTES, '\0');
         {
           py::gil_scoped_release release;

@@ -21,17 +21,17 @@ namespace {
 std::atomic<bool> g_exiting{false};
 
 // The graph table of ctx's device plugin (any device type may offer one), checked once per type.
-const DLArrayGraphExt* GraphTable(const DLContext& ctx) {
-  static std::array<std::atomic<const DLArrayGraphExt*>, DLARRAY_MAX_DEVICE_TYPES> tables{};
+const DLArrayGraphExtV1* GraphTable(const DLContext& ctx) {
+  static std::array<std::atomic<const DLArrayGraphExtV1*>, DLARRAY_MAX_DEVICE_TYPES> tables{};
   CheckDevice(ctx);  // a type in range with a usable plugin, else its reason
-  std::atomic<const DLArrayGraphExt*>& slot = tables[ctx.device_type];
-  if (const DLArrayGraphExt* t = slot.load(std::memory_order_acquire)) return t;
+  std::atomic<const DLArrayGraphExtV1*>& slot = tables[ctx.device_type];
+  if (const DLArrayGraphExtV1* t = slot.load(std::memory_order_acquire)) return t;
   const auto* t =
-      static_cast<const DLArrayGraphExt*>(DeviceExtension(ctx.device_type, DLARRAY_EXT_GRAPH));
-  if (t == nullptr || t->struct_size < sizeof(DLArrayGraphExt)) {
+      static_cast<const DLArrayGraphExtV1*>(DeviceExtension(ctx.device_type, DLARRAY_EXT_GRAPH_V1));
+  if (t == nullptr || t->struct_size < sizeof(DLArrayGraphExtV1)) {
     throw Error(ErrorKind::kValue, "graphs record a device's stream, and the plugin serving " +
                                        ContextToString(ctx) + " does not offer a complete " +
-                                       DLARRAY_EXT_GRAPH);
+                                       DLARRAY_EXT_GRAPH_V1);
   }
   slot.store(t, std::memory_order_release);
   return t;
@@ -46,7 +46,7 @@ void Call(const char* what, F&& f) {
 /*! \brief A recorded graph and the table of the plugin that made it; destroyed with the last
  *         reference. */
 struct CudaGraph {
-  const DLArrayGraphExt* ext = nullptr;
+  const DLArrayGraphExtV1* ext = nullptr;
   DLArrayGraphExec* exec = nullptr;
   ~CudaGraph() {
     if (exec != nullptr && !g_exiting.load(std::memory_order_relaxed)) ext->destroy(exec);
@@ -60,7 +60,7 @@ std::string Available(const std::optional<DLContext>& ctx) {
     if (ctx.has_value()) {
       (void)GraphTable(*ctx);
     } else {
-      (void)RequireExtension(DLARRAY_EXT_GRAPH, "recording graphs", &device_type);
+      (void)RequireExtension(DLARRAY_EXT_GRAPH_V1, "recording graphs", &device_type);
     }
     return "";
   } catch (const Error& e) {

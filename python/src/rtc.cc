@@ -22,21 +22,31 @@ bool Exiting() { return g_exiting.load(std::memory_order_relaxed); }
 
 void MarkExiting() { g_exiting.store(true); }
 
-const DLArrayRtcExt* Rtc() {
-  static std::atomic<const DLArrayRtcExt*> table{nullptr};
-  if (const DLArrayRtcExt* t = table.load(std::memory_order_acquire)) return t;
+namespace {
+std::atomic<int> g_rtc_device_type{-1};  // the device type whose plugin gave Rtc()'s table
+}  // namespace
+
+const DLArrayRtcExtV1* Rtc() {
+  static std::atomic<const DLArrayRtcExtV1*> table{nullptr};
+  if (const DLArrayRtcExtV1* t = table.load(std::memory_order_acquire)) return t;
   // Whichever device plugin offers the extension (the CUDA plugin does, through NVRTC).
   int device_type = -1;
-  const auto* t = static_cast<const DLArrayRtcExt*>(
-      RequireExtension(DLARRAY_EXT_RTC, "dlarray.rtc", &device_type));
-  if (t->struct_size < sizeof(DLArrayRtcExt)) {
+  const auto* t = static_cast<const DLArrayRtcExtV1*>(
+      RequireExtension(DLARRAY_EXT_RTC_V1, "dlarray.rtc", &device_type));
+  if (t->struct_size < sizeof(DLArrayRtcExtV1)) {
     throw BackendError("dlarray.rtc: the " + DeviceTypeName(device_type) +
-                       " plugin's " DLARRAY_EXT_RTC
+                       " plugin's " DLARRAY_EXT_RTC_V1
                        " table is incomplete (a plugin from an older "
                        "dlarray?)");
   }
+  g_rtc_device_type.store(device_type, std::memory_order_relaxed);
   table.store(t, std::memory_order_release);
   return t;
+}
+
+int RtcDeviceType() {
+  (void)Rtc();
+  return g_rtc_device_type.load(std::memory_order_relaxed);
 }
 
 }  // namespace rtc_binding
@@ -49,7 +59,7 @@ using rtc_binding::ModuleHandle;
 using rtc_binding::Rtc;
 
 std::shared_ptr<ModuleHandle> LoadModule(int device_id, const py::bytes& code, int kind) {
-  const DLArrayRtcExt* ext = Rtc();
+  const DLArrayRtcExtV1* ext = Rtc();
   const std::string data = code;  // bytes -> owned copy; the driver copies it again
   auto handle = std::make_shared<ModuleHandle>();
   handle->device_id = device_id;
@@ -62,7 +72,7 @@ std::shared_ptr<ModuleHandle> LoadModule(int device_id, const py::bytes& code, i
 
 std::shared_ptr<FunctionHandle> GetFunction(const std::shared_ptr<ModuleHandle>& module,
                                             const std::string& name) {
-  const DLArrayRtcExt* ext = Rtc();
+  const DLArrayRtcExtV1* ext = Rtc();
   auto f = std::make_shared<FunctionHandle>();
   f->module = module;
   f->name = name;
@@ -74,7 +84,7 @@ std::shared_ptr<FunctionHandle> GetFunction(const std::shared_ptr<ModuleHandle>&
 }
 
 py::dict Status() {
-  const DLArrayRtcExt* ext = Rtc();
+  const DLArrayRtcExtV1* ext = Rtc();
   py::dict d;
   const char* compile = "";
   const char* launch = "";
@@ -105,7 +115,7 @@ py::dict Status() {
 py::tuple Compile(const std::string& source, const std::string& name,
                   const std::vector<std::string>& options,
                   const std::vector<std::string>& name_expressions, int arch) {
-  const DLArrayRtcExt* ext = Rtc();
+  const DLArrayRtcExtV1* ext = Rtc();
   std::vector<const char*> opts;
   for (const std::string& o : options) opts.push_back(o.c_str());
   std::vector<const char*> names;
@@ -138,7 +148,7 @@ py::tuple Compile(const std::string& source, const std::string& name,
 }
 
 int DeviceArch(int device_id) {
-  const DLArrayRtcExt* ext = Rtc();
+  const DLArrayRtcExtV1* ext = Rtc();
   int32_t arch = 0;
   Call("device_arch", [&] { return ext->device_arch(device_id, &arch); });
   return arch;
@@ -153,6 +163,14 @@ void BindRtc(py::module_& m) {
   m.def("_rtc_compile", &Compile, py::arg("source"), py::arg("name"), py::arg("options"),
         py::arg("name_expressions"), py::arg("arch"),
         "NVRTC: (compiled, code bytes or None, code kind, log, lowered names).");
+  m.def(
+      "_rtc_device_type",
+      [] {
+        int device_type = -1;
+        (void)FindExtension(DLARRAY_EXT_RTC_V1, &device_type);
+        return device_type;
+      },
+      "The device type whose plugin offers dlarray.rtc.v1 (its arrays are the kernels'), or -1.");
   m.def("_rtc_device_arch", &DeviceArch, py::arg("device_id"),
         "Compute capability of a GPU as 10 * major + minor.");
   m.def(

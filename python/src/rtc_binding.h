@@ -12,8 +12,12 @@
 namespace dlarray {
 namespace rtc_binding {
 
-/*! \brief The CUDA plugin's rtc table; throws with the reason when there is none. */
-const DLArrayRtcExt* Rtc();
+/*! \brief The rtc table of whichever device plugin offers it, found by name (the CUDA plugin's
+ *         today); throws with the reason when there is none. */
+const DLArrayRtcExtV1* Rtc();
+
+/*! \brief The device type whose plugin gave Rtc(): the arrays a kernel takes live there. */
+int RtcDeviceType();
 
 /*! \brief Runs an extension call that returns 0 or -1 after set_error; throws its error. */
 template <typename F>

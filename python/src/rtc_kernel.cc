@@ -100,8 +100,10 @@ class RtcKernel {
     int device_from = -1;
     if (!ctx.is_none()) {
       const DLContext c = ctx.cast<DLContext>();
-      if (c.device_type != kDLArrayCUDA) {
-        throw ValueError(Who() + ": ctx must be a GPU, got " + ContextToString(c));
+      if (c.device_type != rtc_binding::RtcDeviceType()) {
+        throw ValueError(Who() + ": ctx must be a " + DeviceTypeName(rtc_binding::RtcDeviceType()) +
+                         " device (the device type offering " DLARRAY_EXT_RTC_V1 "), got " +
+                         ContextToString(c));
       }
       device = c.device_id;
     }
@@ -115,7 +117,7 @@ class RtcKernel {
       throw DTypeError(Who() + " takes " + std::to_string(f->info.num_params) +
                        " arguments (as the driver reports), got " + std::to_string(n));
     }
-    const DLArrayRtcExt* ext = Rtc();
+    const DLArrayRtcExtV1* ext = Rtc();
     Call("launch", [&] {
       return ext->launch(f->function, g, b, static_cast<uint32_t>(shared_mem), ptrs, device,
                          nullptr);
@@ -183,9 +185,11 @@ class RtcKernel {
         throw DTypeError(Who() + ": " + Arg(i) + " points to " + DTypeToString(p->dtype) +
                          ", got an array of " + DTypeToString(dl->dtype));
       }
-      if (dl->ctx.device_type != kDLArrayCUDA) {
+      if (dl->ctx.device_type != rtc_binding::RtcDeviceType()) {
         throw ValueError(Who() + ": " + Arg(i) + " is on " + ContextToString(dl->ctx) +
-                         ": rtc kernels take arrays on a GPU");
+                         ": rtc kernels take arrays on " +
+                         DeviceTypeName(rtc_binding::RtcDeviceType()) +
+                         " devices (the device type offering " DLARRAY_EXT_RTC_V1 ")");
       }
       if (*device < 0) {
         *device = dl->ctx.device_id;
@@ -194,7 +198,7 @@ class RtcKernel {
         throw ValueError(Who() + ": " + Arg(i) + " is on " + ContextToString(dl->ctx) +
                          (*device_from >= 0 ? " but " + Arg(static_cast<size_t>(*device_from))
                                             : std::string(" but ctx")) +
-                         " is on gpu(" + std::to_string(*device) + ")");
+                         " is on " + ContextToString(DLContext{dl->ctx.device_type, *device}));
       }
       void* ptr = static_cast<char*>(dl->data) + dl->byte_offset;
       std::memcpy(slot->bytes, &ptr, sizeof ptr);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "c_api_ops.h"
 #include "dlarray/runtime.h"
 #include "handle_table.h"
 #include "validate.h"
@@ -158,74 +159,26 @@ int DLArrayInvoke(const char* op, const DLArrayHandle* inputs, int num_inputs,
   API_END();
 }
 
-// The seed's per-op functions: each one a row of op name, inputs, output and attributes.
-int DLArraySet(DLArrayHandle arr, float value) { return Run("array_set", {}, arr, {value}); }
-int DLArrayBroadcastTo(DLArrayHandle input, DLArrayHandle output) {
-  return Run("broadcast_to", {input}, output, {});
-}
-int DLArrayReduceSumAxisZero(DLArrayHandle input, DLArrayHandle output) {
-  return Run("reduce_sum_axis_zero", {input}, output, {});
-}
-int DLArrayMatrixElementwiseAdd(DLArrayHandle a, DLArrayHandle b, DLArrayHandle c) {
-  return Run("matrix_elementwise_add", {a, b}, c, {});
-}
-int DLArrayMatrixElementwiseAddByConst(DLArrayHandle input, float value, DLArrayHandle output) {
-  return Run("matrix_elementwise_add_by_const", {input}, output, {value});
-}
-int DLArrayMatrixElementwiseMultiply(DLArrayHandle a, DLArrayHandle b, DLArrayHandle c) {
-  return Run("matrix_elementwise_multiply", {a, b}, c, {});
-}
-int DLArrayMatrixElementwiseMultiplyByConst(DLArrayHandle input, float value,
-                                            DLArrayHandle output) {
-  return Run("matrix_elementwise_multiply_by_const", {input}, output, {value});
-}
-int DLArrayMatrixMultiply(DLArrayHandle a, int trans_a, DLArrayHandle b, int trans_b,
-                          DLArrayHandle c) {
-  return Run("matrix_multiply", {a, b}, c, {trans_a ? 1.0 : 0.0, trans_b ? 1.0 : 0.0});
-}
-int DLArrayRelu(DLArrayHandle input, DLArrayHandle output) {
-  return Run("relu", {input}, output, {});
-}
-int DLArrayReluGradient(DLArrayHandle input, DLArrayHandle in_grad, DLArrayHandle output) {
-  return Run("relu_gradient", {input, in_grad}, output, {});
-}
-int DLArraySoftmax(DLArrayHandle input, DLArrayHandle output) {
-  return Run("softmax", {input}, output, {});
-}
-int DLArraySoftmaxCrossEntropy(DLArrayHandle y, DLArrayHandle y_, DLArrayHandle output) {
-  return Run("softmax_cross_entropy", {y, y_}, output, {});
-}
-int DLArrayCopy(DLArrayHandle input, DLArrayHandle output) {
-  return Run("copy", {input}, output, {});
-}
+// The per-op functions, from the tables of c_api_ops.h: one signature per argument pattern.
+#define DLARRAY_C_SET(fn, op) \
+  int fn(DLArrayHandle arr, float value) { return Run(op, {}, arr, {value}); }
+#define DLARRAY_C_UNARY(fn, op) \
+  int fn(DLArrayHandle input, DLArrayHandle output) { return Run(op, {input}, output, {}); }
+#define DLARRAY_C_BINARY(fn, op)                                   \
+  int fn(DLArrayHandle a, DLArrayHandle b, DLArrayHandle output) { \
+    return Run(op, {a, b}, output, {});                            \
+  }
+#define DLARRAY_C_BY_CONST(fn, op)                                 \
+  int fn(DLArrayHandle input, float value, DLArrayHandle output) { \
+    return Run(op, {input}, output, {value});                      \
+  }
+#define DLARRAY_C_MATMUL(fn, op)                                                             \
+  int fn(DLArrayHandle a, int trans_a, DLArrayHandle b, int trans_b, DLArrayHandle output) { \
+    return Run(op, {a, b}, output, {trans_a ? 1.0 : 0.0, trans_b ? 1.0 : 0.0});              \
+  }
+#define DLARRAY_C_DEFINE(fn, op, pattern) DLARRAY_C_##pattern(fn, op)
 
-int DLGpuArraySet(DLArrayHandle arr, float value) { return DLArraySet(arr, value); }
-int DLGpuBroadcastTo(DLArrayHandle i, DLArrayHandle o) { return DLArrayBroadcastTo(i, o); }
-int DLGpuReduceSumAxisZero(DLArrayHandle i, DLArrayHandle o) {
-  return DLArrayReduceSumAxisZero(i, o);
-}
-int DLGpuMatrixElementwiseAdd(DLArrayHandle a, DLArrayHandle b, DLArrayHandle c) {
-  return DLArrayMatrixElementwiseAdd(a, b, c);
-}
-int DLGpuMatrixElementwiseAddByConst(DLArrayHandle i, float v, DLArrayHandle o) {
-  return DLArrayMatrixElementwiseAddByConst(i, v, o);
-}
-int DLGpuMatrixElementwiseMultiply(DLArrayHandle a, DLArrayHandle b, DLArrayHandle c) {
-  return DLArrayMatrixElementwiseMultiply(a, b, c);
-}
-int DLGpuMatrixMultiplyByConst(DLArrayHandle i, float v, DLArrayHandle o) {
-  return DLArrayMatrixElementwiseMultiplyByConst(i, v, o);
-}
-int DLGpuMatrixMultiply(DLArrayHandle a, int ta, DLArrayHandle b, int tb, DLArrayHandle c) {
-  return DLArrayMatrixMultiply(a, ta, b, tb, c);
-}
-int DLGpuRelu(DLArrayHandle i, DLArrayHandle o) { return DLArrayRelu(i, o); }
-int DLGpuReluGradient(DLArrayHandle i, DLArrayHandle g, DLArrayHandle o) {
-  return DLArrayReluGradient(i, g, o);
-}
-int DLGpuSoftmax(DLArrayHandle i, DLArrayHandle o) { return DLArraySoftmax(i, o); }
-int DLGpuSoftmaxCrossEntropy(DLArrayHandle y, DLArrayHandle y_, DLArrayHandle o) {
-  return DLArraySoftmaxCrossEntropy(y, y_, o);
-}
+DLARRAY_C_API_OPS(DLARRAY_C_DEFINE)
+DLARRAY_SEED_OPS(DLARRAY_C_DEFINE)
 
 }  // extern "C"

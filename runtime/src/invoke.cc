@@ -255,9 +255,16 @@ void Invoke(int op, const DLArray* const* inputs, int num_inputs, DLArray* const
     if (!s.fills_when_empty) {
       Fail(s, "an input is empty (zero-size) but an output is not; the op has no result for that");
     }
-    // A sum over nothing: fill each output (through array_set) and run no kernel of this op.
+    // A sum over nothing: fill each output and run no kernel of this op. Zero is all-zero bytes
+    // in every dtype, so the device fills it itself; another value (NaN) has a bit pattern per
+    // float format, which array_set knows.
     for (int o = 0; o < num_outputs; ++o) {
       DLArray* out[1] = {outputs[o]};
+      if (s.empty_fill == 0.0 && IsCompact(outputs[o])) {
+        static constexpr unsigned char kZero[8] = {};
+        FillElements(outputs[o], kZero, DTypeBytes(outputs[o]->dtype));
+        continue;
+      }
       static const int array_set = rt.ops.Find("array_set");
       Invoke(array_set, nullptr, 0, out, 1, &s.empty_fill, 1);
     }

@@ -1,5 +1,9 @@
 #include "plugin_device.h"
 
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
 #include "core_api.h"
 #include "dlarray/errors.h"
 #include "dlarray/runtime.h"
@@ -106,6 +110,27 @@ void PluginDevice::copy(const void* src, uint64_t src_offset, DLDevice src_devic
   Check(legacy(api_->self, static_cast<const char*>(src) + src_offset, src_device,
                static_cast<char*>(dst) + dst_offset, dst_device, nbytes),
         "copy");
+}
+
+void PluginDevice::fill(void* dst, uint64_t dst_offset, DLDevice device, const void* pattern,
+                        uint32_t pattern_size, size_t nbytes) {
+  if (nbytes == 0) return;
+  if (abi_major_ >= 3 && HAS_FN(api_, fill)) {
+    ClearPluginError();
+    Check(api_->fill(api_->self, dst, dst_offset, device, pattern, pattern_size, nbytes), "fill");
+    return;
+  }
+  // No fill: the pattern repeated over a bounded host buffer, copied over chunk by chunk (copy
+  // returns once its host source may be reused).
+  const size_t chunk = std::min<size_t>(nbytes, size_t{1} << 20) / pattern_size * pattern_size;
+  std::vector<unsigned char> host(chunk);
+  for (size_t i = 0; i < chunk; i += pattern_size) {
+    std::memcpy(host.data() + i, pattern, pattern_size);
+  }
+  for (size_t done = 0; done < nbytes; done += chunk) {
+    copy(host.data(), 0, DLDevice{kDLArrayCPU, 0}, dst, dst_offset + done, device,
+         std::min(chunk, nbytes - done));
+  }
 }
 
 void PluginDevice::synchronize(int id) {

@@ -32,6 +32,10 @@ class PluginDevice {
   /*! \brief Copies between (buffer, byte offset) pairs, in the plugin's ABI. */
   void copy(const void* src, uint64_t src_offset, DLDevice src_device, void* dst,
             uint64_t dst_offset, DLDevice dst_device, size_t nbytes);
+  /*! \brief Repeats pattern (pattern_size bytes) over nbytes at (dst, dst_offset): the plugin's
+   *         fill, or, where it has none (2.x, or NULL), host memory copied over with copy. */
+  void fill(void* dst, uint64_t dst_offset, DLDevice device, const void* pattern,
+            uint32_t pattern_size, size_t nbytes);
   /*! \brief DLARRAY_DEVICE_* bits (for a 2.x plugin: what 2.x cores assumed of its type). */
   uint64_t capabilities() const { return capabilities_; }
   /*! \brief Whether the core may offset data pointers (DLARRAY_DEVICE_POINTER_ARITHMETIC). */

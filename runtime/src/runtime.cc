@@ -242,6 +242,37 @@ void CopyFromTo(const DLArray* from, DLArray* to) {
   rt.DeviceFor(dst)->copy(host.data(), 0, cpu, dst_buf, dst_off, dst, nbytes);
 }
 
+void FillElements(DLArray* to, const void* element, size_t element_bytes) {
+  const int64_t count = CheckArrayFields(to, "fill target");
+  CheckContext(to->device, "fill target");
+  const size_t bytes = DTypeBytes(to->dtype);
+  if (element == nullptr || element_bytes != bytes) {
+    throw Error(ErrorKind::kValue, "fill: the element has " + std::to_string(element_bytes) +
+                                       " bytes, but one " + DTypeToString(to->dtype) + " has " +
+                                       std::to_string(bytes));
+  }
+  if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8) {
+    throw DTypeError("fill: no fill for " + DTypeToString(to->dtype) + " (elements of " +
+                     std::to_string(bytes) + " bytes)");
+  }
+  if (count == 0) return;
+  if (to->byte_offset % bytes != 0) {
+    throw Error(ErrorKind::kValue, "fill: byte_offset " + std::to_string(to->byte_offset) +
+                                       " is not a multiple of the element size " +
+                                       std::to_string(bytes));
+  }
+  if (to->device.device_type == kDLArrayCPU && DeviceCount(kDLArrayCPU) == 0) {
+    // Host memory without the CPU plugin (the C API over caller memory), as CopyFromTo does.
+    char* p = static_cast<char*>(to->data) + to->byte_offset;
+    for (int64_t i = 0; i < count; ++i) std::memcpy(p + i * bytes, element, bytes);
+    return;
+  }
+  RuntimeState::Get()
+      .DeviceFor(to->device)
+      ->fill(to->data, to->byte_offset, to->device, element, static_cast<uint32_t>(bytes),
+             static_cast<size_t>(count) * bytes);
+}
+
 void Synchronize(DLContext ctx) { RuntimeState::Get().DeviceFor(ctx)->synchronize(ctx.device_id); }
 
 }  // namespace dlarray

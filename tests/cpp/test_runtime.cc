@@ -130,3 +130,32 @@ TEST_CASE("a device id out of range and an unserved device type are explained") 
                        doctest::Contains("no plugin serving device_type_27"),
                        dlarray::BackendError);
 }
+
+TEST_CASE("FillElements repeats an element's bytes and checks the element against the dtype") {
+  auto a = Make({2, 3}, {1, 2, 3, 4, 5, 6});
+  DLArray tail = *a->dl();  // the last 4 elements: a compact view at byte offset 8
+  int64_t four[1] = {4};
+  tail.ndim = 1;
+  tail.shape = four;
+  tail.byte_offset = 8;
+  const float v = -2.5f;
+  dlarray::FillElements(&tail, &v, sizeof v);
+  CHECK(dltest::Read(*a) == std::vector<float>{1, 2, -2.5f, -2.5f, -2.5f, -2.5f});
+  const double wide = 1.0;
+  CHECK_THROWS_WITH_AS(dlarray::FillElements(a->dl(), &wide, sizeof wide),
+                       doctest::Contains("the element has 8 bytes, but one float32 has 4"),
+                       dlarray::Error);
+  tail.byte_offset = 6;  // between elements
+  CHECK_THROWS_WITH_AS(dlarray::FillElements(&tail, &v, sizeof v), doctest::Contains("aligned"),
+                       dlarray::Error);
+  DLArray strided = *a->dl();
+  int64_t strides[2] = {1, 2};
+  strided.strides = strides;
+  CHECK_THROWS_WITH_AS(dlarray::FillElements(&strided, &v, sizeof v), doctest::Contains("compact"),
+                       dlarray::Error);
+  auto bytes = dlarray::Array::Empty({5}, Cpu(), DLArrayDType{kDLArrayUInt, 8, 1});
+  const uint8_t b = 0xa5;
+  dlarray::FillElements(bytes->dl(), &b, 1);
+  auto empty = dlarray::Array::Empty({0}, Cpu());
+  dlarray::FillElements(empty->dl(), &v, sizeof v);  // nothing to write, no error
+}

@@ -80,14 +80,14 @@ int64_t NumNodes(const DLArrayGraphExec* exec) { return static_cast<int64_t>(exe
 
 void Destroy(DLArrayGraphExec* exec) { delete exec; }
 
-const DLArrayGraphExt kGraph{sizeof(DLArrayGraphExt),
-                             &BeginCapture,
-                             &EndCapture,
-                             &AbortCapture,
-                             &IsCapturing,
-                             &Launch,
-                             &NumNodes,
-                             &Destroy};
+const DLArrayGraphExtV1 kGraph{sizeof(DLArrayGraphExtV1),
+                               &BeginCapture,
+                               &EndCapture,
+                               &AbortCapture,
+                               &IsCapturing,
+                               &Launch,
+                               &NumNodes,
+                               &Destroy};
 
 int MemInfo(void*, int32_t id, uint64_t* free_bytes, uint64_t* total_bytes) {
   if (BadId(id)) return Fail("fake mem_info: no such device");
@@ -102,7 +102,7 @@ class FakeDevice final : public HostMemoryDevice {
  public:
   FakeDevice() : HostMemoryDevice(kDevices, "") {}
   const void* extension(const std::string& name) override {
-    if (name == DLARRAY_EXT_GRAPH) return &kGraph;
+    if (name == DLARRAY_EXT_GRAPH_V1) return &kGraph;
     if (name == DLARRAY_EXT_MEM_INFO_V1) return &kMemInfo;
     return HostMemoryDevice::extension(name);
   }

@@ -197,7 +197,7 @@ def test_cuda_sources_are_compiled_with_nvcc(rng):
                                         cuda_sources=CUDA_PART.replace("NAME", "cube_j"))
     assert dlarray.ops.op_info("cube_j")["devices"] == ["cpu", "cuda"]
     for ctx in dlarray.devices():
-        if repr(ctx).rsplit("(", 1)[0] not in ("cpu", "gpu"):  # e.g. OpenCL: no kernel here
+        if repr(ctx).rsplit("(", 1)[0] not in ("cpu", "cuda"):  # e.g. OpenCL: no kernel here
             continue
         x = rng.standard_normal(1000).astype(np.float32)
         np.testing.assert_allclose(ext.cube_j(dlarray.array(x, ctx)).asnumpy(), x ** 3, rtol=1e-6)

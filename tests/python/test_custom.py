@@ -185,10 +185,10 @@ def test_arrays_on_a_device_without_implementation(rng):
     cpu_only = Custom({"cpu": example("custom_add.cc", "CustomAdd")}, lambda a, b: a)
     for gpu in GPUS:
         x = dlarray.array([1.0], gpu)
-        with pytest.raises(ValueError, match="has no implementation for arrays on gpu"):
+        with pytest.raises(ValueError, match="has no implementation for arrays on cuda\\(0\\)"):
             cpu_only(x, x)
     if GPUS:
-        with pytest.raises(ValueError, match="is on gpu\\(0\\), input 0 on cpu\\(0\\)"):
+        with pytest.raises(ValueError, match="is on cuda\\(0\\), input 0 on cpu\\(0\\)"):
             cpu_only(dlarray.array([1.0], dlarray.cpu()), dlarray.array([1.0], GPUS[0]))
 
 
@@ -222,7 +222,7 @@ def test_bad_constructions(tmp_path):
 
 
 def test_repr_and_devices(add):
-    assert add.devices == [d for d in ("cpu", "gpu") if d == "cpu" or GPUS]
+    assert add.devices == [d for d in ("cpu", "cuda") if d == "cpu" or GPUS]
     assert repr(add).startswith("Custom('add', outputs=1, devices=cpu")
 
 

@@ -133,7 +133,7 @@ def test_prebuilt_cuda_library_serves_gpus(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     add = Custom("%s:CustomAdd" % library, lambda a, b: a)
-    assert add.devices == ["gpu"]
+    assert add.devices == ["cuda"]
     x = dlarray.array([1.0], CPU)
     with pytest.raises(ValueError, match="has no implementation for arrays on cpu"):
         add(x, x)  # host pointers never reach a CUDA kernel

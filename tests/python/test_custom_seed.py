@@ -78,7 +78,7 @@ def test_the_seed_file_compiles_with_the_seeds_command(seed_library):
     library = seed_library / "custom_add.so"
     assert library.is_file()
     op = Custom("%s:CustomAdd" % library, out_shape=[3], out_dtype="float32", func_type="aot")
-    assert op.devices == ["gpu"]  # CUDA code: never given host pointers
+    assert op.devices == ["cuda"]  # CUDA code: never given host pointers
 
 
 @needs_gpu

@@ -178,7 +178,7 @@ def test_nccl_opens_through_the_cuda_plugin_without_a_gpu():
     a, b = dlarray._core.nccl_unique_id(), dlarray._core.nccl_unique_id()
     assert len(a) == len(b) == 128 and a != b
     if dlarray.gpu(0) not in dlarray.devices():
-        with pytest.raises(ValueError, match=r"there is no gpu\(0\): this machine has 0 GPU"):
+        with pytest.raises(ValueError, match=r"there is no cuda\(0\): this machine has 0 GPU"):
             dlarray._core.NcclCommunicator(0, 1, 0)
     else:
         with pytest.raises(ValueError, match=r"rank 3 is not in \[0, world_size 2\)"):

@@ -134,7 +134,7 @@ def test_device_id_out_of_range():
         dlarray.empty((2,), dlarray.cpu(3))
     if any(c.device_type == 2 for c in dlarray.devices()):
         n = sum(c.device_type == 2 for c in dlarray.devices())
-        with pytest.raises(ValueError, match=rf"gpu\({n}\) does not exist"):
+        with pytest.raises(ValueError, match=rf"cuda\({n}\) does not exist"):
             dlarray.empty((2,), dlarray.gpu(n))
 
 

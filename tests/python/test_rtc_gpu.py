@@ -188,7 +188,8 @@ def test_gpu_kernels_run_on_each_devices_arrays():
         add(1, 32, (x, x, z, 10))
         np.testing.assert_array_equal(z.asnumpy(), np.full(10, 2.0))
     other = dlarray.empty((10,), GPUS[1])
-    with pytest.raises(ValueError, match=r"argument 2 \(float\* z\) is on gpu\(1\) but argument 0"):
+    with pytest.raises(ValueError,
+                       match=r"argument 2 \(float\* z\) is on cuda\(1\) but argument 0"):
         add(1, 32, (x.copyto(GPUS[0]), x.copyto(GPUS[0]), other, 10))
 
 

@@ -56,8 +56,11 @@ def test_struct_layouts_are_the_seeds(seed, sctx, ctx):
     assert arr.shape == (3, 5, 7)
     got = arr.ctx  # read back from the C struct: device_id first, then device_type
     assert (got.device_id, got.device_type) == (ctx.device_id, ctx.device_type)
-    if ctx.device_type in (1, 2):  # the seed's repr names only its own two device types
-        assert repr(got) == repr(ctx)
+    if ctx.device_type in (1, 2):  # the seed's repr names only its own two device types,
+        # CUDA devices as gpu(N) (the seed's client code, unchanged); ours print them as cuda(N)
+        seed_name = {1: "cpu", 2: "gpu"}[ctx.device_type]
+        assert repr(got) == "%s(%d)" % (seed_name, ctx.device_id)
+        assert repr(ctx) == "%s(%d)" % ({1: "cpu", 2: "cuda"}[ctx.device_type], ctx.device_id)
 
 
 # -- the twelve dlsys op tests' cases, on every device -------------------------------------------

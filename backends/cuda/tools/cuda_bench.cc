@@ -254,7 +254,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   const bool large_only = argc > 1 && std::strcmp(argv[1], "--large") == 0;
-  std::printf("gpu(0): %s\n", dlarray::DeviceName(Gpu()).c_str());
+  std::printf("%s: %s\n", dlarray::ContextToString(Gpu()).c_str(),
+              dlarray::DeviceName(Gpu()).c_str());
   BenchOverhead();
   if (!large_only) {
     BenchSet({500, 200}, {200, 300}, {130, 200, 300}, {500, 200, 100}, {400, 1000},

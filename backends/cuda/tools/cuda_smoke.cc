@@ -349,7 +349,7 @@ void CheckAllocator() {
   }
   std::printf("OOM message: %s\n", message.c_str());
   check.Expect(message.find("4398046511104 bytes") != std::string::npos &&
-                   message.find("gpu(0)") != std::string::npos,
+                   message.find("cuda(0)") != std::string::npos,
                "1 TiB request raises OutOfMemoryError naming bytes and device");
 
   // Fill the GPU with 1 GiB arrays, free them (they stay cached), then ask for 2 GiB: the
@@ -439,7 +439,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (int i = 0; i < gpus; ++i) {
-    std::printf("gpu(%d): %s\n", i, dlarray::DeviceName(Gpu(i)).c_str());
+    std::printf("%s: %s\n", dlarray::ContextToString(Gpu(i)).c_str(),
+                dlarray::DeviceName(Gpu(i)).c_str());
   }
   const std::vector<std::pair<const char*, void (*)()>> groups = {
       {"elementwise", CheckElementwise},

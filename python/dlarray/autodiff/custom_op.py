@@ -28,8 +28,9 @@ The arrays are the executor's own buffers, planned once per set of feed shapes l
 node's: nothing is allocated per run (the extra ``in_grad`` buffers of an op with several inputs
 too; each gradient then costs one device copy).
 
-Per-device implementations. For an executor on a device of type ``T`` ("cpu", "gpu", ...) the
-first of these methods that the class defines runs:
+Per-device implementations. For an executor on a device of type ``T`` ("cpu", a plugin's device
+name, but "gpu" for CUDA devices as in the seed) the first of these methods that the class defines
+runs:
 
 1. ``forward_T`` / ``backward_T`` (e.g. ``forward_gpu`` launching a compiled kernel), with NDArrays;
 2. ``forward`` / ``backward``: code for any device (dlarray ops, Custom ops), with NDArrays;
@@ -60,10 +61,16 @@ __all__ = ["CustomOp", "NDArrayOp"]
 
 
 def _device_kind(ctx):
-    """"cpu", "gpu", ... for a context (None: "numpy")."""
+    """The device's name as it prints ("cpu", "cuda", ...; None: "numpy"), for messages."""
     if ctx is None:
         return "numpy"
-    return {1: "cpu", 2: "gpu"}.get(ctx.device_type, repr(ctx).split("(")[0])
+    return repr(ctx).split("(")[0]
+
+
+def _method_suffix(ctx):
+    """The suffix of a per-device method: the device's name, except that CUDA devices keep the
+    seed's ``forward_gpu`` / ``backward_gpu`` (layers written for the seed run unchanged)."""
+    return "gpu" if ctx is not None and ctx.device_type == 2 else _device_kind(ctx)
 
 
 class CustomOp:
@@ -193,21 +200,22 @@ class CustomOp:
             return impl is not None and impl is not getattr(CustomOp, method, None)
 
         device = _device_kind(ctx)
+        suffix = _method_suffix(ctx)
         if ctx is None:
             if defined(kind + "_numpy"):
                 return getattr(self, kind + "_numpy"), "numpy"
-            fallback = _device_kind(self._fallback_ctx())
+            fallback = _method_suffix(self._fallback_ctx())
             for method in (kind + "_" + fallback, kind):
                 if defined(method):
                     return getattr(self, method), "fallback"
             tried = [kind + "_numpy", kind + "_" + fallback, kind]
         else:
-            for method in (kind + "_" + device, kind):
+            for method in (kind + "_" + suffix, kind):
                 if defined(method):
                     return getattr(self, method), "ndarray"
             if defined(kind + "_numpy"):
                 return getattr(self, kind + "_numpy"), "host"
-            tried = [kind + "_" + device, kind, kind + "_numpy"]
+            tried = [kind + "_" + suffix, kind, kind + "_numpy"]
         raise NotImplementedError("%s has no %s for %s executors: define one of %s"
                                   % (self.label(), kind, device, ", ".join(tried)))
 

@@ -49,7 +49,7 @@ def _check_device(ctx):
                            "and there is none: %s" % why)
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     raise RuntimeError(
-        "gpu(%d) does not exist: this process sees %d GPU(s)%s (the device comes from "
+        "cuda(%d) does not exist: this process sees %d GPU(s)%s (the device comes from "
         "LOCAL_RANK, or init_process_group(device=...))"
         % (ctx.device_id, count,
            "" if visible is None else ", CUDA_VISIBLE_DEVICES=%r" % visible))

@@ -11,7 +11,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "dlarray/dlarray.h"
 #include "dlarray/errors.h"
@@ -57,6 +59,20 @@ class Device {
    */
   virtual void copy(const void* src, uint64_t src_offset, DLDevice src_device, void* dst,
                     uint64_t dst_offset, DLDevice dst_device, size_t nbytes) = 0;
+  /*!
+   * \brief Repeats the pattern_size (1, 2, 4 or 8) bytes at pattern over nbytes (a multiple of
+   *        it) at byte dst_offset of buffer dst on `device`, ordered like kernels; returns once
+   *        pattern may be reused (DLArrayDeviceApi.fill). The default copies the pattern, repeated
+   *        in host memory, over with copy(); a device overrides it with its own fill.
+   */
+  virtual void fill(void* dst, uint64_t dst_offset, DLDevice device, const void* pattern,
+                    uint32_t pattern_size, size_t nbytes) {
+    std::vector<unsigned char> host(nbytes);
+    for (size_t i = 0; i < nbytes; i += pattern_size) {
+      std::memcpy(host.data() + i, pattern, pattern_size);
+    }
+    copy(host.data(), 0, DLDevice{kDLArrayCPU, 0}, dst, dst_offset, device, nbytes);
+  }
   /*!
    * \brief DLARRAY_DEVICE_* bits of dlarray/plugin_api.h: whether data pointers are addresses the
    *        core may offset (DLARRAY_DEVICE_POINTER_ARITHMETIC) or even read on the host

@@ -127,6 +127,12 @@ namespace sdk_detail __attribute__((visibility("hidden"))) {
                        static_cast<size_t>(nbytes));
     });
   }
+  inline int Fill(void* self, void* dst, uint64_t dst_offset, DLDevice device, const void* pattern,
+                  uint32_t pattern_size, uint64_t nbytes) {
+    return Guard("fill", [&] {
+      Self(self)->fill(dst, dst_offset, device, pattern, pattern_size, static_cast<size_t>(nbytes));
+    });
+  }
   inline int Synchronize(void* self, int32_t id) {
     return Guard("synchronize", [&] { Self(self)->synchronize(id); });
   }
@@ -192,6 +198,7 @@ namespace sdk_detail __attribute__((visibility("hidden"))) {
       t.destroy = &Destroy;
       t.get_extension = &Extension;
       t.capabilities = device->capabilities();
+      t.fill = &Fill;
       s.device = device.release();
       *out = &t;
     });

@@ -40,7 +40,8 @@ extern "C" {
 #endif
 
 /*! \brief Major version: plugins of another major are refused (but see above for 2.x).
- *         3.0: copy takes (buffer handle, byte offset) pairs; DLArrayDeviceApi.capabilities. */
+ *         3.0: copy takes (buffer handle, byte offset) pairs; DLArrayDeviceApi.capabilities
+ *         and DLArrayDeviceApi.fill. */
 #define DLARRAY_PLUGIN_ABI_MAJOR 3
 /*! \brief Minor version: grows when fields are appended. 2.1 added DLArrayDeviceApi.get_extension,
  *         DLArrayCoreApi.invoke, DLArrayKernelCall.op_name and DLArrayOpSchema.infer_shape. */
@@ -306,6 +307,21 @@ struct DLArrayDeviceApi {
   int (*get_extension)(void* self, const char* name, const void** out);
   /*! \brief DLARRAY_DEVICE_* bits (ABI 3.0): what the core may do with the device's pointers. */
   uint64_t capabilities;
+  /*!
+   * \brief (ABI 3.0; may be NULL) Writes nbytes at byte dst_offset of buffer dst (what allocate
+   *        gave) on `device`, repeating the pattern_size bytes at pattern: pattern_size is 1, 2, 4
+   *        or 8 and divides dst_offset and nbytes; nbytes may be 0. Ordered like kernels on the
+   *        device's stream; returns once pattern may be reused.
+   *
+   *        A byte pattern rather than a typed scalar: the core converts the value to the array's
+   *        dtype once, as NumPy does, for every device (so a device needs no dtype code, bfloat16
+   *        and bool included, and an int64 or uint64 beyond a double's 53 bits is filled exactly),
+   *        and the pattern is what the devices' own fills take (memset, cuMemsetD16/D32,
+   *        clEnqueueFillBuffer). NULL (and every 2.x plugin): the core fills a host buffer and
+   *        copies it over with copy.
+   */
+  int (*fill)(void* self, void* dst, uint64_t dst_offset, DLDevice device, const void* pattern,
+              uint32_t pattern_size, uint64_t nbytes);
 };
 
 /*! \brief What a plugin tells the loader about itself. */

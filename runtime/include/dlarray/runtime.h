@@ -270,6 +270,12 @@ DLARRAY_EXPORT void Invoke(int op, const DLArray* const* inputs, int num_inputs,
 
 /*! \brief Copies between compact arrays of equal shape and dtype on any devices. */
 DLARRAY_EXPORT void CopyFromTo(const DLArray* from, DLArray* to);
+/*!
+ * \brief Sets every element of the compact array `to` to the element whose stored bytes are
+ *        `element` (as many bytes as one element of its dtype, e.g. a NumPy scalar's), through
+ *        its device's fill (DLArrayDeviceApi.fill). Zero-size arrays are left alone.
+ */
+DLARRAY_EXPORT void FillElements(DLArray* to, const void* element, size_t element_bytes);
 
 /*! \brief Free and total bytes of a device's memory (from its plugin's "dlarray.mem_info.v1"). */
 struct MemInfo {

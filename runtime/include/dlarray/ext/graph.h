@@ -3,8 +3,8 @@
  * \brief Extension "dlarray.graph.v1": records the work queued on a device's stream once and
  *        replays it with one launch (CUDA graphs: stream capture, cudaGraphInstantiate,
  *        cudaGraphLaunch). Offered by the CUDA plugin; reached with
- *        DLArrayDeviceApi::get_extension(self, DLARRAY_EXT_GRAPH, &table) (C++:
- *        dlarray::DeviceExtension(kDLArrayCUDA, DLARRAY_EXT_GRAPH)).
+ *        DLArrayDeviceApi::get_extension(self, DLARRAY_EXT_GRAPH_V1, &table) (C++:
+ *        dlarray::DeviceExtension(kDLArrayCUDA, DLARRAY_EXT_GRAPH_V1)).
  *
  * A recording: begin_capture(device), then queue ops on the device (every op of dlarray runs on
  * the device's one stream), then end_capture gives an executable graph, which launch() replays
@@ -38,14 +38,14 @@ extern "C" {
 #endif
 
 /*! \brief The extension's name (get_extension). A new layout gets a new name (".v2"). */
-#define DLARRAY_EXT_GRAPH "dlarray.graph.v1"
+#define DLARRAY_EXT_GRAPH_V1 "dlarray.graph.v1"
 
 /*! \brief A recorded, instantiated graph (owned by the plugin; destroy). */
 typedef struct DLArrayGraphExec DLArrayGraphExec;
 
 /*! \brief The table get_extension returns (static: valid until the process exits). */
-typedef struct DLArrayGraphExt {
-  uint64_t struct_size; /*!< sizeof(DLArrayGraphExt) of the plugin */
+typedef struct DLArrayGraphExtV1 {
+  uint64_t struct_size; /*!< sizeof(DLArrayGraphExtV1) of the plugin */
   /*!
    * \brief Starts recording the work queued on device_id's stream. Makes first what a recording
    *        cannot make (the stream, the cuBLAS handle and its workspace, the kernels' counters).
@@ -69,7 +69,14 @@ typedef struct DLArrayGraphExt {
    *        last replay, in stream order). NULL is ignored.
    */
   void (*destroy)(DLArrayGraphExec* exec);
-} DLArrayGraphExt;
+} DLArrayGraphExtV1;
+
+/* Deprecated names from before the extension naming rule (docs/architecture.md), kept for
+ * out-of-tree plugins and callers; define DLARRAY_NO_DEPRECATED_EXT_NAMES to hide them. */
+#ifndef DLARRAY_NO_DEPRECATED_EXT_NAMES
+#define DLARRAY_EXT_GRAPH DLARRAY_EXT_GRAPH_V1
+typedef DLArrayGraphExtV1 DLArrayGraphExt;
+#endif
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -2,9 +2,9 @@
  * \file dlarray/ext/nccl.h
  * \brief "dlarray.nccl.v1": NCCL collectives on DLArrays, a device extension of the CUDA plugin.
  *
- * Reached through DLArrayDeviceApi::get_extension(self, DLARRAY_NCCL_EXTENSION, &table) on the CUDA
- * device type (from C++: dlarray::PluginExtension(kDLArrayCUDA, DLARRAY_NCCL_EXTENSION), which
- * also works where the plugin found no GPU), giving a `const DLArrayNcclApi*`. Plain C: no NCCL
+ * Reached through DLArrayDeviceApi::get_extension(self, DLARRAY_EXT_NCCL_V1, &table) on the CUDA
+ * device type (from C++: dlarray::PluginExtension(kDLArrayCUDA, DLARRAY_EXT_NCCL_V1), which
+ * also works where the plugin found no GPU), giving a `const DLArrayNcclExtV1*`. Plain C: no NCCL
  * header is needed to use it. Without a GPU, load, library and get_unique_id work; comm_create
  * says there is no GPU.
  *
@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /*! \brief The extension's name for get_extension. */
-#define DLARRAY_NCCL_EXTENSION "dlarray.nccl.v1"
+#define DLARRAY_EXT_NCCL_V1 "dlarray.nccl.v1"
 /*! \brief Bytes of a unique id (NCCL's ncclUniqueId). */
 #define DLARRAY_NCCL_UNIQUE_ID_BYTES 128
 
@@ -67,8 +67,8 @@ typedef enum {
  *        int8/32/64, uint8/32/64); send and recv may be the same array where NCCL allows it
  *        (all_reduce, broadcast).
  */
-typedef struct DLArrayNcclApi {
-  uint64_t struct_size; /*!< sizeof(DLArrayNcclApi) of the plugin */
+typedef struct DLArrayNcclExtV1 {
+  uint64_t struct_size; /*!< sizeof(DLArrayNcclExtV1) of the plugin */
   /*!
    * \brief Opens libnccl.so.2 (once per process) and resolves the functions used. candidates:
    *        num_candidates library files or folders to try before the system's (may be NULL).
@@ -116,7 +116,14 @@ typedef struct DLArrayNcclApi {
   /*! \brief How long the oldest collective of comm not yet finished on the GPU has been queued, in
    *         seconds (0 when none is): a watchdog aborts when a peer never joins one. */
   int (*pending_seconds)(DLArrayNcclComm* comm, double* seconds);
-} DLArrayNcclApi;
+} DLArrayNcclExtV1;
+
+/* Deprecated names from before the extension naming rule (docs/architecture.md), kept for
+ * out-of-tree plugins and callers; define DLARRAY_NO_DEPRECATED_EXT_NAMES to hide them. */
+#ifndef DLARRAY_NO_DEPRECATED_EXT_NAMES
+#define DLARRAY_NCCL_EXTENSION DLARRAY_EXT_NCCL_V1
+typedef DLArrayNcclExtV1 DLArrayNcclApi;
+#endif
 
 #ifdef __cplusplus
 }  // extern "C"

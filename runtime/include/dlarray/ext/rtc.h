@@ -5,8 +5,8 @@
  *        driver (libcuda.so.1) only when a function here first needs them, so the plugin loads and
  *        serves its ops where either is missing; unavailable_reason then says why.
  *
- * Reach the table with DLArrayDeviceApi::get_extension(self, DLARRAY_EXT_RTC, &table) (C++:
- * dlarray::PluginExtension(kDLArrayCUDA, DLARRAY_EXT_RTC), which also works where the plugin
+ * Reach the table with DLArrayDeviceApi::get_extension(self, DLARRAY_EXT_RTC_V1, &table) (C++:
+ * dlarray::PluginExtension(kDLArrayCUDA, DLARRAY_EXT_RTC_V1), which also works where the plugin
  * found no GPU, so code can still be compiled for a given architecture).
  *
  * The life of a kernel: compile() gives a program (machine code for one architecture, or PTX, plus
@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 /*! \brief The extension's name (get_extension). A new layout gets a new name (".v2"). */
-#define DLARRAY_EXT_RTC "dlarray.rtc.v1"
+#define DLARRAY_EXT_RTC_V1 "dlarray.rtc.v1"
 
 /*! \brief What a program holds and module_load takes. */
 typedef enum {
@@ -68,8 +68,8 @@ typedef struct DLArrayRtcFunctionInfo {
 } DLArrayRtcFunctionInfo;
 
 /*! \brief The table get_extension returns (static: valid until the process exits). */
-typedef struct DLArrayRtcExt {
-  uint64_t struct_size; /*!< sizeof(DLArrayRtcExt) of the plugin */
+typedef struct DLArrayRtcExtV1 {
+  uint64_t struct_size; /*!< sizeof(DLArrayRtcExtV1) of the plugin */
   /*!
    * \brief Why a service (DLArrayRtcService) cannot work in this process, e.g. "NVRTC is not
    *        available: libnvrtc.so.13: cannot open shared object file"; "" when it can. The text
@@ -123,7 +123,14 @@ typedef struct DLArrayRtcExt {
    */
   int (*launch)(const DLArrayRtcFunction* function, const uint32_t grid[3], const uint32_t block[3],
                 uint32_t shared_mem, void** args, int32_t device_id, void* stream);
-} DLArrayRtcExt;
+} DLArrayRtcExtV1;
+
+/* Deprecated names from before the extension naming rule (docs/architecture.md), kept for
+ * out-of-tree plugins and callers; define DLARRAY_NO_DEPRECATED_EXT_NAMES to hide them. */
+#ifndef DLARRAY_NO_DEPRECATED_EXT_NAMES
+#define DLARRAY_EXT_RTC DLARRAY_EXT_RTC_V1
+typedef DLArrayRtcExtV1 DLArrayRtcExt;
+#endif
 
 #ifdef __cplusplus
 }  // extern "C"
