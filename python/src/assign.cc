@@ -23,19 +23,26 @@ bool AllPythonInts(const py::array& probe) {
 
 // obj as a C-contiguous NumPy array of dtype dt. Only numbers convert: NumPy would also turn
 // None into NaN, strings into their numeric value and complex into its real part, silently.
+// Complex data converts to complex dtypes only.
 py::array NumericArray(const py::object& obj, const py::object& dt, const std::string& where) {
   py::module_ np = py::module_::import("numpy");
   if (obj.is_none()) {
-    throw DTypeError(where + ": None is not array data (only numbers convert: bool, int, float)");
+    throw DTypeError(where +
+                     ": None is not array data (only numbers convert: bool, int, float, complex)");
   }
   py::array probe = np.attr("asarray")(obj);
   const char kind = probe.dtype().kind();
   const bool bfloat16 = py::str(probe.dtype().attr("name")).cast<std::string>() == "bfloat16";
-  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && !bfloat16 &&
+  const bool to_complex = py::dtype::from_args(dt).kind() == 'c';
+  if (kind == 'c' && !to_complex) {
+    throw DTypeError(where + ": cannot convert complex data to " + std::string(py::str(dt)) +
+                     " (it would drop the imaginary part); use a complex dtype");
+  }
+  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && kind != 'c' && !bfloat16 &&
       !(kind == 'O' && AllPythonInts(probe))) {
     throw DTypeError(where + ": cannot convert " + TypeName(obj) + " (NumPy dtype " +
                      std::string(py::str(probe.dtype())) +
-                     ") to numbers; only bool, int, uint and float data convert");
+                     ") to numbers; only bool, int, uint, float and complex data convert");
   }
   // Python data converts straight to dt, so NumPy checks each number as it does for
   // np.array(data, dtype): 1000 into int8 is an OverflowError, NaN into int32 a ValueError.
@@ -93,7 +100,8 @@ void RequireWritable(const NDArray& a, const char* what) {
 // (OverflowError for an integer out of the dtype's range or an infinity, ValueError for NaN,
 // floats truncated); float targets keep array_set's range check. False when value is not a
 // number, or is an integer beyond a double's 53 bits: converted (into host_value), it is then
-// copied from the host instead, so no digit is lost.
+// copied from the host instead, so no digit is lost. A complex value (array_set takes a real
+// one) is copied from the host too.
 bool AssignScalar(const NDArray& target, const py::object& value, py::object& host_value) {
   const Array& t = *target.array;
   if (!PyLong_Check(value.ptr())) {  // Python ints past 64 bits make object arrays

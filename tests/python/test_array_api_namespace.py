@@ -144,7 +144,7 @@ def test_array_namespace_info():
     assert xp.asarray(1).dtype == info.default_dtypes()["integral"]
     every = info.dtypes()
     assert every["float32"] == xp.float32 and every["bool"] == xp.bool
-    assert "complex64" not in every  # no complex kernels yet: not claimed
+    assert every["complex64"] == xp.complex64 and every["complex128"] == xp.complex128
     assert set(info.dtypes(kind="integral")) == {str(d) for d in INTS}
     assert set(info.dtypes(kind=("bool", "real floating"))) == {"bool", "float32", "float64"}
     for device in info.devices():
