@@ -141,6 +141,8 @@ def asarray(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = N
             native = host.dtype.newbyteorder("=")
             src = _core.share_numpy(np.array(host, dtype=native, order="C", copy=True))
         dtype = None
+        if want is None:  # host data goes to the default device, as the docstring says
+            want = device(None)
     target = src.ctx if want is None else want
     changes = (target != src.ctx) or (dtype is not None and np.dtype(dtype) != src.dtype)
     if changes and copy is False:

@@ -382,6 +382,14 @@ array([[3., 5.],
       .def(
           "__int__", [](const NDArray& s) { return py::int_(Item(s)); }, Guard())
       .def(
+          "__complex__",
+          [](const NDArray& s) {
+            const py::object v = Item(s);
+            return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(
+                PyComplex_RealAsDouble(v.ptr()), PyComplex_ImagAsDouble(v.ptr())));
+          },
+          Guard())
+      .def(
           "tolist", [](const NDArray& s) { return AsNumpy(s).attr("tolist")(); },
           "The elements as nested Python lists (copied to the host).", Guard())
       .def("__repr__", &Repr, Guard())

@@ -149,3 +149,16 @@ def test_ops_without_complex_kernels_raise_type_error(ctx):
         ops.compare_by_const(x, 1, mask, 0)
     with pytest.raises(TypeError, match="complex64"):
         x + x
+
+
+@pytest.mark.parametrize("dtype", COMPLEX + [np.dtype(np.float32), np.dtype(np.int64)], ids=str)
+def test_python_scalar_conversions(ctx, dtype):
+    value = (1.5 - 2j) if dtype.kind == "c" else 3
+    x = dlarray.array([value], ctx, dtype=dtype)
+    assert complex(x) == complex(np.array([value], dtype)[0])
+    assert complex(x[0]) == complex(value) and x.item() == value
+    if dtype.kind == "c":
+        with pytest.raises(TypeError):
+            float(x)
+        with pytest.raises(TypeError):
+            int(x)
