@@ -10,7 +10,8 @@
 #   MAX_EXAMPLES  Hypothesis examples per test, default 200 (the suite's own default is 20): about
 #                 20 s per device on the 2-core CI machine with today's xfails.txt, where most tests
 #                 are skipped; lower it as the list shrinks to keep a run under 5 minutes
-#   XFAIL_MARK    what becomes of the tests listed in tests/array_api/xfails.txt: skip (default:
+#   XFAIL_MARK    what becomes of the tests listed in tests/array_api/xfails.txt (and, for DEVICE's
+#                 type, xfails-<type>.txt, e.g. xfails-opencl.txt): skip (default:
 #                 they are not run; an xfail is run and its failure minimised, which costs minutes)
 #                 or xfail
 #   PY            the Python with dlarray installed, default .venv/bin/python
@@ -29,11 +30,17 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cp -r "$SUITE" "$WORK/suite"
 cd "$WORK/suite"
+# The expected failures: every device's, then those of DEVICE's type (xfails-<type>.txt).
+DEVICE=${DEVICE:-cpu}
+cat "$ROOT/tests/array_api/xfails.txt" > "$WORK/xfails.txt"
+if [ -f "$ROOT/tests/array_api/xfails-${DEVICE%%:*}.txt" ]; then
+  cat "$ROOT/tests/array_api/xfails-${DEVICE%%:*}.txt" >> "$WORK/xfails.txt"
+fi
 status=0
 ARRAY_API_TESTS_MODULE=dlarray ARRAY_API_TESTS_VERSION=2024.12 \
-  DLARRAY_DEFAULT_DEVICE=${DEVICE:-cpu} ARRAY_API_TESTS_XFAIL_MARK=${XFAIL_MARK:-skip} \
+  DLARRAY_DEFAULT_DEVICE=$DEVICE ARRAY_API_TESTS_XFAIL_MARK=${XFAIL_MARK:-skip} \
   "$ROOT/$PY" -m pytest -q -p no:cacheprovider --tb=line -rf \
-  --max-examples="${MAX_EXAMPLES:-200}" --xfails-file "$ROOT/tests/array_api/xfails.txt" \
+  --max-examples="${MAX_EXAMPLES:-200}" --xfails-file "$WORK/xfails.txt" \
   --json-report --json-report-file="$WORK/report.json" \
   "${@:-array_api_tests/}" || status=$?
 "$ROOT/$PY" - "$WORK/report.json" <<'PYEOF'
