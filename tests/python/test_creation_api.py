@@ -84,3 +84,17 @@ def test_arange_errors():
         xp.arange(0, "5")
     with pytest.raises(TypeError, match="start must be"):
         xp.arange(1j, 5)
+
+
+def test_empty_and_asarray_take_device(ctx):
+    # The standard's keyword next to the seed's ctx (one of them).
+    assert xp.empty((2, 3), device=ctx).ctx == ctx
+    assert xp.empty((2,), dtype=xp.int8, device=ctx).dtype == np.int8
+    x = xp.asarray([1.0, 2.0], device=ctx)
+    assert x.ctx == ctx
+    np.testing.assert_array_equal(x.asnumpy(), [1.0, 2.0])
+    assert xp.asarray(x, device=xp.cpu()).ctx == xp.cpu()
+    with pytest.raises(TypeError, match="pass the device once"):
+        xp.empty((2,), ctx, device=ctx)
+    with pytest.raises(TypeError, match="pass the device once"):
+        xp.asarray([1.0], ctx, device=ctx)
