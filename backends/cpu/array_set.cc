@@ -21,7 +21,7 @@ void ArraySetKernel(const KernelContext& ctx) {
                 [&](int64_t b, int64_t e) { FillRange<false>(b, e, y, value); });
     return;
   }
-  Dispatch<kAllTypes>(out->dtype, ctx.op_name, [&](auto tag) {
+  Dispatch<kStorageTypes>(out->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T value = Store<T>(ctx.attrs[0]);
     T* y = Data<T>(out);

@@ -26,9 +26,9 @@ void AstypeKernel(const KernelContext& ctx) {
     });
     return;
   }
-  Dispatch<kAllTypes>(in->dtype, ctx.op_name, [&](auto from) {
+  Dispatch<kStorageTypes>(in->dtype, ctx.op_name, [&](auto from) {
     using TI = typename decltype(from)::type;
-    Dispatch<kAllTypes>(out->dtype, ctx.op_name, [&](auto to) {
+    Dispatch<kStorageTypes>(out->dtype, ctx.op_name, [&](auto to) {
       using TO = typename decltype(to)::type;
       MapTyped(
           n, Data<TO>(out), [](auto x) { return x; }, Data<const TI>(in));

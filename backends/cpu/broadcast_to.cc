@@ -50,7 +50,8 @@ int MergeRuns(const DLArray* in, const DLArray* out, Run* runs) {
   return count;
 }
 
-// T: float (vectorised, optionally streaming) or an unsigned integer of the element's size.
+// T: float (vectorised, optionally streaming) or an unsigned integer of the element's size
+// (Bytes16 for complex128).
 template <bool kStream, typename T>
 void BroadcastRange(const T* x, T* y, const Run* runs, int num_runs, int64_t begin, int64_t end) {
   const int64_t row_len = runs[0].size;
@@ -111,16 +112,14 @@ void BroadcastToKernel(const KernelContext& ctx) {
   int num_runs = MergeRuns(in, out, runs);
   if (num_runs == 0) runs[num_runs++] = {1, 1};
   if (!IsFloat32(out->dtype)) {  // pure data movement: by element size
-    switch ((out->dtype.bits + 7) / 8) {
-      case 1:
-        return BroadcastAny<uint8_t>(in, out, runs, num_runs);
-      case 2:
-        return BroadcastAny<uint16_t>(in, out, runs, num_runs);
-      case 4:
-        return BroadcastAny<uint32_t>(in, out, runs, num_runs);
-      default:
-        return BroadcastAny<uint64_t>(in, out, runs, num_runs);
+    const bool moved = VisitElementSize(out->dtype, [&](auto tag) {
+      BroadcastAny<typename decltype(tag)::type>(in, out, runs, num_runs);
+    });
+    if (!moved) {
+      throw DTypeError("broadcast_to on cpu: no kernel for " + std::to_string(out->dtype.bits) +
+                       "-bit elements");
     }
+    return;
   }
   const float* x = InData(in);
   float* y = OutData(out);

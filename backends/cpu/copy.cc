@@ -96,18 +96,11 @@ void CopyKernel(const KernelContext& ctx) {
     ElementwiseKernel<1>(ctx, [](auto x) { return x; });
     return;
   }
-  switch ((out->dtype.bits + 7) / 8) {
-    case 1:
-      return StridedCopy<uint8_t>(in, out);
-    case 2:
-      return StridedCopy<uint16_t>(in, out);
-    case 4:
-      return StridedCopy<uint32_t>(in, out);
-    case 8:
-      return StridedCopy<uint64_t>(in, out);
-    default:
-      throw DTypeError("copy on cpu: no kernel for " + std::to_string(out->dtype.bits) +
-                       "-bit elements");
+  const bool moved = VisitElementSize(
+      out->dtype, [&](auto tag) { StridedCopy<typename decltype(tag)::type>(in, out); });
+  if (!moved) {
+    throw DTypeError("copy on cpu: no kernel for " + std::to_string(out->dtype.bits) +
+                     "-bit elements");
   }
 }
 

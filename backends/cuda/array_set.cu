@@ -15,7 +15,7 @@ struct Fill {
 }  // namespace
 
 void ArraySetKernel(const KernelContext& ctx) {
-  LaunchSameType<kAllTypes, 0>(ctx, [&](auto tag) {
+  LaunchSameType<kStorageTypes, 0>(ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     return Fill<Compute<T>>{ScalarFor<T>(ctx.attrs[0])};
   });

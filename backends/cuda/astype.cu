@@ -30,9 +30,9 @@ void AstypeKernel(const KernelContext& ctx) {
                               cudaMemcpyDeviceToDevice, env.stream));
     return;
   }
-  Dispatch<kAllTypes>(in->dtype, ctx.op_name, [&](auto from) {
+  Dispatch<kStorageTypes>(in->dtype, ctx.op_name, [&](auto from) {
     using TI = typename decltype(from)::type;
-    Dispatch<kAllTypes>(out->dtype, ctx.op_name, [&](auto to) {
+    Dispatch<kStorageTypes>(out->dtype, ctx.op_name, [&](auto to) {
       using TO = typename decltype(to)::type;
       LaunchMap(env, Data<TO>(out), n, Identity{}, Data<const TI>(in));
     });

@@ -6,6 +6,7 @@
 // Anything else takes a generic index-mapping kernel.
 #include <vector>
 
+#include "dlarray/dtype_dispatch.h"
 #include "dlarray/errors.h"
 #include "dlarray/sdk_util.h"
 #include "kernel_util.cuh"
@@ -206,6 +207,8 @@ void BroadcastToKernel(const KernelContext& ctx) {
       return Broadcast<float>(env, in_arr, out_arr, dims);
     case 8:
       return Broadcast<uint64_t>(env, in_arr, out_arr, dims);
+    case 16:
+      return Broadcast<Bytes16>(env, in_arr, out_arr, dims);
     default:
       throw DTypeError("broadcast_to on cuda: no kernel for " + FormatDType(out_arr->dtype));
   }

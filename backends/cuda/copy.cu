@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "dlarray/dtype_dispatch.h"
 #include "kernel_util.cuh"
 #include "kernels.h"
 
@@ -109,6 +110,8 @@ void CopyKernel(const KernelContext& ctx) {
       return LaunchStrided<uint32_t>(env, in, out);
     case 8:
       return LaunchStrided<uint64_t>(env, in, out);
+    case 16:
+      return LaunchStrided<Bytes16>(env, in, out);
     default:
       throw DTypeError("copy on cuda: no kernel for " + std::to_string(out->dtype.bits) +
                        "-bit elements");

@@ -3,7 +3,9 @@
  * \brief astype: out = in converted to out's dtype, as the CPU backend and NumPy's astype do:
  *        float16 and bfloat16 round to nearest even (float16 from float64 in one rounding),
  *        floats to integers truncate (NaN 0, out of range saturated: convert_<O>_sat_rtz),
- *        integers to integers wrap, anything to bool is != 0. One program per (in, out) pair:
+ *        integers to integers wrap, anything to bool is != 0; real to complex has imaginary part
+ *        0, complex to real keeps the real part (bool: either part != 0). One program per
+ *        (in, out) pair:
  *        the input is T (loaded as its compute type CT), the output O.
  */
 #include <string>
@@ -15,7 +17,21 @@ namespace dlarray::opencl {
 namespace {
 
 const ProgramSource kProgram{"astype", R"CLC(
-#if O_KIND == 1
+#if defined(O_COMPLEX) && defined(T_COMPLEX)
+#define DL_CONV(v) ((O)((O_REAL)(v).x, (O_REAL)(v).y))
+#elif defined(O_COMPLEX)
+#define DL_CONV(v) ((O)((O_REAL)(v), (O_REAL)0))
+#elif defined(T_COMPLEX) && O_KIND == 3
+#define DL_CONV(v) ((v).x != 0 || (v).y != 0)
+#elif defined(T_COMPLEX) && O_KIND == 1
+#define DL_CONV(v) ((v).x)
+#elif defined(T_COMPLEX) && O_KIND == 2
+#define DL_CONV(v) ((float)(v).x)
+#elif defined(T_COMPLEX) && defined(O_INT)
+#define DL_CONV(v) DL_CAT(convert_, DL_CAT(O, _sat_rtz))((v).x)
+#elif defined(T_COMPLEX)
+#define DL_CONV(v) ((O)(v).x)
+#elif O_KIND == 1
 #ifdef T_FLOAT
 #define DL_CONV(v) (v)
 #else

@@ -73,8 +73,10 @@ struct Dim {
 }  // namespace
 
 void BroadcastToKernel(const KernelContext& ctx) {
-  const DLArray* in = ctx.inputs[0];
-  const DLArray* out = ctx.outputs[0];
+  const MovedElements moved_in(ctx.inputs[0]);
+  const MovedElements moved_out(ctx.outputs[0]);
+  const DLArray* in = moved_in.get();
+  const DLArray* out = moved_out.get();
   std::vector<Dim> dims;
   const int pad = out->ndim - in->ndim;
   for (int d = 0; d < out->ndim; ++d) {

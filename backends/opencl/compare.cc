@@ -31,6 +31,7 @@ const ProgramSource kProgram{"compare", kSource.c_str()};
 
 void CompareKernel(const KernelContext& ctx) {
   const DLArray* a = ctx.inputs[0];
+  RequireReal(ctx, a->dtype);
   const DeviceInfo& info = DeviceOf(ctx).info(ctx.device_id);
   const std::string options = BuildOptions(a->dtype, info, CompareOption(ctx.attrs[0]));
   RunMap(ctx, kProgram, "compare", {a, ctx.inputs[1]}, ctx.outputs[0], options, nullptr);

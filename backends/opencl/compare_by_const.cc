@@ -97,6 +97,7 @@ Rewritten RewriteInt(int cmp, double v, double mn, double top) {
 void CompareByConstKernel(const KernelContext& ctx) {
   const DLArray* in = ctx.inputs[0];
   const DLArrayDType t = in->dtype;
+  RequireReal(ctx, t);
   const DeviceInfo& info = DeviceOf(ctx).info(ctx.device_id);
   const double value = ctx.attrs[0];
   const int cmp = static_cast<int>(ctx.attrs[1]);

@@ -146,8 +146,10 @@ void LaunchStrided(const KernelContext& ctx, const std::string& options, Operand
 }  // namespace
 
 void CopyKernel(const KernelContext& ctx) {
-  const DLArray* in = ctx.inputs[0];
-  const DLArray* out = ctx.outputs[0];
+  const MovedElements moved_in(ctx.inputs[0]);
+  const MovedElements moved_out(ctx.outputs[0]);
+  const DLArray* in = moved_in.get();
+  const DLArray* out = moved_out.get();
   if (NumElements(out) == 0) return;
   const std::vector<Dim> dims = MergedDims(in, out);
   const bool compact = dims.size() == 1 && dims[0].in_step == 1 && dims[0].out_step == 1;

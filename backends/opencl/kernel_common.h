@@ -42,7 +42,8 @@ inline constexpr const char* kKernelPreamble = R"CLC(
 
 // Storage and compute types. T_KIND (and O_KIND for a second, output type O): 0 native (float,
 // double, the integers: T is both storage and compute type), 1 float16 and 2 bfloat16 (stored as
-// ushort bits, computed in float, rounded to nearest even on store), 3 bool (uchar 0/1). LD(p, i)
+// ushort bits, computed in float, rounded to nearest even on store), 3 bool (uchar 0/1), 4 complex
+// (float2 or double2, computed as itself; no vectors of it: DL_NATIVE 0). LD(p, i)
 // reads element i as the compute type CT, ST(p, i, v) stores v (LDO/STO and OC for O).
 // DL_NATIVE: T == CT, so that vector loads and stores of T work.
 float dl_bf16_to_float(ushort b) { return as_float((uint)b << 16); }
@@ -60,6 +61,8 @@ ushort dl_float_to_bf16(float f) {
 #define DL_ST_1(p, i, v) vstore_half_rte((v), (i), (__global half*)(p))
 #define DL_ST_2(p, i, v) (p)[i] = dl_float_to_bf16(v)
 #define DL_ST_3(p, i, v) (p)[i] = (uchar)((v) != 0)
+#define DL_LD_4(p, i) (p)[i]
+#define DL_ST_4(p, i, v) (p)[i] = (v)
 #ifndef T_KIND
 #define T_KIND 0
 #endif
@@ -67,6 +70,9 @@ ushort dl_float_to_bf16(float f) {
 #define ST(p, i, v) DL_CAT(DL_ST_, T_KIND)(p, i, v)
 #if T_KIND == 1 || T_KIND == 2
 #define CT float
+#define DL_NATIVE 0
+#elif T_KIND == 4
+#define CT T
 #define DL_NATIVE 0
 #else
 #define CT T

@@ -43,7 +43,30 @@ int TypeKind(DLArrayDType t) {
     return t.code == kDLArrayFloat ? 1 : 2;
   }
   if (t.lanes == 1 && t.bits == 8 && t.code == kDLArrayBool) return 3;
+  if (t.lanes == 1 && t.code == kDLArrayComplex) return 4;
   return 0;
+}
+
+void RequireReal(const KernelContext& ctx, DLArrayDType dtype) {
+  if (TypeKind(dtype) == 4) {
+    throw DTypeError(std::string(ctx.op_name) + " on opencl: no kernel for " + FormatDType(dtype));
+  }
+}
+
+MovedElements::MovedElements(const DLArray* a) : array_(a) {
+  if (a->dtype.code != kDLArrayComplex) return;
+  view_ = *a;
+  view_.dtype = DLArrayDType{kDLArrayUInt, static_cast<uint8_t>(a->dtype.bits / 2), 1};
+  view_.ndim = a->ndim + 1;
+  for (int d = 0; d < a->ndim; ++d) shape_[d] = a->shape[d];
+  shape_[a->ndim] = 2;
+  view_.shape = shape_;
+  if (a->strides != nullptr) {
+    for (int d = 0; d < a->ndim; ++d) strides_[d] = a->strides[d] * 2;
+    strides_[a->ndim] = 1;
+    view_.strides = strides_;
+  }
+  array_ = &view_;
 }
 
 std::string ClTypeName(DLArrayDType t, const DeviceInfo& info) {
@@ -52,6 +75,12 @@ std::string ClTypeName(DLArrayDType t, const DeviceInfo& info) {
     if (t.code == kDLArrayFloat && t.bits == 64) {
       if (info.fp64) return "double";
       throw DTypeError("float64 arrays need an OpenCL device with cl_khr_fp64; " + info.name +
+                       " has none");
+    }
+    if (t.code == kDLArrayComplex && t.bits == 64) return "float2";
+    if (t.code == kDLArrayComplex && t.bits == 128) {
+      if (info.fp64) return "double2";
+      throw DTypeError("complex128 arrays need an OpenCL device with cl_khr_fp64; " + info.name +
                        " has none");
     }
     if (TypeKind(t) == 1 || TypeKind(t) == 2) return "ushort";
@@ -78,6 +107,9 @@ std::string TypeOptions(const char* name, DLArrayDType t, const DeviceInfo& info
     o += " -D" + n + "_INT -DU" + n + "=" + IntName(t.bits, true);
   }
   if (t.code == kDLArrayFloat || t.code == kDLArrayBfloat) o += " -D" + n + "_FLOAT";
+  if (t.code == kDLArrayComplex) {
+    o += " -D" + n + "_COMPLEX -D" + n + "_REAL=" + (t.bits == 64 ? "float" : "double");
+  }
   return o;
 }
 

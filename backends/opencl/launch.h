@@ -22,13 +22,18 @@ namespace dlarray::opencl {
 OpenclDevice& DeviceOf(const KernelContext& ctx);
 
 /*! \brief How kernels store a dtype (kernel_common.h's T_KIND): 0 native, 1 float16, 2 bfloat16,
- *         3 bool. */
+ *         3 bool, 4 complex (float2 or double2: real, imaginary). */
 int TypeKind(DLArrayDType t);
 
 /*! \brief The OpenCL C storage type of a dtype on a device ("float", "double", "int", "ushort" for
- *         float16 and bfloat16, "uchar" for bool); throws DTypeError naming the dtype (and the
- *         device, for float64 without cl_khr_fp64). */
+ *         float16 and bfloat16, "uchar" for bool, "float2" and "double2" for complex); throws
+ *         DTypeError naming the dtype (and the device, for float64 or complex128 without
+ *         cl_khr_fp64). */
 std::string ClTypeName(DLArrayDType dtype, const DeviceInfo& info);
+
+/*! \brief Throws DTypeError "<op> on opencl: no kernel for <dtype>" for a complex dtype: for the
+ *         kernels that take every real dtype (complex ones pass the core's check). */
+void RequireReal(const KernelContext& ctx, DLArrayDType dtype);
 
 /*! \brief The unsigned OpenCL C type of `bytes` bytes (moving elements without looking at them). */
 std::string StorageTypeName(size_t bytes);
@@ -38,7 +43,8 @@ std::string StorageTypeName(size_t bytes);
 int VectorWidth(const DeviceInfo& info);
 
 /*! \brief The options defining one type of a program: -D<name>=<storage> -D<name>_KIND=<k>, and
- *         -D<name>_INT -DU<name>=<unsigned type> for integers, -D<name>_FLOAT for floating types.
+ *         -D<name>_INT -DU<name>=<unsigned type> for integers, -D<name>_FLOAT for floating types,
+ *         -D<name>_COMPLEX -D<name>_REAL=<part type> for complex ones.
  */
 std::string TypeOptions(const char* name, DLArrayDType dtype, const DeviceInfo& info);
 
@@ -50,6 +56,26 @@ std::string BuildOptions(DLArrayDType dtype, const DeviceInfo& info, const std::
 
 /*! \brief CommonOptions + T the unsigned type of `bytes` bytes (copies, fills, broadcasts). */
 std::string StorageOptions(size_t bytes, const DeviceInfo& info, const std::string& extra = "");
+
+/*!
+ * \brief How kernels that only move elements see an array: a complex array as its parts (unsigned
+ *        integers of half the element size, in a last dimension of 2: OpenCL C has no 16-byte
+ *        scalar for complex128), any other array as it is.
+ */
+class MovedElements {
+ public:
+  explicit MovedElements(const DLArray* a);
+  MovedElements(const MovedElements&) = delete;
+  MovedElements& operator=(const MovedElements&) = delete;
+  /*! \brief The array to launch with (valid while this object lives). */
+  const DLArray* get() const { return array_; }
+
+ private:
+  const DLArray* array_;
+  DLArray view_{};
+  int64_t shape_[DLARRAY_MAX_NDIM + 1] = {};
+  int64_t strides_[DLARRAY_MAX_NDIM + 1] = {};
+};
 
 /*!
  * \brief One kernel launch: finds (or builds) the kernel, holds the device's launch mutex while

@@ -2,7 +2,8 @@
  * \file scalar_arg.h
  * \brief Double attributes passed to kernels: as the stored bits of an element (array_set) or as
  *        the compute type CT (the *_by_const ops), converted exactly as the CPU backend converts
- *        them (float16 and bfloat16 rounded to nearest even; integers saturated or wrapped).
+ *        them (float16 and bfloat16 rounded to nearest even; integers saturated or wrapped; a
+ *        complex one gets imaginary part 0).
  */
 #ifndef DLARRAY_BACKENDS_OPENCL_SCALAR_ARG_H_
 #define DLARRAY_BACKENDS_OPENCL_SCALAR_ARG_H_
@@ -160,6 +161,13 @@ inline void SetComputeScalar(Launch& launch, DLArrayDType t, double value) {
       return;
     case 3:
       launch.scalar<cl_uchar>(value != 0.0 ? 1 : 0);
+      return;
+    case 4:
+      if (t.bits == 64) {
+        launch.scalar<cl_float2>(cl_float2{{static_cast<cl_float>(value), 0.0f}});
+      } else {
+        launch.scalar<cl_double2>(cl_double2{{value, 0.0}});
+      }
       return;
     default:
       break;

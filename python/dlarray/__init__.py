@@ -265,7 +265,10 @@ from ._dtypes import (bool, can_cast, complex64, complex128, finfo, float16,  # 
                       float32, float64, iinfo, int8, int16, int32, int64, isdtype, result_type,
                       uint8, uint16, uint32, uint64)
 from ._info import __array_namespace_info__  # noqa: E402
+from ._creation_api import (arange, empty_like, full, full_like, ones, ones_like,  # noqa: E402
+                            zeros, zeros_like)
 from . import _dtypes  # noqa: E402
+__all__ += ["arange", "empty_like", "full", "full_like", "ones", "ones_like", "zeros", "zeros_like"]
 __all__ += ["__array_namespace_info__", "bool", "can_cast", "complex64", "complex128", "finfo",
             "float16", "float32", "float64", "iinfo", "int8", "int16", "int32", "int64",
             "isdtype", "result_type", "uint8", "uint16", "uint32", "uint64"]

@@ -9,14 +9,23 @@ import numpy.typing as npt
 
 from . import _core
 from ._core import DLContext, NDArray
+from . import _devices
 from ._devices import device
 
 DeviceLike = Union[DLContext, str]
 ShapeLike = Union[SupportsIndex, Sequence[SupportsIndex]]
 
 
+def _ctx_or_device(ctx: Optional[DeviceLike], device: Optional[DeviceLike],
+                   where: str) -> Optional[DeviceLike]:
+    """The device of a function taking the seed's ``ctx`` and the array API's ``device=``."""
+    if ctx is not None and device is not None:
+        raise TypeError("%s: pass the device once, as ctx or as device=" % where)
+    return device if ctx is None else ctx
+
+
 def empty(shape: ShapeLike, ctx: Optional[DeviceLike] = None,
-          dtype: npt.DTypeLike = None) -> NDArray:
+          dtype: npt.DTypeLike = None, *, device: Optional[DeviceLike] = None) -> NDArray:
     """An uninitialised array.
 
     Parameters
@@ -27,6 +36,8 @@ def empty(shape: ShapeLike, ctx: Optional[DeviceLike] = None,
         The device (default: ``dlarray.default_device()``).
     dtype : numpy dtype or name, optional
         Element type (default float32); bfloat16 is ``ml_dtypes.bfloat16`` or ``"bfloat16"``.
+    device : DLContext or str, optional
+        The array API's name of ``ctx`` (give one of them).
 
     Returns
     -------
@@ -44,7 +55,7 @@ def empty(shape: ShapeLike, ctx: Optional[DeviceLike] = None,
     RuntimeError
         No usable plugin serves the device.
     """
-    return _core.empty(shape, device(ctx), dtype)
+    return _core.empty(shape, _devices.device(_ctx_or_device(ctx, device, "empty")), dtype)
 
 
 def array(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = None) -> NDArray:
@@ -84,7 +95,7 @@ def _dtype(dtype: npt.DTypeLike) -> Optional[np.dtype[Any]]:
 
 
 def asarray(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = None,
-            copy: Optional[bool] = None) -> NDArray:
+            copy: Optional[bool] = None, *, device: Optional[DeviceLike] = None) -> NDArray:
     """An NDArray with obj's data, sharing its memory when it is already on ``ctx`` in ``dtype``.
 
     Parameters
@@ -101,6 +112,8 @@ def asarray(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = N
     copy : bool, optional
         True: always copy. False: never copy (ValueError when the data must move or convert).
         None (default): copy only when needed.
+    device : DLContext or str, optional
+        The array API's name of ``ctx`` (give one of them).
 
     Returns
     -------
@@ -116,7 +129,8 @@ def asarray(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = N
     RuntimeError
         No usable plugin serves the device.
     """
-    want = None if ctx is None else device(ctx)
+    ctx = _ctx_or_device(ctx, device, "asarray")
+    want = None if ctx is None else _devices.device(ctx)
     dtype = _dtype(dtype)
     src = None
     if isinstance(obj, NDArray):
@@ -124,7 +138,7 @@ def asarray(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = N
     elif hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
         src = _core.from_dlpack(obj)
     elif hasattr(obj, "__cuda_array_interface__"):
-        gpu = want if want is not None and want.device_type == 2 else device("cuda:0")
+        gpu = want if want is not None and want.device_type == 2 else _devices.device("cuda:0")
         src = _core.from_cuda_array_interface(obj, gpu)
     if src is None:
         host = np.asarray(obj, dtype=dtype)
@@ -141,6 +155,8 @@ def asarray(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = N
             native = host.dtype.newbyteorder("=")
             src = _core.share_numpy(np.array(host, dtype=native, order="C", copy=True))
         dtype = None
+        if want is None:  # host data goes to the default device, as the docstring says
+            want = _devices.device(None)
     target = src.ctx if want is None else want
     changes = (target != src.ctx) or (dtype is not None and np.dtype(dtype) != src.dtype)
     if changes and copy is False:

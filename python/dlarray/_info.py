@@ -24,9 +24,9 @@ def _device(device: Any) -> Optional[_core.DLContext]:
 
 def _supported(device: Optional[_core.DLContext]) -> Tuple[np.dtype, ...]:
     """The standard's dtypes whose arrays the device can hold and convert (astype has a kernel
-    there for it): complex types have no kernels yet, so they are left out everywhere."""
-    kinds = _dtypes.KINDS["bool"] + _dtypes.KINDS["integral"] + (_dtypes.float32,
-                                                                  _dtypes.float64)
+    there for it)."""
+    kinds = (_dtypes.KINDS["bool"] + _dtypes.KINDS["integral"]
+             + (_dtypes.float32, _dtypes.float64) + _dtypes.COMPLEX_FLOATING)
     astype = _core.op_info("astype")
     if device is not None and repr(device).rsplit("(", 1)[0] not in astype["devices"]:
         return ()

@@ -23,19 +23,26 @@ bool AllPythonInts(const py::array& probe) {
 
 // obj as a C-contiguous NumPy array of dtype dt. Only numbers convert: NumPy would also turn
 // None into NaN, strings into their numeric value and complex into its real part, silently.
+// Complex data converts to complex dtypes only.
 py::array NumericArray(const py::object& obj, const py::object& dt, const std::string& where) {
   py::module_ np = py::module_::import("numpy");
   if (obj.is_none()) {
-    throw DTypeError(where + ": None is not array data (only numbers convert: bool, int, float)");
+    throw DTypeError(where +
+                     ": None is not array data (only numbers convert: bool, int, float, complex)");
   }
   py::array probe = np.attr("asarray")(obj);
   const char kind = probe.dtype().kind();
   const bool bfloat16 = py::str(probe.dtype().attr("name")).cast<std::string>() == "bfloat16";
-  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && !bfloat16 &&
+  const bool to_complex = py::dtype::from_args(dt).kind() == 'c';
+  if (kind == 'c' && !to_complex) {
+    throw DTypeError(where + ": cannot convert complex data to " + std::string(py::str(dt)) +
+                     " (it would drop the imaginary part); use a complex dtype");
+  }
+  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && kind != 'c' && !bfloat16 &&
       !(kind == 'O' && AllPythonInts(probe))) {
     throw DTypeError(where + ": cannot convert " + TypeName(obj) + " (NumPy dtype " +
                      std::string(py::str(probe.dtype())) +
-                     ") to numbers; only bool, int, uint and float data convert");
+                     ") to numbers; only bool, int, uint, float and complex data convert");
   }
   // Python data converts straight to dt, so NumPy checks each number as it does for
   // np.array(data, dtype): 1000 into int8 is an OverflowError, NaN into int32 a ValueError.
@@ -93,7 +100,8 @@ void RequireWritable(const NDArray& a, const char* what) {
 // value does (OverflowError for an integer out of the dtype's range or an infinity, ValueError
 // for NaN, floats truncated): NumPy converts it, exactly for any 64-bit integer, and the device
 // repeats its bytes (FillElements). Float targets go through array_set, whose range check they
-// keep. False when value is not a number (the caller then converts it as an array).
+// keep. False when value is not a real number (the caller then converts it as an array: a
+// complex value, which array_set cannot take, is copied from the host).
 bool AssignScalar(const NDArray& target, const py::object& value) {
   const Array& t = *target.array;
   if (!PyLong_Check(value.ptr())) {  // Python ints past 64 bits make object arrays

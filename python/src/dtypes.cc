@@ -35,6 +35,8 @@ int TableIndex(DLArrayDType t) {
       return t.bits == 16 ? 8 : t.bits == 32 ? 9 : t.bits == 64 ? 10 : -1;
     case kDLArrayBool:
       return t.bits == 8 ? 11 : -1;
+    case kDLArrayComplex:
+      return t.bits == 64 ? 12 : t.bits == 128 ? 13 : -1;
     default:
       return -1;
   }
@@ -58,7 +60,7 @@ DLArrayDType DTypeFromNumpy(const py::handle& arg) {
     throw DTypeError("dtype: " + std::string(py::repr(arg)) +
                      " is not a data type (a numpy dtype, a numpy scalar type, or a name such as "
                      "'float32' or 'bfloat16'; supported: bool, int8-64, uint8-64, "
-                     "float16/32/64, bfloat16)");
+                     "float16/32/64, bfloat16, complex64/128)");
   }
   const char kind = dt.kind();
   const auto bits = static_cast<uint8_t>(dt.itemsize() * 8);
@@ -66,22 +68,24 @@ DLArrayDType DTypeFromNumpy(const py::handle& arg) {
   if (kind == 'i') return DLArrayDType{kDLArrayInt, bits, 1};
   if (kind == 'u') return DLArrayDType{kDLArrayUInt, bits, 1};
   if (kind == 'b') return DLArrayDType{kDLArrayBool, 8, 1};
+  if (kind == 'c' && (bits == 64 || bits == 128)) return DLArrayDType{kDLArrayComplex, bits, 1};
   if (dt.itemsize() == 2 && py::str(dt.attr("name")).cast<std::string>() == "bfloat16") {
     return kBFloat16;
   }
   throw DTypeError("dtype: unsupported dtype " + std::string(py::str(dt)) +
-                   " (supported: bool, int8-64, uint8-64, float16/32/64, bfloat16)");
+                   " (supported: bool, int8-64, uint8-64, float16/32/64, bfloat16, "
+                   "complex64/128)");
 }
 
 py::dtype DTypeToNumpy(DLArrayDType t) {
   if (t == kBFloat16) return BFloat16Dtype();
-  static std::array<py::object*, 12> table{};  // leaked, like BFloat16Dtype's
+  static std::array<py::object*, 14> table{};  // leaked, like BFloat16Dtype's
   const int i = TableIndex(t);
   if (i < 0) throw DTypeError("dtype " + DTypeToString(t) + " has no NumPy equivalent");
   if (table[i] == nullptr) {
-    static const char* const kNames[12] = {"int8",    "int16",   "int32",   "int64",
-                                           "uint8",   "uint16",  "uint32",  "uint64",
-                                           "float16", "float32", "float64", "bool"};
+    static const char* const kNames[14] = {"int8",    "int16",  "int32",     "int64",     "uint8",
+                                           "uint16",  "uint32", "uint64",    "float16",   "float32",
+                                           "float64", "bool",   "complex64", "complex128"};
     table[i] = new py::object(py::dtype(kNames[i]));
   }
   return table[i]->cast<py::dtype>();

@@ -50,6 +50,13 @@ NDArray Empty(const py::handle& shape, const DLContext& ctx, const py::object& d
 NDArray Astype(const NDArray& self, const py::object& dtype, bool copy) {
   const DLArrayDType t = DTypeFromNumpy(dtype);
   if (t == self.array->dtype()) return copy ? CompactCopy(self) : self;
+  // The array API standard: complex to real "should not be permitted" (NumPy warns and drops the
+  // imaginary part, a silent loss of data once warnings are filtered).
+  if (self.array->dtype().code == kDLArrayComplex && t.code != kDLArrayComplex) {
+    throw DTypeError("astype: converting " + DTypeToString(self.array->dtype()) + " to " +
+                     DTypeToString(t) +
+                     " would drop the imaginary part; the array API does not permit it");
+  }
   NDArray src = self.array->is_compact() ? self : CompactCopy(self);
   NDArray out{Array::Empty(src.array->shape(), src.array->ctx(), t)};
   RunOp(RequireOp("astype"), {src.dl()}, {&out}, {});
@@ -374,6 +381,14 @@ array([[3., 5.],
           "__float__", [](const NDArray& s) { return py::float_(Item(s)); }, Guard())
       .def(
           "__int__", [](const NDArray& s) { return py::int_(Item(s)); }, Guard())
+      .def(
+          "__complex__",
+          [](const NDArray& s) {
+            const py::object v = Item(s);
+            return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(
+                PyComplex_RealAsDouble(v.ptr()), PyComplex_ImagAsDouble(v.ptr())));
+          },
+          Guard())
       .def(
           "tolist", [](const NDArray& s) { return AsNumpy(s).attr("tolist")(); },
           "The elements as nested Python lists (copied to the host).", Guard())

@@ -83,6 +83,8 @@ const char* BufferFormat(DLArrayDType t) {
       return t.bits == 8 ? "B" : t.bits == 16 ? "H" : t.bits == 32 ? "I" : "Q";
     case kDLArrayBool:
       return "?";
+    case kDLArrayComplex:
+      return t.bits == 64 ? "Zf" : "Zd";
     default:
       return nullptr;
   }

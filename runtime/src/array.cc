@@ -20,6 +20,8 @@ bool IsStorageDType(DLArrayDType t) {
       return t.bits == 16 || t.bits == 32 || t.bits == 64;
     case kDLArrayBfloat:
       return t.bits == 16;
+    case kDLArrayComplex:
+      return t.bits == 64 || t.bits == 128;
     case kDLArrayBool:
       return t.bits == 8;
     default:
@@ -42,8 +44,10 @@ namespace {
 
 void CheckDType(DLArrayDType dtype) {
   if (!IsStorageDType(dtype)) {
-    throw DTypeError("unsupported dtype " + DTypeToString(dtype) +
-                     " (supported: bool, int8-64, uint8-64, float16/32/64, bfloat16; one lane)");
+    throw DTypeError(
+        "unsupported dtype " + DTypeToString(dtype) +
+        " (supported: bool, int8-64, uint8-64, float16/32/64, bfloat16, complex64/128; one "
+        "lane)");
   }
 }
 

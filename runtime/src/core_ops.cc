@@ -114,7 +114,7 @@ void CheckScalarRange(const DLArrayOpCall& c, int i) {
   const DLArrayDType t = c.outputs[0]->dtype;
   double limit = 0.0;  // halfway between the largest finite value and the next power of two
   const char* range = "";
-  if (t.code == kDLArrayFloat && t.bits == 32) {
+  if ((t.code == kDLArrayFloat && t.bits == 32) || (t.code == kDLArrayComplex && t.bits == 64)) {
     limit = static_cast<double>(FLT_MAX) + std::ldexp(1.0, 103);
     range = "float32 range (|value| <= 3.4028235e38)";
   } else if (t.code == kDLArrayFloat && t.bits == 16) {
@@ -280,8 +280,12 @@ constexpr DLArrayDType kAll[] = {{kDLArrayFloat, 32, 1},
                                  {kDLArrayUInt, 16, 1},
                                  {kDLArrayUInt, 32, 1},
                                  {kDLArrayUInt, 64, 1},
-                                 kBool};
-enum DTypeSet : int { kFloats = 4, kNumeric = 9, kAllTypes = 13 };  // prefixes of kAll
+                                 kBool,
+                                 {kDLArrayComplex, 64, 1},
+                                 {kDLArrayComplex, 128, 1}};
+// Prefixes of kAll. Complex arrays are stored, moved and converted (the kAllTypes ops); no other
+// op has complex kernels yet.
+enum DTypeSet : int { kFloats = 4, kNumeric = 9, kAllTypes = 15 };
 // The elementwise table's name for kFloats.
 constexpr DTypeSet kFloatTypes = kFloats;
 

@@ -42,11 +42,11 @@ bool Same(DLArrayDType a, DLArrayDType b) {
 }
 
 const std::vector<DLArrayDType> kEvery = {
-    DType(kDLArrayFloat, 32),  DType(kDLArrayFloat, 64), DType(kDLArrayFloat, 16),
-    DType(kDLArrayBfloat, 16), DType(kDLArrayInt, 8),    DType(kDLArrayInt, 16),
-    DType(kDLArrayInt, 32),    DType(kDLArrayInt, 64),   DType(kDLArrayUInt, 8),
-    DType(kDLArrayUInt, 16),   DType(kDLArrayUInt, 32),  DType(kDLArrayUInt, 64),
-    DType(kDLArrayBool, 8)};
+    DType(kDLArrayFloat, 32),  DType(kDLArrayFloat, 64),   DType(kDLArrayFloat, 16),
+    DType(kDLArrayBfloat, 16), DType(kDLArrayInt, 8),      DType(kDLArrayInt, 16),
+    DType(kDLArrayInt, 32),    DType(kDLArrayInt, 64),     DType(kDLArrayUInt, 8),
+    DType(kDLArrayUInt, 16),   DType(kDLArrayUInt, 32),    DType(kDLArrayUInt, 64),
+    DType(kDLArrayBool, 8),    DType(kDLArrayComplex, 64), DType(kDLArrayComplex, 128)};
 
 // How many of kEvery a set admits, by visiting each.
 template <int kSet>
@@ -62,7 +62,7 @@ TEST_CASE("dtype dispatch: every storage dtype maps to a C++ type of its width, 
   for (const DLArrayDType t : kEvery) {
     CAPTURE(dlarray::FormatDType(t));
     int calls = 0;
-    const bool found = dlarray::VisitDType<dlarray::kAllTypes, TestFloat16>(t, [&](auto tag) {
+    const bool found = dlarray::VisitDType<dlarray::kStorageTypes, TestFloat16>(t, [&](auto tag) {
       using T = typename decltype(tag)::type;
       ++calls;
       CHECK(sizeof(T) * 8 == t.bits);
@@ -82,7 +82,9 @@ TEST_CASE("dtype dispatch: a set admits its kinds only") {
   CHECK(CountAdmitted<dlarray::kWideUInts>() == 3);
   CHECK(CountAdmitted<dlarray::kBoolType>() == 1);
   CHECK(CountAdmitted<dlarray::kFloatTypes | dlarray::kIntTypes>() == 9);
-  CHECK(CountAdmitted<dlarray::kAllTypes>() == 13);
+  CHECK(CountAdmitted<dlarray::kAllTypes>() == 13);  // every real dtype and bool
+  CHECK(CountAdmitted<dlarray::kComplexTypes>() == 2);
+  CHECK(CountAdmitted<dlarray::kStorageTypes>() == 15);
   // Vector lanes, unknown codes and widths are no element type.
   for (const DLArrayDType t : {DType(kDLArrayFloat, 32, 4), DType(kDLArrayFloat, 8),
                                DType(kDLArrayInt, 128), DType(3, 16), DType(kDLArrayBool, 1)}) {
@@ -164,4 +166,36 @@ TEST_CASE("dtype dispatch: IsFloat32") {
   CHECK_FALSE(dlarray::IsFloat32(DType(kDLArrayFloat, 32, 2)));
   CHECK_FALSE(dlarray::IsFloat32(DType(kDLArrayFloat, 64)));
   CHECK_FALSE(dlarray::IsFloat32(DType(kDLArrayInt, 32)));
+}
+
+TEST_CASE("dtype dispatch: complex values convert as NumPy casts them") {
+  using C64 = dlarray::Complex<float>;
+  using C128 = dlarray::Complex<double>;
+  const auto c = dlarray::StoreAs<TestFloat16, C64>(2.5);  // real -> complex: imaginary 0
+  CHECK(c.re == 2.5f);
+  CHECK(c.im == 0.0f);
+  const auto w = dlarray::StoreAs<TestFloat16, C128>(C64{1.5f, -3.0f});
+  CHECK(w.re == 1.5);
+  CHECK(w.im == -3.0);
+  const auto n = dlarray::StoreAs<TestFloat16, C64>(C128{1e300, 1.0});  // rounds as a float
+  CHECK(n.re == std::numeric_limits<float>::infinity());
+  // complex -> real: the real part (NumPy's cast); bool: either part non-zero.
+  CHECK(dlarray::StoreAs<TestFloat16, int8_t>(C64{-7.9f, 4.0f}) == -7);
+  CHECK(dlarray::StoreAs<TestFloat16, bool>(C64{0.0f, 1.0f}));
+  CHECK_FALSE(dlarray::StoreAs<TestFloat16, bool>(C128{0.0, -0.0}));
+  CHECK(dlarray::StoreAs<TestFloat16, bool>(C64{1.0f, 0.0f}) == true);
+  const auto s = dlarray::ScalarAs<TestFloat16, C128>(-4.0);
+  CHECK(s.re == -4.0);
+  CHECK(s.im == 0.0);
+}
+
+TEST_CASE("dtype dispatch: VisitElementSize gives a type of the element's size, 16 bytes too") {
+  for (const DLArrayDType t : kEvery) {
+    CAPTURE(dlarray::FormatDType(t));
+    size_t bytes = 0;
+    CHECK(dlarray::VisitElementSize(
+        t, [&](auto tag) { bytes = sizeof(typename decltype(tag)::type); }));
+    CHECK(bytes * 8 == t.bits);
+  }
+  CHECK_FALSE(dlarray::VisitElementSize(DType(kDLArrayInt, 24), [](auto) {}));
 }

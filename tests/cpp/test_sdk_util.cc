@@ -32,6 +32,8 @@ TEST_CASE("sdk_util names every storage dtype and device as the core prints them
   CHECK(FormatDType({kDLArrayFloat, 32, 1}) == "float32");
   CHECK(FormatDType({kDLArrayBfloat, 16, 1}) == "bfloat16");
   CHECK(FormatDType({kDLArrayBool, 8, 1}) == "bool");
+  CHECK(FormatDType({kDLArrayComplex, 64, 1}) == "complex64");
+  CHECK(FormatDType({kDLArrayComplex, 128, 1}) == "complex128");
   CHECK(FormatDType({kDLArrayUInt, 64, 1}) == "uint64");
   CHECK(FormatDType({kDLArrayFloat, 32, 4}) == "float32x4");
   CHECK(dlarray::FormatDevice({kDLArrayCPU, 0}) == "cpu(0)");

@@ -79,6 +79,7 @@ bool Supported(DLArrayDType t) {
   }
   if (t.code == kDLArrayBfloat) return t.bits == 16;
   if (t.code == kDLArrayBool) return t.bits == 8;
+  if (t.code == kDLArrayComplex) return t.bits == 64 || t.bits == 128;
   return false;
 }
 

@@ -144,7 +144,7 @@ def test_array_namespace_info():
     assert xp.asarray(1).dtype == info.default_dtypes()["integral"]
     every = info.dtypes()
     assert every["float32"] == xp.float32 and every["bool"] == xp.bool
-    assert "complex64" not in every  # no complex kernels yet: not claimed
+    assert every["complex64"] == xp.complex64 and every["complex128"] == xp.complex128
     assert set(info.dtypes(kind="integral")) == {str(d) for d in INTS}
     assert set(info.dtypes(kind=("bool", "real floating"))) == {"bool", "float32", "float64"}
     for device in info.devices():
@@ -155,3 +155,16 @@ def test_array_namespace_info():
         info.dtypes(device="no_such_device:0")
     with pytest.raises(ValueError, match="unknown kind"):
         info.dtypes(kind="floating")
+
+
+def test_asarray_puts_host_data_on_the_default_device(ctx):
+    # What lets the array API suite run per device (DLARRAY_DEFAULT_DEVICE): Python and NumPy data
+    # go to the default device; an NDArray keeps its own.
+    on_cpu = xp.asarray([1.0, 2.0], xp.cpu())
+    with xp.using_device(ctx):
+        for data in (1.5, [1, 2], 1j, np.arange(3)):
+            x = xp.asarray(data)
+            assert x.ctx == ctx
+            np.testing.assert_array_equal(x.asnumpy(), np.asarray(data))
+        assert xp.asarray(on_cpu).ctx == xp.cpu()
+        assert xp.asarray([1.0], xp.cpu()).ctx == xp.cpu()

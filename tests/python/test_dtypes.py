@@ -366,4 +366,4 @@ def test_dtype_errors(ctx):
         b = dlarray.empty((3,), ctx, bool)
         ops.matrix_elementwise_add(b, b, b)
     with pytest.raises(TypeError, match="unsupported dtype"):
-        dlarray.empty((2,), ctx, np.complex64)
+        dlarray.empty((2,), ctx, np.clongdouble)

@@ -36,11 +36,12 @@ typedef DLDevice DLContext;
 
 /*! \brief Type codes, with DLPack's numbers. */
 typedef enum {
-  kDLArrayInt = 0,    /*!< signed integer */
-  kDLArrayUInt = 1,   /*!< unsigned integer */
-  kDLArrayFloat = 2,  /*!< IEEE floating point */
-  kDLArrayBfloat = 4, /*!< bfloat16: float32's upper 16 bits */
-  kDLArrayBool = 6,   /*!< bool, 8 bits per element (0 or 1) */
+  kDLArrayInt = 0,     /*!< signed integer */
+  kDLArrayUInt = 1,    /*!< unsigned integer */
+  kDLArrayFloat = 2,   /*!< IEEE floating point */
+  kDLArrayBfloat = 4,  /*!< bfloat16: float32's upper 16 bits */
+  kDLArrayComplex = 5, /*!< complex: real then imaginary part, each of bits / 2 (NumPy's layout) */
+  kDLArrayBool = 6,    /*!< bool, 8 bits per element (0 or 1) */
 } DLArrayTypeCode;
 
 /*! \brief Element type: DLPack's DLDataType layout. */

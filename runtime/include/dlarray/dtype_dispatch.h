@@ -58,13 +58,35 @@ struct TypeTag {
 
 /*! \brief Kinds of dtype a dispatch accepts, or-ed together. */
 enum DTypeSet : int {
-  kFloatTypes = 1,  //!< float32, float64, float16, bfloat16
-  kIntTypes = 2,    //!< int8, int16, int32, int64, uint8 (the integers NumPy promotes safely)
-  kWideUInts = 4,   //!< uint16, uint32, uint64
-  kBoolType = 8,    //!< bool
+  kFloatTypes = 1,     //!< float32, float64, float16, bfloat16
+  kIntTypes = 2,       //!< int8, int16, int32, int64, uint8 (the integers NumPy promotes safely)
+  kWideUInts = 4,      //!< uint16, uint32, uint64
+  kBoolType = 8,       //!< bool
+  kComplexTypes = 16,  //!< complex64, complex128
 };
-/*! \brief Every storage dtype. */
+/*! \brief Every real storage dtype and bool: what the arithmetic kernels may take. */
 constexpr int kAllTypes = kFloatTypes | kIntTypes | kWideUInts | kBoolType;
+/*! \brief Every storage dtype, complex included: what kernels that only move or convert take. */
+constexpr int kStorageTypes = kAllTypes | kComplexTypes;
+
+/*! \brief complex64 (R = float) and complex128 (R = double) elements: NumPy's and C's layout. */
+template <typename R>
+struct Complex {
+  R re;  //!< real part
+  R im;  //!< imaginary part
+};
+
+/*! \brief Whether T is a Complex. */
+template <typename T>
+constexpr bool kIsComplex = false;
+template <typename R>
+constexpr bool kIsComplex<Complex<R>> = true;
+
+/*! \brief An element of 16 bytes (complex128) for kernels that only move elements. */
+struct alignas(8) Bytes16 {
+  uint64_t lo;
+  uint64_t hi;
+};
 
 /*! \brief One row of the dtype table: the kind that admits it, its code and bits, its C++ type. */
 template <int kKind, int kCode, int kBits, typename T>
@@ -90,7 +112,9 @@ using DTypeTable = DTypeRows<
     DTypeRow<kIntTypes, kDLArrayInt, 32, int32_t>, DTypeRow<kIntTypes, kDLArrayInt, 64, int64_t>,
     DTypeRow<kIntTypes, kDLArrayUInt, 8, uint8_t>, DTypeRow<kWideUInts, kDLArrayUInt, 16, uint16_t>,
     DTypeRow<kWideUInts, kDLArrayUInt, 32, uint32_t>,
-    DTypeRow<kWideUInts, kDLArrayUInt, 64, uint64_t>, DTypeRow<kBoolType, kDLArrayBool, 8, bool>>;
+    DTypeRow<kWideUInts, kDLArrayUInt, 64, uint64_t>, DTypeRow<kBoolType, kDLArrayBool, 8, bool>,
+    DTypeRow<kComplexTypes, kDLArrayComplex, 64, Complex<float>>,
+    DTypeRow<kComplexTypes, kDLArrayComplex, 128, Complex<double>>>;
 
 namespace detail {
 
@@ -150,6 +174,28 @@ inline void DispatchDType(DLArrayDType t, const char* op, const char* device, F&
   }
 }
 
+/*!
+ * \brief For kernels that only move elements: calls f(TypeTag<U>{}) with U an unsigned integer
+ *        of t's element size (Bytes16 for 16 bytes) and returns true; false for other sizes.
+ */
+template <typename F>
+inline bool VisitElementSize(DLArrayDType t, F&& f) {
+  switch ((t.bits * t.lanes + 7) / 8) {
+    case 1:
+      return f(TypeTag<uint8_t>{}), true;
+    case 2:
+      return f(TypeTag<uint16_t>{}), true;
+    case 4:
+      return f(TypeTag<uint32_t>{}), true;
+    case 8:
+      return f(TypeTag<uint64_t>{}), true;
+    case 16:
+      return f(TypeTag<Bytes16>{}), true;
+    default:
+      return false;
+  }
+}
+
 /*! \brief Whether t is float32. */
 inline bool IsFloat32(DLArrayDType t) {
   return t.code == kDLArrayFloat && t.bits == 32 && t.lanes == 1;
@@ -188,13 +234,29 @@ DLARRAY_HOST_DEVICE I SaturatingCast(double v) {
 }
 
 /*!
- * \brief Any arithmetic value -> storage T, as NumPy casts: the 16-bit floats round to nearest
+ * \brief Any compute value -> storage T, as NumPy casts: the 16-bit floats round to nearest
  *        even (bfloat16 from float, as ml_dtypes does), anything to bool is != 0, floats to
  *        integers truncate (saturating, NaN 0: NumPy leaves those undefined), integers wrap.
+ *        A real value becomes a complex one with imaginary part 0; a complex value becomes a
+ *        real one through its real part (NumPy's cast, which warns: dlarray's astype refuses
+ *        it, the kernels keep it well defined), and bool when either part is non-zero.
  */
 template <typename F16, typename T, typename V>
 DLARRAY_HOST_DEVICE T StoreAs(V v) {
-  if constexpr (std::is_same_v<T, typename F16::Half>) {
+  if constexpr (kIsComplex<T>) {
+    using R = decltype(T::re);
+    if constexpr (kIsComplex<V>) {
+      return T{static_cast<R>(v.re), static_cast<R>(v.im)};
+    } else {
+      return T{static_cast<R>(v), R{0}};
+    }
+  } else if constexpr (kIsComplex<V>) {
+    if constexpr (std::is_same_v<T, bool>) {
+      return v.re != 0 || v.im != 0;
+    } else {
+      return StoreAs<F16, T>(v.re);
+    }
+  } else if constexpr (std::is_same_v<T, typename F16::Half>) {
     return F16::ToHalf(static_cast<double>(v));
   } else if constexpr (std::is_same_v<T, typename F16::BFloat16>) {
     return F16::ToBFloat16(static_cast<float>(v));

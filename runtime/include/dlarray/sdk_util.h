@@ -21,15 +21,17 @@
 
 namespace dlarray {
 
-/*! \brief "float32", "bfloat16", "bool", "int8", "float32x4" (lanes), as the core prints them. */
+/*! \brief "float32", "bfloat16", "complex64", "bool", "int8", "float32x4" (lanes), as the core
+ *         prints them. */
 inline std::string FormatDType(DLArrayDType t) {
   if (t.code == kDLArrayBool && t.bits == 8 && t.lanes == 1) return "bool";
-  const char* code = t.code == kDLArrayInt      ? "int"
-                     : t.code == kDLArrayUInt   ? "uint"
-                     : t.code == kDLArrayFloat  ? "float"
-                     : t.code == kDLArrayBfloat ? "bfloat"
-                     : t.code == kDLArrayBool   ? "bool"
-                                                : "type";
+  const char* code = t.code == kDLArrayInt       ? "int"
+                     : t.code == kDLArrayUInt    ? "uint"
+                     : t.code == kDLArrayFloat   ? "float"
+                     : t.code == kDLArrayBfloat  ? "bfloat"
+                     : t.code == kDLArrayComplex ? "complex"
+                     : t.code == kDLArrayBool    ? "bool"
+                                                 : "type";
   std::string s = code + std::to_string(t.bits);
   if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
   return s;
