@@ -65,6 +65,8 @@ enum DTypeSet : int {
 };
 /*! \brief Every storage dtype. */
 constexpr int kAllTypes = kFloatTypes | kIntTypes | kWideUInts | kBoolType;
+/*! \brief The floats and the safely promoted integers (the elementwise table's kNumericTypes). */
+constexpr int kNumericTypes = kFloatTypes | kIntTypes;
 
 /*! \brief One row of the dtype table: the kind that admits it, its code and bits, its C++ type. */
 template <int kKind, int kCode, int kBits, typename T>
