@@ -29,13 +29,7 @@ inline float* OutData(DLArray* array) {
 void ArraySetKernel(const KernelContext& ctx);
 void BroadcastToKernel(const KernelContext& ctx);
 void ReduceSumAxisZeroKernel(const KernelContext& ctx);
-void MatrixElementwiseAddKernel(const KernelContext& ctx);
-void MatrixElementwiseAddByConstKernel(const KernelContext& ctx);
-void MatrixElementwiseMultiplyKernel(const KernelContext& ctx);
-void MatrixElementwiseMultiplyByConstKernel(const KernelContext& ctx);
 void MatrixMultiplyKernel(const KernelContext& ctx);
-void ReluKernel(const KernelContext& ctx);
-void ReluGradientKernel(const KernelContext& ctx);
 void SoftmaxKernel(const KernelContext& ctx);
 void SoftmaxCrossEntropyKernel(const KernelContext& ctx);
 void CopyKernel(const KernelContext& ctx);
@@ -45,8 +39,6 @@ void CompareByConstKernel(const KernelContext& ctx);
 
 /*! \brief Registers the kernels of every op of dlarray/elementwise_table.h. */
 void RegisterTableKernels(Registry* registry);
-void MatrixElementwiseDivideKernel(const KernelContext& ctx);
-void MatrixElementwiseDivideByConstKernel(const KernelContext& ctx);
 
 /*!
  * \brief The own cache-blocked, multithreaded SGEMM: C (m x n, row stride ldc) = op(A) * op(B),

@@ -1,6 +1,7 @@
 /*!
  * \file cpu_plugin.cc
- * \brief cpu_backend.so's entry point: the CpuDevice and a kernel for every core op.
+ * \brief cpu_backend.so's entry point: the CpuDevice and a kernel for every core op (those of
+ *        the elementwise table from elementwise_table.cc).
  */
 #include "cpu_device.h"
 #include "cpu_kernels.h"
@@ -51,21 +52,13 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"array_set", &cpu::ArraySetKernel},
       {"broadcast_to", &cpu::BroadcastToKernel},
       {"reduce_sum_axis_zero", &cpu::ReduceSumAxisZeroKernel},
-      {"matrix_elementwise_add", &cpu::MatrixElementwiseAddKernel},
-      {"matrix_elementwise_add_by_const", &cpu::MatrixElementwiseAddByConstKernel},
-      {"matrix_elementwise_multiply", &cpu::MatrixElementwiseMultiplyKernel},
-      {"matrix_elementwise_multiply_by_const", &cpu::MatrixElementwiseMultiplyByConstKernel},
       {"matrix_multiply", &cpu::MatrixMultiplyKernel},
-      {"relu", &cpu::ReluKernel},
-      {"relu_gradient", &cpu::ReluGradientKernel},
       {"softmax", &cpu::SoftmaxKernel},
       {"softmax_cross_entropy", &cpu::SoftmaxCrossEntropyKernel},
       {"copy", &cpu::CopyKernel},
       {"astype", &cpu::AstypeKernel},
       {"compare", &cpu::CompareKernel},
       {"compare_by_const", &cpu::CompareByConstKernel},
-      {"matrix_elementwise_divide", &cpu::MatrixElementwiseDivideKernel},
-      {"matrix_elementwise_divide_by_const", &cpu::MatrixElementwiseDivideByConstKernel},
   };
   for (const Entry& entry : kKernels)
     registry->register_kernel(entry.op, kDLArrayCPU, entry.kernel);

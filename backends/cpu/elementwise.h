@@ -117,6 +117,29 @@ inline void DispatchElementwise(const KernelContext& ctx, Op op) {
   });
 }
 
+/*!
+ * \brief DispatchElementwise for ops of one input and the scalar attribute ctx.attrs[0]:
+ *        op(x, s), s the attribute as NumPy applies it to the dtype (see ScalarFor), broadcast
+ *        to VecF lanes on the float32 path.
+ */
+template <int kSet, typename Op>
+inline void DispatchElementwiseScalar(const KernelContext& ctx, Op op) {
+  const DLArrayDType t = ctx.outputs[0]->dtype;
+  if (IsFloat32(t)) {
+    const float s = static_cast<float>(ctx.attrs[0]);
+    ElementwiseKernel<1>(ctx, [op, s](auto x) { return op(x, Splat<decltype(x)>(s)); });
+    return;
+  }
+  Dispatch<kSet>(t, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const Compute<T> s = ScalarFor<T>(ctx.attrs[0]);
+    DLArray* out = ctx.outputs[0];
+    MapTyped(
+        NumElements(out), Data<T>(out), [op, s](Compute<T> x) { return op(x, s); },
+        Data<const T>(ctx.inputs[0]));
+  });
+}
+
 }  // namespace dlarray::cpu
 
 #endif  // DLARRAY_BACKENDS_CPU_ELEMENTWISE_H_

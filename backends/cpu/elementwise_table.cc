@@ -2,7 +2,7 @@
  * \file elementwise_table.cc
  * \brief The CPU kernels of every op of dlarray/elementwise_table.h: the table's expression as a
  *        generic lambda, called on VecF and float for float32 (the vectorised loop) and on the
- *        compute type (float or double) for the other dtypes.
+ *        compute type (float, double or the integer itself) for the other dtypes.
  */
 #include "dlarray/elementwise_table.h"
 
@@ -23,9 +23,15 @@ namespace {
     DispatchElementwise<2, dtypes>(ctx,                                                        \
                                    [](auto a, decltype(a) b) -> decltype(a) { return expr; }); \
   }
-DLARRAY_ELEMENTWISE_OPS(DLARRAY_CPU_KERNEL_1, DLARRAY_CPU_KERNEL_2)
+#define DLARRAY_CPU_KERNEL_S(name, x, s, dtypes, expr, grads, doc)                                \
+  void name##_kernel(const KernelContext& ctx) {                                                  \
+    DispatchElementwiseScalar<dtypes>(ctx,                                                        \
+                                      [](auto x, decltype(x) s) -> decltype(x) { return expr; }); \
+  }
+DLARRAY_ELEMENTWISE_OPS(DLARRAY_CPU_KERNEL_1, DLARRAY_CPU_KERNEL_2, DLARRAY_CPU_KERNEL_S)
 #undef DLARRAY_CPU_KERNEL_1
 #undef DLARRAY_CPU_KERNEL_2
+#undef DLARRAY_CPU_KERNEL_S
 
 }  // namespace
 
@@ -33,7 +39,7 @@ void RegisterTableKernels(Registry* registry) {
   auto register_one = [registry](const char* op, KernelFn fn) {
     registry->register_kernel(op, kDLArrayCPU, fn);
   };
-  DLARRAY_ELEMENTWISE_OPS(DLARRAY_ELEMENTWISE_REGISTER_1, DLARRAY_ELEMENTWISE_REGISTER_2)
+  DLARRAY_ELEMENTWISE_REGISTER_ALL
 }
 
 }  // namespace dlarray::cpu

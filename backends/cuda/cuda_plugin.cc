@@ -48,21 +48,13 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"array_set", &ArraySetKernel},
       {"broadcast_to", &BroadcastToKernel},
       {"reduce_sum_axis_zero", &ReduceSumAxisZeroKernel},
-      {"matrix_elementwise_add", &MatrixElementwiseAddKernel},
-      {"matrix_elementwise_add_by_const", &MatrixElementwiseAddByConstKernel},
-      {"matrix_elementwise_multiply", &MatrixElementwiseMultiplyKernel},
-      {"matrix_elementwise_multiply_by_const", &MatrixElementwiseMultiplyByConstKernel},
       {"matrix_multiply", &MatrixMultiplyKernel},
-      {"relu", &ReluKernel},
-      {"relu_gradient", &ReluGradientKernel},
       {"softmax", &SoftmaxKernel},
       {"softmax_cross_entropy", &SoftmaxCrossEntropyKernel},
       {"copy", &CopyKernel},
       {"astype", &AstypeKernel},
       {"compare", &CompareKernel},
       {"compare_by_const", &CompareByConstKernel},
-      {"matrix_elementwise_divide", &MatrixElementwiseDivideKernel},
-      {"matrix_elementwise_divide_by_const", &MatrixElementwiseDivideByConstKernel},
   };
   for (const Entry& e : kKernels) registry->register_kernel(e.op, kDLArrayCUDA, e.fn);
   RegisterTableKernels(registry);

@@ -1,6 +1,7 @@
 // The CUDA kernels of every op of dlarray/elementwise_table.h: the table's expression as a device
-// functor on the compute type (float for the 16-bit types and float32, double for float64), run by
-// the elementwise launcher (16-byte vectors when the operands are aligned).
+// functor on the compute type (float for the 16-bit types and float32, double for float64, the
+// integer itself), run by the elementwise launcher (16-byte vectors when the operands are
+// aligned), as every hand-written elementwise kernel was.
 #include "dlarray/elementwise_table.h"
 #include "dlarray/plugin.h"
 #include "elementwise.cuh"
@@ -38,7 +39,20 @@ __device__ __forceinline__ double Tanh(double x) { return tanh(x); }
   void name##_kernel(const KernelContext& ctx) {                      \
     LaunchSameType<dtypes, 2>(ctx, [](auto) { return name##_fn{}; }); \
   }
-DLARRAY_ELEMENTWISE_OPS(DLARRAY_CUDA_KERNEL_1, DLARRAY_CUDA_KERNEL_2)
+// The scalar, in the compute type C, is a member of the functor (a kernel argument).
+#define DLARRAY_CUDA_KERNEL_S(name, x, s, dtypes, expr, grads, doc) \
+  template <typename C>                                             \
+  struct name##_fn {                                                \
+    C s;                                                            \
+    __device__ C operator()(C x) const { return expr; }             \
+  };                                                                \
+  void name##_kernel(const KernelContext& ctx) {                    \
+    LaunchSameType<dtypes, 1>(ctx, [&](auto tag) {                  \
+      using T = typename decltype(tag)::type;                       \
+      return name##_fn<Compute<T>>{ScalarFor<T>(ctx.attrs[0])};     \
+    });                                                             \
+  }
+DLARRAY_ELEMENTWISE_OPS(DLARRAY_CUDA_KERNEL_1, DLARRAY_CUDA_KERNEL_2, DLARRAY_CUDA_KERNEL_S)
 
 }  // namespace
 
@@ -46,7 +60,7 @@ void RegisterTableKernels(Registry* registry) {
   auto register_one = [registry](const char* op, KernelFn fn) {
     registry->register_kernel(op, kDLArrayCUDA, fn);
   };
-  DLARRAY_ELEMENTWISE_OPS(DLARRAY_ELEMENTWISE_REGISTER_1, DLARRAY_ELEMENTWISE_REGISTER_2)
+  DLARRAY_ELEMENTWISE_REGISTER_ALL
 }
 
 }  // namespace cuda

@@ -15,21 +15,13 @@ namespace cuda {
 void ArraySetKernel(const KernelContext& ctx);
 void BroadcastToKernel(const KernelContext& ctx);
 void ReduceSumAxisZeroKernel(const KernelContext& ctx);
-void MatrixElementwiseAddKernel(const KernelContext& ctx);
-void MatrixElementwiseAddByConstKernel(const KernelContext& ctx);
-void MatrixElementwiseMultiplyKernel(const KernelContext& ctx);
-void MatrixElementwiseMultiplyByConstKernel(const KernelContext& ctx);
 void MatrixMultiplyKernel(const KernelContext& ctx);
-void ReluKernel(const KernelContext& ctx);
-void ReluGradientKernel(const KernelContext& ctx);
 void SoftmaxKernel(const KernelContext& ctx);
 void SoftmaxCrossEntropyKernel(const KernelContext& ctx);
 void CopyKernel(const KernelContext& ctx);
 void AstypeKernel(const KernelContext& ctx);
 void CompareKernel(const KernelContext& ctx);
 void CompareByConstKernel(const KernelContext& ctx);
-void MatrixElementwiseDivideKernel(const KernelContext& ctx);
-void MatrixElementwiseDivideByConstKernel(const KernelContext& ctx);
 
 /*! \brief Registers the kernels of every op of dlarray/elementwise_table.h. */
 void RegisterTableKernels(Registry* registry);

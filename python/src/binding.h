@@ -98,6 +98,9 @@ int CopyArgument(const py::handle& v, const char* fn);
 void RunOp(int op, const std::vector<const DLArray*>& ins, const std::vector<const NDArray*>& outs,
            const std::vector<double>& attrs);
 
+/*! \brief The Python value of an attribute's default, as signatures and op_info show it. */
+py::object AttrDefault(DLArrayAttrType type, double v);
+
 /*! \brief A new compact array on src's device with src's elements (the copy op: any strides). */
 NDArray CompactCopy(const NDArray& src);
 
@@ -120,7 +123,8 @@ void BindNDArray(py::module_& m);
 void BindViews(py::class_<NDArray>& cls);
 void BindDLPack(py::module_& m, py::class_<NDArray>& cls);
 void BindNumpyInterop(py::module_& m, py::class_<NDArray>& cls);
-void BindOps(py::module_& m);
+void BindOps(py::module_& m);      // ops.cc: the op functions, invoke; calls BindOpTable
+void BindOpTable(py::module_& m);  // op_table.cc: op_names, op_info, infer_outputs
 void BindDevices(py::module_& m);
 void BindCustom(py::module_& m);  // custom.cc: AOT custom ops (dlarray.custom)
 void BindRtc(py::module_& m);     // rtc.cc: NVRTC kernels (dlarray.rtc)

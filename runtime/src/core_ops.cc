@@ -286,8 +286,8 @@ constexpr DLArrayDType kAll[] = {{kDLArrayFloat, 32, 1},
 // Prefixes of kAll. Complex arrays are stored, moved and converted (the kAllTypes ops); no other
 // op has complex kernels yet.
 enum DTypeSet : int { kFloats = 4, kNumeric = 9, kAllTypes = 15 };
-// The elementwise table's name for kFloats.
-constexpr DTypeSet kFloatTypes = kFloats;
+// The elementwise table's names for kFloats and kNumeric.
+constexpr DTypeSet kFloatTypes = kFloats, kNumericTypes = kNumeric;
 
 enum Flags : unsigned {
   kInplace = 1,     // an output may be an input
@@ -321,22 +321,9 @@ const CoreOpRow kCoreOps[] = {
      "out = broadcast of x to out's shape (NumPy rules)"},
     {"reduce_sum_axis_zero", "x", "", nullptr, kNumeric, kFillZero, V<ValidateReduceSumAxisZero>,
      I<InferReduceSumAxisZero>, "out = x.sum(axis=0)"},
-    {"matrix_elementwise_add", "a b", "", nullptr, kNumeric, kInplace, nullptr, nullptr,
-     "out = a + b", "a=copy(dout) b=copy(dout)"},
-    {"matrix_elementwise_add_by_const", "x", "value", nullptr, kNumeric, kInplace,
-     V<ValidateScalarOp>, I<InferLikeInput0>, "out = x + value", "x=copy(dout)"},
-    {"matrix_elementwise_multiply", "a b", "", nullptr, kNumeric, kInplace, nullptr, nullptr,
-     "out = a * b", "a=matrix_elementwise_multiply(dout,b) b=matrix_elementwise_multiply(dout,a)"},
-    {"matrix_elementwise_multiply_by_const", "x", "value", nullptr, kNumeric, kInplace,
-     V<ValidateScalarOp>, I<InferLikeInput0>, "out = x * value",
-     "x=matrix_elementwise_multiply_by_const(dout)"},
     {"matrix_multiply", "a b", "trans_a:bool trans_b:bool", "a trans_a b trans_b out", kFloats,
      kFillZero, V<ValidateMatrixMultiply>, I<InferMatrixMultiply>,
      "out = op(a) @ op(b), op transposing when trans_a / trans_b"},
-    {"relu", "x", "", nullptr, kFloats, kInplace, nullptr, nullptr, "out = max(x, 0)",
-     "x=relu_gradient(x,dout)"},
-    {"relu_gradient", "x grad", "", nullptr, kFloats, kInplace, nullptr, nullptr,
-     "out = grad * (x > 0)", "grad=relu_gradient(x,dout)"},
     {"softmax", "x", "", nullptr, kFloats, kInplace, V<ValidateSoftmax>, I<InferLikeInput0>,
      "row-wise softmax over the last axis"},
     {"softmax_cross_entropy", "y y_", "", nullptr, kFloats, kFillNaN,
@@ -352,20 +339,19 @@ const CoreOpRow kCoreOps[] = {
     {"compare_by_const", "x", "value cmp:int=0", "x value out cmp", kAllTypes, kInplace | kBoolOut,
      V<ValidateCompareByConst>, I<InferLikeInput0>,
      "out (bool) = x <cmp> value, cmp: 0 == (default), 1 !=, 2 <, 3 <=, 4 >, 5 >="},
-    {"matrix_elementwise_divide", "a b", "", nullptr, kFloats, kInplace, nullptr, nullptr,
-     "out = a / b"},
-    {"matrix_elementwise_divide_by_const", "x", "value", nullptr, kFloats, kInplace,
-     V<ValidateScalarOp>, I<InferLikeInput0>, "out = x / value",
-     "x=matrix_elementwise_divide_by_const(dout)"},
 // The ops of the elementwise definition table (dlarray/elementwise_table.h): same-shape operands,
-// in place allowed, the outputs shaped like the inputs.
+// in place allowed, the outputs shaped like the inputs; a scalar attribute checked as every
+// scalar applied to an array.
 #define DLARRAY_CORE_ROW_1(name, x, dtypes, expr, grads, doc) \
   {#name, #x, "", nullptr, dtypes, kInplace, nullptr, nullptr, doc, grads},
 #define DLARRAY_CORE_ROW_2(name, a, b, dtypes, expr, grads, doc) \
   {#name, #a " " #b, "", nullptr, dtypes, kInplace, nullptr, nullptr, doc, grads},
-    DLARRAY_ELEMENTWISE_OPS(DLARRAY_CORE_ROW_1, DLARRAY_CORE_ROW_2)
+#define DLARRAY_CORE_ROW_S(name, x, s, dtypes, expr, grads, doc) \
+  {#name, #x, #s, nullptr, dtypes, kInplace, V<ValidateScalarOp>, I<InferLikeInput0>, doc, grads},
+    DLARRAY_ELEMENTWISE_OPS(DLARRAY_CORE_ROW_1, DLARRAY_CORE_ROW_2, DLARRAY_CORE_ROW_S)
 #undef DLARRAY_CORE_ROW_1
 #undef DLARRAY_CORE_ROW_2
+#undef DLARRAY_CORE_ROW_S
 };
 
 std::vector<std::string> Words(const char* text) {

@@ -168,3 +168,97 @@ def test_declared_gradients_match_finite_differences(exec_ctx, name):
     rng = np.random.default_rng(0)
     x0 = rng.uniform(0.2, 2.0, (5, 7)).astype(np.float32)  # inside every function's domain
     _fd_check(name, UNARY[name][0], x0, exec_ctx)
+
+
+# The arithmetic and relu ops of the table, checked bit for bit against NumPy in the dtype itself
+# (NumPy and ml_dtypes compute the 16-bit types in float32 and round once, as the kernels do;
+# integers wrap around in both). name -> (inputs, scalar attribute or None, NumPy's result).
+INTS = [np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8)]
+ARITH = {
+    "matrix_elementwise_add": (["a", "b"], None, lambda a, b: a + b),
+    "matrix_elementwise_multiply": (["a", "b"], None, lambda a, b: a * b),
+    "matrix_elementwise_divide": (["a", "b"], None, lambda a, b: a / b),
+    "matrix_elementwise_add_by_const": (["x"], "value", lambda x, v: x + v),
+    "matrix_elementwise_multiply_by_const": (["x"], "value", lambda x, v: x * v),
+    "matrix_elementwise_divide_by_const": (["x"], "value", lambda x, v: x / v),
+    "relu": (["x"], None, lambda x: np.maximum(x, np.zeros_like(x))),
+    "relu_gradient": (["x", "grad"], None, lambda x, g: g * (x > 0).astype(g.dtype)),
+}
+FLOAT_ONLY = {"matrix_elementwise_divide", "matrix_elementwise_divide_by_const", "relu",
+              "relu_gradient"}
+FLOAT_SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -2.5, 3e38]
+
+
+def _draw(rng, shape, dtype):
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.asarray(rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True))
+    x = np.asarray(rng.standard_normal(shape) * 10).astype(dtype)
+    flat = x.reshape(-1)
+    with np.errstate(over="ignore"):
+        flat[:len(FLOAT_SPECIALS)] = np.array(FLOAT_SPECIALS[:flat.size]).astype(dtype)
+    return x
+
+
+def _arith_cases():
+    for name in sorted(ARITH):
+        for dtype in FLOATS + ([] if name in FLOAT_ONLY else INTS):
+            yield pytest.param(name, dtype, id=f"{name}-{dtype}")
+
+
+def test_arithmetic_and_relu_are_declared_as_before():
+    numeric = ["float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64",
+               "uint8"]
+    for name, (inputs, attr, _) in ARITH.items():
+        info = ops.op_info(name)
+        assert info["owner"] == "core" and info["allow_inplace"]
+        assert info["input_names"] == inputs
+        assert info["attr_names"] == ([attr] if attr else [])
+        assert info["dtypes"] == (numeric[:4] if name in FLOAT_ONLY else numeric)
+    assert ops.op_info("relu")["gradients"] == [
+        {"input": 0, "op": "relu_gradient", "args": [("input", 0), ("output_grad", 0)]}]
+    assert ops.op_info("matrix_elementwise_divide")["gradients"] == []
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("name, dtype", list(_arith_cases()))
+def test_arithmetic_and_relu_match_numpy(ctx, rng, name, dtype, shape):
+    inputs, attr, reference = ARITH[name]
+    xs = [_draw(rng, shape, dtype) for _ in inputs]
+    args = [_dev(x, ctx) for x in xs]
+    if attr is not None:
+        value = -3.7 if dtype in FLOATS else -300.9  # integers: truncated, wrapped into dtype
+        args.append(value)
+        xs.append(np.array(value).astype(dtype) if dtype in FLOATS
+                  else np.array(int(value)).astype(dtype))
+    with np.errstate(all="ignore"):
+        ref = reference(*xs)
+    got = getattr(ops, name)(*args)
+    assert got.shape == shape and got.dtype == dtype
+    wide = np.float64 if dtype in FLOATS else dtype  # exact; NumPy's NaN test needs a float
+    np.testing.assert_array_equal(got.asnumpy().astype(wide), ref.astype(dtype).astype(wide))
+
+
+@pytest.mark.parametrize("name", ["matrix_elementwise_add_by_const", "relu", "relu_gradient"])
+def test_arithmetic_in_place(ctx, rng, name):
+    inputs, attr, reference = ARITH[name]
+    xs = [_draw(rng, (4099,), F32) for _ in inputs]
+    arrays = [_dev(x, ctx) for x in xs]
+    extra = [2.5] if attr else []
+    with np.errstate(all="ignore"):
+        ref = reference(*xs, *[np.float32(v) for v in extra])
+    getattr(ops, name)(*arrays, *extra, arrays[0])
+    np.testing.assert_array_equal(arrays[0].asnumpy(), ref)
+
+
+def test_scalar_attribute_checks(ctx):
+    i8 = dlarray.array(np.arange(6, dtype=np.int8), ctx, dtype="int8")
+    with pytest.raises(ValueError, match="has no integer value"):
+        ops.matrix_elementwise_add_by_const(i8, float("nan"))
+    with pytest.raises(ValueError, match=r"out of the range of int64"):
+        ops.matrix_elementwise_multiply_by_const(i8, 1e19)
+    h = dlarray.array(np.ones(3, np.float16), ctx, dtype="float16")
+    with pytest.raises(ValueError, match="float16 range"):
+        ops.matrix_elementwise_divide_by_const(h, 1e5)
+    with pytest.raises(TypeError, match="int8"):
+        ops.matrix_elementwise_divide_by_const(i8, 2.0)

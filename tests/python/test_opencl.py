@@ -179,10 +179,11 @@ print(json.dumps({"ok": bool((y.asnumpy() == np.maximum(x, 0)).all()),
 
 
 def relu_entries(cache):
+    """The cache entries of the program relu is in (the elementwise table's)."""
     found = []
     for key_file in (cache / "opencl").glob("*/key.json"):
         parts = json.loads(key_file.read_text())
-        if "DL_MAP1(relu," in parts[1]:
+        if "DL_MAP1(dl_relu," in parts[1]:
             found.append(key_file.parent)
     return found
 

@@ -87,6 +87,8 @@ struct alignas(8) Bytes16 {
   uint64_t lo;
   uint64_t hi;
 };
+/*! \brief The floats and the safely promoted integers (the elementwise table's kNumericTypes). */
+constexpr int kNumericTypes = kFloatTypes | kIntTypes;
 
 /*! \brief One row of the dtype table: the kind that admits it, its code and bits, its C++ type. */
 template <int kKind, int kCode, int kBits, typename T>
