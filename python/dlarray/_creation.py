@@ -94,8 +94,8 @@ def asarray(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = N
         ``__cuda_array_interface__`` (its memory is taken to be on ``ctx``'s GPU, or gpu(0));
         a NumPy array (read-only ones give read-only NDArrays); or anything NumPy converts.
     ctx : DLContext or str, optional
-        The device. Default: the data's own device for NDArrays and DLPack producers, else
-        ``dlarray.default_device()``.
+        The device. Default: the data's own device for NDArrays, DLPack producers and NumPy
+        arrays (the CPU), else (Python lists, scalars) ``dlarray.default_device()``.
     dtype : numpy dtype or name, optional
         Element type (default: the data's; Python data gets NumPy's).
     copy : bool, optional
@@ -141,7 +141,13 @@ def asarray(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = N
             native = host.dtype.newbyteorder("=")
             src = _core.share_numpy(np.array(host, dtype=native, order="C", copy=True))
         dtype = None
-    target = src.ctx if want is None else want
+    if want is None:
+        # Python data has no device of its own: it goes where array() would put it (the
+        # default device, DLARRAY_DEFAULT_DEVICE's check included), never silently to the CPU.
+        own = isinstance(obj, (NDArray, np.ndarray)) or hasattr(obj, "__dlpack__") or hasattr(
+            obj, "__cuda_array_interface__")
+        want = src.ctx if own else device(None)
+    target = want
     changes = (target != src.ctx) or (dtype is not None and np.dtype(dtype) != src.dtype)
     if changes and copy is False:
         raise ValueError("asarray: the data is %s on %s; %s on %s needs a copy, which copy=False "
