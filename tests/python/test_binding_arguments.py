@@ -9,7 +9,9 @@ with the reason (SKIPPED).
 The signatures come from the docstrings pybind11 generates (``name(arg: type = default) -> ret``,
 one line per overload), so a binding added later is covered without editing this file; a valid
 value for each argument comes from its annotated type, or from its name where the type is
-``object``."""
+``object``. The same is done for every ``dlarray.ops`` function (made by the generic wrapper
+``_core._make_op`` from the op's declaration, outside pybind11's dispatcher: the message must name
+the op and the parameter) and every function of the ``dlarray`` package."""
 import inspect
 import re
 
