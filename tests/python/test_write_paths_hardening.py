@@ -185,6 +185,50 @@ def test_copyto_and_array_set_refuse_a_read_only_target():
     np.testing.assert_array_equal(arr, [5.0, 6.0])
 
 
+def _read_only_outputs(name):
+    """Valid inputs and attributes of op `name` ((2, 2) float32 ones, False / 0 / 1.0) and, for
+    each output, a read-only NumPy array of the shape and dtype the op infers with the NDArray
+    over it (None for an op that cannot infer them)."""
+    info = dlarray.ops.op_info(name)
+    attrs = [{"bool": False, "int": 0, "float": 1.0}[t] for t in info["attr_types"]]
+    try:
+        specs = dlarray.ops.infer_outputs(name, [(2, 2)] * info["num_inputs"],
+                                          [np.float32] * info["num_inputs"], attrs)
+    except ValueError:
+        specs = [((2, 2), np.dtype(np.float32))] * info["num_outputs"]
+    values = dict(zip(info["input_names"], [dlarray.array(np.ones((2, 2)))] * 4))
+    values.update(zip(info["attr_names"], attrs))
+    frozen = {}
+    for out, (shape, dtype) in zip(info["output_names"], specs):
+        host = np.full(shape, 7, dtype)
+        host.flags.writeable = False
+        frozen[out] = host
+        values[out] = dlarray.asarray(host)
+    return info, values, frozen
+
+
+@pytest.mark.parametrize("name", [n for n in dlarray.ops.op_names()
+                                  if "cpu" in dlarray.ops.op_info(n)["devices"]
+                                  and "float32" in dlarray.ops.op_info(n)["dtypes"]])
+def test_every_op_refuses_a_read_only_output(name):
+    """Through the generic wrapper of dlarray.ops (positional and keyword outputs) and invoke:
+    the op is named and the NumPy memory stays as it was."""
+    info, values, frozen = _read_only_outputs(name)
+    fn = getattr(dlarray.ops, name)
+    order = info["call_order"]
+    message = "%s: the output is read-only" % name
+    with pytest.raises(ValueError, match=message):
+        fn(*[values[n] for n in order])
+    with pytest.raises(ValueError, match=message):
+        fn(**values)
+    with pytest.raises(ValueError, match=message):
+        dlarray.ops.invoke(name, [values[n] for n in info["input_names"]],
+                           [values[n] for n in info["output_names"]],
+                           [values[n] for n in info["attr_names"]])
+    for host in frozen.values():
+        np.testing.assert_array_equal(host, np.full(host.shape, 7, host.dtype))
+
+
 def test_collectives_refuse_a_read_only_array_they_would_write():
     import dlarray.distributed as dist
     assert not dist.is_initialized()  # the check comes first, so no group is needed
