@@ -66,6 +66,20 @@ def test_extension_names_must_be_strings(cache, name):
         cpp_extension.load(name, ["x.cc"])
 
 
+@pytest.mark.parametrize("arg", ["cpp_sources", "cuda_sources"])
+@pytest.mark.parametrize("sources,message", [
+    ((1,), r"\[0\] must be a str \(source text\), got int"),
+    (["int x;", None], r"\[1\] must be a str \(source text\), got NoneType"),
+    (b"int x;", " must be a str or a list of str, got bytes"),  # was a list of ints
+    (3, " must be a str or a list of str, got int")], ids=["tuple_int", "none", "bytes", "int"])
+def test_load_inline_sources_must_be_text(cache, arg, sources, message):
+    """Was AttributeError: 'int' object has no attribute 'encode'; nothing is written."""
+    kwargs = {"cpp_sources": ["int x;"], arg: sources}
+    with pytest.raises(TypeError, match=r"load_inline\('ok'\): %s%s" % (arg, message)):
+        cpp_extension.load_inline("ok", **kwargs)
+    assert not (cache / "cpp_extension_src").exists()
+
+
 def test_load_refuses_a_bad_name_before_reading_sources(cache, tmp_path):
     src = tmp_path / "ok.cc"
     src.write_text("int x;")
