@@ -19,8 +19,8 @@ for the same bug where the code may have moved, the first that matches is used. 
 A mutant is *killed* when one of its commands fails, *survived* when all pass; every command
 runs (unless --first-kill), and the table says which failed. Before the
 mutants, the unmutated mirror is built and every command run once (the baseline): a command
-that fails there, or names a test that does not exist (pytest exit 4 or 5, ctest "No tests were
-found"), makes its mutants *no test* instead, since they would be killed for nothing. A mutant
+that fails there, or names a test that does not exist or only skips here (pytest exit 4 or 5, or
+nothing passed; ctest "No tests were found"), makes its mutants *no test* instead, since they would be killed for nothing. A mutant
 whose original text is not found is *not applied*; one that does not build is *no build*. The
 table lists each mutant's result and timings; the exit status is 1 unless every mutant run was
 killed.
@@ -107,6 +107,13 @@ def sync_mirror():
     for gone in previous - set(files):  # deleted since: a CMake glob must not find it
         (TREE / gone).unlink(missing_ok=True)
     MANIFEST.write_text(json.dumps(files))
+    # The tests read the seeds from ../shared beside the tree's root (tests/python/seed_client.py):
+    # the mirror's ../shared is a link to the tree's, or the seed tests skip and their mutants
+    # survive for nothing.
+    shared, link = ROOT.parent / "shared", TREE.parent / "shared"
+    if shared.is_dir() and not link.exists():
+        link.unlink(missing_ok=True)  # a dangling link
+        link.symlink_to(shared)
     return len(files), changed
 
 
@@ -165,6 +172,8 @@ def run_command(command, python, timeout, log):
     if "No tests were found" in out:
         return "missing"
     if "pytest" in line and r.returncode in (4, 5):  # usage error (no such test) or none selected
+        return "missing"
+    if "pytest" in line and r.returncode == 0 and " passed" not in out:  # every test skipped
         return "missing"
     return "pass" if r.returncode == 0 else "fail"
 

@@ -74,12 +74,19 @@ def is_gpu_ctx(ctx: Optional[DLContext]) -> bool:
     bool
         False for None and for every other device type.
 
+    Raises
+    ------
+    TypeError
+        ``ctx`` is neither a DLContext nor None.
+
     Examples
     --------
     >>> import dlarray
     >>> dlarray.is_gpu_ctx(dlarray.gpu(0)), dlarray.is_gpu_ctx(dlarray.cpu(0))
     (True, False)
     """
+    if ctx is not None and not isinstance(ctx, DLContext):
+        raise TypeError("is_gpu_ctx: ctx must be a DLContext or None, got %s" % type(ctx).__name__)
     return ctx is not None and ctx.device_type == 2
 
 

@@ -105,8 +105,8 @@ def asarray(obj: Any, ctx: Optional[DeviceLike] = None, dtype: npt.DTypeLike = N
         ``__cuda_array_interface__`` (its memory is taken to be on ``ctx``'s GPU, or gpu(0));
         a NumPy array (read-only ones give read-only NDArrays); or anything NumPy converts.
     ctx : DLContext or str, optional
-        The device. Default: the data's own device for NDArrays and DLPack producers, else
-        ``dlarray.default_device()``.
+        The device. Default: the data's own device for NDArrays, DLPack producers and NumPy
+        arrays (the CPU), else (Python lists, scalars) ``dlarray.default_device()``.
     dtype : numpy dtype or name, optional
         Element type (default: the data's; Python data gets NumPy's).
     copy : bool, optional

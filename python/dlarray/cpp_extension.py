@@ -21,6 +21,7 @@ registration code can register CUDA kernels only then. The C++ compiler is ``$CX
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import hashlib
 import os
@@ -347,9 +348,21 @@ def load_inline(name: str, cpp_sources: Union[str, Sequence[str]],
     """
     _check_name(name, "load_inline")  # before the name becomes part of any path
 
-    def as_list(x):
-        return [x] if isinstance(x, str) else list(x or [])
-    cpp, cuda = as_list(cpp_sources), as_list(cuda_sources)
+    def as_list(x, arg):
+        """A source text or a list of them as a list; anything else a TypeError naming arg
+        (bytes would be a list of ints, and a number no list at all)."""
+        if x is None or isinstance(x, str):
+            return [] if x is None else [x]
+        if isinstance(x, (bytes, bytearray)) or not isinstance(x, collections.abc.Iterable):
+            raise TypeError("load_inline(%r): %s must be a str or a list of str, got %s"
+                            % (name, arg, type(x).__name__))
+        texts = list(x)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError("load_inline(%r): %s[%d] must be a str (source text), got %s"
+                                % (name, arg, i, type(text).__name__))
+        return texts
+    cpp, cuda = as_list(cpp_sources, "cpp_sources"), as_list(cuda_sources, "cuda_sources")
     if not cpp and not cuda:
         raise ValueError("load_inline(%r): no sources" % name)
     key = _cache.make_key("inline", name, cpp, cuda)

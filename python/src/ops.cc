@@ -240,18 +240,61 @@ class OpFunction {
   std::string signature_;
 };
 
-void InvokeByName(const std::string& name, const std::vector<const NDArray*>& inputs,
-                  const std::vector<const NDArray*>& outputs, const std::vector<double>& attrs) {
-  const int op = RequireOp(name);
-  std::vector<const DLArray*> ins;
-  for (const auto* list : {&inputs, &outputs}) {
-    for (const NDArray* a : *list) {
-      if (a == nullptr)
-        throw DTypeError("invoke(" + name + "): operands must be NDArrays, got None");
-    }
+// One list argument of invoke() as NDArrays. The items are held in `keep` for the call: a
+// sequence may make its items as it is read (an NDArray's rows are new objects), and pybind11's
+// caster for std::vector<const NDArray*> kept pointers into items it had already released.
+std::vector<const NDArray*> OperandList(const std::string& name, const char* what,
+                                        const py::handle& seq, py::list* keep) {
+  static PyTypeObject* const nd_type = py::detail::get_type_info(typeid(NDArray))->type;
+  if (PyObject_TypeCheck(seq.ptr(), nd_type) || PyUnicode_Check(seq.ptr()) ||
+      !PySequence_Check(seq.ptr())) {
+    throw DTypeError("invoke(" + name + "): " + what + " must be a list of NDArrays, got " +
+                     TypeName(seq));
   }
-  for (const NDArray* a : inputs) ins.push_back(a->dl());
-  RunOp(op, ins, outputs, attrs);
+  *keep = py::list(py::reinterpret_borrow<py::object>(seq));
+  std::vector<const NDArray*> out;
+  for (size_t i = 0; i < keep->size(); ++i) {
+    const py::handle item = (*keep)[i];
+    const std::string label = std::string(what) + "[" + std::to_string(i) + "]";
+    if (!PyObject_TypeCheck(item.ptr(), nd_type)) {
+      throw DTypeError("invoke(" + name + "): " + label + " must be an NDArray, got " +
+                       TypeName(item));
+    }
+    RequireConstructed<NDArray>(item, "NDArray");
+    out.push_back(&item.cast<const NDArray&>());
+  }
+  return out;
+}
+
+std::vector<double> AttrList(const std::string& name, const py::handle& seq) {
+  if (PyUnicode_Check(seq.ptr()) || !PySequence_Check(seq.ptr())) {
+    throw DTypeError("invoke(" + name + "): attrs must be a list of numbers, got " + TypeName(seq));
+  }
+  const py::list items(py::reinterpret_borrow<py::object>(seq));
+  std::vector<double> out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const double d = PyFloat_AsDouble(items[i].ptr());
+    if (d == -1.0 && PyErr_Occurred()) {
+      const bool overflow = PyErr_ExceptionMatches(PyExc_OverflowError);
+      PyErr_Clear();
+      const std::string label = "invoke(" + name + "): attrs[" + std::to_string(i) + "]";
+      if (overflow) throw Error(ErrorKind::kValue, label + " is out of a double's range");
+      throw DTypeError(label + " must be a number, got " + TypeName(items[i]));
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+void InvokeByName(const std::string& name, const py::object& inputs, const py::object& outputs,
+                  const py::object& attrs) {
+  const int op = RequireOp(name);
+  py::list keep_in, keep_out;
+  const std::vector<const NDArray*> in = OperandList(name, "inputs", inputs, &keep_in);
+  const std::vector<const NDArray*> out = OperandList(name, "outputs", outputs, &keep_out);
+  std::vector<const DLArray*> ins;
+  for (const NDArray* a : in) ins.push_back(a->dl());
+  RunOp(op, ins, out, attrs.is_none() ? std::vector<double>{} : AttrList(name, attrs));
 }
 
 }  // namespace
@@ -326,7 +369,7 @@ builtin function
 )doc",
         Guard());
   m.def("invoke", &InvokeByName, py::arg("op"), py::arg("inputs"), py::arg("outputs"),
-        py::arg("attrs") = std::vector<double>{},
+        py::arg("attrs") = py::none(),
         R"doc(Runs any declared op by name, on the device of its operands.
 
 The inputs, outputs and attributes are given as lists in the op's declared order (inputs, outputs,
@@ -346,9 +389,11 @@ attrs : list of float, optional
 Raises
 ------
 ValueError
-    An unknown op, wrong counts, shapes the op refuses, operands on different devices.
+    An unknown op, wrong counts, shapes the op refuses, operands on different devices, a
+    read-only output.
 TypeError
-    A dtype the op does not support.
+    A dtype the op does not support; an operand that is not an NDArray or an attribute that is
+    not a number (the message names it, e.g. ``inputs[1]``).
 RuntimeError
     No kernel for the operands' device.
 

@@ -20,9 +20,10 @@ def _test_plugin_dir():
     env = os.environ.get("DLARRAY_TEST_PLUGIN_DIR")
     if env:
         return pathlib.Path(env)
-    for d in sorted((ROOT / "build").glob("*/test_plugins")):
-        return d
-    return None
+    # build/py first: `make install`'s build, whose plugins this interpreter can load (those of
+    # build/asan, which sorts before it, need the preloaded ASan runtime).
+    found = sorted((ROOT / "build").glob("*/test_plugins"), key=lambda d: d.parent.name != "py")
+    return found[0] if found else None
 
 
 TEST_PLUGIN_DIR = _test_plugin_dir()

@@ -9,7 +9,9 @@ with the reason (SKIPPED).
 The signatures come from the docstrings pybind11 generates (``name(arg: type = default) -> ret``,
 one line per overload), so a binding added later is covered without editing this file; a valid
 value for each argument comes from its annotated type, or from its name where the type is
-``object``."""
+``object``. The same is done for every ``dlarray.ops`` function (made by the generic wrapper
+``_core._make_op`` from the op's declaration, outside pybind11's dispatcher: the message must name
+the op and the parameter) and every function of the ``dlarray`` package."""
 import inspect
 import re
 
@@ -18,6 +20,7 @@ import pytest
 
 import dlarray
 from dlarray import _core
+from proc_util import run
 
 HOSTILE = [("2**70", 2**70), ("-2**70", -2**70), ("3.5", 3.5), ("'x'", "x"), ("(1,)", (1,)),
            ("None", None), ("object()", object())]
@@ -301,3 +304,178 @@ def test_cast_errors_become_type_errors():
             call()
         assert "Unable to cast" not in str(info.value) and "'?'" not in str(info.value)
         assert "str" in str(info.value)
+
+
+# dlarray.ops: each op is a builtin function that the generic wrapper (_core._make_op) makes
+# from the op's declaration, so its arguments never pass through pybind11's dispatcher; a case
+# per op and per parameter of its signature (inputs, attributes, outputs), every op declared
+# (the core's and those of plugins loaded by now) included.
+OP_HOSTILE = HOSTILE + [("nan", float("nan")), ("True", True), ("np.ones(3)", np.ones(3)),
+                        ("[1.0]", [1.0])]
+
+
+def _op_valid_args(info, params):
+    """Values the op takes, in its positional order: (2, 2) float32 ones for the inputs, False /
+    0 / 1.0 for the attributes, and outputs of the shapes and dtypes the op infers (of the
+    inputs' shape where it cannot)."""
+    attrs = [{"bool": False, "int": 0, "float": 1.0}[t] for t in info["attr_types"]]
+    try:
+        specs = dlarray.ops.infer_outputs(info["name"], [(2, 2)] * info["num_inputs"],
+                                          [np.float32] * info["num_inputs"], attrs)
+    except ValueError:
+        specs = [((2, 2), np.dtype(np.float32))] * info["num_outputs"]
+    values = dict(zip(info["attr_names"], attrs))
+    values.update((n, _core.empty(shape, dlarray.cpu(0), dtype))
+                  for n, (shape, dtype) in zip(info["output_names"], specs))
+    return [values[p] if p in values else _valid_array() for p in params]
+
+
+def _op_cases():
+    cases = []
+    for name in dlarray.ops.op_names():
+        info = dlarray.ops.op_info(name)
+        if "cpu" not in info["devices"] or "float32" not in info["dtypes"]:
+            continue
+        params = list(inspect.signature(getattr(dlarray.ops, name)).parameters)
+        for i, pname in enumerate(params):
+            for vlabel, value in OP_HOSTILE:
+                cases.append(pytest.param(name, params, i, value,
+                                          id="ops.%s-%s=%s" % (name, pname, vlabel)))
+    return cases
+
+
+OP_CASES = _op_cases()
+
+
+def test_the_op_cases_cover_every_op_with_a_cpu_float32_kernel():
+    names = {c.values[0] for c in OP_CASES}
+    assert {"matrix_multiply", "relu", "array_set", "broadcast_to", "astype",
+            "compare_by_const", "softmax_cross_entropy"} <= names
+    for name in names:  # the valid call the cases start from works
+        info = dlarray.ops.op_info(name)
+        params = list(inspect.signature(getattr(dlarray.ops, name)).parameters)
+        getattr(dlarray.ops, name)(*_op_valid_args(info, params))
+
+
+@pytest.mark.parametrize("name,params,index,value", OP_CASES)
+def test_hostile_op_argument(name, params, index, value):
+    info = dlarray.ops.op_info(name)
+    pname = params[index]
+    args = _op_valid_args(info, params)
+    args[index] = value
+    try:
+        getattr(dlarray.ops, name)(*args)
+    except ALLOWED as e:
+        text = str(e)
+        assert "Unable to cast" not in text and "'?'" not in text, repr(e)
+        assert text.startswith(name) and pname in text, (
+            "%s=%r: the message does not name the op and the argument: %r" % (pname, value, e))
+    except Exception as e:  # noqa: BLE001 - the point of the test
+        pytest.fail("%s: %r (expected one of %s)" % (pname, e,
+                                                     ", ".join(t.__name__ for t in ALLOWED)))
+    else:
+        # Taken: None allocates an output; a number where a float attribute goes is that
+        # number; a bool or 0/1 where a bool goes.
+        kind = info["attr_types"][info["attr_names"].index(pname)] if (
+            pname in info["attr_names"]) else None
+        assert (value is None and pname in info["output_names"]) or (
+            kind == "float" and isinstance(value, (int, float))) or (
+            kind in ("bool", "int") and isinstance(value, bool)), (pname, value)
+
+
+def test_invoke_names_what_is_not_an_operand():
+    x = _valid_array()
+    for call, message in [
+            (lambda: dlarray.ops.invoke("relu", x, [x]),
+             r"invoke\(relu\): inputs must be a list of NDArrays, got NDArray"),
+            (lambda: dlarray.ops.invoke("relu", [x], "ab"),
+             r"invoke\(relu\): outputs must be a list of NDArrays, got str"),
+            (lambda: dlarray.ops.invoke("relu", [x, 3.5], [x]),
+             r"invoke\(relu\): inputs\[1\] must be an NDArray, got float"),
+            (lambda: dlarray.ops.invoke("array_set", [], [x], ["x"]),
+             r"invoke\(array_set\): attrs\[0\] must be a number, got str"),
+            (lambda: dlarray.ops.invoke("array_set", [], [x], 2.0),
+             r"invoke\(array_set\): attrs must be a list of numbers, got float")]:
+        with pytest.raises(TypeError, match=message):
+            call()
+    with pytest.raises(ValueError, match=r"attrs\[0\] is out of a double's range"):
+        dlarray.ops.invoke("array_set", [], [x], [10**400])
+    dlarray.ops.invoke("array_set", [], [x], (2,))  # any sequence of numbers
+    dlarray.ops.invoke("relu", (x,), (x,))
+    np.testing.assert_array_equal(x.asnumpy(), np.full((2, 2), 2.0, np.float32))
+
+
+def test_invoke_holds_operands_that_a_sequence_makes_as_it_is_read():
+    """An operand list whose items are made when read (a sequence class, or an NDArray, whose
+    rows are new objects): pybind11's std::vector<const NDArray*> kept pointers into items it had
+    already released, so invoke read freed arrays (a crash, or a write into freed memory)."""
+    r = run("""
+        import numpy as np, dlarray
+        class Fresh:
+            def __len__(self):
+                return 1
+            def __getitem__(self, i):
+                if i:
+                    raise IndexError(i)
+                return dlarray.array(np.full((64, 64), -3.0, np.float32))
+        out = dlarray.empty((64, 64))
+        for _ in range(200):
+            dlarray.ops.invoke("relu", Fresh(), [out])
+            assert (out.asnumpy() == 0).all()
+        try:
+            dlarray.ops.invoke("relu", dlarray.array(np.ones((1, 2))), [out])
+        except TypeError as e:
+            print("refused:", e)
+        """, timeout=120)
+    assert r.returncode == 0, r
+    assert "refused: invoke(relu): inputs must be a list of NDArrays, got NDArray" in r.stdout
+
+
+# The package's own functions (dlarray.*, written in Python over _core): a case per parameter,
+# as for _core. Their errors are the standard ones; an AttributeError or KeyError from inside
+# (a hostile value used as if it were valid) or a pybind11 cast error means an unchecked argument.
+PACKAGE_SKIPPED = {
+    "load_plugin": "loads shared libraries (test_plugin_abi.py)",
+    "set_num_threads": "resizes the CPU pool for later tests (test_threads.py)",
+    "using_device": "a context manager: its argument is checked on entry (test_devices.py)",
+    "show_config": "prints the configuration (test_check_command.py)",
+}
+PACKAGE_VALID = {"obj": lambda: [1.0, 2.0], "shape": lambda: (2,), "from_": lambda: np.float32,
+                 "to": lambda: np.float32, "type": lambda: np.float32, "dtype": lambda: np.float32,
+                 "kind": lambda: "real floating", "precision": lambda: "highest",
+                 "mode": lambda: "stdout", "arrays_and_dtypes": lambda: np.float32}
+
+
+def _package_cases():
+    cases = []
+    for name in sorted(dlarray.__all__):
+        fn = getattr(dlarray, name)
+        if name in PACKAGE_SKIPPED or not inspect.isfunction(fn):
+            continue
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.default is inspect.Parameter.empty or p.kind is p.VAR_POSITIONAL]
+        for i, p in enumerate(params):
+            for vlabel, value in HOSTILE:
+                cases.append(pytest.param(fn, params, i, value,
+                                          id="dlarray.%s-%s=%s" % (name, p.name, vlabel)))
+    return cases
+
+
+@pytest.mark.parametrize("fn,params,index,value", _package_cases())
+def test_hostile_package_argument(fn, params, index, value):
+    args = [value if i == index else PACKAGE_VALID.get(p.name, lambda: dlarray.cpu(0))()
+            for i, p in enumerate(params)]
+    try:
+        fn(*args)
+    except ALLOWED as e:
+        assert "Unable to cast" not in str(e) and "'?'" not in str(e), repr(e)
+    except Exception as e:  # noqa: BLE001 - the point of the test
+        pytest.fail("%s=%r: %r (expected one of %s)" % (
+            params[index].name, value, e, ", ".join(t.__name__ for t in ALLOWED)))
+
+
+def test_is_gpu_ctx_names_what_is_not_a_context():
+    assert dlarray.is_gpu_ctx(None) is False
+    assert dlarray.is_gpu_ctx(dlarray.cpu(0)) is False
+    with pytest.raises(TypeError, match="is_gpu_ctx: ctx must be a DLContext or None, got str"):
+        dlarray.is_gpu_ctx("cuda")  # was AttributeError: 'str' object has no attribute ...

@@ -118,3 +118,20 @@ def test_gpu_default_device_places_arrays():
         y = dlarray.empty((3,))
         ops.relu(x, y)
         assert x.ctx == y.ctx == dlarray.gpu(0)
+
+
+def test_asarray_puts_python_data_on_the_default_device(ctx):
+    """Python lists and scalars have no device of their own: asarray puts them where array()
+    does (it put them on the CPU whatever the default). So does NumPy's host memory (shared only
+    where the default is the CPU); NDArrays keep their device."""
+    host = np.arange(3, dtype=np.float32)
+    with dlarray.using_device(ctx):
+        for data in ([0.0, 1.0, 2.0], (0, 1, 2)):
+            x = dlarray.asarray(data, dtype=np.float32)
+            assert x.ctx == ctx
+            np.testing.assert_array_equal(x.asnumpy(), host)
+        assert dlarray.asarray(2.5).ctx == ctx
+        assert dlarray.asarray(host).ctx == ctx
+        on_cpu = dlarray.array(host, dlarray.cpu(0))
+        assert dlarray.asarray(on_cpu) is on_cpu
+        assert dlarray.asarray([1.0], ctx="cpu").ctx == dlarray.cpu(0)

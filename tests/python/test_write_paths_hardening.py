@@ -66,6 +66,20 @@ def test_extension_names_must_be_strings(cache, name):
         cpp_extension.load(name, ["x.cc"])
 
 
+@pytest.mark.parametrize("arg", ["cpp_sources", "cuda_sources"])
+@pytest.mark.parametrize("sources,message", [
+    ((1,), r"\[0\] must be a str \(source text\), got int"),
+    (["int x;", None], r"\[1\] must be a str \(source text\), got NoneType"),
+    (b"int x;", " must be a str or a list of str, got bytes"),  # was a list of ints
+    (3, " must be a str or a list of str, got int")], ids=["tuple_int", "none", "bytes", "int"])
+def test_load_inline_sources_must_be_text(cache, arg, sources, message):
+    """Was AttributeError: 'int' object has no attribute 'encode'; nothing is written."""
+    kwargs = {"cpp_sources": ["int x;"], arg: sources}
+    with pytest.raises(TypeError, match=r"load_inline\('ok'\): %s%s" % (arg, message)):
+        cpp_extension.load_inline("ok", **kwargs)
+    assert not (cache / "cpp_extension_src").exists()
+
+
 def test_load_refuses_a_bad_name_before_reading_sources(cache, tmp_path):
     src = tmp_path / "ok.cc"
     src.write_text("int x;")
@@ -183,6 +197,50 @@ def test_copyto_and_array_set_refuse_a_read_only_target():
     with pytest.raises(ValueError, match="read-only"):
         o[:] = 1.0
     np.testing.assert_array_equal(arr, [5.0, 6.0])
+
+
+def _read_only_outputs(name):
+    """Valid inputs and attributes of op `name` ((2, 2) float32 ones, False / 0 / 1.0) and, for
+    each output, a read-only NumPy array of the shape and dtype the op infers with the NDArray
+    over it (None for an op that cannot infer them)."""
+    info = dlarray.ops.op_info(name)
+    attrs = [{"bool": False, "int": 0, "float": 1.0}[t] for t in info["attr_types"]]
+    try:
+        specs = dlarray.ops.infer_outputs(name, [(2, 2)] * info["num_inputs"],
+                                          [np.float32] * info["num_inputs"], attrs)
+    except ValueError:
+        specs = [((2, 2), np.dtype(np.float32))] * info["num_outputs"]
+    values = dict(zip(info["input_names"], [dlarray.array(np.ones((2, 2)))] * 4))
+    values.update(zip(info["attr_names"], attrs))
+    frozen = {}
+    for out, (shape, dtype) in zip(info["output_names"], specs):
+        host = np.full(shape, 7, dtype)
+        host.flags.writeable = False
+        frozen[out] = host
+        values[out] = dlarray.asarray(host)
+    return info, values, frozen
+
+
+@pytest.mark.parametrize("name", [n for n in dlarray.ops.op_names()
+                                  if "cpu" in dlarray.ops.op_info(n)["devices"]
+                                  and "float32" in dlarray.ops.op_info(n)["dtypes"]])
+def test_every_op_refuses_a_read_only_output(name):
+    """Through the generic wrapper of dlarray.ops (positional and keyword outputs) and invoke:
+    the op is named and the NumPy memory stays as it was."""
+    info, values, frozen = _read_only_outputs(name)
+    fn = getattr(dlarray.ops, name)
+    order = info["call_order"]
+    message = "%s: the output is read-only" % name
+    with pytest.raises(ValueError, match=message):
+        fn(*[values[n] for n in order])
+    with pytest.raises(ValueError, match=message):
+        fn(**values)
+    with pytest.raises(ValueError, match=message):
+        dlarray.ops.invoke(name, [values[n] for n in info["input_names"]],
+                           [values[n] for n in info["output_names"]],
+                           [values[n] for n in info["attr_names"]])
+    for host in frozen.values():
+        np.testing.assert_array_equal(host, np.full(host.shape, 7, host.dtype))
 
 
 def test_collectives_refuse_a_read_only_array_they_would_write():
