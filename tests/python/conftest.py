@@ -47,6 +47,16 @@ def test_plugin_dir():
     return TEST_PLUGIN_DIR
 
 
+# Under compute-sanitizer (scripts/gpu_check.sh sets DLARRAY_UNDER_SANITIZER=1) a fault or a
+# failed allocation made on purpose is a report; the tests that make one skip themselves there.
+UNDER_SANITIZER = (os.environ.get("DLARRAY_UNDER_SANITIZER") == "1" or
+                   "CUDA_INJECTION64_PATH" in os.environ or
+                   "sanitizer" in os.environ.get("LD_PRELOAD", ""))
+not_under_sanitizer = pytest.mark.skipif(
+    UNDER_SANITIZER, reason="faults or fails an allocation on purpose: compute-sanitizer would "
+    "report it")
+
+
 def has_gpu():
     return any(c.device_type == 2 for c in dlarray.devices())
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import dlarray
+from conftest import not_under_sanitizer
 from dlarray import ops
 
 GPU = dlarray.gpu(0)
@@ -184,6 +185,7 @@ def test_broadcast_to_paths(rng, src, dst):
 
 
 @needs_gpu
+@not_under_sanitizer
 def test_out_of_memory_raises_memory_error_and_runtime_survives():
     with pytest.raises(MemoryError, match=r"bytes.*cuda\(0\)"):
         dlarray.empty((1 << 40,), GPU)  # 4 TiB
@@ -235,6 +237,7 @@ def test_second_gpu_runs_ops_and_copies_both_ways(rng):
 
 
 @needs_gpu
+@not_under_sanitizer
 def test_failing_kernel_raises_with_the_cuda_error_name_at_next_sync(test_plugin_dir):
     """A kernel that faults returns at once (asynchronous); the next synchronizing call raises
     RuntimeError naming the CUDA error. Run in a child process: the fault poisons the context."""

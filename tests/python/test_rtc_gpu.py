@@ -5,7 +5,6 @@ shared memory, per-device code, the disk cache, and faults reported at the next 
 Run on a GPU machine: ``cd tests/python && python -m pytest -q test_rtc_gpu.py
 test_rtc_layers.py`` (every test here skips itself elsewhere, with the reason)."""
 import json
-import os
 import subprocess
 import sys
 
@@ -14,14 +13,11 @@ import pytest
 
 import dlarray
 import dlarray.rtc as rtc
+from conftest import not_under_sanitizer
 from rtc_util import ADD, GPUS, needs_gpu, rtc_cache, seed_kernels  # noqa: F401
 
 pytestmark = needs_gpu
 SIZES = [1, 255, 256, 257, 1025, 100003]
-# compute-sanitizer would report the fault made on purpose (also in a child process).
-UNDER_SANITIZER = (os.environ.get("DLARRAY_UNDER_SANITIZER") == "1" or
-                   "CUDA_INJECTION64_PATH" in os.environ or
-                   "sanitizer" in os.environ.get("LD_PRELOAD", ""))
 
 
 @pytest.fixture
@@ -123,7 +119,7 @@ def test_gpu_launch_limits_name_the_kernel(gpu):
         add((1, 70000), 1, args)
     limit = add.attributes(gpu)["max_dynamic_shared_bytes"]
     with pytest.raises(ValueError, match="kernel 'add': %d bytes of dynamic shared memory exceed "
-                                         "what gpu" % (limit + 1)):
+                                         "what cuda" % (limit + 1)):
         add(1, 1, args, shared_mem=limit + 1)
     bounded = rtc.RawKernel('extern "C" __global__ void __launch_bounds__(128) b(int* x) {}', "b")
     with pytest.raises(ValueError, match=r"exceeds the kernel's limit of 128 threads per block"):
@@ -313,7 +309,7 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.skipif(UNDER_SANITIZER, reason="faults on purpose: compute-sanitizer would report it")
+@not_under_sanitizer
 def test_gpu_a_faulting_kernel_surfaces_at_the_next_sync():
     result = subprocess.run([sys.executable, "-c", FAULT], capture_output=True, text=True,
                             timeout=300)
