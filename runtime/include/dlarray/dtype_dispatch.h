@@ -177,8 +177,9 @@ inline void DispatchDType(DLArrayDType t, const char* op, const char* device, F&
 }
 
 /*!
- * \brief For kernels that only move elements: calls f(TypeTag<U>{}) with U an unsigned integer
- *        of t's element size (Bytes16 for 16 bytes) and returns true; false for other sizes.
+ * \brief For kernels that only move elements: calls f with the TypeTag of an unsigned integer
+ *        type of t's element size (Bytes16 for 16 bytes) and returns true; false for other
+ *        sizes.
  */
 template <typename F>
 inline bool VisitElementSize(DLArrayDType t, F&& f) {
