@@ -79,8 +79,11 @@ struct Complex {
 /*! \brief Whether T is a Complex. */
 template <typename T>
 constexpr bool kIsComplex = false;
+/// \cond
+// (a partial specialisation of a variable template: Doxygen names it in a form Breathe refuses)
 template <typename R>
 constexpr bool kIsComplex<Complex<R>> = true;
+/// \endcond
 
 /*! \brief An element of 16 bytes (complex128) for kernels that only move elements. */
 struct alignas(8) Bytes16 {
