@@ -57,7 +57,6 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"softmax_cross_entropy", &cpu::SoftmaxCrossEntropyKernel},
       {"copy", &cpu::CopyKernel},
       {"astype", &cpu::AstypeKernel},
-      {"compare", &cpu::CompareKernel},
       {"compare_by_const", &cpu::CompareByConstKernel},
   };
   for (const Entry& entry : kKernels)

@@ -7,6 +7,7 @@
 #include "dlarray/elementwise_table.h"
 
 #include "cpu_kernels.h"
+#include "dlarray/elementwise_math.h"
 #include "dlarray/plugin.h"
 #include "elementwise.h"
 #include "table_math.h"
@@ -29,9 +30,79 @@ namespace {
                                       [](auto x, decltype(x) s) -> decltype(x) { return expr; }); \
   }
 DLARRAY_ELEMENTWISE_OPS(DLARRAY_CPU_KERNEL_1, DLARRAY_CPU_KERNEL_2, DLARRAY_CPU_KERNEL_S)
+
+// The array API's functions: every dtype (float32 too) through the typed loop, one compute value
+// at a time (the C library's functions have no vector form here).
+template <int kSet, int kNumInputs, typename Op>
+void MathKernel(const KernelContext& ctx, Op op) {
+  Dispatch<kSet>(ctx.outputs[0]->dtype, ctx.op_name, [&](auto tag) {
+    TypedKernelImpl<typename decltype(tag)::type, kNumInputs>(
+        ctx, op, std::make_integer_sequence<int, kNumInputs>{});
+  });
+}
+#define DLARRAY_CPU_MATH_1(name, x, dtypes, expr, grads, doc)               \
+  void name##_kernel(const KernelContext& ctx) {                            \
+    MathKernel<dtypes, 1>(ctx, [](auto x) -> decltype(x) { return expr; }); \
+  }
+#define DLARRAY_CPU_MATH_2(name, a, b, dtypes, expr, grads, doc)                           \
+  void name##_kernel(const KernelContext& ctx) {                                           \
+    MathKernel<dtypes, 2>(ctx, [](auto a, decltype(a) b) -> decltype(a) { return expr; }); \
+  }
+DLARRAY_MATH_OPS(DLARRAY_CPU_MATH_1, DLARRAY_CPU_MATH_2)
+#undef DLARRAY_CPU_MATH_1
+#undef DLARRAY_CPU_MATH_2
+
+// Predicates: inputs of one dtype of the set, a bool output, through the typed loop (no float32
+// vector path: the output is bytes).
+template <int kSet, int kNumInputs, typename Pred>
+void PredicateKernel(const KernelContext& ctx, Pred pred) {
+  DLArray* out = ctx.outputs[0];
+  Dispatch<kSet>(ctx.inputs[0]->dtype, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kNumInputs == 1) {
+      MapTyped(NumElements(out), Data<bool>(out), pred, Data<const T>(ctx.inputs[0]));
+    } else {
+      MapTyped(NumElements(out), Data<bool>(out), pred, Data<const T>(ctx.inputs[0]),
+               Data<const T>(ctx.inputs[1]));
+    }
+  });
+}
+#define DLARRAY_CPU_PREDICATE_1(name, x, dtypes, expr, doc)               \
+  void name##_kernel(const KernelContext& ctx) {                          \
+    PredicateKernel<dtypes, 1>(ctx, [](auto x) -> bool { return expr; }); \
+  }
+#define DLARRAY_CPU_PREDICATE_2(name, a, b, dtypes, expr, doc)                           \
+  void name##_kernel(const KernelContext& ctx) {                                         \
+    PredicateKernel<dtypes, 2>(ctx, [](auto a, decltype(a) b) -> bool { return expr; }); \
+  }
+DLARRAY_PREDICATE_OPS(DLARRAY_CPU_PREDICATE_1, DLARRAY_CPU_PREDICATE_2)
+#undef DLARRAY_CPU_PREDICATE_1
+#undef DLARRAY_CPU_PREDICATE_2
 #undef DLARRAY_CPU_KERNEL_1
 #undef DLARRAY_CPU_KERNEL_2
 #undef DLARRAY_CPU_KERNEL_S
+
+// where: a select moves elements, so it runs on the storage type of the element size (complex
+// included).
+void where_kernel(const KernelContext& ctx) {
+  DLArray* out = ctx.outputs[0];
+  VisitElementSize(out->dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    MapTyped(
+        NumElements(out), Data<T>(out), [](bool c, T a, T b) { return c ? a : b; },
+        Data<const bool>(ctx.inputs[0]), Data<const T>(ctx.inputs[1]),
+        Data<const T>(ctx.inputs[2]));
+  });
+}
+
+// compare (cmp 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=, checked by the core): the six comparison
+// predicates under the seed's one name.
+void compare_kernel(const KernelContext& ctx) {
+  static constexpr KernelFn kByKind[] = {&equal_kernel,   &not_equal_kernel,
+                                         &less_kernel,    &less_equal_kernel,
+                                         &greater_kernel, &greater_equal_kernel};
+  kByKind[static_cast<int>(ctx.attrs[0])](ctx);
+}
 
 }  // namespace
 
@@ -40,6 +111,8 @@ void RegisterTableKernels(Registry* registry) {
     registry->register_kernel(op, kDLArrayCPU, fn);
   };
   DLARRAY_ELEMENTWISE_REGISTER_ALL
+  register_one("where", &where_kernel);
+  register_one("compare", &compare_kernel);
 }
 
 }  // namespace dlarray::cpu

@@ -53,7 +53,6 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"softmax_cross_entropy", &SoftmaxCrossEntropyKernel},
       {"copy", &CopyKernel},
       {"astype", &AstypeKernel},
-      {"compare", &CompareKernel},
       {"compare_by_const", &CompareByConstKernel},
   };
   for (const Entry& e : kKernels) registry->register_kernel(e.op, kDLArrayCUDA, e.fn);

@@ -2,6 +2,7 @@
 // functor on the compute type (float for the 16-bit types and float32, double for float64, the
 // integer itself), run by the elementwise launcher (16-byte vectors when the operands are
 // aligned), as every hand-written elementwise kernel was.
+#include "dlarray/elementwise_math.h"
 #include "dlarray/elementwise_table.h"
 #include "dlarray/plugin.h"
 #include "elementwise.cuh"
@@ -53,6 +54,68 @@ __device__ __forceinline__ double Tanh(double x) { return tanh(x); }
     });                                                             \
   }
 DLARRAY_ELEMENTWISE_OPS(DLARRAY_CUDA_KERNEL_1, DLARRAY_CUDA_KERNEL_2, DLARRAY_CUDA_KERNEL_S)
+DLARRAY_MATH_OPS(DLARRAY_CUDA_KERNEL_1, DLARRAY_CUDA_KERNEL_2)
+
+// Predicates: inputs of one dtype T of the set (loaded as compute values), a bool output; the
+// launcher's element loop (the output's type differs from the inputs').
+template <int kSet, int kNumInputs, typename F>
+void LaunchPredicate(const KernelContext& ctx, F f) {
+  const LaunchEnv env = Prepare(ctx);
+  bool* out = Data<bool>(ctx.outputs[0]);
+  const int64_t n = NumElements(ctx.outputs[0]);
+  Dispatch<kSet>(ctx.inputs[0]->dtype, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kNumInputs == 1) {
+      LaunchMap(env, out, n, f, Data<const T>(ctx.inputs[0]));
+    } else {
+      LaunchMap(env, out, n, f, Data<const T>(ctx.inputs[0]), Data<const T>(ctx.inputs[1]));
+    }
+  });
+}
+#define DLARRAY_CUDA_PREDICATE_1(name, x, dtypes, expr, doc) \
+  struct name##_fn {                                         \
+    template <typename C>                                    \
+    __device__ bool operator()(C x) const {                  \
+      return expr;                                           \
+    }                                                        \
+  };                                                         \
+  void name##_kernel(const KernelContext& ctx) { LaunchPredicate<dtypes, 1>(ctx, name##_fn{}); }
+#define DLARRAY_CUDA_PREDICATE_2(name, a, b, dtypes, expr, doc) \
+  struct name##_fn {                                            \
+    template <typename C>                                       \
+    __device__ bool operator()(C a, C b) const {                \
+      return expr;                                              \
+    }                                                           \
+  };                                                            \
+  void name##_kernel(const KernelContext& ctx) { LaunchPredicate<dtypes, 2>(ctx, name##_fn{}); }
+DLARRAY_PREDICATE_OPS(DLARRAY_CUDA_PREDICATE_1, DLARRAY_CUDA_PREDICATE_2)
+
+// where: a select moves elements, so it runs on the storage type of the element size (complex
+// included).
+struct WhereFn {
+  template <typename T>
+  __device__ T operator()(bool c, T a, T b) const {
+    return c ? a : b;
+  }
+};
+void where_kernel(const KernelContext& ctx) {
+  const LaunchEnv env = Prepare(ctx);
+  DLArray* out = ctx.outputs[0];
+  VisitElementSize(out->dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    LaunchMap(env, Data<T>(out), NumElements(out), WhereFn{}, Data<const bool>(ctx.inputs[0]),
+              Data<const T>(ctx.inputs[1]), Data<const T>(ctx.inputs[2]));
+  });
+}
+
+// compare (cmp 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=, checked by the core): the six comparison
+// predicates under the seed's one name.
+void compare_kernel(const KernelContext& ctx) {
+  static constexpr KernelFn kByKind[] = {&equal_kernel,   &not_equal_kernel,
+                                         &less_kernel,    &less_equal_kernel,
+                                         &greater_kernel, &greater_equal_kernel};
+  kByKind[static_cast<int>(ctx.attrs[0])](ctx);
+}
 
 }  // namespace
 
@@ -61,6 +124,8 @@ void RegisterTableKernels(Registry* registry) {
     registry->register_kernel(op, kDLArrayCUDA, fn);
   };
   DLARRAY_ELEMENTWISE_REGISTER_ALL
+  register_one("where", &where_kernel);
+  register_one("compare", &compare_kernel);
 }
 
 }  // namespace cuda

@@ -20,7 +20,6 @@ void SoftmaxKernel(const KernelContext& ctx);
 void SoftmaxCrossEntropyKernel(const KernelContext& ctx);
 void CopyKernel(const KernelContext& ctx);
 void AstypeKernel(const KernelContext& ctx);
-void CompareKernel(const KernelContext& ctx);
 void CompareByConstKernel(const KernelContext& ctx);
 
 /*! \brief Registers the kernels of every op of dlarray/elementwise_table.h. */

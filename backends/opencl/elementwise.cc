@@ -29,7 +29,7 @@ void RunMap(const KernelContext& ctx, const ProgramSource& program, const char* 
     local = 8;
   }
   Launch launch(ctx, program, kernel, options);
-  static const char* const kNames[] = {"input 0", "input 1"};
+  static const char* const kNames[] = {"input 0", "input 1", "input 2"};
   for (size_t i = 0; i < inputs.size(); ++i) launch.array(inputs[i], kNames[i]);
   launch.array(out, "output");
   if (scalars) scalars(launch);

@@ -19,17 +19,185 @@ namespace {
 // The table's functions in OpenCL C (correctly rounded to within the spec's few ulp); AddOf and
 // MulOf are parameters of each entry's expression macro (below), as their vector and scalar forms
 // differ for integers. DL_IN_<set>: whether the program's dtype T is in a dtype set of the table
-// (an entry outside it is left out: exp has no integer form to compile).
+// (an entry outside it is left out: exp has no integer form to compile, nor add a bool one).
 constexpr const char* kTableFunctions = R"CLC(
 #define Exp(v) exp(v)
 #define Log(v) log(v)
 #define Tanh(v) tanh(v)
-#ifdef T_INT
-#define DL_IN_kFloatTypes 0
-#else
+#if defined(T_FLOAT)
 #define DL_IN_kFloatTypes 1
+#define DL_IN_kInts 0
+#elif defined(T_INT)
+#define DL_IN_kFloatTypes 0
+#define DL_IN_kInts 1
+#else
+#define DL_IN_kFloatTypes 0
+#define DL_IN_kInts 0
 #endif
-#define DL_IN_kNumericTypes 1
+#define DL_IN_kRealTypes 1
+#define DL_IN_kIntegerTypes DL_IN_kInts
+#define DL_IN_kRealNumericTypes (DL_IN_kFloatTypes || DL_IN_kInts)
+#define DL_IN_kIntegralTypes (!DL_IN_kFloatTypes)
+// The table's integer types of old: int8 to int64 and uint8.
+#define DL_IN_kNumericTypes (DL_IN_kFloatTypes || (DL_IN_kInts && (T_BITS < 16 || T_SIGNED)))
+// dlarray/elementwise_math.h's functions on CT scalars (dlf_: the kernels are dl_<op>).
+#define Sqrt(v) sqrt(v)
+#define Expm1(v) expm1(v)
+#define Log1p(v) log1p(v)
+#define Log2(v) log2(v)
+#define Log10(v) log10(v)
+#define Sin(v) sin(v)
+#define Cos(v) cos(v)
+#define Tan(v) tan(v)
+#define Asin(v) asin(v)
+#define Acos(v) acos(v)
+#define Atan(v) atan(v)
+#define Sinh(v) sinh(v)
+#define Cosh(v) cosh(v)
+#define Asinh(v) asinh(v)
+#define Acosh(v) acosh(v)
+#define Atanh(v) atanh(v)
+#define Floor(v) floor(v)
+#define Ceil(v) ceil(v)
+#define Trunc(v) trunc(v)
+#define Rint(v) rint(v)
+#define Atan2(a, b) atan2(a, b)
+#define Hypot(a, b) hypot(a, b)
+#define CopySign(a, b) copysign(a, b)
+#define NextAfter(a, b) nextafter(a, b)
+#define Abs dlf_abs
+#define Neg dlf_neg
+#define Sign dlf_sign
+#define SubOf dlf_sub
+#define Pow dlf_pow
+#define FloorDivide dlf_floor_divide
+#define Remainder dlf_remainder
+#define Maximum dlf_maximum
+#define Minimum dlf_minimum
+#define LogAddExp dlf_logaddexp
+#define ShiftLeft dlf_shift_left
+#define ShiftRight dlf_shift_right
+#define SignBit(v) signbit(v)
+#ifdef T_FLOAT
+#define IsNan(v) isnan(v)
+#define IsInf(v) isinf(v)
+#define IsFinite(v) isfinite(v)
+CT dlf_abs(CT x) { return fabs(x); }
+CT dlf_neg(CT x) { return -x; }
+CT dlf_sign(CT x) { return x > 0 ? (CT)1 : x < 0 ? (CT)-1 : x == 0 ? (CT)0 : x; }
+CT dlf_sub(CT a, CT b) { return a - b; }
+CT dlf_pow(CT a, CT b) { return pow(a, b); }
+CT dlf_remainder(CT a, CT b) {
+  CT r = fmod(a, b);
+  if (r != 0) {
+    if ((r < 0) != (b < 0)) r += b;
+  } else {
+    r = copysign((CT)0, b);
+  }
+  return r;
+}
+CT dlf_floor_divide(CT a, CT b) {
+  const CT q = a / b;
+  if (b == 0) return q;
+  if (!isfinite(a)) return a - a;
+  const CT mod = fmod(a, b);
+  CT div = (a - mod) / b;
+  if (mod != 0 && ((mod < 0) != (b < 0))) div -= 1;
+  CT whole = floor(div);
+  if (div - whole > (CT)0.5) whole += 1;
+  return whole == 0 ? copysign((CT)0, q) : whole;
+}
+CT dlf_maximum(CT a, CT b) { return isnan(a) ? a : a >= b ? a : b; }
+CT dlf_minimum(CT a, CT b) { return isnan(a) ? a : a <= b ? a : b; }
+CT dlf_logaddexp(CT a, CT b) {
+  if (a == b) return a + (CT)0.693147180559945309417232121458176568;
+  const CT d = a - b;
+  if (d > 0) return a + log1p(exp(-d));
+  if (d <= 0) return b + log1p(exp(d));
+  return d;
+}
+#else
+#define IsNan(v) 0
+#define IsInf(v) 0
+#define IsFinite(v) 1
+#endif
+#ifdef T_INT
+// Integers wrap around (through UT), and never trap: x // 0 and x % 0 are 0, as NumPy's.
+#define DL_NEGATIVE(v) (T_SIGNED && (v) < 0)
+CT dlf_sub(CT a, CT b) { return (CT)((UT)a - (UT)b); }
+CT dlf_neg(CT x) { return (CT)((UT)0 - (UT)x); }
+CT dlf_abs(CT x) { return DL_NEGATIVE(x) ? dlf_neg(x) : x; }
+CT dlf_sign(CT x) { return x > 0 ? (CT)1 : DL_NEGATIVE(x) ? (CT)-1 : (CT)0; }
+CT dlf_maximum(CT a, CT b) { return a >= b ? a : b; }
+CT dlf_minimum(CT a, CT b) { return a <= b ? a : b; }
+CT dlf_remainder(CT a, CT b) {
+  if (b == 0 || (T_SIGNED && b == (CT)-1)) return 0;
+  CT r = a % b;
+  if (r != 0 && (DL_NEGATIVE(r) != DL_NEGATIVE(b))) r += b;
+  return r;
+}
+CT dlf_floor_divide(CT a, CT b) {
+  if (b == 0) return 0;
+  if (T_SIGNED && b == (CT)-1) return dlf_neg(a);
+  CT q = a / b;
+  if (a % b != 0 && (DL_NEGATIVE(a) != DL_NEGATIVE(b))) q -= 1;
+  return q;
+}
+CT dlf_pow(CT a, CT b) {
+  if (DL_NEGATIVE(b)) return a == 1 ? (CT)1 : a == (CT)-1 ? ((b & 1) ? (CT)-1 : (CT)1) : (CT)0;
+  CT r = 1;
+  for (UT e = (UT)b; e != 0; e >>= 1) {
+    if (e & 1) r = DL_MULS(r, a);
+    a = DL_MULS(a, a);
+  }
+  return r;
+}
+#define DL_SHIFT_OUT(b) (DL_NEGATIVE(b) || (ulong)(b) >= T_BITS)
+CT dlf_shift_left(CT a, CT b) { return DL_SHIFT_OUT(b) ? (CT)0 : (CT)((UT)a << (UT)b); }
+CT dlf_shift_right(CT a, CT b) {
+  return DL_SHIFT_OUT(b) ? (DL_NEGATIVE(a) ? (CT)-1 : (CT)0) : (CT)(a >> b);
+}
+#endif
+// The array API's functions: one element at a time, T read and stored through CT.
+#define DL_SCALAR_MAP(LOADS, OPS)                                              \
+  yp += yo;                                                                    \
+  ulong i = get_global_id(0) * chunk;                                          \
+  if (i >= n) return;                                                          \
+  const ulong end = min(i + chunk, n);                                         \
+  for (; i < end; ++i) { LOADS(S) ST(yp, i, OPS); }
+#define DL_SMAP1(name, OPS)                                                                  \
+  __kernel void name(__global const T* xp, ulong xo, __global T* yp, ulong yo, uint nt,      \
+                     ulong n, ulong chunk) {                                                 \
+    xp += xo;                                                                                \
+    DL_SCALAR_MAP(DL_LOAD1, OPS)                                                             \
+  }
+#define DL_SMAP2(name, OPS)                                                                  \
+  __kernel void name(__global const T* ap, ulong ao, __global const T* bp, ulong bo,         \
+                     __global T* yp, ulong yo, uint nt, ulong n, ulong chunk) {              \
+    ap += ao;                                                                                \
+    bp += bo;                                                                                \
+    DL_SCALAR_MAP(DL_LOAD2, OPS)                                                             \
+  }
+// Predicates: inputs of type T read as CT, a bool (uchar 0/1) output, one element at a time.
+#define DL_PRED_BODY(LOADS, OPS)                                               \
+  yp += yo;                                                                    \
+  ulong i = get_global_id(0) * chunk;                                          \
+  if (i >= n) return;                                                          \
+  const ulong end = min(i + chunk, n);                                         \
+  for (; i < end; ++i) { LOADS(S) yp[i] = (OPS) ? 1 : 0; }
+#define DL_PRED1(name, OPS)                                                                  \
+  __kernel void name(__global const T* xp, ulong xo, __global uchar* yp, ulong yo, uint nt,  \
+                     ulong n, ulong chunk) {                                                 \
+    xp += xo;                                                                                \
+    DL_PRED_BODY(DL_LOAD1, OPS)                                                              \
+  }
+#define DL_PRED2(name, OPS)                                                                  \
+  __kernel void name(__global const T* ap, ulong ao, __global const T* bp, ulong bo,         \
+                     __global uchar* yp, ulong yo, uint nt, ulong n, ulong chunk) {          \
+    ap += ao;                                                                                \
+    bp += bo;                                                                                \
+    DL_PRED_BODY(DL_LOAD2, OPS)                                                              \
+  }
 )CLC";
 
 // Each entry's expression becomes a macro DL_F_<name>(AddOf, MulOf, <inputs>[, <scalar>]),
@@ -46,17 +214,41 @@ constexpr const char* kTableFunctions = R"CLC(
 #define DLARRAY_CL_SOURCE_S(name, x, s, dtypes, expr, grads, doc) \
   DLARRAY_CL_SOURCE(name, #x ", " #s, "DL_MAP1S", "x, (TV)(s)", "x, s", dtypes, expr)
 
+// An entry of DLARRAY_MATH_OPS or a predicate: its expression on CT scalars (AddOf and MulOf as
+// the scalar forms).
+#define DLARRAY_CL_PREDICATE(name, params, map, args, dtypes, expr)                           \
+  "#if DL_IN_" #dtypes "\n#define DL_F_" #name "(AddOf, MulOf, " params ") (" #expr ")\n" map \
+  "(dl_" #name ", DL_F_" #name "(DL_ADDS, DL_MULS, " args "))\n#endif\n"
+#define DLARRAY_CL_MATH_1(name, x, dtypes, expr, grads, doc) \
+  DLARRAY_CL_PREDICATE(name, #x, "DL_SMAP1", "x", dtypes, expr)
+#define DLARRAY_CL_MATH_2(name, a, b, dtypes, expr, grads, doc) \
+  DLARRAY_CL_PREDICATE(name, #a ", " #b, "DL_SMAP2", "a, b", dtypes, expr)
+#define DLARRAY_CL_PREDICATE_1(name, x, dtypes, expr, doc) \
+  DLARRAY_CL_PREDICATE(name, #x, "DL_PRED1", "x", dtypes, expr)
+#define DLARRAY_CL_PREDICATE_2(name, a, b, dtypes, expr, doc) \
+  DLARRAY_CL_PREDICATE(name, #a ", " #b, "DL_PRED2", "a, b", dtypes, expr)
+
 const std::string kSource =
     std::string(kElementwiseMacros) + kTableFunctions +
-    DLARRAY_ELEMENTWISE_OPS(DLARRAY_CL_SOURCE_1, DLARRAY_CL_SOURCE_2, DLARRAY_CL_SOURCE_S);
+    DLARRAY_ELEMENTWISE_OPS(DLARRAY_CL_SOURCE_1, DLARRAY_CL_SOURCE_2, DLARRAY_CL_SOURCE_S) +
+    DLARRAY_MATH_OPS(DLARRAY_CL_MATH_1, DLARRAY_CL_MATH_2) +
+    DLARRAY_PREDICATE_OPS(DLARRAY_CL_PREDICATE_1, DLARRAY_CL_PREDICATE_2);
 const ProgramSource kProgram{"elementwise_table", kSource.c_str()};
 
-// Built with correctly rounded division where the device has it (the divide ops; nothing else in
-// the table divides); one program per dtype serves every entry.
+// The program's options beyond the dtype's: T_BITS and T_SIGNED (the integer functions' width and
+// sign), and correctly rounded division where the device has it (the divide ops). One program
+// per dtype serves every entry.
+std::string TableOptions(const KernelContext& ctx, DLArrayDType t) {
+  return CorrectDivision(DeviceOf(ctx).info(ctx.device_id)) +
+         " -DT_BITS=" + std::to_string(t.bits) +
+         " -DT_SIGNED=" + (t.code == kDLArrayInt ? "1" : "0");
+}
+
 void Run(const KernelContext& ctx, const char* kernel, const std::vector<const DLArray*>& inputs,
          const double* scalar) {
+  const DLArrayDType t = ctx.outputs[0]->dtype;
   RunElementwise(ctx, kProgram, kernel, inputs, ctx.outputs[0], scalar, ElementMode::kTyped,
-                 CorrectDivision(DeviceOf(ctx).info(ctx.device_id)));
+                 TableOptions(ctx, t));
 }
 
 #define DLARRAY_CL_KERNEL_1(name, x, dtypes, expr, grads, doc) \
@@ -70,6 +262,60 @@ void Run(const KernelContext& ctx, const char* kernel, const std::vector<const D
     Run(ctx, "dl_" #name, {ctx.inputs[0]}, &ctx.attrs[0]);        \
   }
 DLARRAY_ELEMENTWISE_OPS(DLARRAY_CL_KERNEL_1, DLARRAY_CL_KERNEL_2, DLARRAY_CL_KERNEL_S)
+DLARRAY_MATH_OPS(DLARRAY_CL_KERNEL_1, DLARRAY_CL_KERNEL_2)
+
+// A predicate's program is built for the inputs' dtype (the output is bool).
+void RunPredicate(const KernelContext& ctx, const char* kernel,
+                  const std::vector<const DLArray*>& inputs) {
+  RequireReal(ctx, inputs[0]->dtype);
+  const DLArrayDType t = inputs[0]->dtype;
+  const std::string options =
+      BuildOptions(t, DeviceOf(ctx).info(ctx.device_id), TableOptions(ctx, t));
+  RunMap(ctx, kProgram, kernel, inputs, ctx.outputs[0], options, nullptr);
+}
+#define DLARRAY_CL_PREDICATE_KERNEL_1(name, x, dtypes, expr, doc) \
+  void name##_kernel(const KernelContext& ctx) { RunPredicate(ctx, "dl_" #name, {ctx.inputs[0]}); }
+#define DLARRAY_CL_PREDICATE_KERNEL_2(name, a, b, dtypes, expr, doc) \
+  void name##_kernel(const KernelContext& ctx) {                     \
+    RunPredicate(ctx, "dl_" #name, {ctx.inputs[0], ctx.inputs[1]});  \
+  }
+DLARRAY_PREDICATE_OPS(DLARRAY_CL_PREDICATE_KERNEL_1, DLARRAY_CL_PREDICATE_KERNEL_2)
+
+// where: a select moves elements, so T is the unsigned type of the element size (ulong2 for
+// complex128's 16 bytes).
+constexpr const char* kWhereSource = R"CLC(
+__kernel void dl_where(__global const uchar* cp, ulong co, __global const T* ap, ulong ao,
+                       __global const T* bp, ulong bo, __global T* yp, ulong yo, uint nt,
+                       ulong n, ulong chunk) {
+  cp += co;
+  ap += ao;
+  bp += bo;
+  yp += yo;
+  ulong i = get_global_id(0) * chunk;
+  if (i >= n) return;
+  const ulong end = min(i + chunk, n);
+  for (; i < end; ++i) yp[i] = cp[i] ? ap[i] : bp[i];
+}
+)CLC";
+const ProgramSource kWhereProgram{"where", kWhereSource};
+
+void where_kernel(const KernelContext& ctx) {
+  const DeviceInfo& info = DeviceOf(ctx).info(ctx.device_id);
+  const size_t elem = ElementBytes(ctx.outputs[0]->dtype);
+  const std::string options =
+      elem == 16 ? CommonOptions(info, "-DT=ulong2") : StorageOptions(elem, info);
+  RunMap(ctx, kWhereProgram, "dl_where", {ctx.inputs[0], ctx.inputs[1], ctx.inputs[2]},
+         ctx.outputs[0], options, nullptr);
+}
+
+// compare (cmp 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=, checked by the core): the six comparison
+// predicates under the seed's one name.
+void compare_kernel(const KernelContext& ctx) {
+  static constexpr KernelFn kByKind[] = {&equal_kernel,   &not_equal_kernel,
+                                         &less_kernel,    &less_equal_kernel,
+                                         &greater_kernel, &greater_equal_kernel};
+  kByKind[static_cast<int>(ctx.attrs[0])](ctx);
+}
 
 }  // namespace
 
@@ -78,6 +324,8 @@ void RegisterTableKernels(Registry* registry) {
     registry->register_kernel(op, kDLArrayOpenCL, fn);
   };
   DLARRAY_ELEMENTWISE_REGISTER_ALL
+  register_one("where", &where_kernel);
+  register_one("compare", &compare_kernel);
 }
 
 }  // namespace dlarray::opencl

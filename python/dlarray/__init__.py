@@ -282,3 +282,6 @@ __all__ += ["__array_namespace_info__", "bool", "can_cast", "complex64", "comple
 if _dtypes.bfloat16 is not None:  # with ml_dtypes (the optional "bfloat16" extra)
     bfloat16 = _dtypes.bfloat16
     __all__.append("bfloat16")
+# Area ufunc (issue 21): the elementwise functions, from the elementwise definition table.
+from ._elementwise_api import *  # noqa: E402,F401,F403
+__all__ += _elementwise_api.__all__  # noqa: F405

@@ -1,7 +1,9 @@
-"""NDArray's arithmetic and comparison operators, built on the ops.
+"""NDArray's arithmetic, bitwise and comparison operators, built on the ops.
 
-``+ - * /``, unary ``-`` and ``+``, ``@`` and the comparisons take NDArrays, Python or NumPy
-scalars and NumPy-convertible data; they follow NumPy's type promotion (NEP 50: Python scalars
+``+ - * / ** // % & | ^ << >>``, unary ``- + ~`` and ``abs``, ``@`` and the comparisons take
+NDArrays, Python or NumPy scalars and NumPy-convertible data (reflected and in-place forms too);
+the operators beyond ``+ - * / @`` are the array API functions of ``_elementwise_api`` (so
+``x ** y`` is ``dlarray.pow(x, y)``); they follow NumPy's type promotion (NEP 50: Python scalars
 are weak) and broadcasting, and return new arrays on the operands' device. bfloat16 promotes as
 float16 does, and bfloat16 with float16 gives float32 (see ``_promote``). As in NumPy 2, a Python
 int the result's integer dtype cannot hold raises OverflowError (``int8_array + 1000``) rather
@@ -328,6 +330,31 @@ def _neg(self):
     return out
 
 
+def _api():
+    from . import _elementwise_api  # imported late: it builds on this module
+    return _elementwise_api
+
+
+def _function_operator(name, reflected=False):
+    """The operator of array API function ``name`` (x <op> other, or other <op> x)."""
+    def method(self, other, out=None):
+        if not isinstance(other, NDArray) and not _is_scalar(other):
+            try:
+                other = _as_array(other, self)
+            except (TypeError, ValueError):
+                return NotImplemented
+        if reflected:
+            return _api()._binary(name, other, self)
+        return _api()._binary(name, self, other, out)
+    return method
+
+
+# Operator -> array API function, for those computed by _elementwise_api.
+_FUNCTION_OPERATORS = {"pow": "pow", "floordiv": "floor_divide", "mod": "remainder",
+                       "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+                       "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift"}
+
+
 def install(cls):
     """Adds the operators to ``cls`` (NDArray)."""
     cls.__array_priority__ = 100.0  # NumPy defers to our reflected operators
@@ -347,6 +374,12 @@ def install(cls):
     cls.__rmatmul__ = lambda self, other: _matmul(_as_array(other, self), self)
     cls.__neg__ = _neg
     cls.__pos__ = lambda self: self.copy()
+    cls.__abs__ = lambda self: _api().abs(self)
+    cls.__invert__ = lambda self: _api().bitwise_invert(self)
+    for op, function in _FUNCTION_OPERATORS.items():
+        setattr(cls, "__%s__" % op, _function_operator(function))
+        setattr(cls, "__r%s__" % op, _function_operator(function, reflected=True))
+        setattr(cls, "__i%s__" % op, _inplace(_function_operator(function)))
     cls.__iadd__ = _inplace(_add)
     cls.__isub__ = _inplace(_sub)
     cls.__imul__ = _inplace(_mul)

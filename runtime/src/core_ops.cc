@@ -206,6 +206,21 @@ void ValidateCompareByConst(const DLArrayOpCall& c) {
   ValidateSameShape(c);
 }
 
+// where: a bool condition, then x, y and the output of one dtype, all of one shape.
+void ValidateWhere(const DLArrayOpCall& c) {
+  ValidateSameShape(c);
+  if (!(c.inputs[0]->dtype == DLArrayDType{kDLArrayBool, 8, 1})) {
+    throw DTypeError(std::string(c.op_name) + ": the condition (input 0) must be bool, not " +
+                     DTypeToString(c.inputs[0]->dtype));
+  }
+  const DLArrayDType t = c.outputs[0]->dtype;
+  if (!(c.inputs[1]->dtype == t) || !(c.inputs[2]->dtype == t)) {
+    throw DTypeError(std::string(c.op_name) + ": x, y and the output must have one dtype; got " +
+                     DTypeToString(c.inputs[1]->dtype) + ", " + DTypeToString(c.inputs[2]->dtype) +
+                     " and " + DTypeToString(t));
+  }
+}
+
 void ValidateSoftmaxCrossEntropy(const DLArrayOpCall& c) {
   ValidateRowwise(c);
   if (NumElements(c.outputs[0]) != 1) {
@@ -268,26 +283,23 @@ constexpr DLArrayInferShapeFn I = &Guarded<DLArrayShapeCall, F>;
 
 // What each op computes in (see dtype_rule for how the operands' dtypes relate).
 constexpr DLArrayDType kBool{kDLArrayBool, 8, 1};
-constexpr DLArrayDType kAll[] = {{kDLArrayFloat, 32, 1},
-                                 {kDLArrayFloat, 16, 1},
-                                 {kDLArrayBfloat, 16, 1},
-                                 {kDLArrayFloat, 64, 1},
-                                 {kDLArrayInt, 8, 1},
-                                 {kDLArrayInt, 16, 1},
-                                 {kDLArrayInt, 32, 1},
-                                 {kDLArrayInt, 64, 1},
-                                 {kDLArrayUInt, 8, 1},
-                                 {kDLArrayUInt, 16, 1},
-                                 {kDLArrayUInt, 32, 1},
-                                 {kDLArrayUInt, 64, 1},
-                                 kBool,
-                                 {kDLArrayComplex, 64, 1},
-                                 {kDLArrayComplex, 128, 1}};
-// Prefixes of kAll. Complex arrays are stored, moved and converted (the kAllTypes ops); no other
-// op has complex kernels yet.
-enum DTypeSet : int { kFloats = 4, kNumeric = 9, kAllTypes = 15 };
-// The elementwise table's names for kFloats and kNumeric.
-constexpr DTypeSet kFloatTypes = kFloats, kNumericTypes = kNumeric;
+// Ordered so that every set an op takes is a run of it (see DTypeSet).
+constexpr DLArrayDType kAll[] = {
+    {kDLArrayComplex, 64, 1}, {kDLArrayComplex, 128, 1}, {kDLArrayFloat, 32, 1},
+    {kDLArrayFloat, 16, 1},   {kDLArrayBfloat, 16, 1},   {kDLArrayFloat, 64, 1},
+    {kDLArrayInt, 8, 1},      {kDLArrayInt, 16, 1},      {kDLArrayInt, 32, 1},
+    {kDLArrayInt, 64, 1},     {kDLArrayUInt, 8, 1},      {kDLArrayUInt, 16, 1},
+    {kDLArrayUInt, 32, 1},    {kDLArrayUInt, 64, 1},     kBool};
+// The dtypes kAll[begin, begin + count). Complex arrays are stored, moved and converted (the
+// kAllTypes ops); no other op has complex kernels yet.
+struct DTypeSet {
+  int begin;
+  int count;
+};
+constexpr DTypeSet kFloats{2, 4}, kNumeric{2, 9}, kReal{2, 13}, kAllTypes{0, 15};
+// The elementwise table's names for them, and its other sets.
+constexpr DTypeSet kFloatTypes = kFloats, kNumericTypes = kNumeric, kRealTypes = kReal;
+constexpr DTypeSet kRealNumericTypes{2, 12}, kIntegerTypes{6, 8}, kIntegralTypes{6, 9};
 
 enum Flags : unsigned {
   kInplace = 1,     // an output may be an input
@@ -339,6 +351,8 @@ const CoreOpRow kCoreOps[] = {
     {"compare_by_const", "x", "value cmp:int=0", "x value out cmp", kAllTypes, kInplace | kBoolOut,
      V<ValidateCompareByConst>, I<InferLikeInput0>,
      "out (bool) = x <cmp> value, cmp: 0 == (default), 1 !=, 2 <, 3 <=, 4 >, 5 >="},
+    {"where", "condition x y", "", nullptr, kAllTypes, kInplace | kPerOperand, V<ValidateWhere>,
+     nullptr, "out = x where condition, else y (condition bool; x, y and out of one dtype)"},
 // The ops of the elementwise definition table (dlarray/elementwise_table.h): same-shape operands,
 // in place allowed, the outputs shaped like the inputs; a scalar attribute checked as every
 // scalar applied to an array.
@@ -349,9 +363,18 @@ const CoreOpRow kCoreOps[] = {
 #define DLARRAY_CORE_ROW_S(name, x, s, dtypes, expr, grads, doc) \
   {#name, #x, #s, nullptr, dtypes, kInplace, V<ValidateScalarOp>, I<InferLikeInput0>, doc, grads},
     DLARRAY_ELEMENTWISE_OPS(DLARRAY_CORE_ROW_1, DLARRAY_CORE_ROW_2, DLARRAY_CORE_ROW_S)
+        DLARRAY_MATH_OPS(DLARRAY_CORE_ROW_1, DLARRAY_CORE_ROW_2)
+// The predicates of the same table: inputs alike, a bool output.
+#define DLARRAY_CORE_PREDICATE_1(name, x, dtypes, expr, doc) \
+  {#name, #x, "", nullptr, dtypes, kInplace | kBoolOut, nullptr, nullptr, doc},
+#define DLARRAY_CORE_PREDICATE_2(name, a, b, dtypes, expr, doc) \
+  {#name, #a " " #b, "", nullptr, dtypes, kInplace | kBoolOut, nullptr, nullptr, doc},
+            DLARRAY_PREDICATE_OPS(DLARRAY_CORE_PREDICATE_1, DLARRAY_CORE_PREDICATE_2)
 #undef DLARRAY_CORE_ROW_1
 #undef DLARRAY_CORE_ROW_2
 #undef DLARRAY_CORE_ROW_S
+#undef DLARRAY_CORE_PREDICATE_1
+#undef DLARRAY_CORE_PREDICATE_2
 };
 
 std::vector<std::string> Words(const char* text) {
@@ -434,14 +457,14 @@ int DeclareRow(const CoreOpRow& row, DLArrayRegistry* registry) {
   s.name = row.name;
   s.doc = row.doc;
   s.attr_names = attr_ptrs.data();
-  s.dtypes = kAll;
+  s.dtypes = kAll + row.dtypes.begin;
   s.input_names = input_ptrs.empty() ? nullptr : input_ptrs.data();
   s.output_names = kOut;
   s.validate = row.validate;
   s.num_inputs = static_cast<int32_t>(inputs.size());
   s.num_outputs = 1;
   s.num_attrs = static_cast<int32_t>(attrs.size());
-  s.num_dtypes = row.dtypes;
+  s.num_dtypes = row.dtypes.count;
   s.allow_inplace = (row.flags & kInplace) != 0;
   s.infer_shape = row.infer;
   s.gradients = grads.empty() ? nullptr : grads.data();

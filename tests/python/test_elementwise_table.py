@@ -173,7 +173,8 @@ def test_declared_gradients_match_finite_differences(exec_ctx, name):
 # The arithmetic and relu ops of the table, checked bit for bit against NumPy in the dtype itself
 # (NumPy and ml_dtypes compute the 16-bit types in float32 and round once, as the kernels do;
 # integers wrap around in both). name -> (inputs, scalar attribute or None, NumPy's result).
-INTS = [np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8)]
+INTS = [np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                              np.uint32, np.uint64)]
 ARITH = {
     "matrix_elementwise_add": (["a", "b"], None, lambda a, b: a + b),
     "matrix_elementwise_multiply": (["a", "b"], None, lambda a, b: a * b),
@@ -208,7 +209,7 @@ def _arith_cases():
 
 def test_arithmetic_and_relu_are_declared_as_before():
     numeric = ["float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64",
-               "uint8"]
+               "uint8", "uint16", "uint32", "uint64"]
     for name, (inputs, attr, _) in ARITH.items():
         info = ops.op_info(name)
         assert info["owner"] == "core" and info["allow_inplace"]

@@ -17,7 +17,7 @@
  *     refused); the kernels see it in the compute type, rounded to the dtype first (NumPy's
  *     x + scalar), integers truncated and wrapped;
  *   - dtypes is a token the includer maps to a dtype set: kFloatTypes (float16, bfloat16,
- *     float32, float64) or kNumericTypes (those and int8, int16, int32, int64, uint8);
+ *     float32, float64) or kRealNumericTypes (those and every integer type);
  *   - expr is an expression over those names, evaluated in the compute type (float for the
  *     16-bit types, the dtype itself otherwise). It may use + - * /, comparisons with ?: (both
  *     branches of the compute type or a literal), and the functions Exp(v), Log(v), Tanh(v)
@@ -38,14 +38,14 @@
 // infinite or NaN grad, -0.0 for a negative one).
 // clang-format off
 #define DLARRAY_ELEMENTWISE_OPS(X1, X2, XS)                                                      \
-  X2(matrix_elementwise_add, a, b, kNumericTypes, AddOf(a, b), "a=copy(dout) b=copy(dout)",      \
+  X2(matrix_elementwise_add, a, b, kRealNumericTypes, AddOf(a, b), "a=copy(dout) b=copy(dout)",      \
      "out = a + b")                                                                             \
-  XS(matrix_elementwise_add_by_const, x, value, kNumericTypes, AddOf(x, value), "x=copy(dout)",  \
+  XS(matrix_elementwise_add_by_const, x, value, kRealNumericTypes, AddOf(x, value), "x=copy(dout)",  \
      "out = x + value")                                                                         \
-  X2(matrix_elementwise_multiply, a, b, kNumericTypes, MulOf(a, b),                              \
+  X2(matrix_elementwise_multiply, a, b, kRealNumericTypes, MulOf(a, b),                              \
      "a=matrix_elementwise_multiply(dout,b) b=matrix_elementwise_multiply(dout,a)",              \
      "out = a * b")                                                                             \
-  XS(matrix_elementwise_multiply_by_const, x, value, kNumericTypes, MulOf(x, value),             \
+  XS(matrix_elementwise_multiply_by_const, x, value, kRealNumericTypes, MulOf(x, value),             \
      "x=matrix_elementwise_multiply_by_const(dout)", "out = x * value")                         \
   X2(matrix_elementwise_divide, a, b, kFloatTypes, a / b, "", "out = a / b")                     \
   XS(matrix_elementwise_divide_by_const, x, value, kFloatTypes, x / value,                       \
@@ -64,6 +64,96 @@
 // clang-format on
 
 /*!
+ * \brief The array API's functions, as a second X-macro of the same shape,
+ *        DLARRAY_MATH_OPS(X1, X2), whose expressions are only ever evaluated on one compute
+ *        value at a time (never on a CPU vector: they call the C library's functions and
+ *        dlarray/elementwise_math.h's). Besides the above, dtypes may be kRealNumericTypes
+ *        (the floats and every integer type), kIntegerTypes (every integer type) and
+ *        kIntegralTypes (those and bool); the expressions may call the functions of
+ *        dlarray/elementwise_math.h, which the OpenCL backend spells again in OpenCL C.
+ */
+// clang-format off
+#define DLARRAY_MATH_OPS(X1, X2)                                                                \
+  X1(abs, x, kRealNumericTypes, Abs(x), "", "out = |x|")                                        \
+  X1(negative, x, kRealNumericTypes, Neg(x), "", "out = -x (integers wrap around)")             \
+  X1(sign, x, kRealNumericTypes, Sign(x), "", "out = -1, 0 or 1 by the sign of x (NaN kept)")   \
+  X1(square, x, kRealNumericTypes, MulOf(x, x), "", "out = x * x")                              \
+  X1(sqrt, x, kFloatTypes, Sqrt(x), "", "out = the square root of x")                           \
+  X1(reciprocal, x, kFloatTypes, 1 / x, "", "out = 1 / x")                                      \
+  X1(expm1, x, kFloatTypes, Expm1(x), "", "out = e ** x - 1, accurate near 0")                  \
+  X1(log1p, x, kFloatTypes, Log1p(x), "", "out = log(1 + x), accurate near 0")                  \
+  X1(log2, x, kFloatTypes, Log2(x), "", "out = the base-2 logarithm of x")                      \
+  X1(log10, x, kFloatTypes, Log10(x), "", "out = the base-10 logarithm of x")                   \
+  X1(sin, x, kFloatTypes, Sin(x), "", "out = sin x (radians)")                                  \
+  X1(cos, x, kFloatTypes, Cos(x), "", "out = cos x (radians)")                                  \
+  X1(tan, x, kFloatTypes, Tan(x), "", "out = tan x (radians)")                                  \
+  X1(asin, x, kFloatTypes, Asin(x), "", "out = the inverse sine of x")                          \
+  X1(acos, x, kFloatTypes, Acos(x), "", "out = the inverse cosine of x")                        \
+  X1(atan, x, kFloatTypes, Atan(x), "", "out = the inverse tangent of x")                       \
+  X1(sinh, x, kFloatTypes, Sinh(x), "", "out = the hyperbolic sine of x")                       \
+  X1(cosh, x, kFloatTypes, Cosh(x), "", "out = the hyperbolic cosine of x")                     \
+  X1(asinh, x, kFloatTypes, Asinh(x), "", "out = the inverse hyperbolic sine of x")             \
+  X1(acosh, x, kFloatTypes, Acosh(x), "", "out = the inverse hyperbolic cosine of x")           \
+  X1(atanh, x, kFloatTypes, Atanh(x), "", "out = the inverse hyperbolic tangent of x")          \
+  X1(floor, x, kFloatTypes, Floor(x), "", "out = the largest integer <= x")                     \
+  X1(ceil, x, kFloatTypes, Ceil(x), "", "out = the smallest integer >= x")                      \
+  X1(trunc, x, kFloatTypes, Trunc(x), "", "out = x rounded toward 0")                           \
+  X1(round, x, kFloatTypes, Rint(x), "", "out = x rounded to the nearest integer, half to even") \
+  X1(bitwise_invert, x, kIntegerTypes, ~x, "", "out = ~x, every bit flipped")                   \
+  X2(subtract, a, b, kRealNumericTypes, SubOf(a, b), "", "out = a - b (integers wrap around)")  \
+  X2(pow, a, b, kRealNumericTypes, Pow(a, b), "",                                               \
+     "out = a ** b (integers wrap around; a negative integer exponent gives 0)")                \
+  X2(floor_divide, a, b, kRealNumericTypes, FloorDivide(a, b), "",                              \
+     "out = floor(a / b) (integer division by 0 gives 0)")                                      \
+  X2(remainder, a, b, kRealNumericTypes, Remainder(a, b), "",                                   \
+     "out = a - floor(a / b) * b, the sign of b (integer division by 0 gives 0)")               \
+  X2(maximum, a, b, kRealNumericTypes, Maximum(a, b), "", "out = the larger of a and b (NaN wins)") \
+  X2(minimum, a, b, kRealNumericTypes, Minimum(a, b), "", "out = the smaller of a and b (NaN wins)") \
+  X2(atan2, a, b, kFloatTypes, Atan2(a, b), "", "out = the angle of the point (b, a)")          \
+  X2(hypot, a, b, kFloatTypes, Hypot(a, b), "", "out = sqrt(a * a + b * b), without overflow")  \
+  X2(copysign, a, b, kFloatTypes, CopySign(a, b), "", "out = |a| with the sign of b")           \
+  X2(nextafter, a, b, kFloatTypes, NextAfter(a, b), "",                                         \
+     "out = the next representable value after a toward b")                                     \
+  X2(logaddexp, a, b, kFloatTypes, LogAddExp(a, b), "", "out = log(e ** a + e ** b)")           \
+  X2(bitwise_and, a, b, kIntegralTypes, a & b, "", "out = a & b")                               \
+  X2(bitwise_or, a, b, kIntegralTypes, a | b, "", "out = a | b")                                \
+  X2(bitwise_xor, a, b, kIntegralTypes, a ^ b, "", "out = a ^ b")                               \
+  X2(bitwise_left_shift, a, b, kIntegerTypes, ShiftLeft(a, b), "",                              \
+     "out = a << b (0 once b reaches the width)")                                               \
+  X2(bitwise_right_shift, a, b, kIntegerTypes, ShiftRight(a, b), "",                            \
+     "out = a >> b, arithmetic for signed types")
+// clang-format on
+
+/*!
+ * \brief The predicates: elementwise ops whose result is bool, as a third X-macro,
+ *        DLARRAY_PREDICATE_OPS(P1, P2), which calls
+ *   P1(name, x, dtypes, expr, doc)      for predicates of one input,
+ *   P2(name, a, b, dtypes, expr, doc)   for predicates of two inputs (of one dtype),
+ * with the names and expr as in DLARRAY_MATH_OPS (evaluated in the inputs' compute type, its
+ * value a truth value: the output holds 1 where it is true, 0 elsewhere) and dtypes also
+ * kRealTypes (every dtype but complex). The expressions may also call IsNan(v), IsInf(v),
+ * IsFinite(v) (false, false and true for integers and bool) and SignBit(v). No predicate has a
+ * gradient.
+ */
+// clang-format off
+#define DLARRAY_PREDICATE_OPS(P1, P2)                                                          \
+  P1(isnan, x, kRealTypes, IsNan(x), "out = x is NaN")                                         \
+  P1(isinf, x, kRealTypes, IsInf(x), "out = x is +inf or -inf")                                \
+  P1(isfinite, x, kRealTypes, IsFinite(x), "out = x is neither infinite nor NaN")              \
+  P1(signbit, x, kFloatTypes, SignBit(x), "out = the sign bit of x is set (-0.0 included)")    \
+  P1(logical_not, x, kRealTypes, x == 0, "out = not x")                                        \
+  P2(equal, a, b, kRealTypes, a == b, "out = a == b")                                          \
+  P2(not_equal, a, b, kRealTypes, a != b, "out = a != b")                                      \
+  P2(less, a, b, kRealTypes, a < b, "out = a < b")                                             \
+  P2(less_equal, a, b, kRealTypes, a <= b, "out = a <= b")                                     \
+  P2(greater, a, b, kRealTypes, a > b, "out = a > b")                                          \
+  P2(greater_equal, a, b, kRealTypes, a >= b, "out = a >= b")                                  \
+  P2(logical_and, a, b, kRealTypes, a != 0 && b != 0, "out = a and b")                         \
+  P2(logical_or, a, b, kRealTypes, a != 0 || b != 0, "out = a or b")                           \
+  P2(logical_xor, a, b, kRealTypes, (a != 0) != (b != 0), "out = a xor b")
+// clang-format on
+
+/*!
  * \brief Registration of a backend's table kernels: where a function or lambda
  *        `register_one(const char* op, KernelFn fn)` is in scope and the backend has defined
  *        `<name>_kernel` for every op, DLARRAY_ELEMENTWISE_OPS(DLARRAY_ELEMENTWISE_REGISTER_1,
@@ -77,8 +167,15 @@
 #define DLARRAY_ELEMENTWISE_REGISTER_S(name, x, s, dtypes, expr, grads, doc) \
   register_one(#name, &name##_kernel);
 /*! \brief The three registration macros, as DLARRAY_ELEMENTWISE_OPS's arguments. */
+#define DLARRAY_PREDICATE_REGISTER_1(name, x, dtypes, expr, doc) \
+  register_one(#name, &name##_kernel);
+#define DLARRAY_PREDICATE_REGISTER_2(name, a, b, dtypes, expr, doc) \
+  register_one(#name, &name##_kernel);
+/*! \brief The registration of every op of the three tables. */
 #define DLARRAY_ELEMENTWISE_REGISTER_ALL                                                  \
   DLARRAY_ELEMENTWISE_OPS(DLARRAY_ELEMENTWISE_REGISTER_1, DLARRAY_ELEMENTWISE_REGISTER_2, \
-                          DLARRAY_ELEMENTWISE_REGISTER_S)
+                          DLARRAY_ELEMENTWISE_REGISTER_S)                                 \
+  DLARRAY_MATH_OPS(DLARRAY_ELEMENTWISE_REGISTER_1, DLARRAY_ELEMENTWISE_REGISTER_2)        \
+  DLARRAY_PREDICATE_OPS(DLARRAY_PREDICATE_REGISTER_1, DLARRAY_PREDICATE_REGISTER_2)
 
 #endif  // DLARRAY_ELEMENTWISE_TABLE_H_

@@ -1,0 +1,365 @@
+"""The array API standard's elementwise functions, made from one table (``_UNARY``, ``_BINARY``)
+over the ops of the elementwise definition table (``runtime/include/dlarray/elementwise_table.h``):
+the argument checks, NEP 50 promotion and broadcasting happen here, the computing in the op's
+kernel on the arrays' device. Results are new arrays on that device (0-d for 0-d operands).
+
+Dtype rules: a function takes the dtype kinds its table row names and raises TypeError, naming
+the argument, for others; functions of real floating values (``sqrt``, ``atan2`` ...) compute
+integer and bool inputs in float64, as NumPy does; ``divide`` too. Complex arrays are refused
+(TypeError) until the table has complex rows. Python scalars may stand for either operand of a
+binary function (NEP 50: they take the array's dtype; an int the dtype cannot hold raises
+OverflowError, except in comparisons, which are exact as in NumPy 2).
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from . import _core, _operators, ops
+from ._core import NDArray
+from ._operators import _compact
+
+# The kinds a row accepts: "numeric" (integers and floats), "float" (floats; integers and bool
+# are computed in float64), "integer" (no bool), "integral" (integers and bool), "real" (all but
+# complex), "bool-ok numeric" (numeric, bool too: comparisons).
+_KINDS = {
+    "numeric": "iuf",
+    "float": "biuf",
+    "integer": "iu",
+    "integral": "biu",
+    "real": "biuf",
+}
+_KIND_WORDS = {
+    "numeric": "a numeric (integer or floating-point)",
+    "float": "a real",
+    "integer": "an integer",
+    "integral": "an integer or bool",
+    "real": "a real",
+}
+
+
+def _array(x, where: str, arg: str = "x") -> NDArray:
+    """x itself when it is an NDArray, else a TypeError naming the function and argument."""
+    if not isinstance(x, NDArray):
+        raise TypeError("%s: %s must be a dlarray array, got %s" % (where, arg, type(x).__name__))
+    return x
+
+
+def _check_kind(dtype: np.dtype, kind: str, where: str, arg: str) -> None:
+    code = "f" if dtype.name == "bfloat16" else dtype.kind
+    if code not in _KINDS[kind]:
+        raise TypeError("%s: %s must have %s dtype, got %s"
+                        % (where, arg, _KIND_WORDS[kind], dtype))
+
+
+def _float_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype a function of real floating values computes a dtype in."""
+    return np.dtype(np.float64) if dtype.kind in "biu" else dtype
+
+
+def _run(op: str, inputs, dtype: np.dtype, shape) -> NDArray:
+    out = _core.empty(tuple(shape), inputs[0].ctx, dtype)
+    getattr(ops, op)(*inputs, out)
+    return out
+
+
+# --- unary -----------------------------------------------------------------------------------
+
+# name: (op, kind, what integer inputs give: "op" (the op computes them), "float" (computed in
+# float64), "same" (the input itself: rounding an integer), "not" (bool's ~ is logical_not)).
+_UNARY = {
+    "abs": ("abs", "numeric", "op"),
+    "negative": ("negative", "numeric", "op"),
+    "positive": ("copy", "numeric", "op"),
+    "sign": ("sign", "numeric", "op"),
+    "square": ("square", "numeric", "op"),
+    "sqrt": ("sqrt", "float", "float"),
+    "reciprocal": ("reciprocal", "float", "float"),
+    "exp": ("exp", "float", "float"),
+    "expm1": ("expm1", "float", "float"),
+    "log": ("log", "float", "float"),
+    "log1p": ("log1p", "float", "float"),
+    "log2": ("log2", "float", "float"),
+    "log10": ("log10", "float", "float"),
+    "sin": ("sin", "float", "float"),
+    "cos": ("cos", "float", "float"),
+    "tan": ("tan", "float", "float"),
+    "asin": ("asin", "float", "float"),
+    "acos": ("acos", "float", "float"),
+    "atan": ("atan", "float", "float"),
+    "sinh": ("sinh", "float", "float"),
+    "cosh": ("cosh", "float", "float"),
+    "tanh": ("tanh", "float", "float"),
+    "asinh": ("asinh", "float", "float"),
+    "acosh": ("acosh", "float", "float"),
+    "atanh": ("atanh", "float", "float"),
+    "floor": ("floor", "numeric", "same"),
+    "ceil": ("ceil", "numeric", "same"),
+    "trunc": ("trunc", "numeric", "same"),
+    "round": ("round", "numeric", "same"),
+    "bitwise_invert": ("bitwise_invert", "integral", "not"),
+}
+# Unary predicates (bool results): name: (op, kind).
+_UNARY_PREDICATES = {
+    "isnan": ("isnan", "real"),
+    "isinf": ("isinf", "real"),
+    "isfinite": ("isfinite", "real"),
+    "signbit": ("signbit", "float"),
+    "logical_not": ("logical_not", "real"),
+}
+
+
+def _unary(name: str, x) -> NDArray:
+    op, kind, ints = _UNARY[name]
+    x = _array(x, name)
+    _check_kind(x.dtype, kind, name, "x")
+    if x.dtype.kind in "biu":
+        if ints == "same":
+            return x.copy()
+        if ints == "not" and x.dtype == np.bool_:
+            return _predicate("logical_not", x)
+        if ints == "float":
+            x = x.astype(np.float64)
+    src = _compact(x)
+    return _run(op, [src], src.dtype, src.shape)
+
+
+def _predicate(name: str, x) -> NDArray:
+    op, kind = _UNARY_PREDICATES[name]
+    x = _array(x, name)
+    _check_kind(x.dtype, kind, name, "x")
+    if kind == "float" and x.dtype.kind in "biu":
+        x = x.astype(np.float64)
+    src = _compact(x)
+    return _run(op, [src], np.dtype(np.bool_), src.shape)
+
+
+# --- binary ----------------------------------------------------------------------------------
+
+# name: (op, kind, result: "same" (the promoted dtype), "float" (floats; integers in float64),
+# "bool" (a predicate)).
+_BINARY = {
+    "add": ("matrix_elementwise_add", "numeric", "same"),
+    "subtract": ("subtract", "numeric", "same"),
+    "multiply": ("matrix_elementwise_multiply", "numeric", "same"),
+    "divide": ("matrix_elementwise_divide", "float", "float"),
+    "pow": ("pow", "numeric", "same"),
+    "floor_divide": ("floor_divide", "numeric", "same"),
+    "remainder": ("remainder", "numeric", "same"),
+    "maximum": ("maximum", "numeric", "same"),
+    "minimum": ("minimum", "numeric", "same"),
+    "atan2": ("atan2", "float", "float"),
+    "hypot": ("hypot", "float", "float"),
+    "copysign": ("copysign", "float", "float"),
+    "nextafter": ("nextafter", "float", "float"),
+    "logaddexp": ("logaddexp", "float", "float"),
+    "bitwise_and": ("bitwise_and", "integral", "same"),
+    "bitwise_or": ("bitwise_or", "integral", "same"),
+    "bitwise_xor": ("bitwise_xor", "integral", "same"),
+    "bitwise_left_shift": ("bitwise_left_shift", "integer", "same"),
+    "bitwise_right_shift": ("bitwise_right_shift", "integer", "same"),
+    "equal": ("equal", "real", "bool"),
+    "not_equal": ("not_equal", "real", "bool"),
+    "less": ("less", "real", "bool"),
+    "less_equal": ("less_equal", "real", "bool"),
+    "greater": ("greater", "real", "bool"),
+    "greater_equal": ("greater_equal", "real", "bool"),
+    "logical_and": ("logical_and", "real", "bool"),
+    "logical_or": ("logical_or", "real", "bool"),
+    "logical_xor": ("logical_xor", "real", "bool"),
+}
+# The comparisons as their mirror images, for a scalar on the left (1 < x is x > 1).
+_MIRROR = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+           "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+
+
+def _check_devices(a: NDArray, b: NDArray, where: str, names=("x1", "x2")) -> None:
+    if a.ctx != b.ctx:
+        raise ValueError("%s: %s is on %r and %s on %r; move one with to_device()"
+                         % (where, names[0], a.ctx, names[1], b.ctx))
+
+
+def _scalar_operand(value, like: NDArray, where: str, arg: str):
+    """A Python or NumPy scalar as a 0-d array of the dtype NEP 50 gives it next to ``like``."""
+    if isinstance(value, (complex, np.complexfloating)):
+        raise TypeError("%s: %s is complex; complex values are not supported yet" % (where, arg))
+    if not isinstance(value, (builtins.bool, int, float, np.generic)):
+        raise TypeError("%s: %s must be a dlarray array or a Python scalar, got %s"
+                        % (where, arg, type(value).__name__))
+    dtype = _operators._promote(like.dtype, value)
+    _operators._check_integer_range(value, dtype)
+    return _core.array(np.asarray(value, dtype=dtype), like.ctx, dtype)
+
+
+def _out_of_range_comparison(name: str, array: NDArray, value) -> NDArray | None:
+    """NumPy 2 compares an integer array with a Python int its dtype cannot hold exactly: the
+    answer is the same for every element."""
+    if (_MIRROR.get(name) is None or array.dtype.kind not in "iu" or isinstance(value, bool)
+            or not isinstance(value, int)):
+        return None
+    info = np.iinfo(array.dtype)
+    if info.min <= value <= info.max:
+        return None
+    above = value > info.max
+    truth = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
+             "greater": not above, "greater_equal": not above}[name]
+    out = _core.empty(array.shape, array.ctx, np.bool_)
+    ops.array_set(out, 1.0 if truth else 0.0)
+    return out
+
+
+def _broadcast_shape(name: str, *arrays: NDArray) -> tuple:
+    try:
+        return tuple(np.broadcast_shapes(*(a.shape for a in arrays)))
+    except ValueError:
+        raise ValueError("%s: shapes %s do not broadcast together"
+                         % (name, ", ".join(str(a.shape) for a in arrays))) from None
+
+
+def _binary(name: str, x1, x2, out: NDArray | None = None):
+    """x1 <name> x2 with promotion and broadcasting (into ``out``: the in-place operators)."""
+    op, kind, result = _BINARY[name]
+    if not isinstance(x1, NDArray):
+        if not isinstance(x2, NDArray):
+            _array(x1, name, "x1")
+        if _MIRROR.get(name) is not None and out is None:
+            return _binary(_MIRROR[name], x2, x1)
+        fixed = _out_of_range_comparison(name, x2, x1)
+        if fixed is not None:
+            return fixed
+        x1 = _scalar_operand(x1, x2, name, "x1")
+    elif not isinstance(x2, NDArray):
+        fixed = _out_of_range_comparison(name, x1, x2)
+        if fixed is not None:
+            return fixed
+        x2 = _scalar_operand(x2, x1, name, "x2")
+    _check_devices(x1, x2, name)
+    _check_kind(x1.dtype, kind, name, "x1")
+    _check_kind(x2.dtype, kind, name, "x2")
+    dtype = _operators._promote(x1.dtype, x2.dtype)
+    if result == "float":
+        dtype = _float_dtype(dtype)
+    if name == "nextafter" and dtype.itemsize == 2:
+        raise TypeError("nextafter: %s is not supported (float32 and float64 are)" % dtype)
+    shape = _broadcast_shape(name, x1, x2)
+    a = _operators._broadcast(_operators._cast(x1, dtype), shape)
+    b = _operators._broadcast(_operators._cast(x2, dtype), shape)
+    out_dtype = np.dtype(np.bool_) if result == "bool" else dtype
+    if out is None:
+        return _run(op, [a, b], out_dtype, shape)
+    if tuple(shape) != out.shape:
+        raise ValueError("%s: the result shape %s differs from the output's %s"
+                         % (name, tuple(shape), out.shape))
+    if not _operators._writes_directly(out, out_dtype):
+        ops.astype(_run(op, [a, b], out_dtype, shape), out)
+    else:
+        getattr(ops, op)(a, b, out)
+    return out
+
+
+# --- the public functions, generated from the tables ------------------------------------------
+
+def _make_unary(name: str, run):
+    def function(x: NDArray, /) -> NDArray:
+        return run(name, x)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = ("The array API's ``%s``, elementwise (op ``%s`` of the elementwise "
+                        "table).\n\nParameters\n----------\nx : NDArray\n\nReturns\n-------\n"
+                        "NDArray\n    x's shape, on x's device." % (name, name))
+    return function
+
+
+def _make_binary(name: str):
+    def function(x1, x2, /) -> NDArray:
+        return _binary(name, x1, x2)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = ("The array API's ``%s``, elementwise with broadcasting (NEP 50 "
+                        "promotion; either operand may be a Python scalar).\n\nParameters\n"
+                        "----------\nx1, x2 : NDArray or scalar\n\nReturns\n-------\nNDArray\n"
+                        "    The broadcast shape, on the operands' device." % name)
+    return function
+
+
+__all__ = sorted(list(_UNARY) + list(_UNARY_PREDICATES) + list(_BINARY) + ["clip", "where"])
+for _name in _UNARY:
+    globals()[_name] = _make_unary(_name, _unary)
+for _name in _UNARY_PREDICATES:
+    globals()[_name] = _make_unary(_name, _predicate)
+for _name in _BINARY:
+    globals()[_name] = _make_binary(_name)
+del _name
+
+
+def where(condition, x1, x2, /) -> NDArray:
+    """Elements of x1 where condition is true, of x2 elsewhere (broadcast together; x1 and x2
+    promoted as a binary function's operands, either may be a Python scalar).
+
+    Parameters
+    ----------
+    condition : NDArray
+        bool (other dtypes are tested for != 0).
+    x1, x2 : NDArray or scalar
+
+    Returns
+    -------
+    NDArray
+    """
+    condition = _array(condition, "where", "condition")
+    if not isinstance(x1, NDArray) and not isinstance(x2, NDArray):
+        raise TypeError("where: x1 or x2 must be a dlarray array")
+    if not isinstance(x1, NDArray):
+        x1 = _scalar_operand(x1, x2, "where", "x1")
+    if not isinstance(x2, NDArray):
+        x2 = _scalar_operand(x2, x1, "where", "x2")
+    _check_devices(x1, x2, "where")
+    _check_devices(condition, x1, "where", ("condition", "x1"))
+    dtype = _operators._promote(x1.dtype, x2.dtype)
+    shape = _broadcast_shape("where", condition, x1, x2)
+    cond = condition if condition.dtype == np.bool_ else _binary("not_equal", condition, 0)
+    operands = [_operators._broadcast(cond, shape),
+                _operators._broadcast(_operators._cast(x1, dtype), shape),
+                _operators._broadcast(_operators._cast(x2, dtype), shape)]
+    return _run("where", operands, dtype, shape)
+
+
+def clip(x, /, min=None, max=None) -> NDArray:  # noqa: A002  (the standard's names)
+    """x limited to [min, max] elementwise (NaN in x stays NaN); the result has x's dtype.
+
+    Parameters
+    ----------
+    x : NDArray
+        A real numeric dtype.
+    min, max : NDArray, scalar or None
+        Bounds (None: no bound), broadcast against x.
+
+    Returns
+    -------
+    NDArray
+    """
+    x = _array(x, "clip")
+    _check_kind(x.dtype, "numeric", "clip", "x")
+    result = x.copy()
+    for bound, op, arg in ((min, "maximum", "min"), (max, "minimum", "max")):
+        if bound is None:
+            continue
+        if isinstance(bound, NDArray):
+            _check_devices(x, bound, "clip", ("x", arg))
+            _check_kind(bound.dtype, "numeric", "clip", arg)
+            bound = _operators._cast(bound, x.dtype)
+        elif isinstance(bound, (int, float, np.generic)) and not isinstance(bound, bool):
+            if x.dtype.kind in "iu" and isinstance(bound, float):
+                raise TypeError("clip: %s is a float and x an integer array" % arg)
+            if isinstance(bound, int) and x.dtype.kind in "iu":
+                info = np.iinfo(x.dtype)
+                bound = builtins.min(builtins.max(bound, info.min), info.max)
+            bound = _core.array(np.asarray(bound, dtype=x.dtype), x.ctx, x.dtype)
+        else:
+            raise TypeError("clip: %s must be a dlarray array, a Python number or None, got %s"
+                            % (arg, type(bound).__name__))
+        shape = _broadcast_shape("clip", result, bound)
+        if shape != x.shape:
+            raise ValueError("clip: %s of shape %s does not broadcast to x's shape %s"
+                             % (arg, bound.shape, x.shape))
+        result = _run(op, [result, _operators._broadcast(bound, shape)], x.dtype, shape)
+    return result
