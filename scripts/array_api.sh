@@ -14,13 +14,15 @@
 #                 type, xfails-<type>.txt, e.g. xfails-opencl.txt): skip (default:
 #                 they are not run; an xfail is run and its failure minimised, which costs minutes)
 #                 or xfail
-#   PY            the Python with dlarray installed, default .venv/bin/python
+#   PY            the Python with dlarray installed, default .venv/bin/python (relative to the
+#                 repo; a bare name such as python3 is looked up on PATH)
 # Prints the pass / skip / xfail / fail counts per test file; exits non-zero when a test that is
 # not listed fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PY=${PY:-.venv/bin/python}
+case $PY in /*) ;; */*) PY=$ROOT/$PY ;; esac  # a relative path is the repo's; a bare name: PATH
 SUITE=${ARRAY_API_TESTS_DIR:-$ROOT/../shared/peer/array-api-tests}
 if [ ! -d "$SUITE/array_api_tests" ]; then
   echo "array API suite: no checkout at $SUITE (set ARRAY_API_TESTS_DIR): skipped"
@@ -39,11 +41,11 @@ fi
 status=0
 ARRAY_API_TESTS_MODULE=dlarray ARRAY_API_TESTS_VERSION=2024.12 \
   DLARRAY_DEFAULT_DEVICE=$DEVICE ARRAY_API_TESTS_XFAIL_MARK=${XFAIL_MARK:-skip} \
-  "$ROOT/$PY" -m pytest -q -p no:cacheprovider --tb=line -rf \
+  "$PY" -m pytest -q -p no:cacheprovider --tb=line -rf \
   --max-examples="${MAX_EXAMPLES:-200}" --xfails-file "$WORK/xfails.txt" \
   --json-report --json-report-file="$WORK/report.json" \
   "${@:-array_api_tests/}" || status=$?
-"$ROOT/$PY" - "$WORK/report.json" <<'PYEOF'
+"$PY" - "$WORK/report.json" <<'PYEOF'
 import collections, json, sys
 
 counts = collections.defaultdict(collections.Counter)
