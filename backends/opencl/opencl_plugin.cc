@@ -31,6 +31,10 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"astype", &AstypeKernel},
       {"compare", &CompareKernel},
       {"compare_by_const", &CompareByConstKernel},
+      {"gather", &GatherKernel},
+      {"scatter", &ScatterKernel},
+      {"nonzero", &NonzeroKernel},
+      {"argsort", &ArgsortKernel},
   };
   for (const Entry& e : kKernels) registry->register_kernel(e.op, kDLArrayOpenCL, e.fn);
   RegisterTableKernels(registry);
