@@ -29,33 +29,66 @@ struct BadIndex {
   }
 };
 
-// dst row (o, j) <- src row (o, idx[j]) when gathering; the other way round when scattering.
-// Rows whose index is out of bounds are skipped (never read or written) and reported.
+// Copies row i of the indexed array into row t of the picked one (gather) or back (scatter);
+// an index out of bounds is recorded and its row skipped.
+template <typename U, bool kScatter>
+inline void MoveRow(const U* x, U* y, int64_t raw, int64_t o, int64_t t, int64_t n, int64_t inner,
+                    BadIndex* bad) {
+  const int64_t i = raw < 0 ? raw + n : raw;
+  if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(n)) {
+    bad->Record(raw);
+    return;
+  }
+  const int64_t picked = t * inner, indexed = (o * n + i) * inner;
+  const U* from = x + (kScatter ? picked : indexed);
+  U* to = y + (kScatter ? indexed : picked);
+  if (inner == 1) {
+    *to = *from;
+  } else {
+    std::memcpy(to, from, static_cast<size_t>(inner) * sizeof(U));
+  }
+}
+
+// Every (o, j) row pair. A gather splits the rows of the output over the threads; a scatter
+// splits only over `outer`, so that duplicate indices are written in order (the last wins, as in
+// NumPy) rather than by racing threads.
 template <typename U, bool kScatter>
 void MoveRows(const char* src, char* dst, const int64_t* idx, int64_t m, int64_t outer, int64_t n,
               int64_t inner, BadIndex* bad) {
   const U* x = reinterpret_cast<const U*>(src);
   U* y = reinterpret_cast<U*>(dst);
-  // Scattered duplicates write the same row from several tasks: split over outer only then.
-  const int64_t tasks = kScatter ? outer : outer * m;
-  ParallelFor(tasks, outer * m * inner, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t o = kScatter ? t : t / m;
-      const int64_t j0 = kScatter ? 0 : t % m, j1 = kScatter ? m : j0 + 1;
-      for (int64_t j = j0; j < j1; ++j) {
-        const int64_t i = idx[j] < 0 ? idx[j] + n : idx[j];
-        if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(n)) {
-          bad->Record(idx[j]);
-          continue;
+  if (kScatter) {
+    ParallelFor(outer, outer * m * inner, 1, [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o) {
+        for (int64_t j = 0; j < m; ++j) MoveRow<U, true>(x, y, idx[j], o, o * m + j, n, inner, bad);
+      }
+    });
+    return;
+  }
+  ParallelFor(outer * m, outer * m * inner, kElementAlign, [&](int64_t t0, int64_t t1) {
+    int64_t o = t0 / m, j = t0 % m;  // one division per chunk, then counted
+    if (inner == 1) {  // single elements: branch-free, out-of-bounds reads go to element 0
+      bool all_in = true;
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t raw = idx[j];
+        const int64_t i = raw < 0 ? raw + n : raw;
+        const bool in = static_cast<uint64_t>(i) < static_cast<uint64_t>(n);
+        all_in &= in;
+        y[t] = x[o * n + (in ? i : 0)];
+        if (++j == m) {
+          j = 0;
+          ++o;
         }
-        const int64_t picked = (o * m + j) * inner, indexed = (o * n + i) * inner;
-        const U* from = x + (kScatter ? picked : indexed);
-        U* to = y + (kScatter ? indexed : picked);
-        if (inner == 1) {
-          *to = *from;
-        } else {
-          std::memcpy(to, from, static_cast<size_t>(inner) * sizeof(U));
-        }
+      }
+      if (all_in) return;
+      o = t0 / m;
+      j = t0 % m;
+    }
+    for (int64_t t = t0; t < t1; ++t) {  // rows (and the report of a bad single element)
+      MoveRow<U, false>(x, y, idx[j], o, t, n, inner, bad);
+      if (++j == m) {
+        j = 0;
+        ++o;
       }
     }
   });
@@ -105,8 +138,12 @@ void NonzeroKernel(const KernelContext& ctx) {
   ParallelTasks(chunks, ThreadsFor(n), [&](int64_t c, int) {
     const int64_t b = ChunkBegin(n, 64, c, chunks), e = ChunkBegin(n, 64, c + 1, chunks);
     int64_t* w = out + 1 + count[static_cast<size_t>(c)];
-    for (int64_t i = b; i < e; ++i) {
-      if (mask[i] != 0) *w++ = i;
+    int64_t* const end = out + 1 + count[static_cast<size_t>(c) + 1];
+    // Branch-free: every position is written and kept only when its mask is set; the loop stops
+    // once the chunk's last slot is filled, so no write reaches the next chunk's slots.
+    for (int64_t i = b; i < e && w < end; ++i) {
+      *w = i;
+      w += mask[i] != 0;
     }
   });
 }

@@ -59,16 +59,17 @@ KeyOf<T> SortKey(T v) {
   }
 }
 
-template <typename K>
+// A key and its position; positions are 32-bit where the row allows (half the bytes moved).
+template <typename K, typename P>
 struct Item {
   K key;
-  int64_t pos;
+  P pos;
 };
 
 // Stable LSD radix sort of a[0, n) by key, over `threads` chunks; b is scratch of n items.
 // Returns whichever of the two buffers holds the sorted items.
-template <typename K>
-Item<K>* RadixSort(Item<K>* a, Item<K>* b, int64_t n, int key_bytes, int threads) {
+template <typename I>
+I* RadixSort(I* a, I* b, int64_t n, int key_bytes, int threads) {
   const int64_t chunks = threads > 1 ? threads * kChunksPerThread : 1;
   std::vector<std::array<int64_t, 256>> hist(static_cast<size_t>(chunks));
   for (int pass = 0; pass < key_bytes; ++pass) {
@@ -105,20 +106,23 @@ Item<K>* RadixSort(Item<K>* a, Item<K>* b, int64_t n, int key_bytes, int threads
   return a;
 }
 
-template <typename T>
+template <typename T, typename P>
 void SortRow(const T* x, int64_t* out, int64_t n, bool descending, int threads,
-             std::vector<Item<KeyOf<T>>>* scratch) {
+             std::vector<Item<KeyOf<T>, P>>* scratch) {
   using K = KeyOf<T>;
+  using I = Item<K, P>;
   scratch->resize(static_cast<size_t>(2 * n));
-  Item<K>* a = scratch->data();
-  Item<K>* b = a + n;
-  for (int64_t i = 0; i < n; ++i) {
-    const K k = SortKey(x[i]);
-    a[i] = {descending ? static_cast<K>(~k) : k, i};
-  }
+  I* a = scratch->data();
+  I* b = a + n;
+  ParallelFor(n, n, kElementAlign, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const K k = SortKey(x[i]);
+      a[i] = {descending ? static_cast<K>(~k) : k, static_cast<P>(i)};
+    }
+  });
   if (n <= 64) {  // insertion sort: stable, and cheaper than 256-bucket passes for short rows
     for (int64_t i = 1; i < n; ++i) {
-      const Item<K> v = a[i];
+      const I v = a[i];
       int64_t j = i;
       for (; j > 0 && a[j - 1].key > v.key; --j) a[j] = a[j - 1];
       a[j] = v;
@@ -126,7 +130,23 @@ void SortRow(const T* x, int64_t* out, int64_t n, bool descending, int threads,
   } else {
     a = RadixSort(a, b, n, kKeyBytes<T>, threads);
   }
-  for (int64_t i = 0; i < n; ++i) out[i] = a[i].pos;
+  ParallelFor(n, n, kElementAlign, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) out[i] = static_cast<int64_t>(a[i].pos);
+  });
+}
+
+template <typename T, typename P>
+void SortRows(const T* x, int64_t* out, int64_t rows, int64_t n, bool descending) {
+  const int threads = ThreadsFor(rows * n * 8);
+  if (rows == 1) {
+    std::vector<Item<KeyOf<T>, P>> scratch;
+    SortRow(x, out, n, descending, threads, &scratch);
+    return;
+  }
+  std::vector<std::vector<Item<KeyOf<T>, P>>> scratch(static_cast<size_t>(std::max(threads, 1)));
+  ParallelTasks(rows, threads, [&](int64_t r, int slot) {
+    SortRow(x + r * n, out + r * n, n, descending, 1, &scratch[static_cast<size_t>(slot)]);
+  });
 }
 
 }  // namespace
@@ -140,16 +160,11 @@ void ArgsortKernel(const KernelContext& ctx) {
   Dispatch<kAllTypes>(in->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = Data<const T>(in);
-    const int threads = ThreadsFor(rows * n * 8);
-    if (rows == 1) {
-      std::vector<Item<KeyOf<T>>> scratch;
-      SortRow(x, out, n, descending, threads, &scratch);
-      return;
+    if (n <= int64_t{0xffffffff}) {
+      SortRows<T, uint32_t>(x, out, rows, n, descending);
+    } else {
+      SortRows<T, int64_t>(x, out, rows, n, descending);
     }
-    std::vector<std::vector<Item<KeyOf<T>>>> scratch(static_cast<size_t>(std::max(threads, 1)));
-    ParallelTasks(rows, threads, [&](int64_t r, int slot) {
-      SortRow(x + r * n, out + r * n, n, descending, 1, &scratch[static_cast<size_t>(slot)]);
-    });
   });
 }
 
