@@ -40,6 +40,8 @@ void GatherKernel(const KernelContext& ctx);
 void ScatterKernel(const KernelContext& ctx);
 void NonzeroKernel(const KernelContext& ctx);
 void ArgsortKernel(const KernelContext& ctx);
+void ReduceKernel(const KernelContext& ctx);
+void ScanKernel(const KernelContext& ctx);
 
 /*! \brief Registers the kernels of every op of dlarray/elementwise_table.h. */
 void RegisterTableKernels(Registry* registry);

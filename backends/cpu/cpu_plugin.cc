@@ -63,6 +63,8 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"scatter", &cpu::ScatterKernel},
       {"nonzero", &cpu::NonzeroKernel},
       {"argsort", &cpu::ArgsortKernel},
+      {"reduce", &cpu::ReduceKernel},
+      {"scan", &cpu::ScanKernel},
   };
   for (const Entry& entry : kKernels)
     registry->register_kernel(entry.op, kDLArrayCPU, entry.kernel);

@@ -35,6 +35,8 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"scatter", &ScatterKernel},
       {"nonzero", &NonzeroKernel},
       {"argsort", &ArgsortKernel},
+      {"reduce", &ReduceKernel},
+      {"scan", &ScanKernel},
   };
   for (const Entry& e : kKernels) registry->register_kernel(e.op, kDLArrayOpenCL, e.fn);
   RegisterTableKernels(registry);
