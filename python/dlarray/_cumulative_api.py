@@ -133,8 +133,17 @@ def diff(x: NDArray, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
         if y.shape[a] == 0:
             break
         later, earlier = _along(y, a, 1, None), _along(y, a, None, -1)
-        y = (later != earlier) if y.dtype == np.bool_ else later - earlier
+        y = (later != earlier) if y.dtype == np.bool_ else _subtract(later, earlier)
     return y
+
+
+def _subtract(a: NDArray, b: NDArray) -> NDArray:
+    """a - b, wrapping for unsigned integers: uint16/32/64 through int64 (the same bits modulo
+    2**64; the elementwise table's arithmetic covers the other integers itself)."""
+    if a.dtype.kind == "u" and a.dtype.itemsize > 1:
+        wide = np.dtype(np.int64)
+        return (a.astype(wide) - b.astype(wide)).astype(a.dtype)
+    return a - b
 
 
 __all__ = ["cumulative_prod", "cumulative_sum", "diff"]
