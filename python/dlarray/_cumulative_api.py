@@ -16,7 +16,7 @@ import numpy as np
 from . import _core, ops
 from ._core import NDArray
 from ._operators import _promote
-from ._reduction import HALF_NAMES, check_array, normalize_axes, sum_dtype
+from ._reduction import check_array, compute_dtype, normalize_axes, sum_dtype
 
 
 def _scan(x: NDArray, kind: int, axis: Optional[int], dtype: Any, include_initial: bool,
@@ -35,7 +35,7 @@ def _scan(x: NDArray, kind: int, axis: Optional[int], dtype: Any, include_initia
         raise TypeError("%s: axis must be an int or None, got %r" % (where, axis))
     (a,) = normalize_axes(axis, x.ndim, where)
     result = sum_dtype(x, dtype, where)
-    compute = np.dtype(np.float32) if result.name in HALF_NAMES else result
+    compute = compute_dtype(result)
     y = x if x.dtype == compute else x.astype(compute)
     if not y.is_contiguous:
         y = y.copy()
