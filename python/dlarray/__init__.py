@@ -276,6 +276,15 @@ from ._creation_api import (arange, empty_like, full, full_like, ones, ones_like
                             zeros, zeros_like)
 from . import _dtypes  # noqa: E402
 __all__ += ["arange", "empty_like", "full", "full_like", "ones", "ones_like", "zeros", "zeros_like"]
+# Area "manip" (issue 21): manipulation functions, views, view-composed creation, constants.
+from ._manipulation_api import (broadcast_arrays, broadcast_shapes, broadcast_to,  # noqa: E402
+                                concat, e, expand_dims, eye, flip, inf, linspace, matrix_transpose,
+                                meshgrid, moveaxis, nan, newaxis, permute_dims, pi, repeat,
+                                reshape, roll, squeeze, stack, tile, tril, triu, unstack)
+__all__ += ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "e", "expand_dims",
+            "eye", "flip", "inf", "linspace", "matrix_transpose", "meshgrid", "moveaxis", "nan",
+            "newaxis", "permute_dims", "pi", "repeat", "reshape", "roll", "squeeze", "stack",
+            "tile", "tril", "triu", "unstack"]
 __all__ += ["__array_namespace_info__", "bool", "can_cast", "complex64", "complex128", "finfo",
             "float16", "float32", "float64", "iinfo", "int8", "int16", "int32", "int64",
             "isdtype", "result_type", "uint8", "uint16", "uint32", "uint64"]
