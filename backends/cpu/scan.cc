@@ -50,7 +50,7 @@ void Scan(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool initia
 void ScanKernel(const KernelContext& ctx) {
   const DLArray* in = ctx.inputs[0];
   DLArray* out = ctx.outputs[0];
-  const int64_t outer = in->shape[0], n = in->shape[1], inner = in->shape[2];
+  const int64_t outer = in->shape[0], n = in->shape[1], inner = in->ndim == 3 ? in->shape[2] : 1;
   const bool initial = ctx.attrs[1] != 0.0;
   Dispatch<kAllTypes>(in->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -138,7 +138,7 @@ void Launch(const LaunchEnv& env, const char* op, const T* x, Out* out, int64_t 
 void ReduceKernel(const KernelContext& ctx) {
   const DLArray* in = ctx.inputs[0];
   DLArray* out = ctx.outputs[0];
-  const int64_t outer = in->shape[0], n = in->shape[1], inner = in->shape[2];
+  const int64_t outer = in->shape[0], n = in->shape[1], inner = in->ndim == 3 ? in->shape[2] : 1;
   const LaunchEnv env = Prepare(ctx);
   Dispatch<kAllTypes>(in->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;

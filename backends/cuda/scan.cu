@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(kThreads)
 void ScanKernel(const KernelContext& ctx) {
   const DLArray* in = ctx.inputs[0];
   DLArray* out = ctx.outputs[0];
-  const int64_t outer = in->shape[0], n = in->shape[1], inner = in->shape[2];
+  const int64_t outer = in->shape[0], n = in->shape[1], inner = in->ndim == 3 ? in->shape[2] : 1;
   const bool initial = ctx.attrs[1] != 0.0;
   const LaunchEnv env = Prepare(ctx);
   const int grid = RowGrid(CeilDiv(outer * inner, kThreads), ctx.op_name);

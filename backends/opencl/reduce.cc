@@ -213,7 +213,7 @@ void ReduceKernel(const KernelContext& ctx) {
   RequireReal(ctx, in->dtype);
   OpenclDevice& device = DeviceOf(ctx);
   const DeviceInfo& info = device.info(ctx.device_id);
-  const uint64_t outer = in->shape[0], n = in->shape[1], inner = in->shape[2];
+  const uint64_t outer = in->shape[0], n = in->shape[1], inner = in->ndim == 3 ? in->shape[2] : 1;
   const uint64_t outputs = outer * inner;
   const bool rows = inner == 1 && n >= kRowMin;
   const size_t wg = info.is_cpu ? 16 : std::min<size_t>(256, info.max_work_group);

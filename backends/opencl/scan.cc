@@ -59,7 +59,7 @@ void ScanKernel(const KernelContext& ctx) {
   const DLArray* out = ctx.outputs[0];
   RequireReal(ctx, in->dtype);
   const DeviceInfo& info = DeviceOf(ctx).info(ctx.device_id);
-  const uint64_t outer = in->shape[0], n = in->shape[1], inner = in->shape[2];
+  const uint64_t outer = in->shape[0], n = in->shape[1], inner = in->ndim == 3 ? in->shape[2] : 1;
   const uint64_t outputs = outer * inner;
   const std::string options =
       BuildOptions(in->dtype, info, "-DKIND=" + std::to_string(static_cast<int>(ctx.attrs[0])));

@@ -16,7 +16,7 @@ import numpy as np
 from . import _core, ops
 from ._core import NDArray
 from ._operators import _promote
-from ._reduction import HALF_NAMES, check_array, normalize_axes, sum_dtype
+from ._reduction import check_array, compute_dtype, normalize_axes, sum_dtype
 
 
 def _scan(x: NDArray, kind: int, axis: Optional[int], dtype: Any, include_initial: bool,
@@ -35,7 +35,7 @@ def _scan(x: NDArray, kind: int, axis: Optional[int], dtype: Any, include_initia
         raise TypeError("%s: axis must be an int or None, got %r" % (where, axis))
     (a,) = normalize_axes(axis, x.ndim, where)
     result = sum_dtype(x, dtype, where)
-    compute = np.dtype(np.float32) if result.name in HALF_NAMES else result
+    compute = compute_dtype(result)
     y = x if x.dtype == compute else x.astype(compute)
     if not y.is_contiguous:
         y = y.copy()
@@ -133,8 +133,17 @@ def diff(x: NDArray, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
         if y.shape[a] == 0:
             break
         later, earlier = _along(y, a, 1, None), _along(y, a, None, -1)
-        y = (later != earlier) if y.dtype == np.bool_ else later - earlier
+        y = (later != earlier) if y.dtype == np.bool_ else _subtract(later, earlier)
     return y
+
+
+def _subtract(a: NDArray, b: NDArray) -> NDArray:
+    """a - b, wrapping for unsigned integers: uint16/32/64 through int64 (the same bits modulo
+    2**64; the elementwise table's arithmetic covers the other integers itself)."""
+    if a.dtype.kind == "u" and a.dtype.itemsize > 1:
+        wide = np.dtype(np.int64)
+        return (a.astype(wide) - b.astype(wide)).astype(a.dtype)
+    return a - b
 
 
 __all__ = ["cumulative_prod", "cumulative_sum", "diff"]

@@ -11,7 +11,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _core, ops
+from . import _core, _dtypes, ops
 from ._core import NDArray
 
 AxisLike = Optional[Union[int, Sequence[int]]]
@@ -19,7 +19,16 @@ AxisLike = Optional[Union[int, Sequence[int]]]
 _KINDS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "any": 4, "all": 5, "argmin": 6,
           "argmax": 7}
 _IDENTITY = {"sum": 0.0, "prod": 1.0, "any": 0.0, "all": 1.0}
-HALF_NAMES = ("float16", "bfloat16")
+FLOAT32 = np.dtype(np.float32)
+INT64 = np.dtype(np.int64)
+BOOL = np.dtype(np.bool_)
+# The 16-bit floats, which compute in float32 (a set of dtypes: dtype.name costs microseconds).
+HALVES = frozenset(d for d in (np.dtype(np.float16), _dtypes.bfloat16) if d is not None)
+
+
+def compute_dtype(d: np.dtype) -> np.dtype:
+    """The dtype d's reductions compute in: float32 for the 16-bit floats, d otherwise."""
+    return FLOAT32 if d in HALVES else d
 
 
 def check_array(x: Any, where: str) -> NDArray:
@@ -118,7 +127,7 @@ def sum_dtype(x: NDArray, dtype: Any, where: str) -> np.dtype:
             raise TypeError("%s: complex dtype=%s is not supported yet" % (where, d))
         return d
     if x.dtype.kind in "bi":
-        return np.dtype(np.int64)
+        return INT64
     if x.dtype.kind == "u":
         return np.dtype(np.uint64)
     return x.dtype

@@ -21,7 +21,8 @@ import numpy as np
 from . import _core, ops
 from ._core import NDArray
 from ._cumulative_api import cumulative_prod, cumulative_sum, diff
-from ._reduction import HALF_NAMES, AxisLike, check_array, normalize_axes, reduce, sum_dtype
+from ._reduction import (BOOL, HALVES, INT64, AxisLike, check_array, compute_dtype, normalize_axes,
+                         reduce, sum_dtype)
 
 __all__ = ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod", "cumulative_sum",
            "diff", "max", "mean", "min", "prod", "std", "sum", "var"]
@@ -31,7 +32,7 @@ def _accumulate(x: NDArray, kind: str, axis: AxisLike, keepdims: bool, dtype: An
                 where: str) -> NDArray:
     x = check_array(x, where)
     result = sum_dtype(x, dtype, where)
-    compute = np.dtype(np.float32) if result.name in HALF_NAMES else result
+    compute = compute_dtype(result)
     y = reduce(x if x.dtype == compute else x.astype(compute), kind, axis, keepdims, compute,
                where)
     return y if y.dtype == result else y.astype(result)
@@ -71,7 +72,7 @@ def max(x: NDArray, /, *, axis: AxisLike = None, keepdims: bool = False) -> NDAr
 
 def _logical(x: NDArray, kind: str, axis: AxisLike, keepdims: bool) -> NDArray:
     x = check_array(x, kind)
-    return reduce(x, kind, axis, keepdims, np.dtype(np.bool_), kind)
+    return reduce(x, kind, axis, keepdims, BOOL, kind)
 
 
 def all(x: NDArray, /, *, axis: AxisLike = None, keepdims: bool = False) -> NDArray:  # noqa: A001
@@ -93,13 +94,13 @@ def _arg(x: NDArray, kind: str, axis: Optional[int], keepdims: bool) -> NDArray:
                          % (kind, kind, x.shape))
     if axis is None:
         y = reduce(x.reshape(-1) if x.is_contiguous else x.copy().reshape(-1), kind, 0, False,
-                   np.dtype(np.int64), kind)
+                   INT64, kind)
         return y.reshape((1,) * x.ndim) if keepdims else y
     axes = normalize_axes(axis, x.ndim, kind)
     if x.shape[axes[0]] == 0:
         raise ValueError("%s: attempt to get %s of an empty sequence (axis %d of x.shape %s)"
                          % (kind, kind, axes[0], x.shape))
-    return reduce(x, kind, axes, keepdims, np.dtype(np.int64), kind)
+    return reduce(x, kind, axes, keepdims, INT64, kind)
 
 
 def argmin(x: NDArray, /, *, axis: Optional[int] = None, keepdims: bool = False) -> NDArray:
@@ -117,7 +118,7 @@ def count_nonzero(x: NDArray, /, *, axis: AxisLike = None, keepdims: bool = Fals
     """The number (int64) of non-zero elements over ``axis`` (NaN counts)."""
     x = check_array(x, "count_nonzero")
     nonzero = x if x.dtype == np.bool_ else (x != 0)
-    return reduce(nonzero.astype(np.int64), "sum", axis, keepdims, np.dtype(np.int64),
+    return reduce(nonzero.astype(np.int64), "sum", axis, keepdims, INT64,
                   "count_nonzero")
 
 
@@ -125,11 +126,11 @@ def _float_result(x: NDArray, dtype: Any, where: str) -> tuple[np.dtype, np.dtyp
     """(result dtype, compute dtype) of mean / var: floats keep theirs (float16 and bfloat16
     compute in float32), integers and bool give float64, as in NumPy."""
     result = np.dtype(_core.parse_dtype(dtype)) if dtype is not None else (
-        x.dtype if x.dtype.kind == "f" or x.dtype.name == "bfloat16" else np.dtype(np.float64))
-    if result.kind not in "fV" and result.name != "bfloat16":
+        x.dtype if x.dtype.kind == "f" or x.dtype in HALVES else np.dtype(np.float64))
+    if result.kind != "f" and result not in HALVES:
         raise TypeError("%s: the result dtype must be a real floating type, got %s"
                         % (where, result))
-    return result, (np.dtype(np.float32) if result.name in HALF_NAMES else result)
+    return result, compute_dtype(result)
 
 
 def _count(x: NDArray, axis: AxisLike, where: str) -> int:
@@ -183,23 +184,23 @@ def std(x: NDArray, /, *, axis: AxisLike = None, correction: Union[int, float] =
 
 def _sqrt(v: NDArray) -> NDArray:
     """sqrt(v) for v >= 0 or NaN or inf: exp(log(v) / 2), exact at 0 (log 0 = -inf)."""
-    compute = np.dtype(np.float32) if v.dtype.name in HALF_NAMES else v.dtype
+    compute = compute_dtype(v.dtype)
     y = v if v.dtype == compute else v.astype(compute)
     out = ops.exp(ops.log(y) * 0.5)
     return out if out.dtype == v.dtype else out.astype(v.dtype)
 
 
 def _install_methods(cls: type) -> None:
-    """The functions as NDArray methods, with NumPy's method signatures (axis positional)."""
-    def method(fn: Any, *names: str) -> Any:
+    """The reductions as NDArray methods, NumPy's way: ``x.sum(1)`` takes the axis first."""
+    def method(fn: Any) -> Any:
         def bound(self: NDArray, axis: AxisLike = None, **kwargs: Any) -> NDArray:
             return fn(self, axis=axis, **kwargs)
-        bound.__name__ = bound.__qualname__ = names[0]
-        bound.__doc__ = "``%s(self, axis=None, ...)``: the same as ``dlarray.%s``.\n\n%s" % (
-            names[0], fn.__name__, fn.__doc__)
+        bound.__name__ = bound.__qualname__ = fn.__name__
+        bound.__doc__ = "The same as ``dlarray.%s(self, axis=axis, ...)``.\n\n%s" % (
+            fn.__name__, fn.__doc__)
         return bound
     for fn in (sum, prod, min, max, mean, var, std, argmin, argmax, all, any):
-        setattr(cls, fn.__name__, method(fn, fn.__name__))
+        setattr(cls, fn.__name__, method(fn))
 
 
 _install_methods(NDArray)

@@ -220,21 +220,27 @@ int Kind(const DLArrayOpCall& c, int count, const char* names) {
   return static_cast<int>(k);
 }
 
-void CheckThreeD(const DLArrayOpCall& c) {
-  if (c.inputs[0]->ndim != 3) {
-    throw ShapeError(Describe(c) + ": the input must be 3-D [outer, n, inner]");
+// The input of reduce and scan: [outer, n, inner], or [outer, n] (inner 1).
+void CheckReduceInput(const DLArrayOpCall& c) {
+  const int nd = c.inputs[0]->ndim;
+  if (nd != 2 && nd != 3) {
+    throw ShapeError(Describe(c) + ": the input must be 3-D [outer, n, inner] or 2-D [outer, n]");
   }
 }
+
+// Extent d of the input seen as [outer, n, inner].
+int64_t Extent(const DLArray* in, int d) { return d < in->ndim ? in->shape[d] : 1; }
 
 void ValidateReduce(const DLArrayOpCall& c) {
   const int kind = Kind(c, kNumReduceKinds,
                         "0 (sum), 1 (prod), 2 (min), 3 (max), 4 (any), 5 (all), 6 (argmin) or "
                         "7 (argmax)");
-  CheckThreeD(c);
+  CheckReduceInput(c);
   const DLArray* in = c.inputs[0];
   const DLArray* out = c.outputs[0];
-  if (out->ndim != 2 || out->shape[0] != in->shape[0] || out->shape[1] != in->shape[2]) {
-    throw ShapeError(Describe(c) + ": the output must be [outer, inner]");
+  if (out->ndim != in->ndim - 1 || out->shape[0] != in->shape[0] ||
+      (in->ndim == 3 && out->shape[1] != in->shape[2])) {
+    throw ShapeError(Describe(c) + ": the output must be [outer, inner] ([outer] for 2-D input)");
   }
   const DLArrayDType want = ReduceOutputDType(kind, in->dtype);
   const DLArrayDType got = out->dtype;
@@ -247,11 +253,11 @@ void ValidateReduce(const DLArrayOpCall& c) {
 void ValidateScan(const DLArrayOpCall& c) {
   Kind(c, 2, "0 (sum) or 1 (prod)");
   const bool initial = Flag(c, 1, "include_initial");
-  CheckThreeD(c);
+  CheckReduceInput(c);
   const DLArray* in = c.inputs[0];
   const DLArray* out = c.outputs[0];
-  if (out->ndim != 3 || out->shape[0] != in->shape[0] ||
-      out->shape[1] != in->shape[1] + (initial ? 1 : 0) || out->shape[2] != in->shape[2]) {
+  if (out->ndim != in->ndim || out->shape[0] != in->shape[0] ||
+      out->shape[1] != in->shape[1] + (initial ? 1 : 0) || Extent(out, 2) != Extent(in, 2)) {
     throw ShapeError(Describe(c) + ": the output must be [outer, n + include_initial, inner]");
   }
   if (in->dtype.code != out->dtype.code || in->dtype.bits != out->dtype.bits) {
@@ -299,14 +305,20 @@ void InferMatrixMultiply(const DLArrayShapeCall& c) {
 void InferOneElement(const DLArrayShapeCall& c) { SetShape(c, 0, {1}); }
 
 void InferReduce(const DLArrayShapeCall& c) {
-  if (c.input_ndims[0] != 3) throw ShapeError(std::string(c.op_name) + ": the input must be 3-D");
-  SetShape(c, 0, {c.input_shapes[0][0], c.input_shapes[0][2]});
+  const int nd = c.input_ndims[0];
+  const int64_t* in = c.input_shapes[0];
+  if (nd == 3) return SetShape(c, 0, {in[0], in[2]});
+  if (nd == 2) return SetShape(c, 0, {in[0]});
+  throw ShapeError(std::string(c.op_name) + ": the input must be 3-D or 2-D");
 }
 
 void InferScan(const DLArrayShapeCall& c) {
-  if (c.input_ndims[0] != 3) throw ShapeError(std::string(c.op_name) + ": the input must be 3-D");
+  const int nd = c.input_ndims[0];
+  const int64_t* in = c.input_shapes[0];
   const int64_t initial = c.attrs[1] == 1.0 ? 1 : 0;  // validated when the op runs
-  SetShape(c, 0, {c.input_shapes[0][0], c.input_shapes[0][1] + initial, c.input_shapes[0][2]});
+  if (nd == 3) return SetShape(c, 0, {in[0], in[1] + initial, in[2]});
+  if (nd == 2) return SetShape(c, 0, {in[0], in[1] + initial});
+  throw ShapeError(std::string(c.op_name) + ": the input must be 3-D or 2-D");
 }
 
 // The core's C++ rules behind the C function pointers of the schema, as a plugin's SDK does it:
@@ -414,7 +426,8 @@ const CoreOpRow kCoreOps[] = {
      I<InferArgsort>,
      "out (int64) = stable order of each row of x (NaN last, or first descending)"},
     {"reduce", "x", "kind:int", nullptr, kReal, kPerOperand, V<ValidateReduce>, I<InferReduce>,
-     "out[o, j] = reduction over r of x[o, r, j] (x [outer, n >= 1, inner] contiguous); kind: "
+     "out[o, j] = reduction over r of x[o, r, j] (x [outer, n >= 1, inner] or [outer, n] "
+     "contiguous); kind: "
      "0 sum, 1 prod, 2 min, 3 max (out dtype x's), 4 any, 5 all (bool), 6 argmin, 7 argmax "
      "(int64)"},
     {"scan", "x", "kind:int include_initial:bool=0", nullptr, kReal, 0, V<ValidateScan>,

@@ -76,13 +76,14 @@ struct Reducer<kReduceProd, C> {
   DLARRAY_HOST_DEVICE static Acc Value(Acc a) { return a; }
 };
 
-// min and max: a NaN, once seen, stays (v < NaN and NaN < v are false).
+// min and max: a NaN, once seen, stays (v < NaN and NaN < v are false). The conditions use | and
+// & rather than || and && (here and in any / all): no branch, so that loops over lanes vectorise.
 template <typename C>
 struct Reducer<kReduceMin, C> {
   using Acc = C;
   DLARRAY_HOST_DEVICE static Acc First(C v, int64_t) { return v; }
   DLARRAY_HOST_DEVICE static Acc Add(Acc a, C v, int64_t) {
-    return (v < a || IsNaNValue(v)) ? v : a;
+    return ((v < a) | IsNaNValue(v)) ? v : a;
   }
   DLARRAY_HOST_DEVICE static Acc Combine(Acc a, Acc b) { return Add(a, b, 0); }
   DLARRAY_HOST_DEVICE static Acc Value(Acc a) { return a; }
@@ -93,7 +94,7 @@ struct Reducer<kReduceMax, C> {
   using Acc = C;
   DLARRAY_HOST_DEVICE static Acc First(C v, int64_t) { return v; }
   DLARRAY_HOST_DEVICE static Acc Add(Acc a, C v, int64_t) {
-    return (a < v || IsNaNValue(v)) ? v : a;
+    return ((a < v) | IsNaNValue(v)) ? v : a;
   }
   DLARRAY_HOST_DEVICE static Acc Combine(Acc a, Acc b) { return Add(a, b, 0); }
   DLARRAY_HOST_DEVICE static Acc Value(Acc a) { return a; }
@@ -103,8 +104,8 @@ template <typename C>
 struct Reducer<kReduceAny, C> {
   using Acc = bool;
   DLARRAY_HOST_DEVICE static Acc First(C v, int64_t) { return v != C(0); }
-  DLARRAY_HOST_DEVICE static Acc Add(Acc a, C v, int64_t) { return a || v != C(0); }
-  DLARRAY_HOST_DEVICE static Acc Combine(Acc a, Acc b) { return a || b; }
+  DLARRAY_HOST_DEVICE static Acc Add(Acc a, C v, int64_t) { return a | (v != C(0)); }
+  DLARRAY_HOST_DEVICE static Acc Combine(Acc a, Acc b) { return a | b; }
   DLARRAY_HOST_DEVICE static Acc Value(Acc a) { return a; }
 };
 
@@ -112,8 +113,8 @@ template <typename C>
 struct Reducer<kReduceAll, C> {
   using Acc = bool;
   DLARRAY_HOST_DEVICE static Acc First(C v, int64_t) { return v != C(0); }
-  DLARRAY_HOST_DEVICE static Acc Add(Acc a, C v, int64_t) { return a && v != C(0); }
-  DLARRAY_HOST_DEVICE static Acc Combine(Acc a, Acc b) { return a && b; }
+  DLARRAY_HOST_DEVICE static Acc Add(Acc a, C v, int64_t) { return a & (v != C(0)); }
+  DLARRAY_HOST_DEVICE static Acc Combine(Acc a, Acc b) { return a & b; }
   DLARRAY_HOST_DEVICE static Acc Value(Acc a) { return a; }
 };
 
@@ -122,6 +123,8 @@ struct Reducer<kReduceAll, C> {
 template <typename C, bool kMin>
 struct ArgReducer {
   using Acc = ArgAcc<C>;
+  /*! \brief The reducer of the value alone (a first pass may find it, a second its index). */
+  using Extreme = Reducer<kMin ? kReduceMin : kReduceMax, C>;
   DLARRAY_HOST_DEVICE static bool Better(C b, C a) { return kMin ? b < a : a < b; }
   DLARRAY_HOST_DEVICE static Acc First(C v, int64_t i) { return Acc{v, i}; }
   // Elements arrive in increasing index order: a later one wins only when strictly better.
