@@ -361,23 +361,25 @@ def repeat(x: NDArray, repeats: Union[int, NDArray], /, *, axis: Optional[int] =
         x, axis = reshape(x, (-1,)), 0
     axis = _axis(axis, x.ndim, "repeat")
     n, st = x.shape[axis], _strides(x)
-    if not isinstance(repeats, NDArray) or repeats.ndim == 0 or repeats.shape[0] == 1:
-        r = _repeat_counts(repeats, 1)[0]
-        # Each slice once, with a new axis of stride 0 after it: one strided copy.
-        view = x._view(list(x.shape[:axis + 1]) + [r] + list(x.shape[axis + 1:]),
-                       st[:axis + 1] + [0] + st[axis + 1:], 0)
-        return reshape(view, x.shape[:axis] + (n * r,) + x.shape[axis + 1:], copy=True)
     counts = _repeat_counts(repeats, n)
     shape = list(x.shape)
     shape[axis] = sum(counts)
     out = _core.empty(shape, x.ctx, x.dtype)
-    start = 0
-    for i, c in enumerate(counts):
+    # One strided copy per run of equal counts: the run's slices, each seen c times through a
+    # new axis of stride 0, into the matching stretch of out split into (slices, c).
+    start = i = 0
+    while i < n:
+        c, j = counts[i], i + 1
+        while j < n and counts[j] == c:
+            j += 1
         if c:
-            piece = _take_range(x, axis, i, i + 1)
-            _copy_into(_take_range(out, axis, start, start + c),
-                       broadcast_to(piece, piece.shape[:axis] + (c,) + piece.shape[axis + 1:]))
-        start += c
+            src = _take_range(x, axis, i, j)
+            src = src._view(shape[:axis] + [j - i, c] + shape[axis + 1:],
+                            st[:axis] + [st[axis], 0] + st[axis + 1:], 0)
+            dst = _take_range(out, axis, start, start + (j - i) * c)
+            _copy_into(reshape(dst, src.shape, copy=False), src)
+        start += (j - i) * c
+        i = j
     return out
 
 
