@@ -5,7 +5,7 @@ copied once)."""
 from __future__ import annotations
 
 import builtins
-from typing import Any, Optional, Union
+from typing import Any, List, Optional, Union
 
 import numpy as np
 
@@ -108,7 +108,7 @@ def triu(x: NDArray, /, *, k: int = 0) -> NDArray:
     return _triangle(x, k, "triu", False)
 
 
-def meshgrid(*arrays: NDArray, indexing: str = "xy") -> list:
+def meshgrid(*arrays: NDArray, indexing: str = "xy") -> List[NDArray]:
     """Coordinate matrices from 1-D arrays.
 
     Parameters

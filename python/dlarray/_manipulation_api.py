@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -69,7 +69,7 @@ def _axes(axis: Any, ndim: int, fn: str, name: str = "axis") -> Tuple[int, ...]:
     return out
 
 
-def _strides(x: NDArray) -> list:
+def _strides(x: NDArray) -> List[int]:
     """x's strides in elements."""
     return [s // x.itemsize for s in x.strides]
 
@@ -81,7 +81,7 @@ def _same_device(arrays: Sequence[NDArray], fn: str) -> None:
                              "device first (to_device)" % (fn, arrays[0].ctx, i, a.ctx))
 
 
-def _sequence(arrays: Any, fn: str) -> list:
+def _sequence(arrays: Any, fn: str) -> List[NDArray]:
     if isinstance(arrays, NDArray) or not isinstance(arrays, (tuple, list)):
         raise TypeError("%s: arrays must be a tuple or list of NDArrays, got %s"
                         % (fn, type(arrays).__name__))
@@ -128,10 +128,11 @@ def reshape(x: NDArray, /, shape: Sequence[int], *, copy: Optional[bool] = None)
     """
     x = _array(x, "reshape")
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, builtins.bool):
-        shape = (shape,)
-    if not isinstance(shape, (tuple, list)):
+        dims = [int(shape)]
+    elif isinstance(shape, (tuple, list)):
+        dims = [_int(d, "reshape", "shape") for d in shape]
+    else:
         raise TypeError("reshape: shape must be a tuple of ints, got %s" % type(shape).__name__)
-    dims = [_int(d, "reshape", "shape") for d in shape]
     if copy is not None and not isinstance(copy, (builtins.bool, np.bool_)):
         raise TypeError("reshape: copy must be True, False or None, got %s"
                         % type(copy).__name__)
@@ -335,7 +336,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Tuple[int, ...]:
     ValueError
         Two extents that differ and are not 1.
     """
-    dims: list = []
+    dims: List[int] = []
     for i, shape in enumerate(shapes):
         shape = _ints(shape, "broadcast_shapes", "shapes[%d]" % i)
         if any(d < 0 for d in shape):
@@ -386,7 +387,7 @@ def broadcast_to(x: NDArray, /, shape: Sequence[int]) -> NDArray:
     return x._view(list(shape), strides, 0)
 
 
-def broadcast_arrays(*arrays: NDArray) -> list:
+def broadcast_arrays(*arrays: NDArray) -> List[NDArray]:
     """The arrays broadcast to their common shape.
 
     Parameters
@@ -437,7 +438,7 @@ def concat(arrays: Sequence[NDArray], /, *, axis: Optional[int] = 0) -> NDArray:
     if axis is None:
         parts = [reshape(p, (-1,)) for p in parts]
         axis = 0
-    dtype = _promote(*[p.dtype for p in parts])
+    dtype = _promote(*[p.dtype for p in parts])  # type: ignore[no-untyped-call]
     ndim = parts[0].ndim
     if ndim == 0:
         raise ValueError("concat: 0-d arrays cannot be joined along an axis; use axis=None")
@@ -551,7 +552,7 @@ def roll(x: NDArray, /, shift: AxisLike, *, axis: Optional[AxisLike] = None) -> 
     if len(shifts) != len(axes):
         raise ValueError("roll: shift and axis must have the same length, got %d and %d"
                          % (len(shifts), len(axes)))
-    total = {}
+    total: Dict[int, int] = {}
     for s, a in zip(shifts, axes):
         total[a] = total.get(a, 0) + s
     out = x
@@ -560,7 +561,7 @@ def roll(x: NDArray, /, shift: AxisLike, *, axis: Optional[AxisLike] = None) -> 
     return out if out is not x else x.copy()
 
 
-def _repeat_counts(repeats: Any, n: int) -> list:
+def _repeat_counts(repeats: Any, n: int) -> List[int]:
     """repeat's counts as Python ints, one per slice (ValueError/TypeError naming repeats)."""
     if isinstance(repeats, NDArray):
         if repeats.dtype.kind not in "iu":
@@ -692,6 +693,7 @@ def _to_device(self: NDArray, device: Any, /, stream: Any = None) -> NDArray:
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 
+# stream and api_version are keywords in the standard; taking them by position too is a superset.
 def _array_namespace(self: NDArray, /, api_version: Optional[str] = None) -> Any:
     """The ``dlarray`` module, the namespace of the array API standard (``api_version`` None or
     one of 2021.12-2024.12)."""
@@ -712,4 +714,6 @@ inf = math.inf
 nan = math.nan
 newaxis = None
 
-from ._creation_more import eye, linspace, meshgrid, tril, triu  # noqa: E402  (they use views)
+# Re-exported for __init__'s one import line; they are composed from the views above.
+from ._creation_more import eye as eye, linspace as linspace, meshgrid as meshgrid  # noqa: E402
+from ._creation_more import tril as tril, triu as triu  # noqa: E402
