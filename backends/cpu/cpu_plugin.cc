@@ -59,6 +59,8 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"astype", &cpu::AstypeKernel},
       {"compare", &cpu::CompareKernel},
       {"compare_by_const", &cpu::CompareByConstKernel},
+      {"reduce", &cpu::ReduceKernel},
+      {"scan", &cpu::ScanKernel},
   };
   for (const Entry& entry : kKernels)
     registry->register_kernel(entry.op, kDLArrayCPU, entry.kernel);

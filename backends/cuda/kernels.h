@@ -22,6 +22,8 @@ void CopyKernel(const KernelContext& ctx);
 void AstypeKernel(const KernelContext& ctx);
 void CompareKernel(const KernelContext& ctx);
 void CompareByConstKernel(const KernelContext& ctx);
+void ReduceKernel(const KernelContext& ctx);
+void ScanKernel(const KernelContext& ctx);
 
 /*! \brief Registers the kernels of every op of dlarray/elementwise_table.h. */
 void RegisterTableKernels(Registry* registry);

@@ -31,6 +31,8 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"astype", &AstypeKernel},
       {"compare", &CompareKernel},
       {"compare_by_const", &CompareByConstKernel},
+      {"reduce", &ReduceKernel},
+      {"scan", &ScanKernel},
   };
   for (const Entry& e : kKernels) registry->register_kernel(e.op, kDLArrayOpenCL, e.fn);
   RegisterTableKernels(registry);

@@ -291,3 +291,8 @@ __all__ += ["__array_namespace_info__", "bool", "can_cast", "complex64", "comple
 if _dtypes.bfloat16 is not None:  # with ml_dtypes (the optional "bfloat16" extra)
     bfloat16 = _dtypes.bfloat16
     __all__.append("bfloat16")
+# Area "reduce" (issue 21): reductions, statistics, cumulative functions and diff.
+from ._statistics_api import (all, any, argmax, argmin, count_nonzero, cumulative_prod,  # noqa: E402,A004
+                              cumulative_sum, diff, max, mean, min, prod, std, sum, var)
+__all__ += ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod", "cumulative_sum",
+            "diff", "max", "mean", "min", "prod", "std", "sum", "var"]

@@ -13,6 +13,7 @@
 #include "dlarray/elementwise_table.h"
 #include "dlarray/errors.h"
 #include "dlarray/kernel.h"
+#include "dlarray/reduce_kinds.h"
 #include "dlarray/runtime.h"
 
 namespace dlarray {
@@ -206,6 +207,57 @@ void ValidateCompareByConst(const DLArrayOpCall& c) {
   ValidateSameShape(c);
 }
 
+// --- reduce and scan: the input a contiguous [outer, n, inner] array --------------------------
+
+// An integer attribute in [0, count): the kinds of reduce and scan.
+int Kind(const DLArrayOpCall& c, int count, const char* names) {
+  const double k = c.attrs[0];
+  if (!(k >= 0 && k < count && k == static_cast<int>(k))) {
+    throw Error(ErrorKind::kValue,
+                std::string(c.op_name) + ": kind must be " + names + ", got " + Number(k));
+  }
+  return static_cast<int>(k);
+}
+
+void CheckThreeD(const DLArrayOpCall& c) {
+  if (c.inputs[0]->ndim != 3) {
+    throw ShapeError(Describe(c) + ": the input must be 3-D [outer, n, inner]");
+  }
+}
+
+void ValidateReduce(const DLArrayOpCall& c) {
+  const int kind = Kind(c, kNumReduceKinds,
+                        "0 (sum), 1 (prod), 2 (min), 3 (max), 4 (any), 5 (all), 6 (argmin) or "
+                        "7 (argmax)");
+  CheckThreeD(c);
+  const DLArray* in = c.inputs[0];
+  const DLArray* out = c.outputs[0];
+  if (out->ndim != 2 || out->shape[0] != in->shape[0] || out->shape[1] != in->shape[2]) {
+    throw ShapeError(Describe(c) + ": the output must be [outer, inner]");
+  }
+  const DLArrayDType want = ReduceOutputDType(kind, in->dtype);
+  const DLArrayDType got = out->dtype;
+  if (got.code != want.code || got.bits != want.bits || got.lanes != want.lanes) {
+    throw Error(ErrorKind::kType, Describe(c) + ": the output dtype must be " +
+                                      DTypeToString(want) + ", got " + DTypeToString(got));
+  }
+}
+
+void ValidateScan(const DLArrayOpCall& c) {
+  Kind(c, 2, "0 (sum) or 1 (prod)");
+  const bool initial = Flag(c, 1, "include_initial");
+  CheckThreeD(c);
+  const DLArray* in = c.inputs[0];
+  const DLArray* out = c.outputs[0];
+  if (out->ndim != 3 || out->shape[0] != in->shape[0] ||
+      out->shape[1] != in->shape[1] + (initial ? 1 : 0) || out->shape[2] != in->shape[2]) {
+    throw ShapeError(Describe(c) + ": the output must be [outer, n + include_initial, inner]");
+  }
+  if (in->dtype.code != out->dtype.code || in->dtype.bits != out->dtype.bits) {
+    throw Error(ErrorKind::kType, Describe(c) + ": the output dtype must be the input's");
+  }
+}
+
 void ValidateSoftmaxCrossEntropy(const DLArrayOpCall& c) {
   ValidateRowwise(c);
   if (NumElements(c.outputs[0]) != 1) {
@@ -244,6 +296,17 @@ void InferMatrixMultiply(const DLArrayShapeCall& c) {
 }
 
 void InferOneElement(const DLArrayShapeCall& c) { SetShape(c, 0, {1}); }
+
+void InferReduce(const DLArrayShapeCall& c) {
+  if (c.input_ndims[0] != 3) throw ShapeError(std::string(c.op_name) + ": the input must be 3-D");
+  SetShape(c, 0, {c.input_shapes[0][0], c.input_shapes[0][2]});
+}
+
+void InferScan(const DLArrayShapeCall& c) {
+  if (c.input_ndims[0] != 3) throw ShapeError(std::string(c.op_name) + ": the input must be 3-D");
+  const int64_t initial = c.attrs[1] == 1.0 ? 1 : 0;  // validated when the op runs
+  SetShape(c, 0, {c.input_shapes[0][0], c.input_shapes[0][1] + initial, c.input_shapes[0][2]});
+}
 
 // The core's C++ rules behind the C function pointers of the schema, as a plugin's SDK does it:
 // an exception becomes -1 and the error the core records for the calling thread.
@@ -285,7 +348,7 @@ constexpr DLArrayDType kAll[] = {{kDLArrayFloat, 32, 1},
                                  {kDLArrayComplex, 128, 1}};
 // Prefixes of kAll. Complex arrays are stored, moved and converted (the kAllTypes ops); no other
 // op has complex kernels yet.
-enum DTypeSet : int { kFloats = 4, kNumeric = 9, kAllTypes = 15 };
+enum DTypeSet : int { kFloats = 4, kNumeric = 9, kReal = 13, kAllTypes = 15 };
 // The elementwise table's names for kFloats and kNumeric.
 constexpr DTypeSet kFloatTypes = kFloats, kNumericTypes = kNumeric;
 
@@ -339,6 +402,14 @@ const CoreOpRow kCoreOps[] = {
     {"compare_by_const", "x", "value cmp:int=0", "x value out cmp", kAllTypes, kInplace | kBoolOut,
      V<ValidateCompareByConst>, I<InferLikeInput0>,
      "out (bool) = x <cmp> value, cmp: 0 == (default), 1 !=, 2 <, 3 <=, 4 >, 5 >="},
+    {"reduce", "x", "kind:int", nullptr, kReal, kPerOperand, V<ValidateReduce>, I<InferReduce>,
+     "out[o, j] = reduction over r of x[o, r, j] (x [outer, n >= 1, inner] contiguous); kind: "
+     "0 sum, 1 prod, 2 min, 3 max (out dtype x's), 4 any, 5 all (bool), 6 argmin, 7 argmax "
+     "(int64)"},
+    {"scan", "x", "kind:int include_initial:bool=0", nullptr, kReal, 0, V<ValidateScan>,
+     I<InferScan>,
+     "out[o, r, j] = cumulative sum (kind 0) or product (1) of x[o, :r+1, j] (x [outer, n, "
+     "inner]); include_initial: out has n + 1 rows, the first 0 or 1"},
 // The ops of the elementwise definition table (dlarray/elementwise_table.h): same-shape operands,
 // in place allowed, the outputs shaped like the inputs; a scalar attribute checked as every
 // scalar applied to an array.
