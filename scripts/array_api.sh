@@ -14,13 +14,18 @@
 #                 type, xfails-<type>.txt, e.g. xfails-opencl.txt): skip (default:
 #                 they are not run; an xfail is run and its failure minimised, which costs minutes)
 #                 or xfail
-#   PY            the Python with dlarray installed, default .venv/bin/python
+#   XFAILS        none: read no expected-failures list (every failure counts; with FAILED_OUT,
+#                 how the lists are remade)
+#   FAILED_OUT    a file to write the ids of the failed tests to, one per line
+#   PY            the Python with dlarray installed, default .venv/bin/python (relative to the
+#                 repo; a bare name such as python3 is looked up on PATH)
 # Prints the pass / skip / xfail / fail counts per test file; exits non-zero when a test that is
 # not listed fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PY=${PY:-.venv/bin/python}
+case $PY in /*) ;; */*) PY=$ROOT/$PY ;; esac  # a relative path is the repo's; a bare name: PATH
 SUITE=${ARRAY_API_TESTS_DIR:-$ROOT/../shared/peer/array-api-tests}
 if [ ! -d "$SUITE/array_api_tests" ]; then
   echo "array API suite: no checkout at $SUITE (set ARRAY_API_TESTS_DIR): skipped"
@@ -32,23 +37,30 @@ cp -r "$SUITE" "$WORK/suite"
 cd "$WORK/suite"
 # The expected failures: every device's, then those of DEVICE's type (xfails-<type>.txt).
 DEVICE=${DEVICE:-cpu}
-cat "$ROOT/tests/array_api/xfails.txt" > "$WORK/xfails.txt"
-if [ -f "$ROOT/tests/array_api/xfails-${DEVICE%%:*}.txt" ]; then
+: > "$WORK/xfails.txt"
+[ "${XFAILS:-}" = none ] || cat "$ROOT/tests/array_api/xfails.txt" > "$WORK/xfails.txt"
+if [ "${XFAILS:-}" != none ] && [ -f "$ROOT/tests/array_api/xfails-${DEVICE%%:*}.txt" ]; then
   cat "$ROOT/tests/array_api/xfails-${DEVICE%%:*}.txt" >> "$WORK/xfails.txt"
 fi
 status=0
 ARRAY_API_TESTS_MODULE=dlarray ARRAY_API_TESTS_VERSION=2024.12 \
   DLARRAY_DEFAULT_DEVICE=$DEVICE ARRAY_API_TESTS_XFAIL_MARK=${XFAIL_MARK:-skip} \
-  "$ROOT/$PY" -m pytest -q -p no:cacheprovider --tb=line -rf \
+  "$PY" -m pytest -q -p no:cacheprovider --tb=line -rf \
   --max-examples="${MAX_EXAMPLES:-200}" --xfails-file "$WORK/xfails.txt" \
   --json-report --json-report-file="$WORK/report.json" \
   "${@:-array_api_tests/}" || status=$?
-"$ROOT/$PY" - "$WORK/report.json" <<'PYEOF'
+"$PY" - "$WORK/report.json" "${FAILED_OUT:-}" <<'PYEOF'
 import collections, json, sys
 
 counts = collections.defaultdict(collections.Counter)
+failed = []
 for test in json.load(open(sys.argv[1]))["tests"]:
     counts[test["nodeid"].split("::")[0]][test["outcome"]] += 1
+    if test["outcome"] in ("failed", "error"):
+        failed.append(test["nodeid"])
+if sys.argv[2]:
+    with open(sys.argv[2], "w") as f:
+        f.writelines(n + "\n" for n in sorted(failed))
 kinds = ["passed", "skipped", "xfailed", "xpassed", "failed", "error"]
 print("%-48s" % "array API suite, per file" + "".join("%9s" % k for k in kinds))
 total = collections.Counter()

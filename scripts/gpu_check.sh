@@ -2,11 +2,13 @@
 # The GPU machine's check in one command: build and install (no package downloads), the doctest
 # and pytest suites, compute-sanitizer over the GPU tests, and the GPU benchmarks.
 #
-# Usage: scripts/gpu_check.sh [STAGE...]   stages: build test sanitize bench mnist multigpu
+# Usage: scripts/gpu_check.sh [STAGE...]   stages: build test sanitize bench mnist array-api multigpu
 #        (default: the first five); "quick" = build test. Stages may be run in separate calls on a warm
 #        machine: later stages reuse the install in /tmp/dlarray_site. multigpu (two GPUs or
 #        more): the several-GPU and NCCL tests, bench/distributed.py through the launcher, and
-#        MNIST data-parallel on 2 GPUs against 1.
+#        MNIST data-parallel on 2 GPUs against 1. array-api: the array API conformance suite on cuda:0
+#        (scripts/array_api.sh; the suite from ARRAY_API_TESTS_DIR, e.g. a copy carried as .aapi, and
+#        its packages: hypothesis, ndindex, pytest-json-report).
 # BASELINE=<dir of an older source tree>: the build stage also builds that tree, and the bench stage
 #        runs its bench/ops.py in the same run, alternating with this tree's ROUNDS (default 3)
 #        times each, so "no op got slower" is measured, not remembered (bench/compare.py).
@@ -179,6 +181,14 @@ if has bench; then
     tee "$logs/half_precision_gpu.txt"
   step bench-rtc
   python3 bench/rtc.py --json "$logs/rtc.json" 2>&1 | tee "$logs/rtc.txt"
+fi
+
+if has array-api; then
+  step array-api
+  DEVICE=cuda:0 PY=python3 MAX_EXAMPLES=${MAX_EXAMPLES:-200} scripts/array_api.sh \
+    >"$logs/array_api_cuda.txt" 2>&1 || final_status=1
+  grep -E "^(FAILED|ERROR)" "$logs/array_api_cuda.txt" | head -40
+  sed -n '/array API suite, per file/,$p' "$logs/array_api_cuda.txt"
 fi
 
 if has mnist; then

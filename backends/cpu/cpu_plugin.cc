@@ -58,6 +58,12 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"copy", &cpu::CopyKernel},
       {"astype", &cpu::AstypeKernel},
       {"compare_by_const", &cpu::CompareByConstKernel},
+      {"gather", &cpu::GatherKernel},
+      {"scatter", &cpu::ScatterKernel},
+      {"nonzero", &cpu::NonzeroKernel},
+      {"argsort", &cpu::ArgsortKernel},
+      {"reduce", &cpu::ReduceKernel},
+      {"scan", &cpu::ScanKernel},
   };
   for (const Entry& entry : kKernels)
     registry->register_kernel(entry.op, kDLArrayCPU, entry.kernel);

@@ -107,10 +107,14 @@ DLARRAY_CPU_CONVERSION uint16_t FloatToBFloat16(float f) {
 struct Float16 {
   using Half = cpu::Half;
   using BFloat16 = cpu::BFloat16;
-  static float ToFloat(Half h) { return HalfToFloat(h.bits); }
-  static float ToFloat(BFloat16 b) { return BFloat16ToFloat(b.bits); }
-  static Half ToHalf(double v) { return Half{DoubleToHalf(v)}; }
-  static BFloat16 ToBFloat16(float v) { return BFloat16{FloatToBFloat16(v)}; }
+  // Forced inline as the conversions themselves are: left out of line, every float16 element
+  // paid a call (relu 1.18x, x + c 1.05-1.14x slower than the per-op kernels before the table).
+  DLARRAY_CPU_CONVERSION static float ToFloat(Half h) { return HalfToFloat(h.bits); }
+  DLARRAY_CPU_CONVERSION static float ToFloat(BFloat16 b) { return BFloat16ToFloat(b.bits); }
+  DLARRAY_CPU_CONVERSION static Half ToHalf(double v) { return Half{DoubleToHalf(v)}; }
+  DLARRAY_CPU_CONVERSION static BFloat16 ToBFloat16(float v) {
+    return BFloat16{FloatToBFloat16(v)};
+  }
 };
 
 /*! \brief The type T computes in: float for the half types, T otherwise. */

@@ -54,6 +54,12 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"copy", &CopyKernel},
       {"astype", &AstypeKernel},
       {"compare_by_const", &CompareByConstKernel},
+      {"gather", &GatherKernel},
+      {"scatter", &ScatterKernel},
+      {"nonzero", &NonzeroKernel},
+      {"argsort", &ArgsortKernel},
+      {"reduce", &ReduceKernel},
+      {"scan", &ScanKernel},
   };
   for (const Entry& e : kKernels) registry->register_kernel(e.op, kDLArrayCUDA, e.fn);
   RegisterTableKernels(registry);

@@ -276,12 +276,32 @@ from ._creation_api import (arange, empty_like, full, full_like, ones, ones_like
                             zeros, zeros_like)
 from . import _dtypes  # noqa: E402
 __all__ += ["arange", "empty_like", "full", "full_like", "ones", "ones_like", "zeros", "zeros_like"]
+# Area "manip" (issue 21): manipulation functions, views, view-composed creation, constants.
+from ._manipulation_api import (broadcast_arrays, broadcast_shapes, broadcast_to,  # noqa: E402
+                                concat, e, expand_dims, eye, flip, inf, linspace, matrix_transpose,
+                                meshgrid, moveaxis, nan, newaxis, permute_dims, pi, repeat,
+                                reshape, roll, squeeze, stack, tile, tril, triu, unstack)
+__all__ += ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "e", "expand_dims",
+            "eye", "flip", "inf", "linspace", "matrix_transpose", "meshgrid", "moveaxis", "nan",
+            "newaxis", "permute_dims", "pi", "repeat", "reshape", "roll", "squeeze", "stack",
+            "tile", "tril", "triu", "unstack"]
 __all__ += ["__array_namespace_info__", "bool", "can_cast", "complex64", "complex128", "finfo",
             "float16", "float32", "float64", "iinfo", "int8", "int16", "int32", "int64",
             "isdtype", "result_type", "uint8", "uint16", "uint32", "uint64"]
 if _dtypes.bfloat16 is not None:  # with ml_dtypes (the optional "bfloat16" extra)
     bfloat16 = _dtypes.bfloat16
     __all__.append("bfloat16")
+# Area "index" (issue 21): gather/scatter, indexing, searching, sorting, sets.
+from ._indexing_api import (argsort, nonzero, searchsorted, sort, take,  # noqa: E402
+                            take_along_axis, unique_all, unique_counts, unique_inverse,
+                            unique_values)
+__all__ += ["argsort", "nonzero", "searchsorted", "sort", "take", "take_along_axis",
+            "unique_all", "unique_counts", "unique_inverse", "unique_values"]
+# Area "reduce" (issue 21): reductions, statistics, cumulative functions and diff.
+from ._statistics_api import (all, any, argmax, argmin, count_nonzero, cumulative_prod,  # noqa: E402,A004
+                              cumulative_sum, diff, max, mean, min, prod, std, sum, var)
+__all__ += ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod", "cumulative_sum",
+            "diff", "max", "mean", "min", "prod", "std", "sum", "var"]
 # Area ufunc (issue 21): the elementwise functions, from the elementwise definition table.
 from ._elementwise_api import *  # noqa: E402,F401,F403
 __all__ += _elementwise_api.__all__  # noqa: F405

@@ -35,7 +35,9 @@ def empty(shape: ShapeLike, ctx: Optional[DeviceLike] = None,
     ctx : DLContext or str, optional
         The device (default: ``dlarray.default_device()``).
     dtype : numpy dtype or name, optional
-        Element type (default float32); bfloat16 is ``ml_dtypes.bfloat16`` or ``"bfloat16"``.
+        Element type; bfloat16 is ``ml_dtypes.bfloat16`` or ``"bfloat16"``. Default: float32
+        (the seed's rule) when called the seed's way, ``empty(shape)`` or ``empty(shape, ctx)``;
+        float64 (the array API's default) when the device is given as ``device=``.
     device : DLContext or str, optional
         The array API's name of ``ctx`` (give one of them).
 
@@ -55,6 +57,8 @@ def empty(shape: ShapeLike, ctx: Optional[DeviceLike] = None,
     RuntimeError
         No usable plugin serves the device.
     """
+    if dtype is None and device is not None:
+        dtype = np.float64
     return _core.empty(shape, _devices.device(_ctx_or_device(ctx, device, "empty")), dtype)
 
 

@@ -1,5 +1,5 @@
-// Views that share memory: basic indexing (x[0], x[1:3], x[:, ::2], x[..., None]), reshape,
-// transpose / T, iteration.
+// Views that share memory: basic indexing (x[0], x[1:3], x[:, ::2], x[..., None]), reshape (a
+// view whenever the layout allows), transpose / T / mT, iteration, and _view (any layout).
 #include <pybind11/stl.h>
 
 #include <numeric>
@@ -111,9 +111,8 @@ std::vector<int64_t> ShapeArgs(const py::args& args, const char* what) {
   return shape;
 }
 
-NDArray Reshape(const NDArray& self, const py::args& args) {
-  std::vector<int64_t> shape = ShapeArgs(args, "reshape: dimension");
-  const int64_t size = self.array->size();
+// The shape a reshape asks for, with a -1 resolved; ValueError naming the sizes otherwise.
+std::vector<int64_t> ResolveShape(std::vector<int64_t> shape, int64_t size) {
   int64_t known = 1;
   int infer = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -140,16 +139,93 @@ NDArray Reshape(const NDArray& self, const py::args& args) {
     throw Error(ErrorKind::kValue, "reshape: cannot reshape an array of size " +
                                        std::to_string(size) + " into shape (" + text + ")");
   }
-  NDArray src = self.array->is_compact() ? self : CompactCopy(self);
-  std::vector<int64_t> strides(shape.size());
-  int64_t step = 1;
-  for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
-    strides[i] = step;
-    if (__builtin_mul_overflow(step, std::max<int64_t>(shape[i], 1), &step)) {
-      throw Error(ErrorKind::kValue, "reshape: the dimensions multiply past 2**63 - 1");
+  return shape;
+}
+
+// Strides that show a's elements in `shape` without moving them, or false when the layout
+// cannot (a transposed or sliced view whose merged axes are not evenly spaced). Axes of extent
+// 1 are dropped; the rest are matched in groups of equal element counts, and each group of a
+// must be one evenly strided run.
+bool ViewStrides(const Array& a, const std::vector<int64_t>& shape, std::vector<int64_t>* out) {
+  out->assign(shape.size(), 0);
+  if (a.size() == 0) {  // no element: any strides are compact; canonical ones
+    int64_t step = 1;
+    for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+      (*out)[i] = step;
+      step *= std::max<int64_t>(shape[i], 1);
+    }
+    return true;
+  }
+  std::vector<int64_t> ext, st;
+  for (size_t d = 0; d < a.shape().size(); ++d) {
+    if (a.shape()[d] != 1) {
+      ext.push_back(a.shape()[d]);
+      st.push_back(a.strides()[d]);
     }
   }
+  size_t i = 0, j = 0;
+  while (j < shape.size()) {
+    if (shape[j] == 1) {
+      ++j;
+      continue;
+    }
+    // Equal sizes (both totals are a.size() > 0) keep both indices in range.
+    int64_t old_count = ext[i], new_count = shape[j];
+    size_t i_end = i + 1, j_end = j + 1;
+    while (old_count != new_count) {
+      if (old_count < new_count) {
+        old_count *= ext[i_end++];
+      } else {
+        new_count *= shape[j_end++];
+      }
+    }
+    for (size_t m = i; m + 1 < i_end; ++m) {
+      if (st[m] != st[m + 1] * ext[m + 1]) return false;
+    }
+    (*out)[j_end - 1] = st[i_end - 1];
+    for (size_t n = j_end - 1; n > j; --n) (*out)[n - 1] = (*out)[n] * shape[n];
+    i = i_end;
+    j = j_end;
+  }
+  return true;
+}
+
+// copy: -1 (None: a view when the layout allows, else a copy), 0 (a view or ValueError),
+// 1 (always a copy), as the array API's reshape.
+NDArray ReshapeTo(const NDArray& self, const std::vector<int64_t>& requested, int copy) {
+  const std::vector<int64_t> shape = ResolveShape(requested, self.array->size());
+  std::vector<int64_t> strides;
+  if (copy != 1 && ViewStrides(*self.array, shape, &strides)) {
+    return NDArray{self.array->View(shape, strides, self.array->byte_offset())};
+  }
+  if (copy == 0) {
+    throw Error(ErrorKind::kValue, "reshape: copy=False, but this strided view of shape " +
+                                       ShapeToString(self.array->dl()) +
+                                       " cannot be shown in the new shape without copying");
+  }
+  NDArray src = CompactCopy(self);
+  ViewStrides(*src.array, shape, &strides);  // compact: always a view
   return NDArray{src.array->View(shape, strides, src.array->byte_offset())};
+}
+
+NDArray Reshape(const NDArray& self, const py::args& args) {
+  return ReshapeTo(self, ShapeArgs(args, "reshape: dimension"), -1);
+}
+
+// A view of self's memory in any layout, in elements: the first element `offset` elements from
+// self's, then `strides` (negative for flip, 0 for broadcasting). The core refuses a view that
+// reaches outside the memory. For the array API's composites (_manipulation_api.py).
+NDArray StridedView(const NDArray& self, const std::vector<int64_t>& shape,
+                    const std::vector<int64_t>& strides, int64_t offset) {
+  const Array& a = *self.array;
+  const int64_t item = static_cast<int64_t>(DTypeBytes(a.dtype()));
+  int64_t bytes = 0, first = 0;
+  if (__builtin_mul_overflow(offset, item, &bytes) ||
+      __builtin_add_overflow(static_cast<int64_t>(a.byte_offset()), bytes, &first) || first < 0) {
+    throw Error(ErrorKind::kValue, "a view starting " + std::to_string(offset) +
+                                       " elements away would start outside its array's memory");
+  }
+  return NDArray{a.View(shape, strides, static_cast<uint64_t>(first))};
 }
 
 NDArray Transpose(const NDArray& self, const py::args& args) {
@@ -226,7 +302,7 @@ Parameters
 Returns
 -------
 NDArray
-    A view when the array is compact, else a compact copy in the new shape.
+    A view when the layout allows (always for compact arrays), else a compact copy.
 
 Raises
 ------
@@ -261,6 +337,24 @@ ValueError
       .def_property_readonly(
           "T", [](const NDArray& s) { return Transpose(s, py::args()); },
           "A view with the axes reversed.")
+      .def_property_readonly(
+          "mT",
+          [](const NDArray& s) {
+            const int ndim = static_cast<int>(s.array->shape().size());
+            if (ndim < 2) {
+              throw Error(ErrorKind::kValue, "mT needs an array of at least 2 dimensions, got " +
+                                                 std::to_string(ndim));
+            }
+            std::vector<int64_t> shape = s.array->shape(), strides = s.array->strides();
+            std::swap(shape[ndim - 1], shape[ndim - 2]);
+            std::swap(strides[ndim - 1], strides[ndim - 2]);
+            return NDArray{s.array->View(shape, strides, s.array->byte_offset())};
+          },
+          "A view with the last two axes swapped (a stack of transposed matrices).")
+      .def("_reshape", &ReshapeTo, py::arg("shape"), py::arg("copy"),
+           "reshape with copy -1 (None), 0 (False: a view or ValueError) or 1 (True).", Guard())
+      .def("_view", &StridedView, py::arg("shape"), py::arg("strides"), py::arg("offset"),
+           "A view in any layout, in elements from this array's first element.", Guard())
       .def(
           "__iter__",
           [](const NDArray& s) {

@@ -13,7 +13,9 @@
 #include "dlarray/elementwise_table.h"
 #include "dlarray/errors.h"
 #include "dlarray/kernel.h"
+#include "dlarray/reduce_kinds.h"
 #include "dlarray/runtime.h"
+#include "index_ops.h"
 
 namespace dlarray {
 namespace {
@@ -221,6 +223,63 @@ void ValidateWhere(const DLArrayOpCall& c) {
   }
 }
 
+// --- reduce and scan: the input a contiguous [outer, n, inner] array --------------------------
+
+// An integer attribute in [0, count): the kinds of reduce and scan.
+int Kind(const DLArrayOpCall& c, int count, const char* names) {
+  const double k = c.attrs[0];
+  if (!(k >= 0 && k < count && k == static_cast<int>(k))) {
+    throw Error(ErrorKind::kValue,
+                std::string(c.op_name) + ": kind must be " + names + ", got " + Number(k));
+  }
+  return static_cast<int>(k);
+}
+
+// The input of reduce and scan: [outer, n, inner], or [outer, n] (inner 1).
+void CheckReduceInput(const DLArrayOpCall& c) {
+  const int nd = c.inputs[0]->ndim;
+  if (nd != 2 && nd != 3) {
+    throw ShapeError(Describe(c) + ": the input must be 3-D [outer, n, inner] or 2-D [outer, n]");
+  }
+}
+
+// Extent d of the input seen as [outer, n, inner].
+int64_t Extent(const DLArray* in, int d) { return d < in->ndim ? in->shape[d] : 1; }
+
+void ValidateReduce(const DLArrayOpCall& c) {
+  const int kind = Kind(c, kNumReduceKinds,
+                        "0 (sum), 1 (prod), 2 (min), 3 (max), 4 (any), 5 (all), 6 (argmin) or "
+                        "7 (argmax)");
+  CheckReduceInput(c);
+  const DLArray* in = c.inputs[0];
+  const DLArray* out = c.outputs[0];
+  if (out->ndim != in->ndim - 1 || out->shape[0] != in->shape[0] ||
+      (in->ndim == 3 && out->shape[1] != in->shape[2])) {
+    throw ShapeError(Describe(c) + ": the output must be [outer, inner] ([outer] for 2-D input)");
+  }
+  const DLArrayDType want = ReduceOutputDType(kind, in->dtype);
+  const DLArrayDType got = out->dtype;
+  if (got.code != want.code || got.bits != want.bits || got.lanes != want.lanes) {
+    throw Error(ErrorKind::kType, Describe(c) + ": the output dtype must be " +
+                                      DTypeToString(want) + ", got " + DTypeToString(got));
+  }
+}
+
+void ValidateScan(const DLArrayOpCall& c) {
+  Kind(c, 2, "0 (sum) or 1 (prod)");
+  const bool initial = Flag(c, 1, "include_initial");
+  CheckReduceInput(c);
+  const DLArray* in = c.inputs[0];
+  const DLArray* out = c.outputs[0];
+  if (out->ndim != in->ndim || out->shape[0] != in->shape[0] ||
+      out->shape[1] != in->shape[1] + (initial ? 1 : 0) || Extent(out, 2) != Extent(in, 2)) {
+    throw ShapeError(Describe(c) + ": the output must be [outer, n + include_initial, inner]");
+  }
+  if (in->dtype.code != out->dtype.code || in->dtype.bits != out->dtype.bits) {
+    throw Error(ErrorKind::kType, Describe(c) + ": the output dtype must be the input's");
+  }
+}
+
 void ValidateSoftmaxCrossEntropy(const DLArrayOpCall& c) {
   ValidateRowwise(c);
   if (NumElements(c.outputs[0]) != 1) {
@@ -259,6 +318,23 @@ void InferMatrixMultiply(const DLArrayShapeCall& c) {
 }
 
 void InferOneElement(const DLArrayShapeCall& c) { SetShape(c, 0, {1}); }
+
+void InferReduce(const DLArrayShapeCall& c) {
+  const int nd = c.input_ndims[0];
+  const int64_t* in = c.input_shapes[0];
+  if (nd == 3) return SetShape(c, 0, {in[0], in[2]});
+  if (nd == 2) return SetShape(c, 0, {in[0]});
+  throw ShapeError(std::string(c.op_name) + ": the input must be 3-D or 2-D");
+}
+
+void InferScan(const DLArrayShapeCall& c) {
+  const int nd = c.input_ndims[0];
+  const int64_t* in = c.input_shapes[0];
+  const int64_t initial = c.attrs[1] == 1.0 ? 1 : 0;  // validated when the op runs
+  if (nd == 3) return SetShape(c, 0, {in[0], in[1] + initial, in[2]});
+  if (nd == 2) return SetShape(c, 0, {in[0], in[1] + initial});
+  throw ShapeError(std::string(c.op_name) + ": the input must be 3-D or 2-D");
+}
 
 // The core's C++ rules behind the C function pointers of the schema, as a plugin's SDK does it:
 // an exception becomes -1 and the error the core records for the calling thread.
@@ -353,6 +429,25 @@ const CoreOpRow kCoreOps[] = {
      "out (bool) = x <cmp> value, cmp: 0 == (default), 1 !=, 2 <, 3 <=, 4 >, 5 >="},
     {"where", "condition x y", "", nullptr, kAllTypes, kInplace | kPerOperand, V<ValidateWhere>,
      nullptr, "out = x where condition, else y (condition bool; x, y and out of one dtype)"},
+    // The indexing primitives (index_ops.cc says the canonical shapes Python brings calls to).
+    {"gather", "x indices", "", nullptr, kAllTypes, kPerOperand, V<ValidateGather>, I<InferGather>,
+     "out[o, j, i] = x[o, indices[j], i]; indices int64, negative from the end"},
+    {"scatter", "values indices", "", nullptr, kAllTypes, kPerOperand, V<ValidateScatter>, nullptr,
+     "out[o, indices[j], i] = values[o, j, i]; the rest of out is kept"},
+    {"nonzero", "mask", "", nullptr, kAllTypes, kPerOperand | kFillZero, V<ValidateNonzero>,
+     I<InferNonzero>, "out[0] = count of True in mask, out[1:1 + count] = their flat positions"},
+    {"argsort", "x", "descending:bool=0", nullptr, kAllTypes, kPerOperand, V<ValidateArgsort>,
+     I<InferArgsort>,
+     "out (int64) = stable order of each row of x (NaN last, or first descending)"},
+    {"reduce", "x", "kind:int", nullptr, kReal, kPerOperand, V<ValidateReduce>, I<InferReduce>,
+     "out[o, j] = reduction over r of x[o, r, j] (x [outer, n >= 1, inner] or [outer, n] "
+     "contiguous); kind: "
+     "0 sum, 1 prod, 2 min, 3 max (out dtype x's), 4 any, 5 all (bool), 6 argmin, 7 argmax "
+     "(int64)"},
+    {"scan", "x", "kind:int include_initial:bool=0", nullptr, kReal, 0, V<ValidateScan>,
+     I<InferScan>,
+     "out[o, r, j] = cumulative sum (kind 0) or product (1) of x[o, :r+1, j] (x [outer, n, "
+     "inner]); include_initial: out has n + 1 rows, the first 0 or 1"},
 // The ops of the elementwise definition table (dlarray/elementwise_table.h): same-shape operands,
 // in place allowed, the outputs shaped like the inputs; a scalar attribute checked as every
 // scalar applied to an array.

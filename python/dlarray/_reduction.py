@@ -1,0 +1,133 @@
+"""The reduce primitive as the array API functions use it: axes normalised, adjacent reduced axes
+merged into one ``[outer, n, inner]`` call of the ``reduce`` op (``dlarray.ops.reduce``), runs of
+non-adjacent axes reduced one after another (the last first, so that no transposed copy is
+made), empty reductions answered with the kind's identity or a ValueError.
+"""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _core, _dtypes, ops
+from ._core import NDArray
+
+AxisLike = Optional[Union[int, Sequence[int]]]
+
+_KINDS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "any": 4, "all": 5, "argmin": 6,
+          "argmax": 7}
+_IDENTITY = {"sum": 0.0, "prod": 1.0, "any": 0.0, "all": 1.0}
+FLOAT32 = np.dtype(np.float32)
+INT64 = np.dtype(np.int64)
+BOOL = np.dtype(np.bool_)
+# The 16-bit floats, which compute in float32 (a set of dtypes: dtype.name costs microseconds).
+HALVES = frozenset(d for d in (np.dtype(np.float16), _dtypes.bfloat16) if d is not None)
+
+
+def compute_dtype(d: np.dtype) -> np.dtype:
+    """The dtype d's reductions compute in: float32 for the 16-bit floats, d otherwise."""
+    return FLOAT32 if d in HALVES else d
+
+
+def check_array(x: Any, where: str) -> NDArray:
+    if not isinstance(x, NDArray):
+        raise TypeError("%s: x must be a dlarray NDArray, got %s" % (where, type(x).__name__))
+    if x.dtype.kind == "c":
+        raise TypeError("%s: complex arrays are not supported yet (dtype %s)" % (where, x.dtype))
+    return x
+
+
+def normalize_axes(axis: AxisLike, ndim: int, where: str) -> tuple[int, ...]:
+    """axis (None, an int or a sequence of ints) as sorted non-negative axes of an ndim-array.
+    Raises TypeError for non-integers and AxisError (a ValueError and an IndexError) for axes out
+    of range or repeated."""
+    if axis is None:
+        return tuple(range(ndim))
+    items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for a in items:
+        if isinstance(a, (bool, np.bool_)):
+            raise TypeError("%s: axis must be an int or a tuple of ints, got %r" % (where, a))
+        try:
+            a = operator.index(a)
+        except TypeError:
+            raise TypeError("%s: axis must be an int or a tuple of ints, got %r"
+                            % (where, a)) from None
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(
+                "%s: axis %d is out of bounds for an array of dimension %d" % (where, a, ndim))
+        a %= ndim if ndim else 1
+        if a in out:
+            raise np.exceptions.AxisError("%s: axis %d is repeated in %r" % (where, a, axis))
+        out.append(a)
+    return tuple(sorted(out))
+
+
+def _groups(axes: tuple[int, ...]) -> list[tuple[int, int]]:
+    """Runs of adjacent axes as (first, last + 1)."""
+    runs: list[tuple[int, int]] = []
+    for a in axes:
+        if runs and runs[-1][1] == a:
+            runs[-1] = (runs[-1][0], a + 1)
+        else:
+            runs.append((a, a + 1))
+    return runs
+
+
+def _reduce_run(x: NDArray, kind: str, first: int, stop: int, out_dtype: np.dtype) -> NDArray:
+    """x (compact) reduced over axes [first, stop) by one call of the reduce op; the axes are
+    removed from the shape."""
+    shape = x.shape
+    outer = math.prod(shape[:first])
+    n = math.prod(shape[first:stop])
+    inner = math.prod(shape[stop:])
+    out = _core.empty((outer, inner), x.ctx, out_dtype)
+    if out.size:
+        ops.reduce(x.reshape(outer, n, inner), _KINDS[kind], out)
+    return out.reshape(shape[:first] + shape[stop:])
+
+
+def reduce(x: NDArray, kind: str, axis: AxisLike, keepdims: bool, out_dtype: np.dtype,
+           where: str) -> NDArray:
+    """x reduced by `kind` over `axis` (x already of the dtype to compute in); the result of
+    dtype out_dtype (the kind's: x's, bool or int64)."""
+    axes = normalize_axes(axis, x.ndim, where)
+    kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+    final = kept if keepdims else tuple(s for i, s in enumerate(x.shape) if i not in axes)
+    count = math.prod(x.shape[a] for a in axes)
+    if count == 0 or not axes:
+        if count == 0 and math.prod(final) > 0:
+            if kind not in _IDENTITY:
+                raise ValueError("%s: zero-size array to a reduction operation that has no "
+                                 "identity (reduced axes of x.shape %s: %s)"
+                                 % (where, x.shape, axes))
+            out = _core.empty(final, x.ctx, out_dtype)
+            ops.array_set(out, _IDENTITY[kind])
+            return out
+        # Nothing reduced (axis=()), or no outputs: one reduction over a length-1 axis.
+        y = x if x.is_contiguous else x.copy()
+        out = _core.empty((y.size, 1), x.ctx, out_dtype)
+        if out.size:
+            ops.reduce(y.reshape(y.size, 1, 1), _KINDS[kind], out)
+        return out.reshape(final)
+    y = x if x.is_contiguous else x.copy()
+    for first, stop in reversed(_groups(axes)):  # the last run first: earlier axes keep places
+        y = _reduce_run(y, kind, first, stop, out_dtype)
+    return y.reshape(final)
+
+
+def sum_dtype(x: NDArray, dtype: Any, where: str) -> np.dtype:
+    """The result dtype of sum / prod / cumulative_sum: dtype, else NumPy's default (bool and
+    signed integers int64, unsigned uint64, floats their own)."""
+    if dtype is not None:
+        d = np.dtype(_core.parse_dtype(dtype))
+        if d.kind == "c":
+            raise TypeError("%s: complex dtype=%s is not supported yet" % (where, d))
+        return d
+    if x.dtype.kind in "bi":
+        return INT64
+    if x.dtype.kind == "u":
+        return np.dtype(np.uint64)
+    return x.dtype
