@@ -59,6 +59,10 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"astype", &cpu::AstypeKernel},
       {"compare", &cpu::CompareKernel},
       {"compare_by_const", &cpu::CompareByConstKernel},
+      {"gather", &cpu::GatherKernel},
+      {"scatter", &cpu::ScatterKernel},
+      {"nonzero", &cpu::NonzeroKernel},
+      {"argsort", &cpu::ArgsortKernel},
       {"reduce", &cpu::ReduceKernel},
       {"scan", &cpu::ScanKernel},
   };

@@ -55,6 +55,10 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"astype", &AstypeKernel},
       {"compare", &CompareKernel},
       {"compare_by_const", &CompareByConstKernel},
+      {"gather", &GatherKernel},
+      {"scatter", &ScatterKernel},
+      {"nonzero", &NonzeroKernel},
+      {"argsort", &ArgsortKernel},
       {"reduce", &ReduceKernel},
       {"scan", &ScanKernel},
   };

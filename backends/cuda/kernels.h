@@ -22,6 +22,10 @@ void CopyKernel(const KernelContext& ctx);
 void AstypeKernel(const KernelContext& ctx);
 void CompareKernel(const KernelContext& ctx);
 void CompareByConstKernel(const KernelContext& ctx);
+void GatherKernel(const KernelContext& ctx);
+void ScatterKernel(const KernelContext& ctx);
+void NonzeroKernel(const KernelContext& ctx);
+void ArgsortKernel(const KernelContext& ctx);
 void ReduceKernel(const KernelContext& ctx);
 void ScanKernel(const KernelContext& ctx);
 

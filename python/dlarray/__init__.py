@@ -291,6 +291,12 @@ __all__ += ["__array_namespace_info__", "bool", "can_cast", "complex64", "comple
 if _dtypes.bfloat16 is not None:  # with ml_dtypes (the optional "bfloat16" extra)
     bfloat16 = _dtypes.bfloat16
     __all__.append("bfloat16")
+# Area "index" (issue 21): gather/scatter, indexing, searching, sorting, sets.
+from ._indexing_api import (argsort, nonzero, searchsorted, sort, take,  # noqa: E402
+                            take_along_axis, unique_all, unique_counts, unique_inverse,
+                            unique_values)
+__all__ += ["argsort", "nonzero", "searchsorted", "sort", "take", "take_along_axis",
+            "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 # Area "reduce" (issue 21): reductions, statistics, cumulative functions and diff.
 from ._statistics_api import (all, any, argmax, argmin, count_nonzero, cumulative_prod,  # noqa: E402,A004
                               cumulative_sum, diff, max, mean, min, prod, std, sum, var)

@@ -5,7 +5,7 @@ copied once)."""
 from __future__ import annotations
 
 import builtins
-from typing import Any, Optional, Union
+from typing import Any, List, Optional, Union
 
 import numpy as np
 
@@ -73,19 +73,57 @@ def _triangle(x: NDArray, k: Any, fn: str, lower: bool) -> NDArray:
 
 
 def tril(x: NDArray, /, *, k: int = 0) -> NDArray:
-    """x's (stacks of) matrices with the elements above diagonal ``k`` zeroed."""
+    """x's matrices with the elements above a diagonal set to zero.
+
+    Parameters
+    ----------
+    x : NDArray
+        At least 2-D (a stack of matrices).
+    k : int
+        The diagonal kept last: 0 the main, > 0 above it, < 0 below.
+
+    Returns
+    -------
+    NDArray
+        A new array.
+    """
     return _triangle(x, k, "tril", True)
 
 
 def triu(x: NDArray, /, *, k: int = 0) -> NDArray:
-    """x's (stacks of) matrices with the elements below diagonal ``k`` zeroed."""
+    """x's matrices with the elements below a diagonal set to zero.
+
+    Parameters
+    ----------
+    x : NDArray
+        At least 2-D (a stack of matrices).
+    k : int
+        The diagonal kept first: 0 the main, > 0 above it, < 0 below.
+
+    Returns
+    -------
+    NDArray
+        A new array.
+    """
     return _triangle(x, k, "triu", False)
 
 
-def meshgrid(*arrays: NDArray, indexing: str = "xy") -> list:
-    """Coordinate matrices from 1-D arrays: one array per input, each of the shape
-    ``(len(a0), len(a1), ...)`` (``indexing="ij"``) or with the first two extents swapped
-    (``"xy"``, the default)."""
+def meshgrid(*arrays: NDArray, indexing: str = "xy") -> List[NDArray]:
+    """Coordinate matrices from 1-D arrays.
+
+    Parameters
+    ----------
+    *arrays : NDArray
+        1-D, on one device.
+    indexing : {"xy", "ij"}
+        "ij": each result has the shape ``(len(a0), len(a1), ...)``; "xy" (default): the first
+        two extents swapped (Cartesian).
+
+    Returns
+    -------
+    list of NDArray
+        New compact arrays, one per input, in its dtype.
+    """
     if indexing not in ("xy", "ij"):
         raise ValueError("meshgrid: indexing must be 'xy' or 'ij', got %r" % (indexing,))
     arrays = tuple(_array(a, "meshgrid", "arrays[%d]" % i) for i, a in enumerate(arrays))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -69,7 +69,7 @@ def _axes(axis: Any, ndim: int, fn: str, name: str = "axis") -> Tuple[int, ...]:
     return out
 
 
-def _strides(x: NDArray) -> list:
+def _strides(x: NDArray) -> List[int]:
     """x's strides in elements."""
     return [s // x.itemsize for s in x.strides]
 
@@ -81,7 +81,7 @@ def _same_device(arrays: Sequence[NDArray], fn: str) -> None:
                              "device first (to_device)" % (fn, arrays[0].ctx, i, a.ctx))
 
 
-def _sequence(arrays: Any, fn: str) -> list:
+def _sequence(arrays: Any, fn: str) -> List[NDArray]:
     if isinstance(arrays, NDArray) or not isinstance(arrays, (tuple, list)):
         raise TypeError("%s: arrays must be a tuple or list of NDArrays, got %s"
                         % (fn, type(arrays).__name__))
@@ -128,10 +128,11 @@ def reshape(x: NDArray, /, shape: Sequence[int], *, copy: Optional[bool] = None)
     """
     x = _array(x, "reshape")
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, builtins.bool):
-        shape = (shape,)
-    if not isinstance(shape, (tuple, list)):
+        dims = [int(shape)]
+    elif isinstance(shape, (tuple, list)):
+        dims = [_int(d, "reshape", "shape") for d in shape]
+    else:
         raise TypeError("reshape: shape must be a tuple of ints, got %s" % type(shape).__name__)
-    dims = [_int(d, "reshape", "shape") for d in shape]
     if copy is not None and not isinstance(copy, (builtins.bool, np.bool_)):
         raise TypeError("reshape: copy must be True, False or None, got %s"
                         % type(copy).__name__)
@@ -139,7 +140,32 @@ def reshape(x: NDArray, /, shape: Sequence[int], *, copy: Optional[bool] = None)
 
 
 def permute_dims(x: NDArray, /, axes: Tuple[int, ...]) -> NDArray:
-    """A view of x with its axes in the order ``axes`` (a permutation of ``range(x.ndim)``)."""
+    """A view of x with its axes reordered.
+
+    Parameters
+    ----------
+    x : NDArray
+    axes : tuple of int
+        A permutation of ``range(x.ndim)`` (negative axes count from the end).
+
+    Returns
+    -------
+    NDArray
+        A view: axis i of the result is axis ``axes[i]`` of x.
+
+    Raises
+    ------
+    ValueError
+        ``axes`` is not a permutation (too few, or repeated).
+    IndexError
+        An axis out of range (the error is also a ValueError).
+
+    Examples
+    --------
+    >>> import numpy as np, dlarray as xp
+    >>> xp.permute_dims(xp.asarray(np.zeros((2, 3, 4))), (2, 0, 1)).shape
+    (4, 2, 3)
+    """
     x = _array(x, "permute_dims")
     if not isinstance(axes, (tuple, list)):
         raise TypeError("permute_dims: axes must be a tuple of ints, got %s"
@@ -153,13 +179,46 @@ def permute_dims(x: NDArray, /, axes: Tuple[int, ...]) -> NDArray:
 
 
 def matrix_transpose(x: NDArray, /) -> NDArray:
-    """A view of x with its last two axes swapped (``x.mT``); ValueError below 2 dimensions."""
+    """A view of x with its last two axes swapped (``x.mT``).
+
+    Parameters
+    ----------
+    x : NDArray
+        At least 2-D (a stack of matrices).
+
+    Returns
+    -------
+    NDArray
+
+    Raises
+    ------
+    ValueError
+        x has fewer than 2 dimensions.
+    """
     return _array(x, "matrix_transpose").mT
 
 
 def expand_dims(x: NDArray, /, axis: AxisLike = 0) -> NDArray:
-    """A view of x with extents of 1 inserted at ``axis`` (an int or a tuple, positions in the
-    result, negative counting from its end)."""
+    """A view of x with extents of 1 inserted.
+
+    Parameters
+    ----------
+    x : NDArray
+    axis : int or tuple of int
+        Positions of the new axes in the result (negative count from its end).
+
+    Returns
+    -------
+    NDArray
+        A view of ``x.ndim + len(axis)`` dimensions.
+
+    Raises
+    ------
+    IndexError
+        An axis outside the result's dimensions (also a ValueError).
+    ValueError
+        A repeated axis.
+    """
     x = _array(x, "expand_dims")
     new = _axes(axis, x.ndim + len(_ints(axis, "expand_dims", "axis")), "expand_dims")
     shape, strides = list(x.shape), _strides(x)
@@ -170,7 +229,25 @@ def expand_dims(x: NDArray, /, axis: AxisLike = 0) -> NDArray:
 
 
 def squeeze(x: NDArray, /, axis: AxisLike) -> NDArray:
-    """A view of x without the axes ``axis`` (each of extent 1, else ValueError)."""
+    """A view of x without some axes of extent 1.
+
+    Parameters
+    ----------
+    x : NDArray
+    axis : int or tuple of int
+        The axes to drop; each must have extent 1.
+
+    Returns
+    -------
+    NDArray
+
+    Raises
+    ------
+    ValueError
+        An axis whose extent is not 1, or a repeated axis.
+    IndexError
+        An axis out of range (also a ValueError).
+    """
     x = _array(x, "squeeze")
     drop = _axes(axis, x.ndim, "squeeze")
     for a in drop:
@@ -182,7 +259,25 @@ def squeeze(x: NDArray, /, axis: AxisLike) -> NDArray:
 
 
 def flip(x: NDArray, /, *, axis: Optional[AxisLike] = None) -> NDArray:
-    """A view of x with the order of elements reversed along ``axis`` (default: every axis)."""
+    """A view of x with the order of its elements reversed along some axes.
+
+    Parameters
+    ----------
+    x : NDArray
+    axis : int or tuple of int, optional
+        The axes to reverse (default: all of them).
+
+    Returns
+    -------
+    NDArray
+        A view with negative strides; ``.copy()`` makes it compact on the device.
+
+    Examples
+    --------
+    >>> import numpy as np, dlarray as xp
+    >>> xp.flip(xp.asarray(np.arange(4))).asnumpy()
+    array([3, 2, 1, 0])
+    """
     x = _array(x, "flip")
     axes = range(x.ndim) if axis is None else _axes(axis, x.ndim, "flip")
     strides, offset = _strides(x), 0
@@ -194,7 +289,25 @@ def flip(x: NDArray, /, *, axis: Optional[AxisLike] = None) -> NDArray:
 
 
 def moveaxis(x: NDArray, source: AxisLike, destination: AxisLike, /) -> NDArray:
-    """A view of x with the axes ``source`` moved to the positions ``destination``."""
+    """A view of x with some axes moved to new positions, the others keeping their order.
+
+    Parameters
+    ----------
+    x : NDArray
+    source : int or tuple of int
+        The axes to move.
+    destination : int or tuple of int
+        Their positions in the result (as many as ``source``).
+
+    Returns
+    -------
+    NDArray
+
+    Raises
+    ------
+    ValueError
+        ``source`` and ``destination`` differ in length, or repeat an axis.
+    """
     x = _array(x, "moveaxis")
     src = _axes(source, x.ndim, "moveaxis", "source")
     dst = _axes(destination, x.ndim, "moveaxis", "destination")
@@ -208,8 +321,22 @@ def moveaxis(x: NDArray, source: AxisLike, destination: AxisLike, /) -> NDArray:
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> Tuple[int, ...]:
-    """The shape the given shapes broadcast to (NumPy's rules); ValueError when they do not."""
-    dims: list = []
+    """The shape that shapes broadcast to, by NumPy's rules.
+
+    Parameters
+    ----------
+    *shapes : tuple of int
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    ValueError
+        Two extents that differ and are not 1.
+    """
+    dims: List[int] = []
     for i, shape in enumerate(shapes):
         shape = _ints(shape, "broadcast_shapes", "shapes[%d]" % i)
         if any(d < 0 for d in shape):
@@ -227,8 +354,24 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Tuple[int, ...]:
 
 
 def broadcast_to(x: NDArray, /, shape: Sequence[int]) -> NDArray:
-    """A view of x repeated to ``shape`` (stride 0 along broadcast axes); ValueError when x's
-    shape does not broadcast to it. Writing through it writes the shared elements."""
+    """A view of x repeated to a shape, with stride 0 along the broadcast axes.
+
+    Parameters
+    ----------
+    x : NDArray
+    shape : tuple of int
+        A shape x broadcasts to (NumPy's rules).
+
+    Returns
+    -------
+    NDArray
+        A view; writing through it writes the shared elements.
+
+    Raises
+    ------
+    ValueError
+        x's shape does not broadcast to ``shape``.
+    """
     x = _array(x, "broadcast_to")
     if not isinstance(shape, (tuple, list)):
         shape = _ints(shape, "broadcast_to", "shape")
@@ -244,8 +387,24 @@ def broadcast_to(x: NDArray, /, shape: Sequence[int]) -> NDArray:
     return x._view(list(shape), strides, 0)
 
 
-def broadcast_arrays(*arrays: NDArray) -> list:
-    """Views of the arrays broadcast to one shape (all on one device)."""
+def broadcast_arrays(*arrays: NDArray) -> List[NDArray]:
+    """The arrays broadcast to their common shape.
+
+    Parameters
+    ----------
+    *arrays : NDArray
+        Arrays on one device.
+
+    Returns
+    -------
+    list of NDArray
+        Views (stride 0 along broadcast axes).
+
+    Raises
+    ------
+    ValueError
+        The shapes do not broadcast together, or the arrays are on two devices.
+    """
     if not arrays:
         return []
     arrays = tuple(_sequence(list(arrays), "broadcast_arrays"))
@@ -254,13 +413,32 @@ def broadcast_arrays(*arrays: NDArray) -> list:
 
 
 def concat(arrays: Sequence[NDArray], /, *, axis: Optional[int] = 0) -> NDArray:
-    """The arrays joined along ``axis`` (None: each flattened, joined into one 1-D array), in
-    their promoted dtype, on their device."""
+    """The arrays joined along an existing axis.
+
+    Parameters
+    ----------
+    arrays : tuple or list of NDArray
+        On one device, of one shape but along ``axis``.
+    axis : int or None
+        The axis (default 0); None flattens each array first and joins them into one 1-D array.
+
+    Returns
+    -------
+    NDArray
+        A new array in the arrays' promoted dtype (NEP 50), on their device.
+
+    Raises
+    ------
+    ValueError
+        No arrays, shapes that differ off ``axis``, 0-d arrays with an axis, or two devices.
+    TypeError
+        ``arrays`` is not a sequence of NDArrays.
+    """
     parts = _sequence(arrays, "concat")
     if axis is None:
         parts = [reshape(p, (-1,)) for p in parts]
         axis = 0
-    dtype = _promote(*[p.dtype for p in parts])
+    dtype = _promote(*[p.dtype for p in parts])  # type: ignore[no-untyped-call]
     ndim = parts[0].ndim
     if ndim == 0:
         raise ValueError("concat: 0-d arrays cannot be joined along an axis; use axis=None")
@@ -281,7 +459,25 @@ def concat(arrays: Sequence[NDArray], /, *, axis: Optional[int] = 0) -> NDArray:
 
 
 def stack(arrays: Sequence[NDArray], /, *, axis: int = 0) -> NDArray:
-    """The arrays (of one shape) joined along a new axis ``axis``."""
+    """The arrays joined along a new axis.
+
+    Parameters
+    ----------
+    arrays : tuple or list of NDArray
+        Of one shape, on one device.
+    axis : int
+        The new axis's position in the result (default 0).
+
+    Returns
+    -------
+    NDArray
+        A new array in the arrays' promoted dtype.
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, no arrays, or two devices.
+    """
     parts = _sequence(arrays, "stack")
     for i, p in enumerate(parts):
         if p.shape != parts[0].shape:
@@ -292,7 +488,20 @@ def stack(arrays: Sequence[NDArray], /, *, axis: int = 0) -> NDArray:
 
 
 def unstack(x: NDArray, /, *, axis: int = 0) -> Tuple[NDArray, ...]:
-    """Views of x's slices along ``axis``, as a tuple."""
+    """x's slices along an axis.
+
+    Parameters
+    ----------
+    x : NDArray
+        At least 1-D.
+    axis : int
+        The axis to split along (default 0).
+
+    Returns
+    -------
+    tuple of NDArray
+        ``x.shape[axis]`` views.
+    """
     x = _array(x, "unstack")
     if x.ndim == 0:
         raise ValueError("unstack: x must have at least one dimension")
@@ -310,8 +519,27 @@ def _roll_axis(x: NDArray, shift: int, axis: int) -> NDArray:
 
 
 def roll(x: NDArray, /, shift: AxisLike, *, axis: Optional[AxisLike] = None) -> NDArray:
-    """x's elements shifted by ``shift`` along ``axis`` (None: over the flattened array), those
-    pushed past the end coming back at the start. Shifts along a repeated axis add up."""
+    """x's elements shifted along axes, those pushed past the end coming back at the start.
+
+    Parameters
+    ----------
+    x : NDArray
+    shift : int or tuple of int
+        Steps per axis (one int applies to every axis of ``axis``).
+    axis : int or tuple of int, optional
+        The axes; None (default) rolls the flattened array and restores the shape. Shifts along
+        a repeated axis add up.
+
+    Returns
+    -------
+    NDArray
+        A new array.
+
+    Raises
+    ------
+    ValueError
+        ``shift`` and ``axis`` differ in length, or ``shift`` is a tuple with axis None.
+    """
     x = _array(x, "roll")
     shifts = _ints(shift, "roll", "shift")
     if axis is None:
@@ -324,7 +552,7 @@ def roll(x: NDArray, /, shift: AxisLike, *, axis: Optional[AxisLike] = None) -> 
     if len(shifts) != len(axes):
         raise ValueError("roll: shift and axis must have the same length, got %d and %d"
                          % (len(shifts), len(axes)))
-    total = {}
+    total: Dict[int, int] = {}
     for s, a in zip(shifts, axes):
         total[a] = total.get(a, 0) + s
     out = x
@@ -333,7 +561,7 @@ def roll(x: NDArray, /, shift: AxisLike, *, axis: Optional[AxisLike] = None) -> 
     return out if out is not x else x.copy()
 
 
-def _repeat_counts(repeats: Any, n: int) -> list:
+def _repeat_counts(repeats: Any, n: int) -> List[int]:
     """repeat's counts as Python ints, one per slice (ValueError/TypeError naming repeats)."""
     if isinstance(repeats, NDArray):
         if repeats.dtype.kind not in "iu":
@@ -354,36 +582,75 @@ def _repeat_counts(repeats: Any, n: int) -> list:
 
 
 def repeat(x: NDArray, repeats: Union[int, NDArray], /, *, axis: Optional[int] = None) -> NDArray:
-    """Each element (axis None: of the flattened x) or each slice along ``axis`` repeated
-    ``repeats`` times (an int, or an integer array of one count per slice)."""
+    """x with each element, or each slice along an axis, repeated.
+
+    Parameters
+    ----------
+    x : NDArray
+    repeats : int or NDArray
+        One count for all, or an integer array of one count per slice (or of one count). An
+        array's counts are read to the host: they decide the result's shape.
+    axis : int, optional
+        The axis; None (default) repeats the elements of the flattened x.
+
+    Returns
+    -------
+    NDArray
+        A new array.
+
+    Raises
+    ------
+    ValueError
+        A negative count, or as many counts as slices.
+    TypeError
+        ``repeats`` is neither an int nor an integer array.
+    """
     x = _array(x, "repeat")
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     axis = _axis(axis, x.ndim, "repeat")
     n, st = x.shape[axis], _strides(x)
-    if not isinstance(repeats, NDArray) or repeats.ndim == 0 or repeats.shape[0] == 1:
-        r = _repeat_counts(repeats, 1)[0]
-        # Each slice once, with a new axis of stride 0 after it: one strided copy.
-        view = x._view(list(x.shape[:axis + 1]) + [r] + list(x.shape[axis + 1:]),
-                       st[:axis + 1] + [0] + st[axis + 1:], 0)
-        return reshape(view, x.shape[:axis] + (n * r,) + x.shape[axis + 1:], copy=True)
     counts = _repeat_counts(repeats, n)
     shape = list(x.shape)
     shape[axis] = sum(counts)
     out = _core.empty(shape, x.ctx, x.dtype)
-    start = 0
-    for i, c in enumerate(counts):
+    # One strided copy per run of equal counts: the run's slices, each seen c times through a
+    # new axis of stride 0, into the matching stretch of out split into (slices, c).
+    start = i = 0
+    while i < n:
+        c, j = counts[i], i + 1
+        while j < n and counts[j] == c:
+            j += 1
         if c:
-            piece = _take_range(x, axis, i, i + 1)
-            _copy_into(_take_range(out, axis, start, start + c),
-                       broadcast_to(piece, piece.shape[:axis] + (c,) + piece.shape[axis + 1:]))
-        start += c
+            src = _take_range(x, axis, i, j)
+            src = src._view(shape[:axis] + [j - i, c] + shape[axis + 1:],
+                            st[:axis] + [st[axis], 0] + st[axis + 1:], 0)
+            dst = _take_range(out, axis, start, start + (j - i) * c)
+            _copy_into(reshape(dst, src.shape, copy=False), src)
+        start += (j - i) * c
+        i = j
     return out
 
 
 def tile(x: NDArray, repetitions: Tuple[int, ...], /) -> NDArray:
-    """x repeated ``repetitions[i]`` times along each axis (shorter tuples and shapes padded
-    with 1s in front)."""
+    """x repeated along each axis.
+
+    Parameters
+    ----------
+    x : NDArray
+    repetitions : tuple of int
+        Repetitions per axis; the shorter of it and x's shape is padded with 1s in front.
+
+    Returns
+    -------
+    NDArray
+        A new array.
+
+    Raises
+    ------
+    ValueError
+        A negative repetition.
+    """
     x = _array(x, "tile")
     if not isinstance(repetitions, (tuple, list)):
         raise TypeError("tile: repetitions must be a tuple of ints, got %s"
@@ -401,7 +668,7 @@ def tile(x: NDArray, repetitions: Tuple[int, ...], /) -> NDArray:
     return reshape(view, tuple(r * n for r, n in zip(reps, shape)), copy=True)
 
 
-def _to_device(self: NDArray, device: Any, /, *, stream: Any = None) -> NDArray:
+def _to_device(self: NDArray, device: Any, /, stream: Any = None) -> NDArray:
     """The array on ``device``: itself when it is there already, else a copy made there.
 
     Parameters
@@ -426,7 +693,8 @@ def _to_device(self: NDArray, device: Any, /, *, stream: Any = None) -> NDArray:
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 
-def _array_namespace(self: NDArray, /, *, api_version: Optional[str] = None) -> Any:
+# stream and api_version are keywords in the standard; taking them by position too is a superset.
+def _array_namespace(self: NDArray, /, api_version: Optional[str] = None) -> Any:
     """The ``dlarray`` module, the namespace of the array API standard (``api_version`` None or
     one of 2021.12-2024.12)."""
     if api_version is not None and api_version not in _API_VERSIONS:
@@ -446,4 +714,6 @@ inf = math.inf
 nan = math.nan
 newaxis = None
 
-from ._creation_more import eye, linspace, meshgrid, tril, triu  # noqa: E402  (they use views)
+# Re-exported for __init__'s one import line; they are composed from the views above.
+from ._creation_more import eye as eye, linspace as linspace, meshgrid as meshgrid  # noqa: E402
+from ._creation_more import tril as tril, triu as triu  # noqa: E402

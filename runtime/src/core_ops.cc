@@ -15,6 +15,7 @@
 #include "dlarray/kernel.h"
 #include "dlarray/reduce_kinds.h"
 #include "dlarray/runtime.h"
+#include "index_ops.h"
 
 namespace dlarray {
 namespace {
@@ -415,6 +416,16 @@ const CoreOpRow kCoreOps[] = {
     {"compare_by_const", "x", "value cmp:int=0", "x value out cmp", kAllTypes, kInplace | kBoolOut,
      V<ValidateCompareByConst>, I<InferLikeInput0>,
      "out (bool) = x <cmp> value, cmp: 0 == (default), 1 !=, 2 <, 3 <=, 4 >, 5 >="},
+    // The indexing primitives (index_ops.cc says the canonical shapes Python brings calls to).
+    {"gather", "x indices", "", nullptr, kAllTypes, kPerOperand, V<ValidateGather>, I<InferGather>,
+     "out[o, j, i] = x[o, indices[j], i]; indices int64, negative from the end"},
+    {"scatter", "values indices", "", nullptr, kAllTypes, kPerOperand, V<ValidateScatter>, nullptr,
+     "out[o, indices[j], i] = values[o, j, i]; the rest of out is kept"},
+    {"nonzero", "mask", "", nullptr, kAllTypes, kPerOperand | kFillZero, V<ValidateNonzero>,
+     I<InferNonzero>, "out[0] = count of True in mask, out[1:1 + count] = their flat positions"},
+    {"argsort", "x", "descending:bool=0", nullptr, kAllTypes, kPerOperand, V<ValidateArgsort>,
+     I<InferArgsort>,
+     "out (int64) = stable order of each row of x (NaN last, or first descending)"},
     {"reduce", "x", "kind:int", nullptr, kReal, kPerOperand, V<ValidateReduce>, I<InferReduce>,
      "out[o, j] = reduction over r of x[o, r, j] (x [outer, n >= 1, inner] or [outer, n] "
      "contiguous); kind: "

@@ -114,15 +114,20 @@ void RuntimeState::Discover() {
   if (const char* p = std::getenv("DLARRAY_PLUGIN_PATH")) from_env = Split(p, ':');
   search_path.insert(search_path.end(), from_env.begin(), from_env.end());
 
+  // Devices are counted at their first use unless DLARRAY_EAGER_PLUGINS=1 (see DeviceSlot).
+  const char* eager_env = std::getenv("DLARRAY_EAGER_PLUGINS");
+  const bool eager = eager_env != nullptr && std::string(eager_env) == "1";
   std::lock_guard<std::mutex> lock(mu_);
   for (const std::string& dir : own) {
-    for (const std::string& lib : LibrariesIn(dir)) LoadLocked(lib, "plugins folder");
+    for (const std::string& lib : LibrariesIn(dir)) LoadLocked(lib, "plugins folder", eager);
   }
   for (const std::string& entry : from_env) {
     if (fs::is_directory(entry, ec)) {
-      for (const std::string& lib : LibrariesIn(entry)) LoadLocked(lib, "DLARRAY_PLUGIN_PATH");
+      for (const std::string& lib : LibrariesIn(entry)) {
+        LoadLocked(lib, "DLARRAY_PLUGIN_PATH", eager);
+      }
     } else {
-      LoadLocked(entry, "DLARRAY_PLUGIN_PATH");
+      LoadLocked(entry, "DLARRAY_PLUGIN_PATH", eager);
     }
   }
 }
@@ -134,6 +139,10 @@ PluginInfo RuntimeState::Load(const std::string& path, const std::string& origin
 
 std::vector<PluginInfo> RuntimeState::Records() {
   std::lock_guard<std::mutex> lock(mu_);
+  // Asking for the records is asking for the device counts they show.
+  for (int t = 1; t < DLARRAY_MAX_DEVICE_TYPES; ++t) {
+    if (devices[t].device.load(std::memory_order_acquire) != nullptr) CountLocked(t);
+  }
   std::vector<PluginInfo> out;
   for (const auto& p : plugins_) out.push_back(p->info);
   return out;
@@ -171,7 +180,48 @@ void RuntimeState::ForgetOldFailures() {
   }
 }
 
-PluginSlot& RuntimeState::LoadLocked(const std::string& path_in, const std::string& origin) {
+int RuntimeState::Count(int device_type) {
+  if (device_type <= 0 || device_type >= DLARRAY_MAX_DEVICE_TYPES) return 0;
+  DeviceSlot& slot = devices[device_type];
+  if (slot.device.load(std::memory_order_acquire) == nullptr) return 0;
+  const int n = slot.count.load(std::memory_order_acquire);
+  if (n != kUncounted) return n;
+  std::lock_guard<std::mutex> lock(mu_);
+  return CountLocked(device_type);
+}
+
+int RuntimeState::CountLocked(int device_type) {
+  DeviceSlot& slot = devices[device_type];
+  int n = slot.count.load(std::memory_order_acquire);
+  if (n != kUncounted || slot.owner == nullptr) return n == kUncounted ? 0 : n;
+  PluginSlot& p = *slot.owner;
+  std::string why;
+  try {
+    n = p.device->device_count();
+  } catch (const std::exception& e) {
+    n = 0;
+    why = e.what();
+  }
+  if (n <= 0) {
+    n = 0;
+    try {
+      if (why.empty()) why = p.device->unavailable_reason();
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    // As a plugin that found none at load: its device stays reachable through DeviceOrNull
+    // (extensions, the reason in errors), while DeviceFor refuses every id.
+    p.info.status = PluginStatus::kNoDevices;
+    p.info.reason = "zero devices" + (why.empty() ? std::string() : ": " + why);
+    slot.device.store(nullptr, std::memory_order_release);
+  }
+  p.info.device_count = n;
+  slot.count.store(n, std::memory_order_release);
+  return n;
+}
+
+PluginSlot& RuntimeState::LoadLocked(const std::string& path_in, const std::string& origin,
+                                     bool count_devices) {
   std::string path = path_in;
   if (path_in.find('\0') != std::string::npos) {
     // Kept printable: a NUL would cut every message that names the path.
@@ -203,7 +253,7 @@ PluginSlot& RuntimeState::LoadLocked(const std::string& path_in, const std::stri
   slot.info.path = path;
   slot.info.origin = origin;
   slot.info.name = NameFromPath(path);
-  LoadInto(slot);
+  LoadInto(slot, count_devices);
   if (Failed(slot.info.status)) {
     // Nothing of a failed plugin is referenced any more: unload it.
     if (slot.device) slot.device->destroy();
@@ -222,7 +272,7 @@ PluginSlot& RuntimeState::LoadLocked(const std::string& path_in, const std::stri
   return *result;
 }
 
-void RuntimeState::LoadInto(PluginSlot& slot) {
+void RuntimeState::LoadInto(PluginSlot& slot, bool count_devices) {
   PluginInfo& info = slot.info;
   const std::string& path = info.path;
   auto fail = [&](PluginStatus status, std::string reason) {
@@ -323,11 +373,11 @@ void RuntimeState::LoadInto(PluginSlot& slot) {
       if (desc->create_device(CoreApi(), &table) != 0) ThrowPluginError("create_device");
       slot.device =
           std::make_unique<PluginDevice>(table, info.name, desc->device_type, desc->abi_major);
-      info.device_count = slot.device->device_count();
+      if (count_devices) info.device_count = slot.device->device_count();
     } catch (const std::exception& e) {
       return fail(PluginStatus::kInitFailed, std::string("initialisation failed: ") + e.what());
     }
-    if (info.device_count <= 0) {
+    if (count_devices && info.device_count <= 0) {
       info.device_count = 0;
       NameDeviceType(desc->device_type, info.name);
       std::string why;
@@ -359,7 +409,8 @@ void RuntimeState::LoadInto(PluginSlot& slot) {
   for (const auto& d : staged.declared) info.declared_ops.push_back(d.name);
   if (serves_device) {
     DeviceSlot& ds = devices[desc->device_type];
-    ds.count = info.device_count;
+    ds.count.store(count_devices ? info.device_count : kUncounted, std::memory_order_relaxed);
+    ds.owner = &slot;
     NameDeviceType(desc->device_type, info.name);
     ds.device.store(slot.device.get(), std::memory_order_release);
   }

@@ -74,13 +74,12 @@ void RuntimeState::ThrowNoDevice(DLContext ctx) {
     throw DeviceError(where + ": device ids start at 0");
   }
   {
-    DeviceSlot& slot = devices[ctx.device_type];
-    if (slot.device.load(std::memory_order_acquire) != nullptr) {
-      std::string n = std::to_string(slot.count);
-      throw DeviceError(where + " does not exist: there " + (slot.count == 1 ? "is " : "are ") + n +
+    const int count = Count(ctx.device_type);  // 0 and no device: the plugin found none
+    if (devices[ctx.device_type].device.load(std::memory_order_acquire) != nullptr) {
+      std::string n = std::to_string(count);
+      throw DeviceError(where + " does not exist: there " + (count == 1 ? "is " : "are ") + n +
                         " " + DeviceTypeName(ctx.device_type) + " device" +
-                        (slot.count == 1 ? "" : "s") + " (ids 0.." +
-                        std::to_string(slot.count - 1) + ")");
+                        (count == 1 ? "" : "s") + " (ids 0.." + std::to_string(count - 1) + ")");
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -182,8 +181,7 @@ const void* RequireExtension(const std::string& name, const std::string& feature
 
 int DeviceCount(int device_type) {
   if (device_type <= 0 || device_type >= DLARRAY_MAX_DEVICE_TYPES) return 0;
-  DeviceSlot& slot = RuntimeState::Get().devices[device_type];
-  return slot.device.load(std::memory_order_acquire) ? slot.count : 0;
+  return RuntimeState::Get().Count(device_type);
 }
 
 std::vector<DLContext> Devices() {

@@ -23,9 +23,16 @@ struct PluginSlot {
   std::unique_ptr<PluginDevice> device;  // kept also when it reports zero devices
 };
 
+/*! \brief DeviceSlot::count before the plugin has been asked how many devices it has. */
+constexpr int kUncounted = -1;
+
 struct DeviceSlot {
   std::atomic<PluginDevice*> device{nullptr};
-  int count = 0;  // written before device is published
+  // The devices of the plugin, or kUncounted: discovery does not count them (the OpenCL ICD
+  // loads its vendors' compiler stacks then, tens of MB, for devices that may never be used),
+  // the first question does (RuntimeState::Count). Written before device is published.
+  std::atomic<int> count{0};
+  PluginSlot* owner = nullptr;  // the plugin serving the type, marked kNoDevices if it has none
 };
 
 /*! \brief Lets device_type print (and parse) as the name of the plugin serving it, unless that name
@@ -48,11 +55,14 @@ class RuntimeState {
     if (ctx.device_type > 0 && ctx.device_type < DLARRAY_MAX_DEVICE_TYPES) {
       DeviceSlot& slot = devices[ctx.device_type];
       PluginDevice* d = slot.device.load(std::memory_order_acquire);
-      if (d != nullptr && ctx.device_id >= 0 && ctx.device_id < slot.count) return d;
+      if (d != nullptr && ctx.device_id >= 0 && ctx.device_id < Count(ctx.device_type)) return d;
     }
     ThrowNoDevice(ctx);
   }
   [[noreturn]] void ThrowNoDevice(DLContext ctx);
+  /*! \brief The devices of a type: the plugin counts them on the first call (a plugin that
+   *         finds none becomes kNoDevices then, with its reason). */
+  int Count(int device_type);
   /*! \brief The device of type device_type, also when its plugin loaded with no devices; else
    *         the thrown error of DeviceFor. */
   PluginDevice* DeviceEvenIfNone(int device_type);
@@ -66,8 +76,12 @@ class RuntimeState {
  private:
   static RuntimeState* Create();
   void Discover();
-  PluginSlot& LoadLocked(const std::string& path, const std::string& origin);
-  void LoadInto(PluginSlot& slot);
+  // count_devices: ask the plugin for its devices now (explicit loads, DLARRAY_EAGER_PLUGINS=1)
+  // rather than at the first question (discovery).
+  PluginSlot& LoadLocked(const std::string& path, const std::string& origin,
+                         bool count_devices = true);
+  void LoadInto(PluginSlot& slot, bool count_devices);
+  int CountLocked(int device_type);
   void ForgetOldFailures();
 
   std::mutex mu_;

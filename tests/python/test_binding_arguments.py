@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import dlarray
+import op_examples
 from dlarray import _core
 from proc_util import run
 
@@ -319,15 +320,18 @@ def _op_valid_args(info, params):
     0 / 1.0 for the attributes, and outputs of the shapes and dtypes the op infers (of the
     inputs' shape where it cannot)."""
     attrs = [{"bool": False, "int": 0, "float": 1.0}[t] for t in info["attr_types"]]
+    name = info["name"]
+    inputs = [op_examples.spec(name, n) for n in info["input_names"]]
     try:
-        specs = dlarray.ops.infer_outputs(info["name"], [(2, 2)] * info["num_inputs"],
-                                          [np.float32] * info["num_inputs"], attrs)
+        specs = dlarray.ops.infer_outputs(name, [s for s, _ in inputs], [d for _, d in inputs],
+                                          attrs)
     except ValueError:
-        specs = [((2, 2), np.dtype(np.float32))] * info["num_outputs"]
+        specs = [op_examples.spec(name, n) for n in info["output_names"]]
     values = dict(zip(info["attr_names"], attrs))
     values.update((n, _core.empty(shape, dlarray.cpu(0), dtype))
                   for n, (shape, dtype) in zip(info["output_names"], specs))
-    return [values[p] if p in values else _valid_array() for p in params]
+    values.update((n, op_examples.ones(name, n)) for n in info["input_names"])
+    return [values[p] for p in params]
 
 
 def _op_cases():

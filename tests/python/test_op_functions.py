@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import dlarray
+import op_examples
 from dlarray import ops
 
 DTYPES = [np.float32, np.float16, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8,
@@ -169,12 +170,12 @@ def test_hostile_arguments_are_refused_by_name(name):
             valid[p] = {"bool": False, "int": 0}.get(
                 info["attr_types"][info["attr_names"].index(p)], 1.0)
         elif p in info["input_names"] or not info["num_inputs"]:
-            valid[p] = dlarray.array(np.ones((2, 2), np.float32))
+            valid[p] = op_examples.ones(name, p)
     outputs = [p for p in info["output_names"] if p not in valid]  # left out: allocated
     try:
         fn(**valid)
     except ValueError:  # an op that cannot allocate its outputs
-        valid.update((p, dlarray.empty((2, 2))) for p in outputs)
+        valid.update((p, op_examples.ones(name, p)) for p in outputs)
         fn(**valid)
     for p in list(valid) + outputs:
         for value in HOSTILE:

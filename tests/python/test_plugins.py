@@ -177,3 +177,28 @@ def test_extensions_are_found_on_the_arrays_device_type(test_plugin_dir):
         _core._graph_end_capture(dev)
     with pytest.raises(ValueError, match=r"cpu\(0\) does not offer a complete dlarray.graph.v1"):
         _core._graph_begin_capture(dlarray.cpu())
+
+
+LAZY_CODE = """
+import json, dlarray
+def libs():
+    return {line.split()[-1] for line in open("/proc/self/maps") if ".so" in line}
+at_import = libs()
+devices = [repr(c) for c in dlarray.devices()]
+print(json.dumps({"devices": devices, "loaded_by_devices": sorted(libs() - at_import)}))
+"""
+
+
+@pytest.mark.parametrize("eager", ["0", "1"])
+def test_devices_are_counted_at_first_use(eager):
+    """Discovery leaves counting devices to the first question: the OpenCL ICD loads its vendors'
+    libraries (PoCL's LLVM) only then, unless DLARRAY_EAGER_PLUGINS=1 counts them at import."""
+    report = run_python(LAZY_CODE, DLARRAY_EAGER_PLUGINS=eager)
+    if not any(d.startswith("opencl") for d in report["devices"]):
+        pytest.skip("no OpenCL device here: nothing is loaded late")
+    loaded = [lib for lib in report["loaded_by_devices"] if "pocl" in lib or "OpenCL" in lib
+              or "LLVM" in lib or "nvidia" in lib.lower()]
+    if eager == "1":
+        assert loaded == []
+    else:
+        assert loaded, report["loaded_by_devices"]

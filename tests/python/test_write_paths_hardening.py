@@ -12,6 +12,7 @@ import pytest
 
 import dlarray
 import dlarray.rtc as rtc
+import op_examples
 from aot_util import GPUS, KERNELS, example, needs_nvcc, probe
 from dlarray import _cache, cpp_extension
 from dlarray.custom import Custom, compile_source, load_library
@@ -205,12 +206,13 @@ def _read_only_outputs(name):
     over it (None for an op that cannot infer them)."""
     info = dlarray.ops.op_info(name)
     attrs = [{"bool": False, "int": 0, "float": 1.0}[t] for t in info["attr_types"]]
+    inputs = [op_examples.spec(name, n) for n in info["input_names"]]
     try:
-        specs = dlarray.ops.infer_outputs(name, [(2, 2)] * info["num_inputs"],
-                                          [np.float32] * info["num_inputs"], attrs)
+        specs = dlarray.ops.infer_outputs(name, [s for s, _ in inputs], [d for _, d in inputs],
+                                          attrs)
     except ValueError:
-        specs = [((2, 2), np.dtype(np.float32))] * info["num_outputs"]
-    values = dict(zip(info["input_names"], [dlarray.array(np.ones((2, 2)))] * 4))
+        specs = [op_examples.spec(name, n) for n in info["output_names"]]
+    values = {n: op_examples.ones(name, n) for n in info["input_names"]}
     values.update(zip(info["attr_names"], attrs))
     frozen = {}
     for out, (shape, dtype) in zip(info["output_names"], specs):

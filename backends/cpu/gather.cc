@@ -1,0 +1,151 @@
+/*!
+ * \file gather.cc
+ * \brief The indexing primitives gather, scatter and nonzero (their canonical shapes are in the
+ *        core's index_ops.cc). Elements are moved as unsigned integers of their size; the indices
+ *        are checked as they are used: a row whose index is out of bounds is skipped (never read
+ *        or written) and the call fails naming that index (a scatter has then written the valid
+ *        rows, as on the GPUs, where the check happens in the kernel too).
+ */
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cpu_kernels.h"
+#include "dlarray/dtype_dispatch.h"
+#include "dlarray/errors.h"
+#include "parallel.h"
+
+namespace dlarray::cpu {
+namespace {
+
+// An index outside [-n, n) met by a worker: the first one recorded is reported.
+struct BadIndex {
+  std::atomic<bool> seen{false};
+  int64_t value = 0;
+  void Record(int64_t v) {
+    bool expected = false;
+    if (seen.compare_exchange_strong(expected, true)) value = v;
+  }
+};
+
+// Copies row i of the indexed array into row t of the picked one (gather) or back (scatter);
+// an index out of bounds is recorded and its row skipped.
+template <typename U, bool kScatter>
+inline void MoveRow(const U* x, U* y, int64_t raw, int64_t o, int64_t t, int64_t n, int64_t inner,
+                    BadIndex* bad) {
+  const int64_t i = raw < 0 ? raw + n : raw;
+  if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(n)) {
+    bad->Record(raw);
+    return;
+  }
+  const int64_t picked = t * inner, indexed = (o * n + i) * inner;
+  const U* from = x + (kScatter ? picked : indexed);
+  U* to = y + (kScatter ? indexed : picked);
+  if (inner == 1) {
+    *to = *from;
+  } else {
+    std::memcpy(to, from, static_cast<size_t>(inner) * sizeof(U));
+  }
+}
+
+// Every (o, j) row pair. A gather splits the rows of the output over the threads; a scatter
+// splits only over `outer`, so that duplicate indices are written in order (the last wins, as in
+// NumPy) rather than by racing threads.
+template <typename U, bool kScatter>
+void MoveRows(const char* src, char* dst, const int64_t* idx, int64_t m, int64_t outer, int64_t n,
+              int64_t inner, BadIndex* bad) {
+  const U* x = reinterpret_cast<const U*>(src);
+  U* y = reinterpret_cast<U*>(dst);
+  if (kScatter) {
+    ParallelFor(outer, outer * m * inner, 1, [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o) {
+        for (int64_t j = 0; j < m; ++j) MoveRow<U, true>(x, y, idx[j], o, o * m + j, n, inner, bad);
+      }
+    });
+    return;
+  }
+  ParallelFor(outer * m, outer * m * inner, kElementAlign, [&](int64_t t0, int64_t t1) {
+    int64_t o = t0 / m, j = t0 % m;  // one division per chunk, then counted
+    if (inner == 1) {  // single elements: branch-free, out-of-bounds reads go to element 0
+      bool all_in = true;
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t raw = idx[j];
+        const int64_t i = raw < 0 ? raw + n : raw;
+        const bool in = static_cast<uint64_t>(i) < static_cast<uint64_t>(n);
+        all_in &= in;
+        y[t] = x[o * n + (in ? i : 0)];
+        if (++j == m) {
+          j = 0;
+          ++o;
+        }
+      }
+      if (all_in) return;
+      o = t0 / m;
+      j = t0 % m;
+    }
+    for (int64_t t = t0; t < t1; ++t) {  // rows (and the report of a bad single element)
+      MoveRow<U, false>(x, y, idx[j], o, t, n, inner, bad);
+      if (++j == m) {
+        j = 0;
+        ++o;
+      }
+    }
+  });
+}
+
+template <bool kScatter>
+void Take(const KernelContext& ctx) {
+  const DLArray* data = kScatter ? ctx.outputs[0] : ctx.inputs[0];
+  const int64_t outer = data->shape[0], n = data->shape[1], inner = data->shape[2];
+  const int64_t m = NumElements(ctx.inputs[1]);
+  if (outer * inner == 0 || m == 0) return;
+  const int64_t* idx = Data<const int64_t>(ctx.inputs[1]);
+  const char* src = Data<const char>(ctx.inputs[0]);
+  char* dst = Data<char>(ctx.outputs[0]);
+  BadIndex bad;
+  VisitElementSize(data->dtype, [&](auto tag) {
+    MoveRows<typename decltype(tag)::type, kScatter>(src, dst, idx, m, outer, n, inner, &bad);
+  });
+  if (bad.seen) {  // Python turns this text ("index ... is out of bounds") into an IndexError
+    throw Error(ErrorKind::kValue, std::string(ctx.op_name) + ": index " +
+                                       std::to_string(bad.value) + " is out of bounds for size " +
+                                       std::to_string(n));
+  }
+}
+
+}  // namespace
+
+void GatherKernel(const KernelContext& ctx) { Take<false>(ctx); }
+
+void ScatterKernel(const KernelContext& ctx) { Take<true>(ctx); }
+
+// Count per chunk, prefix sum over the chunks, then each chunk writes its positions in order.
+void NonzeroKernel(const KernelContext& ctx) {
+  const int64_t n = NumElements(ctx.inputs[0]);
+  const uint8_t* mask = Data<const uint8_t>(ctx.inputs[0]);
+  int64_t* out = Data<int64_t>(ctx.outputs[0]);
+  const int64_t chunks = ThreadsFor(n) * kChunksPerThread;
+  std::vector<int64_t> count(static_cast<size_t>(chunks) + 1, 0);
+  ParallelTasks(chunks, ThreadsFor(n), [&](int64_t c, int) {
+    const int64_t b = ChunkBegin(n, 64, c, chunks), e = ChunkBegin(n, 64, c + 1, chunks);
+    int64_t k = 0;
+    for (int64_t i = b; i < e; ++i) k += mask[i] != 0;
+    count[static_cast<size_t>(c) + 1] = k;
+  });
+  for (int64_t c = 0; c < chunks; ++c) count[c + 1] += count[c];
+  out[0] = count[static_cast<size_t>(chunks)];
+  ParallelTasks(chunks, ThreadsFor(n), [&](int64_t c, int) {
+    const int64_t b = ChunkBegin(n, 64, c, chunks), e = ChunkBegin(n, 64, c + 1, chunks);
+    int64_t* w = out + 1 + count[static_cast<size_t>(c)];
+    int64_t* const end = out + 1 + count[static_cast<size_t>(c) + 1];
+    // Branch-free: every position is written and kept only when its mask is set; the loop stops
+    // once the chunk's last slot is filled, so no write reaches the next chunk's slots.
+    for (int64_t i = b; i < e && w < end; ++i) {
+      *w = i;
+      w += mask[i] != 0;
+    }
+  });
+}
+
+}  // namespace dlarray::cpu

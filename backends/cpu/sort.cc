@@ -1,0 +1,171 @@
+/*!
+ * \file sort.cc
+ * \brief argsort: a stable order of each row. Every dtype maps to an unsigned key of the same
+ *        order (floats: sign-magnitude flipped, -0.0 as 0.0, every NaN the largest key, so NaN
+ *        sorts last as in NumPy; descending inverts the key, which keeps equal elements in their
+ *        order and puts NaN first, as sorting the reversed row and reversing back does). The
+ *        keys are sorted with their positions by an LSD radix sort (stable by construction),
+ *        skipping the byte passes where every key has the same digit. One long row is split
+ *        over the threads (per-chunk histograms, one scatter per pass); many rows take a thread
+ *        each.
+ */
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "cpu_kernels.h"
+#include "dtype.h"
+#include "parallel.h"
+
+namespace dlarray::cpu {
+namespace {
+
+template <typename T>
+constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// The key type and how many of its low bytes can differ.
+template <typename T>
+using KeyOf = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+template <typename T>
+constexpr int kKeyBytes = kIsHalf<T> || std::is_floating_point_v<T> ? sizeof(KeyOf<T>) : sizeof(T);
+
+template <typename F, typename K>
+K FloatKey(F f) {
+  if (std::isnan(f)) return ~K{0};
+  if (f == 0) f = 0;  // -0.0 and 0.0 are equal
+  K bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  constexpr K kSign = K{1} << (8 * sizeof(K) - 1);
+  return (bits & kSign) != 0 ? ~bits : bits | kSign;
+}
+
+template <typename T>
+KeyOf<T> SortKey(T v) {
+  using K = KeyOf<T>;
+  if constexpr (kIsHalf<T>) {
+    return FloatKey<float, K>(Load(v));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return FloatKey<T, K>(v);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v ? 1 : 0;
+  } else if constexpr (std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<K>(static_cast<U>(static_cast<U>(v) ^ (U{1} << (8 * sizeof(T) - 1))));
+  } else {
+    return static_cast<K>(v);
+  }
+}
+
+// A key and its position; positions are 32-bit where the row allows (half the bytes moved).
+template <typename K, typename P>
+struct Item {
+  K key;
+  P pos;
+};
+
+// Stable LSD radix sort of a[0, n) by key, over `threads` chunks; b is scratch of n items.
+// Returns whichever of the two buffers holds the sorted items.
+template <typename I>
+I* RadixSort(I* a, I* b, int64_t n, int key_bytes, int threads) {
+  const int64_t chunks = threads > 1 ? threads * kChunksPerThread : 1;
+  std::vector<std::array<int64_t, 256>> hist(static_cast<size_t>(chunks));
+  for (int pass = 0; pass < key_bytes; ++pass) {
+    const int shift = 8 * pass;
+    ParallelTasks(chunks, threads, [&](int64_t c, int) {
+      std::array<int64_t, 256>& h = hist[static_cast<size_t>(c)];
+      h.fill(0);
+      const int64_t e = ChunkBegin(n, 1, c + 1, chunks);
+      for (int64_t i = ChunkBegin(n, 1, c, chunks); i < e; ++i) ++h[(a[i].key >> shift) & 255];
+    });
+    int64_t total_of_one_digit = 0;  // a pass where one digit holds every key changes nothing
+    for (int d = 0; d < 256; ++d) {
+      int64_t sum = 0;
+      for (const auto& h : hist) sum += h[d];
+      total_of_one_digit = std::max(total_of_one_digit, sum);
+    }
+    if (total_of_one_digit == n) continue;
+    int64_t next = 0;  // each (digit, chunk) starts after all smaller digits and earlier chunks
+    for (int d = 0; d < 256; ++d) {
+      for (auto& h : hist) {
+        const int64_t k = h[d];
+        h[d] = next;
+        next += k;
+      }
+    }
+    ParallelTasks(chunks, threads, [&](int64_t c, int) {
+      std::array<int64_t, 256>& h = hist[static_cast<size_t>(c)];
+      const int64_t e = ChunkBegin(n, 1, c + 1, chunks);
+      for (int64_t i = ChunkBegin(n, 1, c, chunks); i < e; ++i)
+        b[h[(a[i].key >> shift) & 255]++] = a[i];
+    });
+    std::swap(a, b);
+  }
+  return a;
+}
+
+template <typename T, typename P>
+void SortRow(const T* x, int64_t* out, int64_t n, bool descending, int threads,
+             std::vector<Item<KeyOf<T>, P>>* scratch) {
+  using K = KeyOf<T>;
+  using I = Item<K, P>;
+  scratch->resize(static_cast<size_t>(2 * n));
+  I* a = scratch->data();
+  I* b = a + n;
+  ParallelFor(n, n, kElementAlign, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const K k = SortKey(x[i]);
+      a[i] = {descending ? static_cast<K>(~k) : k, static_cast<P>(i)};
+    }
+  });
+  if (n <= 64) {  // insertion sort: stable, and cheaper than 256-bucket passes for short rows
+    for (int64_t i = 1; i < n; ++i) {
+      const I v = a[i];
+      int64_t j = i;
+      for (; j > 0 && a[j - 1].key > v.key; --j) a[j] = a[j - 1];
+      a[j] = v;
+    }
+  } else {
+    a = RadixSort(a, b, n, kKeyBytes<T>, threads);
+  }
+  ParallelFor(n, n, kElementAlign, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) out[i] = static_cast<int64_t>(a[i].pos);
+  });
+}
+
+template <typename T, typename P>
+void SortRows(const T* x, int64_t* out, int64_t rows, int64_t n, bool descending) {
+  const int threads = ThreadsFor(rows * n * 8);
+  if (rows == 1) {
+    std::vector<Item<KeyOf<T>, P>> scratch;
+    SortRow(x, out, n, descending, threads, &scratch);
+    return;
+  }
+  std::vector<std::vector<Item<KeyOf<T>, P>>> scratch(static_cast<size_t>(std::max(threads, 1)));
+  ParallelTasks(rows, threads, [&](int64_t r, int slot) {
+    SortRow(x + r * n, out + r * n, n, descending, 1, &scratch[static_cast<size_t>(slot)]);
+  });
+}
+
+}  // namespace
+
+void ArgsortKernel(const KernelContext& ctx) {
+  const DLArray* in = ctx.inputs[0];
+  const int64_t rows = in->shape[0], n = in->shape[1];
+  if (rows * n == 0) return;
+  const bool descending = ctx.attrs[0] != 0.0;
+  int64_t* out = Data<int64_t>(ctx.outputs[0]);
+  Dispatch<kAllTypes>(in->dtype, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = Data<const T>(in);
+    if (n <= int64_t{0xffffffff}) {
+      SortRows<T, uint32_t>(x, out, rows, n, descending);
+    } else {
+      SortRows<T, int64_t>(x, out, rows, n, descending);
+    }
+  });
+}
+
+}  // namespace dlarray::cpu

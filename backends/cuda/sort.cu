@@ -1,0 +1,116 @@
+// argsort: a stable order of each row. Each element becomes a 64-bit unsigned key of its order
+// (floats sign-magnitude flipped, -0.0 as 0.0, NaN the largest, so NaN sorts last; descending
+// inverts the key, which keeps equal elements in order and puts NaN first, as sorting the
+// reversed row and reversing back does), paired with its position; CUB's stable segmented sort
+// (shipped with the CUDA toolkit) sorts the pairs of every row.
+#include <cmath>
+#include <cstring>
+#include <cub/device/device_segmented_sort.cuh>
+#include <type_traits>
+
+#include "dtype.cuh"
+#include "kernel_util.cuh"
+#include "kernels.h"
+
+namespace dlarray {
+namespace cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <typename F, typename B>
+__device__ __forceinline__ uint64_t FloatKey(F v) {
+  if (isnan(v)) return ~uint64_t{0};
+  if (v == F(0)) v = F(0);  // -0.0 == 0.0
+  B bits;
+  memcpy(&bits, &v, sizeof bits);
+  constexpr B kSign = B{1} << (8 * sizeof(B) - 1);
+  return static_cast<uint64_t>((bits & kSign) != 0 ? static_cast<B>(~bits) : (bits | kSign));
+}
+
+template <typename T>
+__device__ __forceinline__ uint64_t SortKey(T x) {
+  using C = Compute<T>;
+  if constexpr (std::is_same_v<C, double>) {
+    return FloatKey<double, uint64_t>(Load(x));
+  } else if constexpr (std::is_same_v<C, float>) {
+    return FloatKey<float, uint32_t>(Load(x));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return x ? 1 : 0;
+  } else if constexpr (std::is_signed_v<T>) {
+    return static_cast<uint64_t>(static_cast<int64_t>(x)) ^ (uint64_t{1} << 63);
+  } else {
+    return static_cast<uint64_t>(x);
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    KeyKernel(const T* x, int64_t total, int64_t n, bool descending, uint64_t* key, int64_t* pos) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
+    const uint64_t k = SortKey(x[i]);
+    key[i] = descending ? ~k : k;
+    pos[i] = i % n;
+  }
+}
+
+__global__ void OffsetsKernel(int64_t rows, int64_t n, int64_t* offsets) {
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r <= rows) offsets[r] = r * n;
+}
+
+// Device buffers of one call, given back (stream-ordered) however the call ends.
+struct Buffers {
+  LaunchEnv env;
+  void* ptr[5] = {};
+  size_t bytes[5] = {};
+  void* get(int i, size_t nbytes) {
+    bytes[i] = nbytes;
+    return ptr[i] = env.device->allocate(env.id, nbytes);
+  }
+  ~Buffers() {
+    for (int i = 0; i < 5; ++i) {
+      if (ptr[i] != nullptr) env.device->free(env.id, ptr[i], bytes[i]);
+    }
+  }
+};
+
+}  // namespace
+
+void ArgsortKernel(const KernelContext& ctx) {
+  const DLArray* x = ctx.inputs[0];
+  const int64_t rows = x->shape[0], n = x->shape[1];
+  const int64_t total = rows * n;
+  if (total == 0) return;
+  const LaunchEnv env = Prepare(ctx);
+  Buffers buf{env};
+  const size_t key_bytes = static_cast<size_t>(total) * sizeof(uint64_t);
+  uint64_t* keys = static_cast<uint64_t*>(buf.get(0, key_bytes));
+  uint64_t* sorted_keys = static_cast<uint64_t*>(buf.get(1, key_bytes));
+  int64_t* pos = static_cast<int64_t*>(buf.get(2, key_bytes));
+  int64_t* offsets = static_cast<int64_t*>(buf.get(3, static_cast<size_t>(rows + 1) * 8));
+  const bool descending = ctx.attrs[0] != 0.0;
+  const int blocks = GridSize(total, kThreads, FullWaveBlocks(env, kThreads) * 4);
+  Dispatch<kAllTypes>(x->dtype, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    KeyKernel<T>
+        <<<blocks, kThreads, 0, env.stream>>>(Data<const T>(x), total, n, descending, keys, pos);
+  });
+  OffsetsKernel<<<RowGrid(CeilDiv(rows + 1, kThreads), ctx.op_name), kThreads, 0, env.stream>>>(
+      rows, n, offsets);
+  CHECK_LAUNCH("argsort keys");
+  int64_t* out = Data<int64_t>(ctx.outputs[0]);
+  size_t temp_bytes = 0;
+  CUDA_CALL(cub::DeviceSegmentedSort::StableSortPairs(nullptr, temp_bytes, keys, sorted_keys, pos,
+                                                      out, total, rows, offsets, offsets + 1,
+                                                      env.stream));
+  void* temp = buf.get(4, temp_bytes == 0 ? 1 : temp_bytes);
+  CUDA_CALL(cub::DeviceSegmentedSort::StableSortPairs(temp, temp_bytes, keys, sorted_keys, pos, out,
+                                                      total, rows, offsets, offsets + 1,
+                                                      env.stream));
+}
+
+}  // namespace cuda
+}  // namespace dlarray

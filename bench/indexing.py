@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Indexing, gather and sort at 10**7 elements: our median time next to the peer's, measured in
+the same process, and the ratio ours / peer's (below 1 means we are faster). Issue 21's targets:
+boolean-mask get, take and sort of 10**7 float32 at most 1.0x NumPy on cpu (PyTorch on a GPU).
+
+    python bench/indexing.py                       # cpu against NumPy
+    python bench/indexing.py --device opencl:0     # the same table on OpenCL (no target)
+    python bench/indexing.py --device cuda:0       # against PyTorch on the same GPU
+    python bench/indexing.py --n 1000000 --repeat 5
+"""
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import dlarray as xp
+
+
+def median_time(fn, sync, repeat):
+    fn()  # warm up: kernels built, buffers cached
+    sync()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def cases(n, rng):
+    """(name, host inputs, ours, NumPy's (its default, fastest sort kind; ours is always
+    stable), PyTorch's)."""
+    x = rng.standard_normal(n).astype(np.float32)
+    mask = rng.random(n) < 0.5
+    idx = rng.integers(0, n, n)
+    return [("x[mask] (half True)", (x, mask), lambda a, b: a[b], lambda a, b: a[b],
+             lambda a, b: a[b]),
+            ("take(x, idx) random", (x, idx), lambda a, b: xp.take(a, b, axis=0),
+             lambda a, b: np.take(a, b, axis=0), lambda a, b: a[b]),
+            ("sort float32", (x,), xp.sort, np.sort, lambda a: a.sort(stable=True)[0]),
+            ("argsort float32", (x,), xp.argsort, np.argsort,
+             lambda a: a.argsort(stable=True))]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--n", type=int, default=10 ** 7)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    ctx = xp.device(args.device)
+    rng = np.random.default_rng(0)
+    torch = None
+    if ctx.device_type == 2:
+        import torch  # noqa: F811  (the GPU's peer)
+    peer_name = "torch" if torch else "numpy"
+    print(f"n = {args.n}, device {ctx}, peer {peer_name}, medians of {args.repeat}")
+    print(f"{'case':24} {'ours ms':>10} {peer_name + ' ms':>10} {'ratio':>7}")
+    for name, host, ours_fn, numpy_fn, torch_fn in cases(args.n, rng):
+        ours_in = [xp.asarray(a, ctx) for a in host]
+        got = ours_fn(*ours_in).asnumpy()
+        ours = median_time(lambda: ours_fn(*ours_in), lambda: xp.synchronize(ctx), args.repeat)
+        if torch is not None:
+            dev = torch.device("cuda", ctx.device_id)
+            peer_in = [torch.from_numpy(a).to(dev) for a in host]
+            peer = median_time(lambda: torch_fn(*peer_in), torch.cuda.synchronize, args.repeat)
+        else:
+            peer = median_time(lambda: numpy_fn(*host), lambda: None, args.repeat)
+        want = numpy_fn(*host)
+        if name.startswith("argsort"):  # ties may order differently: compare the values
+            got, want = host[0][got], host[0][want]
+        np.testing.assert_array_equal(got, want)
+        print(f"{name:24} {ours * 1e3:10.2f} {peer * 1e3:10.2f} {ours / peer:7.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+// The shape and dtype rules of the indexing primitives. Python (dlarray._indexing_api) brings
+// every call to these canonical forms, so that a backend implements each primitive once:
+//   gather   x (outer, n, inner), indices (m,) int64   -> out (outer, m, inner), x's dtype
+//   scatter  values (outer, m, inner), indices (m,)    -> out (outer, n, inner), written in place
+//   nonzero  mask (any shape) bool                     -> out (size + 1,) int64: out[0] = count,
+//                                                         then the flat positions, ascending
+//   argsort  x (rows, n), descending                   -> out (rows, n) int64, a stable order
+#include "index_ops.h"
+
+#include <string>
+
+#include "dlarray/errors.h"
+#include "dlarray/kernel.h"
+#include "dlarray/runtime.h"
+
+namespace dlarray {
+namespace {
+
+constexpr DLArrayDType kInt64{kDLArrayInt, 64, 1};
+
+bool Is(DLArrayDType a, DLArrayDType b) { return a.code == b.code && a.bits == b.bits; }
+
+void RequireDType(const DLArrayOpCall& c, const DLArray* a, DLArrayDType t, const char* what) {
+  if (!Is(a->dtype, t)) {
+    throw DTypeError(std::string(c.op_name) + ": " + what + " must be " + DTypeToString(t) +
+                     ", got " + DTypeToString(a->dtype));
+  }
+}
+
+void RequireNdim(const DLArrayOpCall& c, const DLArray* a, int ndim, const char* what) {
+  if (a->ndim != ndim) {
+    throw ShapeError(std::string(c.op_name) + ": " + what + " must be " + std::to_string(ndim) +
+                     "-D, got shape " + ShapeToString(a));
+  }
+}
+
+// gather and scatter: `data` (outer, n, inner) is indexed along axis 1 by `indices` (m,); `picked`
+// is (outer, m, inner).
+void ValidateTake(const DLArrayOpCall& c, const DLArray* data, const DLArray* picked,
+                  const DLArray* indices) {
+  RequireDType(c, indices, kInt64, "indices");
+  RequireNdim(c, indices, 1, "indices");
+  RequireNdim(c, data, 3, "the indexed array");
+  RequireNdim(c, picked, 3, "the picked array");
+  if (!Is(data->dtype, picked->dtype)) {
+    throw DTypeError(std::string(c.op_name) + ": the arrays' dtypes differ (" +
+                     DTypeToString(data->dtype) + " and " + DTypeToString(picked->dtype) + ")");
+  }
+  if (picked->shape[0] != data->shape[0] || picked->shape[2] != data->shape[2] ||
+      picked->shape[1] != indices->shape[0]) {
+    throw ShapeError(std::string(c.op_name) + ": shapes " + ShapeToString(data) + " (indexed), " +
+                     ShapeToString(indices) + " (indices) and " + ShapeToString(picked) +
+                     " (picked) do not fit: picked must be (outer, len(indices), inner)");
+  }
+  if (data->shape[1] == 0 && indices->shape[0] > 0 && data->shape[0] * data->shape[2] > 0) {
+    throw ShapeError(std::string(c.op_name) + ": index is out of bounds for size 0");
+  }
+}
+
+}  // namespace
+
+void ValidateGather(const DLArrayOpCall& c) {
+  ValidateTake(c, c.inputs[0], c.outputs[0], c.inputs[1]);
+}
+
+void ValidateScatter(const DLArrayOpCall& c) {
+  ValidateTake(c, c.outputs[0], c.inputs[0], c.inputs[1]);
+}
+
+void ValidateNonzero(const DLArrayOpCall& c) {
+  RequireDType(c, c.inputs[0], DLArrayDType{kDLArrayBool, 8, 1}, "mask");
+  RequireDType(c, c.outputs[0], kInt64, "out");
+  if (c.outputs[0]->ndim != 1 || c.outputs[0]->shape[0] != NumElements(c.inputs[0]) + 1) {
+    throw ShapeError(std::string(c.op_name) + ": out must have shape (mask.size + 1,) = (" +
+                     std::to_string(NumElements(c.inputs[0]) + 1) + ",), got " +
+                     ShapeToString(c.outputs[0]));
+  }
+}
+
+void ValidateArgsort(const DLArrayOpCall& c) {
+  const DLArray* x = c.inputs[0];
+  if (x->dtype.code == kDLArrayComplex) {
+    throw DTypeError(std::string(c.op_name) + ": complex numbers have no order (x is " +
+                     DTypeToString(x->dtype) + ")");
+  }
+  RequireDType(c, c.outputs[0], kInt64, "out");
+  RequireNdim(c, x, 2, "x");
+  RequireNdim(c, c.outputs[0], 2, "out");
+  if (x->shape[0] != c.outputs[0]->shape[0] || x->shape[1] != c.outputs[0]->shape[1]) {
+    throw ShapeError(std::string(c.op_name) + ": out must have x's shape " + ShapeToString(x) +
+                     ", got " + ShapeToString(c.outputs[0]));
+  }
+  if (c.attrs[0] != 0.0 && c.attrs[0] != 1.0) {
+    throw Error(ErrorKind::kValue, std::string(c.op_name) + ": descending must be 0 or 1");
+  }
+}
+
+void InferGather(const DLArrayShapeCall& c) {
+  if (c.input_ndims[0] != 3 || c.input_ndims[1] != 1) {
+    throw ShapeError(std::string(c.op_name) + ": x must be 3-D and indices 1-D");
+  }
+  c.output_ndims[0] = 3;
+  c.output_shapes[0][0] = c.input_shapes[0][0];
+  c.output_shapes[0][1] = c.input_shapes[1][0];
+  c.output_shapes[0][2] = c.input_shapes[0][2];
+  c.output_dtypes[0] = c.input_dtypes[0];
+}
+
+void InferNonzero(const DLArrayShapeCall& c) {
+  int64_t size = 1;
+  for (int d = 0; d < c.input_ndims[0]; ++d) size *= c.input_shapes[0][d];
+  c.output_ndims[0] = 1;
+  c.output_shapes[0][0] = size + 1;
+  c.output_dtypes[0] = kInt64;
+}
+
+void InferArgsort(const DLArrayShapeCall& c) {
+  c.output_ndims[0] = c.input_ndims[0];
+  for (int d = 0; d < c.input_ndims[0]; ++d) c.output_shapes[0][d] = c.input_shapes[0][d];
+  c.output_dtypes[0] = kInt64;
+}
+
+}  // namespace dlarray

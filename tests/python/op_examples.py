@@ -1,0 +1,25 @@
+"""Valid operands of the ops that the generic op tests' default call ((2, 2) float32 ones for
+every operand) does not fit: the indexing primitives' canonical shapes and dtypes (see
+runtime/src/index_ops.cc). Ones as indices and masks are valid for these shapes."""
+import numpy as np
+
+import dlarray
+
+_F32, _I64 = np.dtype(np.float32), np.dtype(np.int64)
+EXAMPLES = {
+    "gather": {"x": ((1, 2, 2), _F32), "indices": ((2,), _I64), "out": ((1, 2, 2), _F32)},
+    "scatter": {"values": ((1, 2, 2), _F32), "indices": ((2,), _I64), "out": ((1, 2, 2), _F32)},
+    "nonzero": {"mask": ((2, 2), np.dtype(np.bool_)), "out": ((5,), _I64)},
+    "argsort": {"x": ((2, 2), _F32), "out": ((2, 2), _I64)},
+}
+
+
+def spec(op, operand):
+    """(shape, dtype) of a valid operand of op: (2, 2) float32 unless EXAMPLES says otherwise."""
+    return EXAMPLES.get(op, {}).get(operand, ((2, 2), _F32))
+
+
+def ones(op, operand):
+    """A valid operand of op on the CPU, filled with ones."""
+    shape, dtype = spec(op, operand)
+    return dlarray.asarray(np.ones(shape, dtype), dlarray.cpu(0))
