@@ -31,8 +31,8 @@ def _dev(a, ctx):
 
 def _eq(got, want):
     got = got.asnumpy()
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape,
-                                                                want.dtype)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype,
+                                                                 want.shape, want.dtype)
     np.testing.assert_array_equal(got, want)
 
 
