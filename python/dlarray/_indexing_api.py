@@ -138,9 +138,13 @@ def _plan(x: NDArray, key: Any, where: str) -> Tuple[NDArray, int, Tuple[int, ..
     if len(items) == 1 and isinstance(items[0], NDArray) and items[0].dtype == _BOOL:
         mask = items[0]
         lead = x.shape[:mask.ndim]
-        if mask.ndim > x.ndim or mask.shape != lead:
+        # A mask dimension of 0 selects nothing whatever the array's extent (the standard's
+        # suite allows it where NumPy refuses it).
+        if mask.ndim > x.ndim or any(m not in (n, 0) for m, n in zip(mask.shape, lead)):
             raise IndexError("%s: boolean index of shape %s does not match the array's "
                              "leading dimensions %s" % (where, mask.shape, x.shape[:mask.ndim]))
+        if mask.shape != lead:
+            return _core.empty((0,), x.ctx, _INT64), mask.ndim, (0,) + x.shape[mask.ndim:]
         pos = _compact(_flat_positions(mask))
         return pos, mask.ndim, (pos.shape[0],) + x.shape[mask.ndim:]
     arrays = []
