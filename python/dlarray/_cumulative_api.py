@@ -4,7 +4,7 @@ The cumulative functions are one device primitive, the ``scan`` op (``dlarray.op
 input seen as a contiguous ``[outer, n, inner]`` array, scanned along the middle axis, with the
 identity as an extra first row when ``include_initial``. Their dtype rules are ``sum``'s (int64
 for bool and signed integers, uint64 for unsigned, float16/bfloat16 computed in float32).
-``diff`` is composed from slicing and subtraction (``!=`` for bool, as NumPy does).
+``diff`` is composed from ``concat``, slicing and subtraction (``!=`` for bool, as NumPy does).
 """
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ import numpy as np
 
 from . import _core, ops
 from ._core import NDArray
+from ._manipulation_api import concat
 from ._operators import _promote
-from ._reduction import check_array, compute_dtype, normalize_axes, sum_dtype
+from ._reduction import check_array, compute_dtype, documented, normalize_axes, sum_dtype
 
 
 def _scan(x: NDArray, kind: int, axis: Optional[int], dtype: Any, include_initial: bool,
@@ -52,6 +53,7 @@ def _scan(x: NDArray, kind: int, axis: Optional[int], dtype: Any, include_initia
     return out if out.dtype == result else out.astype(result)
 
 
+@documented("x", "axis1", "dtype", "include_initial", returns="The running sums.")
 def cumulative_sum(x: NDArray, /, *, axis: Optional[int] = None, dtype: Any = None,
                    include_initial: bool = False) -> NDArray:
     """Running sums along ``axis`` (optional for 1-D input); ``include_initial`` puts a 0 first
@@ -59,6 +61,7 @@ def cumulative_sum(x: NDArray, /, *, axis: Optional[int] = None, dtype: Any = No
     return _scan(x, 0, axis, dtype, include_initial, "cumulative_sum")
 
 
+@documented("x", "axis1", "dtype", "include_initial", returns="The running products.")
 def cumulative_prod(x: NDArray, /, *, axis: Optional[int] = None, dtype: Any = None,
                     include_initial: bool = False) -> NDArray:
     """Running products along ``axis``; ``include_initial`` puts a 1 first."""
@@ -68,21 +71,6 @@ def cumulative_prod(x: NDArray, /, *, axis: Optional[int] = None, dtype: Any = N
 def _along(x: NDArray, axis: int, start: Optional[int], stop: Optional[int]) -> NDArray:
     key = (slice(None),) * axis + (slice(start, stop),)
     return x[key]
-
-
-def _join(parts: list[NDArray], axis: int) -> NDArray:
-    """parts (one dtype and device, equal shapes but along axis) end to end along axis."""
-    if len(parts) == 1:
-        return parts[0]
-    shape = list(parts[0].shape)
-    shape[axis] = sum(p.shape[axis] for p in parts)
-    out = _core.empty(tuple(shape), parts[0].ctx, parts[0].dtype)
-    start = 0
-    for p in parts:
-        if p.shape[axis]:
-            out[(slice(None),) * axis + (slice(start, start + p.shape[axis]),)] = p
-        start += p.shape[axis]
-    return out
 
 
 def _edge(value: Any, x: NDArray, axis: int, dtype: np.dtype, what: str) -> NDArray:
@@ -104,6 +92,8 @@ def _edge(value: Any, x: NDArray, axis: int, dtype: np.dtype, what: str) -> NDAr
                     % (what, type(value).__name__))
 
 
+@documented("x", "diff_axis", "n", "prepend", returns="The differences, in x's dtype (promoted "
+            "with prepend/append arrays); bool for bool input.")
 def diff(x: NDArray, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
          append: Any = None) -> NDArray:
     """The n-th discrete difference along ``axis``: out[i] = x[i + 1] - x[i], n times, after
@@ -121,14 +111,14 @@ def diff(x: NDArray, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
     (a,) = normalize_axes(axis, x.ndim, "diff")
     parts = [x]
     dtype = x.dtype
-    for value, what in ((prepend, "prepend"), (append, "append")):
+    for value in (prepend, append):
         if isinstance(value, NDArray):
             dtype = _promote(dtype, value.dtype)
     if prepend is not None:
         parts.insert(0, _edge(prepend, x, a, dtype, "prepend"))
     if append is not None:
         parts.append(_edge(append, x, a, dtype, "append"))
-    y = _join([p if p.dtype == dtype else p.astype(dtype) for p in parts], a)
+    y = concat(parts, axis=a) if len(parts) > 1 else x  # concat promotes x to dtype
     for _ in range(n):
         if y.shape[a] == 0:
             break

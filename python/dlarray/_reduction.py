@@ -93,6 +93,8 @@ def reduce(x: NDArray, kind: str, axis: AxisLike, keepdims: bool, out_dtype: np.
            where: str) -> NDArray:
     """x reduced by `kind` over `axis` (x already of the dtype to compute in); the result of
     dtype out_dtype (the kind's: x's, bool or int64)."""
+    if not isinstance(keepdims, (bool, np.bool_)):
+        raise TypeError("%s: keepdims must be a bool, got %r" % (where, keepdims))
     axes = normalize_axes(axis, x.ndim, where)
     kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
     final = kept if keepdims else tuple(s for i, s in enumerate(x.shape) if i not in axes)
@@ -131,3 +133,37 @@ def sum_dtype(x: NDArray, dtype: Any, where: str) -> np.dtype:
     if x.dtype.kind == "u":
         return np.dtype(np.uint64)
     return x.dtype
+
+
+# The parameters of the reductions, described once; `documented` adds them to each docstring.
+_PARAMETERS = {
+    "x": "x : NDArray\n    The input (any real dtype; complex arrays raise TypeError).",
+    "axis": "axis : int, tuple of ints or None, optional\n    The axes to reduce: None (default) "
+            "every axis, ``()`` none. Negative axes count from the end; an axis out of range or "
+            "repeated raises ``numpy.exceptions.AxisError`` (a ValueError and an IndexError).",
+    "axis1": "axis : int or None, optional\n    The one axis; None: over the flattened array "
+             "(``argmin``/``argmax``) or, for 1-D input, axis 0 (the cumulative functions).",
+    "keepdims": "keepdims : bool, optional\n    Keep the reduced axes, of length 1 (default "
+                "False).",
+    "dtype": "dtype : dtype, optional\n    The result's dtype, which the computation uses too. "
+             "Default: int64 for bool and signed integers, uint64 for unsigned integers, the "
+             "input's for floats (float16 and bfloat16 are computed in float32).",
+    "correction": "correction : int or float, optional\n    Subtracted from the number of "
+                  "elements N in the divisor (0: population, 1: sample); default 0.",
+    "include_initial": "include_initial : bool, optional\n    Put the identity (0 for sums, 1 "
+                       "for products) first, so the result is one longer along ``axis``.",
+    "n": "n : int, optional\n    How many times to take the difference (default 1; 0 returns x).",
+    "diff_axis": "axis : int, optional\n    The axis (default -1, the last).",
+    "prepend": "prepend, append : NDArray or scalar, optional\n    Joined to x before / after "
+               "along ``axis`` first (an array: x's shape off ``axis``; a scalar: one slice).",
+}
+
+
+def documented(*names: str, returns: str) -> Any:
+    """Appends NumPy-style Parameters and Returns sections to a function's docstring."""
+    def wrap(fn: Any) -> Any:
+        body = "\n".join(_PARAMETERS[n] for n in names)
+        fn.__doc__ = "%s\n\nParameters\n----------\n%s\n\nReturns\n-------\nNDArray\n    %s\n" % (
+            fn.__doc__.rstrip(), body, returns)
+        return fn
+    return wrap

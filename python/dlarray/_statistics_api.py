@@ -13,6 +13,7 @@ through ``min``/``max`` and is the answer of ``argmin``/``argmax`` (its first in
 """
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any, Optional, Union
 
@@ -21,8 +22,8 @@ import numpy as np
 from . import _core, ops
 from ._core import NDArray
 from ._cumulative_api import cumulative_prod, cumulative_sum, diff
-from ._reduction import (BOOL, HALVES, INT64, AxisLike, check_array, compute_dtype, normalize_axes,
-                         reduce, sum_dtype)
+from ._reduction import (BOOL, HALVES, INT64, AxisLike, check_array, compute_dtype, documented,
+                         normalize_axes, reduce, sum_dtype)
 
 __all__ = ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod", "cumulative_sum",
            "diff", "max", "mean", "min", "prod", "std", "sum", "var"]
@@ -38,6 +39,7 @@ def _accumulate(x: NDArray, kind: str, axis: AxisLike, keepdims: bool, dtype: An
     return y if y.dtype == result else y.astype(result)
 
 
+@documented("x", "axis", "dtype", "keepdims", returns="The sums, on x's device.")
 def sum(x: NDArray, /, *, axis: AxisLike = None, dtype: Any = None,  # noqa: A001
         keepdims: bool = False) -> NDArray:
     """The sum over ``axis`` (None: every axis; an int or a tuple of ints; ``()``: none).
@@ -49,6 +51,7 @@ def sum(x: NDArray, /, *, axis: AxisLike = None, dtype: Any = None,  # noqa: A00
     return _accumulate(x, "sum", axis, keepdims, dtype, "sum")
 
 
+@documented("x", "axis", "dtype", "keepdims", returns="The products, on x's device.")
 def prod(x: NDArray, /, *, axis: AxisLike = None, dtype: Any = None,
          keepdims: bool = False) -> NDArray:
     """The product over ``axis``; dtype rules as :func:`sum`; the product of nothing is 1."""
@@ -60,11 +63,13 @@ def _extreme(x: NDArray, kind: str, axis: AxisLike, keepdims: bool) -> NDArray:
     return reduce(x, kind, axis, keepdims, x.dtype, kind)
 
 
+@documented("x", "axis", "keepdims", returns="The minima, of x's dtype.")
 def min(x: NDArray, /, *, axis: AxisLike = None, keepdims: bool = False) -> NDArray:  # noqa: A001
     """The minimum over ``axis`` (NaN if any element is NaN); ValueError for an empty reduction."""
     return _extreme(x, "min", axis, keepdims)
 
 
+@documented("x", "axis", "keepdims", returns="The maxima, of x's dtype.")
 def max(x: NDArray, /, *, axis: AxisLike = None, keepdims: bool = False) -> NDArray:  # noqa: A001
     """The maximum over ``axis`` (NaN if any element is NaN); ValueError for an empty reduction."""
     return _extreme(x, "max", axis, keepdims)
@@ -75,11 +80,13 @@ def _logical(x: NDArray, kind: str, axis: AxisLike, keepdims: bool) -> NDArray:
     return reduce(x, kind, axis, keepdims, BOOL, kind)
 
 
+@documented("x", "axis", "keepdims", returns="bool.")
 def all(x: NDArray, /, *, axis: AxisLike = None, keepdims: bool = False) -> NDArray:  # noqa: A001
     """Whether every element over ``axis`` is non-zero (NaN counts as True); True for nothing."""
     return _logical(x, "all", axis, keepdims)
 
 
+@documented("x", "axis", "keepdims", returns="bool.")
 def any(x: NDArray, /, *, axis: AxisLike = None, keepdims: bool = False) -> NDArray:  # noqa: A001
     """Whether some element over ``axis`` is non-zero (NaN counts as True); False for nothing."""
     return _logical(x, "any", axis, keepdims)
@@ -89,6 +96,8 @@ def _arg(x: NDArray, kind: str, axis: Optional[int], keepdims: bool) -> NDArray:
     x = check_array(x, kind)
     if axis is not None and not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError("%s: axis must be an int or None, got %r" % (kind, axis))
+    if not isinstance(keepdims, (bool, np.bool_)):
+        raise TypeError("%s: keepdims must be a bool, got %r" % (kind, keepdims))
     if x.size == 0:
         raise ValueError("%s: attempt to get %s of an empty sequence (x.shape %s)"
                          % (kind, kind, x.shape))
@@ -103,17 +112,20 @@ def _arg(x: NDArray, kind: str, axis: Optional[int], keepdims: bool) -> NDArray:
     return reduce(x, kind, axes, keepdims, INT64, kind)
 
 
+@documented("x", "axis1", "keepdims", returns="int64 indices.")
 def argmin(x: NDArray, /, *, axis: Optional[int] = None, keepdims: bool = False) -> NDArray:
     """The index (int64) of the first minimum over ``axis`` (None: of the flattened array); the
     first NaN if there is one. ValueError for an empty reduction."""
     return _arg(x, "argmin", axis, keepdims)
 
 
+@documented("x", "axis1", "keepdims", returns="int64 indices.")
 def argmax(x: NDArray, /, *, axis: Optional[int] = None, keepdims: bool = False) -> NDArray:
     """The index (int64) of the first maximum over ``axis``; as :func:`argmin`."""
     return _arg(x, "argmax", axis, keepdims)
 
 
+@documented("x", "axis", "keepdims", returns="int64 counts.")
 def count_nonzero(x: NDArray, /, *, axis: AxisLike = None, keepdims: bool = False) -> NDArray:
     """The number (int64) of non-zero elements over ``axis`` (NaN counts)."""
     x = check_array(x, "count_nonzero")
@@ -146,6 +158,7 @@ def _divide(total: NDArray, count: float) -> NDArray:
     return total / float(count)
 
 
+@documented("x", "axis", "keepdims", returns="The means (float64 for integer or bool input).")
 def mean(x: NDArray, /, *, axis: AxisLike = None, keepdims: bool = False) -> NDArray:
     """The arithmetic mean over ``axis`` (float64 for integer input; float16 and bfloat16 add in
     float32); NaN for an empty reduction."""
@@ -156,6 +169,8 @@ def mean(x: NDArray, /, *, axis: AxisLike = None, keepdims: bool = False) -> NDA
     return m if m.dtype == result else m.astype(result)
 
 
+@documented("x", "axis", "correction", "keepdims",
+            returns="The variances (float64 for integer or bool input).")
 def var(x: NDArray, /, *, axis: AxisLike = None, correction: Union[int, float] = 0.0,
         keepdims: bool = False) -> NDArray:
     """The variance over ``axis``: sum((x - mean)**2) / (N - correction); NaN where
@@ -175,6 +190,7 @@ def var(x: NDArray, /, *, axis: AxisLike = None, correction: Union[int, float] =
     return v if v.dtype == result else v.astype(result)
 
 
+@documented("x", "axis", "correction", "keepdims", returns="The standard deviations.")
 def std(x: NDArray, /, *, axis: AxisLike = None, correction: Union[int, float] = 0.0,
         keepdims: bool = False) -> NDArray:
     """The standard deviation: the square root of :func:`var`."""
@@ -191,13 +207,21 @@ def _sqrt(v: NDArray) -> NDArray:
 
 
 def _install_methods(cls: type) -> None:
-    """The reductions as NDArray methods, NumPy's way: ``x.sum(1)`` takes the axis first."""
+    """The reductions as NDArray methods, NumPy's way: ``x.sum(1)``, every parameter after
+    ``self`` positional or keyword (the function's keyword-only ones too)."""
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+
     def method(fn: Any) -> Any:
-        def bound(self: NDArray, axis: AxisLike = None, **kwargs: Any) -> NDArray:
-            return fn(self, axis=axis, **kwargs)
+        params = list(inspect.signature(fn).parameters.values())
+        sig = inspect.Signature([inspect.Parameter("self", positional)] +
+                                [p.replace(kind=positional) for p in params[1:]])
+
+        def bound(*args: Any, **kwargs: Any) -> NDArray:
+            arguments = sig.bind(*args, **kwargs).arguments
+            return fn(arguments.pop("self"), **arguments)
         bound.__name__ = bound.__qualname__ = fn.__name__
-        bound.__doc__ = "The same as ``dlarray.%s(self, axis=axis, ...)``.\n\n%s" % (
-            fn.__name__, fn.__doc__)
+        bound.__signature__ = sig  # type: ignore[attr-defined]
+        bound.__doc__ = "The same as ``dlarray.%s(self, ...)``.\n\n%s" % (fn.__name__, fn.__doc__)
         return bound
     for fn in (sum, prod, min, max, mean, var, std, argmin, argmax, all, any):
         setattr(cls, fn.__name__, method(fn))

@@ -322,6 +322,7 @@ void InferOneElement(const DLArrayShapeCall& c) { SetShape(c, 0, {1}); }
 void InferReduce(const DLArrayShapeCall& c) {
   const int nd = c.input_ndims[0];
   const int64_t* in = c.input_shapes[0];
+  c.output_dtypes[0] = ReduceOutputDType(static_cast<int>(c.attrs[0]), c.input_dtypes[0]);
   if (nd == 3) return SetShape(c, 0, {in[0], in[2]});
   if (nd == 2) return SetShape(c, 0, {in[0]});
   throw ShapeError(std::string(c.op_name) + ": the input must be 3-D or 2-D");

@@ -47,7 +47,9 @@ std::vector<OutputSpec> InferOutputs(int op, const Shapes& input_shapes,
                                        " attributes; got " + std::to_string(input_shapes.size()) +
                                        " and " + std::to_string(attrs.size()));
   }
-  if (s.dtype_rule == kDLArrayDTypesPerArray) {
+  // A conversion's output dtype is the caller's, unless the op's shape inference sets it (reduce
+  // does: bool for any/all, int64 for argmin/argmax).
+  if (s.dtype_rule == kDLArrayDTypesPerArray && s.infer_shape == nullptr) {
     throw Error(ErrorKind::kValue, s.name +
                                        ": the output's dtype is the caller's choice: give the "
                                        "output array");

@@ -31,8 +31,8 @@ def _dev(a, ctx):
 
 def _eq(got, want):
     got = got.asnumpy()
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape,
-                                                                want.dtype)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype,
+                                                                 want.shape, want.dtype)
     np.testing.assert_array_equal(got, want)
 
 
@@ -144,6 +144,9 @@ def test_mask_getitem(ctx, rng, dtype):
     for m in [rng.random((4,)) < 0.5, rng.random((4, 5)) < 0.5, rng.random((4, 5, 3)) < 0.5,
               np.zeros((4, 5), bool), np.ones((4,), bool)]:
         _eq(x[_dev(m, ctx)], a[m])
+    # a mask dimension of 0 selects nothing (the standard's suite allows it; NumPy refuses it)
+    got = x[_dev(np.zeros((0, 5), bool), ctx)]
+    assert got.shape == (0, 3) and got.dtype == dtype
     for m in (np.bool_(True), np.bool_(False)):  # 0-d masks add a dimension
         _eq(x[_dev(m, ctx)], a[m])
         _eq(_dev(np.float32(3), ctx)[_dev(m, ctx)], np.float32(3)[m])

@@ -252,3 +252,34 @@ def test_methods(ctx, rng):
     np.testing.assert_array_equal(x.argmin().asnumpy(), a.argmin())
     assert x.sum(dtype=xp.float64).dtype == np.float64
     np.testing.assert_allclose(x.std(1, correction=1).asnumpy(), a.std(1, ddof=1), rtol=1e-5)
+
+
+def test_the_primitives_check_their_operands(ctx):
+    """dlarray.ops.reduce / scan directly: the kind, the shapes and the output dtype."""
+    x = xp.asarray(np.arange(24, dtype=np.float32).reshape(2, 3, 4), device=ctx)
+    np.testing.assert_array_equal(xp.ops.reduce(x, 3).asnumpy(),  # the output inferred
+                                  np.arange(24).reshape(2, 3, 4).max(1))
+    assert xp.ops.reduce(x, 4).dtype == np.bool_ and xp.ops.reduce(x, 7).dtype == np.int64
+    out = xp.empty((6,), ctx, np.float32)
+    np.testing.assert_array_equal(xp.ops.reduce(x.reshape(6, 4), 0, out).asnumpy(),
+                                  np.arange(24).reshape(6, 4).sum(1))
+    with pytest.raises(ValueError, match="kind must be"):
+        xp.ops.reduce(x, 8, xp.empty((2, 4), ctx, np.float32))
+    with pytest.raises(TypeError, match="kind must be an integer"):
+        xp.ops.reduce(x, 1.5, xp.empty((2, 4), ctx, np.float32))
+    with pytest.raises(TypeError, match="output dtype must be bool"):
+        xp.ops.reduce(x, 4, xp.empty((2, 4), ctx, np.float32))
+    with pytest.raises(TypeError, match="output dtype must be int64"):
+        xp.ops.reduce(x, 6, xp.empty((2, 4), ctx, np.float32))
+    with pytest.raises(ValueError, match=r"\[outer, inner\]"):
+        xp.ops.reduce(x, 0, xp.empty((2, 3), ctx, np.float32))
+    with pytest.raises(ValueError, match="3-D .* or 2-D"):
+        xp.ops.reduce(x.reshape(24), 0, xp.empty((1,), ctx, np.float32))
+    got = xp.ops.scan(x, 0, True)
+    assert got.shape == (2, 4, 4)
+    np.testing.assert_array_equal(got.asnumpy()[:, 1:], np.cumsum(np.arange(24).reshape(2, 3, 4),
+                                                                  axis=1))
+    with pytest.raises(ValueError, match="kind must be"):
+        xp.ops.scan(x, 2)
+    with pytest.raises(TypeError, match="include_initial must be a bool"):
+        xp.ops.scan(x, 0, 0.5)
