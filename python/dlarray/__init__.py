@@ -305,3 +305,6 @@ __all__ += ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod"
 # Area ufunc (issue 21): the elementwise functions, from the elementwise definition table.
 from ._elementwise_api import *  # noqa: E402,F401,F403
 __all__ += _elementwise_api.__all__  # noqa: F405
+# Linear algebra of the main namespace (issue 21): matmul, tensordot, vecdot; and astype.
+from ._linear_algebra_api import astype, matmul, tensordot, vecdot  # noqa: E402
+__all__ += ["astype", "matmul", "tensordot", "vecdot"]

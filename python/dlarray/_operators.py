@@ -271,39 +271,12 @@ def _comparison(cmp):
 
 
 def _matmul(a, b):
+    from ._linear_algebra_api import matmul  # stacks, every dtype and the errors are there
     if not isinstance(b, NDArray):
         if _is_scalar(b):
             raise ValueError("matmul: a scalar operand is not allowed, use *")
         b = _as_array(b, a)
-    if a.ndim not in (1, 2) or b.ndim not in (1, 2):
-        raise ValueError("matmul: operands must be 1-D or 2-D, got shapes %s and %s"
-                         % (a.shape, b.shape))
-    dtype = _promote(a.dtype, b.dtype)
-    x = _cast(a, dtype)
-    y = _cast(b, dtype)
-    x2 = x.reshape(1, -1) if x.ndim == 1 else x
-    y2 = y.reshape(-1, 1) if y.ndim == 1 else y
-
-    def operand(m):
-        # A transposed view of a compact matrix is passed as that matrix with a transpose flag.
-        if m.is_contiguous:
-            return m, False
-        if m.T.is_contiguous:
-            return m.T, True
-        return m.copy(), False
-
-    (xa, ta), (yb, tb) = operand(x2), operand(y2)
-    rows = x2.shape[0]
-    cols = y2.shape[1]
-    out = _core.empty((rows, cols), x.ctx, dtype)
-    ops.matrix_multiply(xa, ta, yb, tb, out)
-    if a.ndim == 1 and b.ndim == 1:
-        return out.reshape(())
-    if a.ndim == 1:
-        return out.reshape(cols)
-    if b.ndim == 1:
-        return out.reshape(rows)
-    return out
+    return matmul(a, b)
 
 
 def _inplace(fn):

@@ -382,6 +382,22 @@ array([[3., 5.],
       .def(
           "__int__", [](const NDArray& s) { return py::int_(Item(s)); }, Guard())
       .def(
+          "__index__",
+          [](const NDArray& s) {
+            // As NumPy 2: only integer arrays are indices (not bool, not float), and one element.
+            const DLArrayDType t = s.array->dtype();
+            if (t.code != kDLArrayInt && t.code != kDLArrayUInt) {
+              throw DTypeError("only integer arrays can be used as an index (__index__), got " +
+                               DTypeToString(t));
+            }
+            if (s.array->size() != 1 || !s.array->shape().empty()) {
+              throw DTypeError("only 0-d integer arrays can be used as an index (__index__), got " +
+                               std::to_string(s.array->shape().size()) + " dimensions");
+            }
+            return py::int_(Item(s));
+          },
+          Guard())
+      .def(
           "__complex__",
           [](const NDArray& s) {
             const py::object v = Item(s);
