@@ -2,8 +2,9 @@
 // index_ops.cc). gather and scatter take one thread per moved element, elements moved as
 // unsigned integers of their size. An index outside [-n, n) is neither read nor written
 // through: the thread records it in two device words that the host reads back after the kernel,
-// and the call fails naming it. nonzero counts per chunk, scans the chunk counts in one thread
-// and writes each chunk's positions in order.
+// and the call fails naming it. nonzero counts per chunk, scans the chunk counts (CUB's
+// exclusive sum) and writes each chunk's positions in order.
+#include <cub/device/device_scan.cuh>
 #include <string>
 
 #include "dlarray/dtype_dispatch.h"
@@ -15,7 +16,7 @@ namespace cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int64_t kChunk = 1024;  // mask elements per nonzero thread
+constexpr int64_t kChunk = 256;  // mask elements per nonzero thread
 
 // Element t of the picked array (outer, m, inner) and its offset in the indexed one (outer, n,
 // inner); false, with the index recorded in bad, when the index is out of bounds.
@@ -98,15 +99,10 @@ __global__ void __launch_bounds__(kThreads)
   count[c] = k;
 }
 
-// One thread: count[c] becomes the number of Trues before chunk c; out[0] the total.
-__global__ void NonzeroScan(int64_t* count, int64_t chunks, int64_t* out) {
-  int64_t sum = 0;
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t k = count[c];
-    count[c] = sum;
-    sum += k;
-  }
-  out[0] = sum;
+// out[0] = the total: the last chunk's start plus its count.
+__global__ void NonzeroTotal(const int64_t* start, const int64_t* count, int64_t chunks,
+                             int64_t* out) {
+  out[0] = start[chunks - 1] + count[chunks - 1];
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -132,15 +128,28 @@ void NonzeroKernel(const KernelContext& ctx) {
   const int64_t chunks = n == 0 ? 1 : CeilDiv(n, kChunk);
   const LaunchEnv env = Prepare(ctx);
   const size_t count_bytes = static_cast<size_t>(chunks) * sizeof(int64_t);
-  int64_t* count = static_cast<int64_t*>(env.device->allocate(env.id, count_bytes));
+  int64_t* count = static_cast<int64_t*>(env.device->allocate(env.id, 2 * count_bytes));
+  int64_t* start = count + chunks;
   const uint8_t* mask = Data<const uint8_t>(ctx.inputs[0]);
   int64_t* out = Data<int64_t>(ctx.outputs[0]);
   const int blocks = RowGrid(CeilDiv(chunks, kThreads), ctx.op_name);
   NonzeroCount<<<blocks, kThreads, 0, env.stream>>>(mask, n, chunks, count);
-  NonzeroScan<<<1, 1, 0, env.stream>>>(count, chunks, out);
-  NonzeroWrite<<<blocks, kThreads, 0, env.stream>>>(mask, n, chunks, count, out);
-  const cudaError_t err = cudaGetLastError();
-  env.device->free(env.id, count, count_bytes);  // stream-ordered: freed after the kernels
+  size_t temp_bytes = 0;
+  cudaError_t err =
+      cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, count, start, chunks, env.stream);
+  void* temp = nullptr;
+  if (err == cudaSuccess) {
+    temp = env.device->allocate(env.id, temp_bytes == 0 ? 1 : temp_bytes);
+    err = cub::DeviceScan::ExclusiveSum(temp, temp_bytes, count, start, chunks, env.stream);
+  }
+  if (err == cudaSuccess) {
+    NonzeroTotal<<<1, 1, 0, env.stream>>>(start, count, chunks, out);
+    NonzeroWrite<<<blocks, kThreads, 0, env.stream>>>(mask, n, chunks, start, out);
+    err = cudaGetLastError();
+  }
+  // Stream-ordered: the blocks go back to the cache after the kernels queued before.
+  if (temp != nullptr) env.device->free(env.id, temp, temp_bytes == 0 ? 1 : temp_bytes);
+  env.device->free(env.id, count, 2 * count_bytes);
   if (err != cudaSuccess) ThrowCudaError(err, "nonzero", __FILE__, __LINE__);
 }
 
