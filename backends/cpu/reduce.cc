@@ -11,6 +11,7 @@
  * block) tasks go to the threads, and when they are too few the rows are cut into pieces too.
  */
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <type_traits>
 
@@ -18,6 +19,7 @@
 #include "dlarray/reduce_kinds.h"
 #include "dtype.h"
 #include "parallel.h"
+#include "simd.h"
 
 namespace dlarray::cpu {
 namespace {
@@ -36,6 +38,22 @@ struct HasExtreme : std::false_type {};
 template <typename R>
 struct HasExtreme<R, std::void_t<typename R::Extreme>> : std::true_type {};
 
+// min / max of float or double elements: GCC turns Reducer's NaN-propagating select back into
+// branches (scalar code, 3-5x NumPy's time), so the value and "a NaN was seen" are kept apart:
+// a plain select (vminps / vmaxps) and an or of the unordered compares, both vectorised.
+template <typename R, typename T>
+constexpr bool kFastMinMax = (std::is_same_v<T, float> || std::is_same_v<T, double>)&&(
+    std::is_same_v<R, Reducer<kReduceMin, T>> || std::is_same_v<R, Reducer<kReduceMax, T>>);
+
+template <typename R, typename T>
+inline T Select(T a, T v) {
+  if constexpr (std::is_same_v<R, Reducer<kReduceMin, T>>) {
+    return v < a ? v : a;
+  } else {
+    return a < v ? v : a;
+  }
+}
+
 // The reduction of the contiguous x[i0, i1) (i1 > i0) in kLanes accumulators. An arg-reduction
 // takes two passes that both vectorise: the extreme value, then the first index holding it (or
 // the first NaN); one pass with the index in every lane ran 6x slower.
@@ -49,6 +67,57 @@ typename R::Acc ReduceRun(const T* x, int64_t i0, int64_t i1) {
     int64_t i = i0;
     while (nan ? !IsNaNValue(Load(x[i])) : !(Load(x[i]) == best)) ++i;  // best is in x[i0, i1)
     return Acc{best, i};
+  }
+  if constexpr (kFastMinMax<R, T> && std::is_same_v<T, float>) {
+    if (i1 - i0 >= 2 * kVecWidth) {  // whole vectors (GCC does not vectorise the lane loop)
+      VecF best = LoadU(x + i0);
+      VecI nan = best != best;
+      int64_t i = i0 + kVecWidth;
+      for (; i + kVecWidth <= i1; i += kVecWidth) {
+        const VecF v = LoadU(x + i);
+        best = std::is_same_v<R, Reducer<kReduceMin, T>> ? (v < best ? v : best)
+                                                         : (best < v ? v : best);
+        nan |= v != v;
+      }
+      float b = best[0];
+      int32_t any_nan = nan[0];
+      for (int k = 1; k < kVecWidth; ++k) {
+        b = Select<R>(b, best[k]);
+        any_nan |= nan[k];
+      }
+      for (; i < i1; ++i) {
+        b = Select<R>(b, x[i]);
+        any_nan |= x[i] != x[i];
+      }
+      return any_nan ? std::numeric_limits<float>::quiet_NaN() : b;
+    }
+  }
+  if constexpr (kFastMinMax<R, T>) {
+    if (i1 - i0 >= 2 * kLanes) {
+      T best[kLanes];
+      int32_t nan[kLanes];
+      for (int64_t k = 0; k < kLanes; ++k) {
+        best[k] = x[i0 + k];
+        nan[k] = x[i0 + k] != x[i0 + k];
+      }
+      int64_t i = i0 + kLanes;
+      for (; i + kLanes <= i1; i += kLanes) {
+        for (int64_t k = 0; k < kLanes; ++k) {
+          const T v = x[i + k];
+          best[k] = Select<R>(best[k], v);
+          nan[k] |= v != v;
+        }
+      }
+      for (; i < i1; ++i) {
+        best[0] = Select<R>(best[0], x[i]);
+        nan[0] |= x[i] != x[i];
+      }
+      for (int64_t k = 1; k < kLanes; ++k) {
+        best[0] = Select<R>(best[0], best[k]);
+        nan[0] |= nan[k];
+      }
+      return nan[0] ? std::numeric_limits<T>::quiet_NaN() : best[0];
+    }
   }
   if (i1 - i0 < 2 * kLanes) {
     Acc a = R::First(Load(x[i0]), i0);
@@ -71,6 +140,24 @@ template <typename R, typename T>
 void ReduceColumns(const T* x, int64_t inner, int64_t r0, int64_t r1, int64_t w,
                    typename R::Acc* acc) {
   const T* first = x + r0 * inner;
+  if constexpr (kFastMinMax<R, T>) {  // as in ReduceRun: value and NaN apart
+    int32_t nan[kColumnBlock];
+    for (int64_t j = 0; j < w; ++j) {
+      acc[j] = first[j];
+      nan[j] = first[j] != first[j];
+    }
+    for (int64_t r = r0 + 1; r < r1; ++r) {
+      const T* row = x + r * inner;
+      for (int64_t j = 0; j < w; ++j) {
+        acc[j] = Select<R>(acc[j], row[j]);
+        nan[j] |= row[j] != row[j];
+      }
+    }
+    for (int64_t j = 0; j < w; ++j) {
+      if (nan[j]) acc[j] = std::numeric_limits<T>::quiet_NaN();
+    }
+    return;
+  }
   for (int64_t j = 0; j < w; ++j) acc[j] = R::First(Load(first[j]), r0);
   for (int64_t r = r0 + 1; r < r1; ++r) {
     const T* row = x + r * inner;

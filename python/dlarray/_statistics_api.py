@@ -218,7 +218,9 @@ def _install_methods(cls: type) -> None:
 
         def bound(*args: Any, **kwargs: Any) -> NDArray:
             arguments = sig.bind(*args, **kwargs).arguments
-            return fn(arguments.pop("self"), **arguments)
+            self = arguments.pop("self")
+            # None means "the default" for every parameter of a method (NumPy's habit).
+            return fn(self, **{k: v for k, v in arguments.items() if v is not None})
         bound.__name__ = bound.__qualname__ = fn.__name__
         bound.__signature__ = sig  # type: ignore[attr-defined]
         bound.__doc__ = "The same as ``dlarray.%s(self, ...)``.\n\n%s" % (fn.__name__, fn.__doc__)
