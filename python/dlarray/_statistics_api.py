@@ -195,15 +195,7 @@ def std(x: NDArray, /, *, axis: AxisLike = None, correction: Union[int, float] =
         keepdims: bool = False) -> NDArray:
     """The standard deviation: the square root of :func:`var`."""
     v = var(x, axis=axis, correction=correction, keepdims=keepdims)
-    return _sqrt(v)
-
-
-def _sqrt(v: NDArray) -> NDArray:
-    """sqrt(v) for v >= 0 or NaN or inf: exp(log(v) / 2), exact at 0 (log 0 = -inf)."""
-    compute = compute_dtype(v.dtype)
-    y = v if v.dtype == compute else v.astype(compute)
-    out = ops.exp(ops.log(y) * 0.5)
-    return out if out.dtype == v.dtype else out.astype(v.dtype)
+    return ops.sqrt(v)  # the sqrt op of the elementwise table, in v's dtype (float16 too)
 
 
 def _install_methods(cls: type) -> None:
