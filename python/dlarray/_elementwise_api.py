@@ -331,7 +331,7 @@ def clip(x, /, min=None, max=None) -> NDArray:  # noqa: A002  (the standard's na
     x : NDArray
         A real numeric dtype.
     min, max : NDArray, scalar or None
-        Bounds (None: no bound), broadcast against x.
+        Bounds (None: no bound), broadcast with x (the result has the broadcast shape).
 
     Returns
     -------
@@ -358,8 +358,6 @@ def clip(x, /, min=None, max=None) -> NDArray:  # noqa: A002  (the standard's na
             raise TypeError("clip: %s must be a dlarray array, a Python number or None, got %s"
                             % (arg, type(bound).__name__))
         shape = _broadcast_shape("clip", result, bound)
-        if shape != x.shape:
-            raise ValueError("clip: %s of shape %s does not broadcast to x's shape %s"
-                             % (arg, bound.shape, x.shape))
-        result = _run(op, [result, _operators._broadcast(bound, shape)], x.dtype, shape)
+        result = _run(op, [_operators._broadcast(result, shape),
+                           _operators._broadcast(bound, shape)], x.dtype, shape)
     return result

@@ -310,7 +310,16 @@ def _api():
 
 def _function_operator(name, reflected=False):
     """The operator of array API function ``name`` (x <op> other, or other <op> x)."""
-    def method(self, other, out=None):
+    compute = _function_compute(name, reflected)
+
+    def method(self, other):
+        return compute(self, other)
+    return method
+
+
+def _function_compute(name, reflected=False):
+    """x <op> other (into out: the in-place forms)."""
+    def compute(self, other, out=None):
         if not isinstance(other, NDArray) and not _is_scalar(other):
             try:
                 other = _as_array(other, self)
@@ -319,7 +328,7 @@ def _function_operator(name, reflected=False):
         if reflected:
             return _api()._binary(name, other, self)
         return _api()._binary(name, self, other, out)
-    return method
+    return compute
 
 
 # Operator -> array API function, for those computed by _elementwise_api.
@@ -352,7 +361,7 @@ def install(cls):
     for op, function in _FUNCTION_OPERATORS.items():
         setattr(cls, "__%s__" % op, _function_operator(function))
         setattr(cls, "__r%s__" % op, _function_operator(function, reflected=True))
-        setattr(cls, "__i%s__" % op, _inplace(_function_operator(function)))
+        setattr(cls, "__i%s__" % op, _inplace(_function_compute(function)))
     cls.__iadd__ = _inplace(_add)
     cls.__isub__ = _inplace(_sub)
     cls.__imul__ = _inplace(_mul)

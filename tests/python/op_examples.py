@@ -11,6 +11,7 @@ EXAMPLES = {
     "scatter": {"values": ((1, 2, 2), _F32), "indices": ((2,), _I64), "out": ((1, 2, 2), _F32)},
     "nonzero": {"mask": ((2, 2), np.dtype(np.bool_)), "out": ((5,), _I64)},
     "argsort": {"x": ((2, 2), _F32), "out": ((2, 2), _I64)},
+    "reduce": {"x": ((2, 2), _F32), "out": ((2,), _F32)},
     # The elementwise table's integer-only ops and where's bool condition.
     **{op: {p: ((2, 2), np.dtype(np.int32)) for p in ("x", "a", "b", "out")}
        for op in ("bitwise_invert", "bitwise_and", "bitwise_or", "bitwise_xor",
