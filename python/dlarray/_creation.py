@@ -36,9 +36,8 @@ def empty(shape: ShapeLike, ctx: Optional[DeviceLike] = None,
         The device (default: ``dlarray.default_device()``).
     dtype : numpy dtype or name, optional
         Element type; bfloat16 is ``ml_dtypes.bfloat16`` or ``"bfloat16"``. Default: float32
-        (the seed's rule) when the device is given the seed's way, ``empty(shape, ctx)``;
-        otherwise float64, the array API's default (``empty(shape)``,
-        ``empty(shape, device=...)``). ``dlarray.ndarray.empty`` keeps float32 always.
+        (the seed's rule) when called the seed's way, ``empty(shape)`` or ``empty(shape, ctx)``;
+        float64 (the array API's default) when the device is given as ``device=``.
     device : DLContext or str, optional
         The array API's name of ``ctx`` (give one of them).
 
@@ -58,7 +57,7 @@ def empty(shape: ShapeLike, ctx: Optional[DeviceLike] = None,
     RuntimeError
         No usable plugin serves the device.
     """
-    if dtype is None and ctx is None:
+    if dtype is None and device is not None:
         dtype = np.float64
     return _core.empty(shape, _devices.device(_ctx_or_device(ctx, device, "empty")), dtype)
 

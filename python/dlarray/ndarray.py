@@ -1,7 +1,5 @@
 """Seed compatibility: the dlsys ``ndarray`` module (``from dlarray import ndarray``)."""
 
-import numpy as np
-
 from . import DLContext, NDArray, cpu, gpu, is_gpu_ctx  # noqa: F401
 from . import _creation
 
@@ -35,7 +33,7 @@ def empty(shape, ctx=None, dtype=None):
     >>> ndarray.empty((2, 3)).ctx
     cpu(0)
     """
-    return _creation.empty(shape, ctx, np.float32 if dtype is None else dtype)
+    return _creation.empty(shape, ctx, dtype)
 
 
 def array(arr, ctx=None, dtype=None):
