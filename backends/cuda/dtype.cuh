@@ -23,7 +23,13 @@ namespace cuda {
 struct Float16 {
   using Half = __half;
   using BFloat16 = __nv_bfloat16;
-  DLARRAY_HOST_DEVICE static float ToFloat(__half h) { return __half2float(h); }
+  // __half2float makes every NaN the positive canonical one; NumPy keeps a NaN's sign (signbit,
+  // copysign(x, -nan)), so the sign bit is put back.
+  DLARRAY_HOST_DEVICE static float ToFloat(__half h) {
+    const float f = __half2float(h);
+    const bool negative = (static_cast<__half_raw>(h).x & 0x8000u) != 0;
+    return f != f ? copysignf(f, negative ? -1.0f : 1.0f) : f;
+  }
   DLARRAY_HOST_DEVICE static float ToFloat(__nv_bfloat16 b) { return __bfloat162float(b); }
   DLARRAY_HOST_DEVICE static __half ToHalf(double v) { return __double2half(v); }
   DLARRAY_HOST_DEVICE static __nv_bfloat16 ToBFloat16(float v) { return __float2bfloat16_rn(v); }

@@ -54,7 +54,12 @@ ushort dl_float_to_bf16(float f) {
   return (ushort)(u >> 16);
 }
 #define DL_LD_0(p, i) (p)[i]
-#define DL_LD_1(p, i) vload_half((i), (__global const half*)(p))
+// vload_half on some devices (NVIDIA's) makes every NaN positive; NumPy keeps a NaN's sign.
+float dl_half_keep_nan_sign(float f, ushort bits) {
+  return isnan(f) ? copysign(f, (bits & 0x8000u) ? -1.0f : 1.0f) : f;
+}
+#define DL_LD_1(p, i) \
+  dl_half_keep_nan_sign(vload_half((i), (__global const half*)(p)), ((__global const ushort*)(p))[i])
 #define DL_LD_2(p, i) dl_bf16_to_float((p)[i])
 #define DL_LD_3(p, i) (p)[i]
 #define DL_ST_0(p, i, v) (p)[i] = (v)
