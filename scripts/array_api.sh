@@ -17,7 +17,8 @@
 #                 or xfail
 #   XFAILS        none: read no expected-failures list (every failure counts; with FAILED_OUT,
 #                 how the lists are remade)
-#   FAILED_OUT    a file to write the ids of the failed tests to, one per line
+#   FAILED_OUT    a file to write the ids of the failed tests to, one per line (and <file>.why:
+#                 each id, a tab and the first line of its error)
 #   PY            the Python with dlarray installed, default .venv/bin/python (relative to the
 #                 repo; a bare name such as python3 is looked up on PATH)
 # Prints the pass / skip / xfail / fail counts per test file; exits non-zero when a test that is
@@ -59,10 +60,14 @@ failed = []
 for test in json.load(open(sys.argv[1]))["tests"]:
     counts[test["nodeid"].split("::")[0]][test["outcome"]] += 1
     if test["outcome"] in ("failed", "error"):
-        failed.append(test["nodeid"])
-if sys.argv[2]:
-    with open(sys.argv[2], "w") as f:
-        f.writelines(n + "\n" for n in sorted(failed))
+        stage = test.get("call") or test.get("setup") or {}
+        why = (stage.get("crash") or {}).get("message", "").strip().splitlines()
+        failed.append((test["nodeid"], why[0] if why else ""))
+if sys.argv[2]:  # the ids, and beside them (<file>.why) each one's first line of error
+    with open(sys.argv[2], "w") as f, open(sys.argv[2] + ".why", "w") as w:
+        for nodeid, why in sorted(failed):
+            f.write(nodeid + "\n")
+            w.write(nodeid + "\t" + why + "\n")
 kinds = ["passed", "skipped", "xfailed", "xpassed", "failed", "error"]
 print("%-48s" % "array API suite, per file" + "".join("%9s" % k for k in kinds))
 total = collections.Counter()
