@@ -158,46 +158,31 @@ CT dlf_shift_right(CT a, CT b) {
   return DL_SHIFT_OUT(b) ? (DL_NEGATIVE(a) ? (CT)-1 : (CT)0) : (CT)(a >> b);
 }
 #endif
-// The array API's functions: one element at a time, T read and stored through CT.
-#define DL_SCALAR_MAP(LOADS, OPS)                                              \
+// The array API's functions and predicates: one element at a time, inputs of type T read as CT;
+// STORE writes element i of yp (of type YT): T through CT, or a bool (uchar 0/1).
+#define DL_ONE_AT_A_TIME(LOADS, STORE)                                         \
   yp += yo;                                                                    \
   ulong i = get_global_id(0) * chunk;                                          \
   if (i >= n) return;                                                          \
   const ulong end = min(i + chunk, n);                                         \
-  for (; i < end; ++i) { LOADS(S) ST(yp, i, OPS); }
-#define DL_SMAP1(name, OPS)                                                                  \
-  __kernel void name(__global const T* xp, ulong xo, __global T* yp, ulong yo, uint nt,      \
+  for (; i < end; ++i) { LOADS(S) STORE; }
+#define DL_ONE1(name, YT, STORE)                                                             \
+  __kernel void name(__global const T* xp, ulong xo, __global YT* yp, ulong yo, uint nt,     \
                      ulong n, ulong chunk) {                                                 \
     xp += xo;                                                                                \
-    DL_SCALAR_MAP(DL_LOAD1, OPS)                                                             \
+    DL_ONE_AT_A_TIME(DL_LOAD1, STORE)                                                        \
   }
-#define DL_SMAP2(name, OPS)                                                                  \
+#define DL_ONE2(name, YT, STORE)                                                             \
   __kernel void name(__global const T* ap, ulong ao, __global const T* bp, ulong bo,         \
-                     __global T* yp, ulong yo, uint nt, ulong n, ulong chunk) {              \
+                     __global YT* yp, ulong yo, uint nt, ulong n, ulong chunk) {             \
     ap += ao;                                                                                \
     bp += bo;                                                                                \
-    DL_SCALAR_MAP(DL_LOAD2, OPS)                                                             \
+    DL_ONE_AT_A_TIME(DL_LOAD2, STORE)                                                        \
   }
-// Predicates: inputs of type T read as CT, a bool (uchar 0/1) output, one element at a time.
-#define DL_PRED_BODY(LOADS, OPS)                                               \
-  yp += yo;                                                                    \
-  ulong i = get_global_id(0) * chunk;                                          \
-  if (i >= n) return;                                                          \
-  const ulong end = min(i + chunk, n);                                         \
-  for (; i < end; ++i) { LOADS(S) yp[i] = (OPS) ? 1 : 0; }
-#define DL_PRED1(name, OPS)                                                                  \
-  __kernel void name(__global const T* xp, ulong xo, __global uchar* yp, ulong yo, uint nt,  \
-                     ulong n, ulong chunk) {                                                 \
-    xp += xo;                                                                                \
-    DL_PRED_BODY(DL_LOAD1, OPS)                                                              \
-  }
-#define DL_PRED2(name, OPS)                                                                  \
-  __kernel void name(__global const T* ap, ulong ao, __global const T* bp, ulong bo,         \
-                     __global uchar* yp, ulong yo, uint nt, ulong n, ulong chunk) {          \
-    ap += ao;                                                                                \
-    bp += bo;                                                                                \
-    DL_PRED_BODY(DL_LOAD2, OPS)                                                              \
-  }
+#define DL_SMAP1(name, OPS) DL_ONE1(name, T, ST(yp, i, OPS))
+#define DL_SMAP2(name, OPS) DL_ONE2(name, T, ST(yp, i, OPS))
+#define DL_PRED1(name, OPS) DL_ONE1(name, uchar, yp[i] = (OPS) ? 1 : 0)
+#define DL_PRED2(name, OPS) DL_ONE2(name, uchar, yp[i] = (OPS) ? 1 : 0)
 )CLC";
 
 // Each entry's expression becomes a macro DL_F_<name>(AddOf, MulOf, <inputs>[, <scalar>]),
