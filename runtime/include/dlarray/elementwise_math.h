@@ -57,6 +57,8 @@ DLARRAY_HOST_DEVICE bool ShiftOutOfRange(C b) {
 }  // namespace ew
 
 // The C library's functions under the table's names, for float and double compute values.
+// Hidden from Doxygen, which reads each macro call as a function it cannot parse.
+/// \cond
 #define DLARRAY_EW_MATH_1(Name, fn) \
   template <typename C>             \
   DLARRAY_HOST_DEVICE C Name(C x) { \
@@ -93,6 +95,7 @@ DLARRAY_EW_MATH_2(CopySign, copysign)
 DLARRAY_EW_MATH_2(NextAfter, nextafter)
 #undef DLARRAY_EW_MATH_1
 #undef DLARRAY_EW_MATH_2
+/// \endcond
 
 /*! \brief Whether x is NaN (never for integers and bool). */
 template <typename C>
