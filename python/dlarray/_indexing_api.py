@@ -120,15 +120,119 @@ def take_along_axis(x: NDArray, indices: NDArray, /, *, axis: int = -1) -> NDArr
 # --- x[key] and x[key] = value with integer arrays and boolean masks ---------------------
 
 
+def _is_array_index(k: Any) -> builtins.bool:
+    """Whether NumPy reads the index item k as an array: an NDArray, a list or a NumPy array."""
+    return isinstance(k, (NDArray, list, np.ndarray))
+
+
 def _advanced(key: Any) -> builtins.bool:
     items = key if isinstance(key, tuple) else (key,)
-    return any(isinstance(k, NDArray) for k in items)
+    return any(_is_array_index(k) for k in items)
+
+
+def _index_array(k: Any, x: NDArray, where: str) -> NDArray:
+    """An array index item as an NDArray on x's device (a list or NumPy array is copied there)."""
+    if isinstance(k, NDArray):
+        _same_device(where, x=x, index=k)
+        return k
+    a = np.asarray(k)
+    if a.size == 0 and a.dtype.kind == "f":
+        a = a.astype(np.int64)  # [] is an empty integer index, as in NumPy
+    if a.dtype.kind not in "biu":
+        raise IndexError("%s: arrays used as indices must be of integer or boolean type, got %s"
+                         % (where, a.dtype))
+    return _core.array(a, x.ctx, a.dtype)
+
+
+def _simple(items: list) -> builtins.bool:
+    """Whether _plan takes the key as it is: one boolean mask, or integers and integer arrays
+    only (a trailing ... allowed)."""
+    if items and items[-1] is Ellipsis:
+        items = items[:-1]
+    if len(items) == 1 and isinstance(items[0], NDArray):
+        return True
+    return all(isinstance(k, NDArray) and k.dtype != _BOOL
+               or (not isinstance(k, (builtins.bool, NDArray)) and hasattr(k, "__index__"))
+               for k in items)
+
+
+def _expand(x: NDArray, items: list, where: str) -> list:
+    """The key's items with the ellipsis spelled out as slices, every dimension indexed, and each
+    boolean mask replaced by one integer array per dimension it covers (its nonzero)."""
+    if sum(1 for k in items if k is Ellipsis) > 1:
+        raise IndexError("%s: an index can only have a single ellipsis ('...')" % where)
+    used = sum(k.ndim if isinstance(k, NDArray) and k.dtype == _BOOL else 1
+               for k in items if k is not None and k is not Ellipsis)
+    if used > x.ndim:
+        raise IndexError("%s: too many indices for an array of %d dimensions: %d were given"
+                         % (where, x.ndim, used))
+    fill = [slice(None)] * (x.ndim - used)
+    if Ellipsis in items:
+        at = next(i for i, k in enumerate(items) if k is Ellipsis)
+        items = items[:at] + fill + items[at + 1:]
+    else:
+        items = items + fill
+    out, dim = [], 0
+    for k in items:
+        if isinstance(k, NDArray) and k.dtype == _BOOL:
+            if k.ndim == 0:
+                raise IndexError("%s: a 0-d boolean index must be the only index" % where)
+            if k.shape != x.shape[dim:dim + k.ndim]:
+                raise IndexError("%s: boolean index of shape %s does not match the indexed "
+                                 "dimensions %s" % (where, k.shape, x.shape[dim:dim + k.ndim]))
+            out.extend(nonzero(k))
+            dim += k.ndim
+        else:
+            out.append(k)
+            dim += k is not None
+    return out
+
+
+def _split(x: NDArray, key: Any, where: str) -> Tuple[NDArray, Tuple[Any, ...], int]:
+    """NumPy's rules for a key that mixes arrays with slices, None or ...: (w, arrays, at), where
+    w is the view of x that the basic items select, with the array-indexed dimensions moved
+    first, arrays index w's leading dimensions (_plan's form), and the broadcast dimensions of
+    the result go to position `at` (where the array indices stand when they are adjacent, else
+    first)."""
+    items = [_index_array(k, x, where) if _is_array_index(k) else k
+             for k in (key if isinstance(key, tuple) else (key,))]
+    if _simple(items):
+        return x, tuple(items), 0
+    basic, picked, positions = [], [], []
+    for k in _expand(x, items, where):
+        if k is None or isinstance(k, slice):
+            basic.append(k)
+            continue
+        if not isinstance(k, NDArray) and (isinstance(k, builtins.bool)
+                                           or not hasattr(k, "__index__")):
+            raise IndexError("%s: only integers, slices (:), ellipsis (...), None and integer or "
+                             "boolean arrays are valid indices, got %s" % (where, type(k).__name__))
+        positions.append(len(basic))  # an integer counts as a 0-d array index, as in NumPy
+        picked.append(k)
+        basic.append(slice(None))
+    view = x[tuple(basic)]
+    order = positions + [d for d in range(view.ndim) if d not in positions]
+    adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
+    w = view if order == list(range(view.ndim)) else view.transpose(tuple(order))
+    return w, tuple(picked), positions[0] if adjacent else 0
+
+
+def _order(ndim: int, first: int, count: int, to: int) -> list:
+    """The dimension order that moves dimensions [first, first + count) to start at `to`."""
+    dims = [d for d in range(ndim) if not first <= d < first + count]
+    return dims[:to] + list(range(first, first + count)) + dims[to:]
+
+
+def _move(a: NDArray, first: int, count: int, to: int) -> NDArray:
+    """a with its dimensions [first, first + count) moved to start at position `to` (a view)."""
+    order = _order(a.ndim, first, count, to)
+    return a if order == list(range(a.ndim)) else a.transpose(tuple(order))
 
 
 def _plan(x: NDArray, key: Any, where: str) -> Tuple[NDArray, int, Tuple[int, ...]]:
     """(positions, leading, result_shape): the flat positions (int64, 1-D) into x viewed as
     (prod(x.shape[:leading]), rest), for a boolean mask or a tuple of integer arrays and ints
-    (the standard's subset) followed by full dimensions."""
+    followed by full dimensions (the form _split brings every key to)."""
     items = list(key) if isinstance(key, tuple) else [key]
     if items and items[-1] is Ellipsis:
         items.pop()
@@ -147,17 +251,9 @@ def _plan(x: NDArray, key: Any, where: str) -> Tuple[NDArray, int, Tuple[int, ..
             return _core.empty((0,), x.ctx, _INT64), mask.ndim, (0,) + x.shape[mask.ndim:]
         pos = _compact(_flat_positions(mask))
         return pos, mask.ndim, (pos.shape[0],) + x.shape[mask.ndim:]
-    arrays = []
-    for k in items:
-        if isinstance(k, NDArray):
-            if k.dtype == _BOOL:
-                raise IndexError("%s: a boolean array index must be the only index" % where)
-            arrays.append(_as_index_array(k, where))
-        elif isinstance(k, builtins.bool) or not hasattr(k, "__index__"):
-            raise IndexError("%s: with an array index, the other indices must be integers or "
-                             "integer arrays, got %s" % (where, type(k).__name__))
-        else:
-            arrays.append(_core.array(np.array(operator.index(k), np.int64), x.ctx, _INT64))
+    # What _split leaves: integer arrays and integers (a mask only alone, handled above).
+    arrays = [_as_index_array(k, where) if isinstance(k, NDArray) else
+              _core.array(np.array(operator.index(k), np.int64), x.ctx, _INT64) for k in items]
     if len(arrays) > x.ndim:
         raise IndexError("%s: too many indices for an array of %d dimensions: %d were given"
                          % (where, x.ndim, len(arrays)))
@@ -175,7 +271,14 @@ def _plan(x: NDArray, key: Any, where: str) -> Tuple[NDArray, int, Tuple[int, ..
 
 
 def getitem(x: NDArray, key: Any) -> NDArray:
-    """x[key] for a key with an integer array or a boolean mask (see _plan)."""
+    """x[key] for a key with integer arrays or boolean masks, mixed with any basic items."""
+    w, arrays, at = _split(x, key, "index")
+    got = _getitem(w, arrays)
+    return _move(got, 0, got.ndim - (w.ndim - len(arrays)), at) if at else got
+
+
+def _getitem(x: NDArray, key: Any) -> NDArray:
+    """x[key] for a key that _plan takes."""
     pos, lead, shape = _plan(x, key, "index")
     outer = math.prod(x.shape[:lead])
     rest = math.prod(x.shape[lead:])
@@ -185,26 +288,31 @@ def getitem(x: NDArray, key: Any) -> NDArray:
 
 
 def setitem(x: NDArray, key: Any, value: Any) -> None:
-    """x[key] = value for a key with an integer array or a boolean mask; value is cast to x's
-    dtype as ``x[...] = value`` casts, and broadcast to the indexed shape."""
+    """x[key] = value for a key with integer arrays or boolean masks, mixed with any basic items;
+    value is cast to x's dtype as ``x[...] = value`` casts, and broadcast to x[key]'s shape."""
     if x.readonly:
         raise ValueError("assignment destination is read-only")
-    pos, lead, shape = _plan(x, key, "index assignment")
-    k = pos.shape[0]
-    rest = math.prod(x.shape[lead:])
+    w, arrays, at = _split(x, key, "index assignment")
+    pos, lead, shape = _plan(w, arrays, "index assignment")
     if isinstance(value, NDArray):
         _same_device("index assignment", x=x, value=value)
+        if at:  # broadcast to x[key]'s shape, then its broadcast dimensions first, as in w
+            count = len(shape) - (w.ndim - lead)
+            seen = tuple(shape[d] for d in _order(len(shape), 0, count, at))
+            value = _move(_broadcast(value, seen), at, count, 0)
         values = _broadcast(value if value.dtype == x.dtype else value.astype(x.dtype), shape)
     else:
         values = _core.empty(shape, x.ctx, x.dtype)
         values[...] = value  # the checks and casts of basic assignment (OverflowError, ...)
+    k = pos.shape[0]
+    rest = math.prod(w.shape[lead:])
     if k == 0 or rest == 0:
         return
-    target = x if x.is_contiguous else x.copy()
-    _scatter(values.reshape(1, k, rest), pos, target.reshape(1, math.prod(x.shape[:lead]), rest),
+    target = w if w.is_contiguous else w.copy()
+    _scatter(values.reshape(1, k, rest), pos, target.reshape(1, math.prod(w.shape[:lead]), rest),
              "index assignment", None)
-    if target is not x:
-        x[...] = target
+    if target is not w:
+        w[...] = target
 
 
 def install(cls: Any) -> None:
