@@ -11,39 +11,15 @@ Cases: 4096 x 4096 over axis None, 0 and 1; (256, 256, 256) over (0, 2); the nar
 over axis 1 and the tall 3 x 4096 over axis 0. Every result is checked against NumPy first.
 """
 import argparse
-import statistics
-import time
 
 import numpy as np
 
 import dlarray as xp
+from report import median_time
 
 CASES = [((4096, 4096), None), ((4096, 4096), 0), ((4096, 4096), 1), ((256, 256, 256), (0, 2)),
          ((4096, 3), 1), ((3, 4096), 0)]
 FUNCTIONS = ["sum", "max", "mean", "all", "argmax"]
-
-
-def median_time(fn, repeat, min_time, sync):
-    """Median seconds per call over `repeat` batches, each at least min_time long."""
-    fn()
-    sync()
-    inner = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        sync()
-        if time.perf_counter() - t0 >= min_time or inner >= 1 << 16:
-            break
-        inner *= 2
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        sync()
-        times.append((time.perf_counter() - t0) / inner)
-    return statistics.median(times)
 
 
 def main():

@@ -5,8 +5,10 @@ import datetime
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -89,6 +91,30 @@ def machine_info(extra_versions=None):
         "command": " ".join(["python"] + [os.path.relpath(sys.argv[0])] + sys.argv[1:]),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
+
+
+def median_time(fn, repeat, min_time, sync):
+    """Median seconds per call of fn over `repeat` batches, each of enough calls to last at least
+    min_time (so that short calls are not timed one by one); sync() waits for the device."""
+    fn()  # warm up: kernels built, buffers cached
+    sync()
+    inner = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        sync()
+        if time.perf_counter() - t0 >= min_time or inner >= 1 << 16:
+            break
+        inner *= 2
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        sync()
+        times.append((time.perf_counter() - t0) / inner)
+    return statistics.median(times)
 
 
 def check_output_path(parser, option, path):

@@ -17,6 +17,7 @@
 #include "cpu_kernels.h"
 #include "dlarray/errors.h"
 #include "parallel.h"
+#include "vector_math.h"
 
 namespace dlarray::cpu {
 namespace {
@@ -208,6 +209,7 @@ std::string CpuDevice::get_option(const std::string& key) {
   if (key == "isa") return IsaDescription();
   if (key == "wait_policy") return WaitPolicy();
   if (key == "gemm") return GemmImplementation();
+  if (key == "vector_math") return VectorMathStatus();
   if (key.rfind("blas", 0) == 0) {
     const BlasInfo blas = GetBlasInfo();
     if (key == "blas") return blas.name;

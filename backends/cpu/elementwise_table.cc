@@ -11,6 +11,7 @@
 #include "dlarray/plugin.h"
 #include "elementwise.h"
 #include "table_math.h"
+#include "vector_math.h"
 
 namespace dlarray::cpu {
 namespace {
@@ -31,10 +32,11 @@ namespace {
   }
 DLARRAY_ELEMENTWISE_OPS(DLARRAY_CPU_KERNEL_1, DLARRAY_CPU_KERNEL_2, DLARRAY_CPU_KERNEL_S)
 
-// The array API's functions: every dtype (float32 too) through the typed loop, one compute value
-// at a time (the C library's functions have no vector form here).
+// The array API's functions: float32 and float64 through libmvec's vector functions where it has
+// the row's (vector_math.h), else every dtype through the typed loop, one compute value at a time.
 template <int kSet, int kNumInputs, typename Op>
 void MathKernel(const KernelContext& ctx, Op op) {
+  if (RunVectorMath(ctx)) return;
   Dispatch<kSet>(ctx.outputs[0]->dtype, ctx.op_name, [&](auto tag) {
     TypedKernelImpl<typename decltype(tag)::type, kNumInputs>(
         ctx, op, std::make_integer_sequence<int, kNumInputs>{});

@@ -105,6 +105,7 @@ def _config():
             "wait_policy": _cpu_option("wait_policy"),
             "isa": _cpu_option("isa", "native build"),
             "gemm": _cpu_option("gemm"),
+            "vector_math": _cpu_option("vector_math"),
             "blas": {
                 "name": _cpu_option("blas"),
                 "library": os.path.realpath(_cpu_option("blas_path")) if _cpu_option("blas_path")
@@ -148,6 +149,8 @@ def _format(cfg):
         if cpu["gemm"] == "cblas":
             lines.append("    threads: %d of its own; products are split over dlarray's %d"
                          % (blas["threads"], cpu["num_threads"]))
+        lines.append("  vector math functions (sin, acos, pow, ...): %s"
+                     % (cpu["vector_math"] or "scalar (not reported)"))
     lines.append("plugins:")
     for name, p in cfg["plugins"].items():
         lines.append("  %-14s %s, %d device(s)%s" % (name, p["status"], p["devices"],

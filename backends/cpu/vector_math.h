@@ -1,0 +1,27 @@
+/*!
+ * \file vector_math.h
+ * \brief The C library's math functions on whole vectors: glibc's libmvec (the vector forms GCC
+ *        calls under -ffast-math), found at run time, for the table's float32 and float64 rows
+ *        that have one (sin, cos, tan, their inverses and hyperbolics, expm1, log1p, log2, log10,
+ *        atan2, hypot).
+ */
+#ifndef DLARRAY_BACKENDS_CPU_VECTOR_MATH_H_
+#define DLARRAY_BACKENDS_CPU_VECTOR_MATH_H_
+
+#include "cpu_kernels.h"
+
+namespace dlarray::cpu {
+
+/*!
+ * \brief Runs the elementwise op of ctx (compact inputs of the output's shape and dtype) through
+ *        libmvec when it has the function for the op and dtype; false (nothing done) otherwise.
+ *        DLARRAY_VECTOR_MATH=0 turns it off (the scalar functions then run).
+ */
+bool RunVectorMath(const KernelContext& ctx);
+
+/*! \brief "libmvec (<library>, <n> functions, <lanes> lanes)" or why it is not used. */
+const char* VectorMathStatus();
+
+}  // namespace dlarray::cpu
+
+#endif  // DLARRAY_BACKENDS_CPU_VECTOR_MATH_H_
