@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The array API reductions (sum, max, argmax, mean, all) of float32 arrays over the axes the issue
-names: ours next to NumPy's, medians measured in the same process, and the ratio ours / NumPy
-(below 1 means we are faster).
+names: ours next to the peer's (NumPy; PyTorch on a GPU), medians measured in the same process, and
+the ratio ours / peer's (below 1 means we are faster).
 
-    python bench/reductions.py                      # cpu
+    python bench/reductions.py                      # cpu against NumPy
+    python bench/reductions.py --device cuda:0      # against PyTorch on the same GPU
     python bench/reductions.py --device opencl:0    # another device, still against NumPy
     python bench/reductions.py --only sum --repeat 9
 
@@ -22,6 +23,15 @@ CASES = [((4096, 4096), None), ((4096, 4096), 0), ((4096, 4096), 1), ((256, 256,
 FUNCTIONS = ["sum", "max", "mean", "all", "argmax"]
 
 
+def torch_reduction(torch, name):
+    """PyTorch's form of the reduction over an axis, a tuple or everything (None)."""
+    fn = {"max": torch.amax, "min": torch.amin}.get(name) or getattr(torch, name)
+
+    def run(t, axis):
+        return fn(t) if axis is None else fn(t, dim=axis)
+    return run
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu")
@@ -30,9 +40,13 @@ def main():
     parser.add_argument("--min-time", type=float, default=0.05)
     args = parser.parse_args()
     ctx = xp.device(args.device)
+    torch = None
+    if ctx.device_type == 2:
+        import torch  # noqa: F811  (the GPU's peer)
+    peer_name = "torch" if torch else "numpy"
     rng = np.random.default_rng(0)
-    print("%-8s %-14s %-8s %11s %11s %7s" % ("function", "shape", "axis", "ours ms", "numpy ms",
-                                             "ratio"))
+    print("%-8s %-14s %-8s %11s %11s %7s" % ("function", "shape", "axis", "ours ms",
+                                             peer_name + " ms", "ratio"))
     for shape, axis in CASES:
         a = rng.standard_normal(shape).astype(np.float32)
         x = xp.asarray(a, device=ctx)
@@ -49,8 +63,13 @@ def main():
                 np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * np.sqrt(a.size))
             ours = median_time(lambda: ours_fn(x, axis=axis), args.repeat, args.min_time,
                                lambda: xp.synchronize(ctx))
-            peer = median_time(lambda: peer_fn(a, axis=axis), args.repeat, args.min_time,
-                               lambda: None)
+            if torch is not None:
+                t = torch.from_numpy(a).to(torch.device("cuda", ctx.device_id))
+                peer = median_time(lambda: torch_reduction(torch, name)(t, axis), args.repeat,
+                                   args.min_time, torch.cuda.synchronize)
+            else:
+                peer = median_time(lambda: peer_fn(a, axis=axis), args.repeat, args.min_time,
+                                   lambda: None)
             print("%-8s %-14s %-8s %11.3f %11.3f %7.2f" % (
                 name, "x".join(map(str, shape)), str(axis).replace(" ", ""), ours * 1e3,
                 peer * 1e3, ours / peer), flush=True)

@@ -3,6 +3,7 @@
 # and pytest suites, compute-sanitizer over the GPU tests, and the GPU benchmarks.
 #
 # Usage: scripts/gpu_check.sh [STAGE...]   stages: build test sanitize bench mnist array-api multigpu
+#        bench-api
 #        (default: the first five); "quick" = build test. Stages may be run in separate calls on a warm
 #        machine: later stages reuse the install in /tmp/dlarray_site. multigpu (two GPUs or
 #        more): the several-GPU and NCCL tests, bench/distributed.py through the launcher, and
@@ -181,6 +182,19 @@ if has bench; then
     tee "$logs/half_precision_gpu.txt"
   step bench-rtc
   python3 bench/rtc.py --json "$logs/rtc.json" 2>&1 | tee "$logs/rtc.txt"
+fi
+
+if has bench-api; then
+  # Issue 21's speed table: the elementwise functions, reductions and indexing against PyTorch on
+  # the GPU, and against NumPy on two of this machine's cores (as CI's machines have), idle.
+  for dev in cuda:0 cpu; do
+    pin=()
+    [ "$dev" = cpu ] && pin=(env OMP_NUM_THREADS=2 taskset -c 0,1)
+    for b in elementwise reductions indexing; do
+      step "bench-api $b $dev"
+      "${pin[@]}" python3 bench/$b.py --device "$dev" 2>&1 | tee "$logs/${b}_${dev%%:*}.txt"
+    done
+  done
 fi
 
 if has array-api; then

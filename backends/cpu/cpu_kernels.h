@@ -39,6 +39,7 @@ void GatherKernel(const KernelContext& ctx);
 void ScatterKernel(const KernelContext& ctx);
 void NonzeroKernel(const KernelContext& ctx);
 void ArgsortKernel(const KernelContext& ctx);
+void SortKernel(const KernelContext& ctx);
 void ReduceKernel(const KernelContext& ctx);
 void ScanKernel(const KernelContext& ctx);
 

@@ -62,6 +62,7 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"scatter", &cpu::ScatterKernel},
       {"nonzero", &cpu::NonzeroKernel},
       {"argsort", &cpu::ArgsortKernel},
+      {"sort", &cpu::SortKernel},
       {"reduce", &cpu::ReduceKernel},
       {"scan", &cpu::ScanKernel},
   };

@@ -1,13 +1,15 @@
 /*!
  * \file sort.cc
- * \brief argsort: a stable order of each row. Every dtype maps to an unsigned key of the same
- *        order (floats: sign-magnitude flipped, -0.0 as 0.0, every NaN the largest key, so NaN
- *        sorts last as in NumPy; descending inverts the key, which keeps equal elements in their
- *        order and puts NaN first, as sorting the reversed row and reversing back does). The
- *        keys are sorted with their positions by an LSD radix sort (stable by construction),
- *        skipping the byte passes where every key has the same digit. One long row is split
- *        over the threads (per-chunk histograms, one scatter per pass); many rows take a thread
- *        each.
+ * \brief argsort: a stable order of each row; sort: the sorted rows themselves. Every dtype maps to
+ * an unsigned key of the same order (floats: sign-magnitude flipped, -0.0 as 0.0, every NaN the
+ * largest key, so NaN sorts last as in NumPy; descending inverts the key, which keeps equal
+ * elements in their order and puts NaN first, as sorting the reversed row and reversing back does).
+ * The keys are sorted with their positions by an LSD radix sort (stable by construction), skipping
+ * the byte passes where every key has the same digit. One long row is split over the threads
+ * (per-chunk histograms, one scatter per pass); many rows take a thread each. sort moves the keys
+ * alone (half the bytes of argsort's pairs, and no gather after), with a key that can be turned
+ * back into the value: -0.0 stays -0.0 (sorted just before 0.0), a NaN keeps its payload but not
+ * its sign (every NaN sorts last).
  */
 #include <algorithm>
 #include <array>
@@ -65,6 +67,58 @@ struct Item {
   K key;
   P pos;
 };
+template <typename K, typename P>
+K ItemKey(const Item<K, P>& item) {
+  return item.key;
+}
+template <typename K, typename = std::enable_if_t<std::is_unsigned_v<K>>>
+K ItemKey(K key) {  // sort's items are the keys alone
+  return key;
+}
+
+// sort's key of a float and its inverse (sign-magnitude flipped; a NaN's sign dropped).
+template <typename F, typename K>
+K ValueKey(F f) {
+  constexpr K kSign = K{1} << (8 * sizeof(K) - 1);
+  K bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  if (std::isnan(f)) bits &= ~kSign;
+  return (bits & kSign) != 0 ? ~bits : bits | kSign;
+}
+template <typename F, typename K>
+F FromValueKey(K key) {
+  constexpr K kSign = K{1} << (8 * sizeof(K) - 1);
+  const K bits = (key & kSign) != 0 ? key & ~kSign : ~key;
+  F f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+template <typename T>
+KeyOf<T> ToValueKey(T v) {
+  if constexpr (kIsHalf<T>) {
+    return ValueKey<float, KeyOf<T>>(Load(v));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return ValueKey<T, KeyOf<T>>(v);
+  } else {
+    return SortKey(v);  // integers and bool: SortKey is one-to-one already
+  }
+}
+template <typename T>
+T FromValueKeyOf(KeyOf<T> key) {
+  if constexpr (kIsHalf<T>) {
+    return Store<T>(FromValueKey<float, KeyOf<T>>(key));  // exact: the float came from a T
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return FromValueKey<T, KeyOf<T>>(key);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return key != 0;
+  } else if constexpr (std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(key) ^ (U{1} << (8 * sizeof(T) - 1))));
+  } else {
+    return static_cast<T>(key);
+  }
+}
 
 // Stable LSD radix sort of a[0, n) by key, over `threads` chunks; b is scratch of n items.
 // Returns whichever of the two buffers holds the sorted items.
@@ -78,7 +132,7 @@ I* RadixSort(I* a, I* b, int64_t n, int key_bytes, int threads) {
       std::array<int64_t, 256>& h = hist[static_cast<size_t>(c)];
       h.fill(0);
       const int64_t e = ChunkBegin(n, 1, c + 1, chunks);
-      for (int64_t i = ChunkBegin(n, 1, c, chunks); i < e; ++i) ++h[(a[i].key >> shift) & 255];
+      for (int64_t i = ChunkBegin(n, 1, c, chunks); i < e; ++i) ++h[(ItemKey(a[i]) >> shift) & 255];
     });
     int64_t total_of_one_digit = 0;  // a pass where one digit holds every key changes nothing
     for (int d = 0; d < 256; ++d) {
@@ -99,7 +153,7 @@ I* RadixSort(I* a, I* b, int64_t n, int key_bytes, int threads) {
       std::array<int64_t, 256>& h = hist[static_cast<size_t>(c)];
       const int64_t e = ChunkBegin(n, 1, c + 1, chunks);
       for (int64_t i = ChunkBegin(n, 1, c, chunks); i < e; ++i)
-        b[h[(a[i].key >> shift) & 255]++] = a[i];
+        b[h[(ItemKey(a[i]) >> shift) & 255]++] = a[i];
     });
     std::swap(a, b);
   }
@@ -135,6 +189,30 @@ void SortRow(const T* x, int64_t* out, int64_t n, bool descending, int threads,
   });
 }
 
+// One row of sort: keys (2n of scratch), radix-sorted, turned back into values.
+template <typename T>
+void SortValuesRow(const T* x, T* out, int64_t n, bool descending, int threads,
+                   std::vector<KeyOf<T>>* scratch) {
+  using K = KeyOf<T>;
+  scratch->resize(static_cast<size_t>(2 * n));
+  K* a = scratch->data();
+  ParallelFor(n, n, kElementAlign, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const K k = ToValueKey(x[i]);
+      a[i] = descending ? static_cast<K>(~k) : k;
+    }
+  });
+  if (n <= 64) {
+    std::sort(a, a + n);
+  } else {
+    a = RadixSort(a, a + n, n, kKeyBytes<T>, threads);
+  }
+  ParallelFor(n, n, kElementAlign, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      out[i] = FromValueKeyOf<T>(descending ? static_cast<K>(~a[i]) : a[i]);
+  });
+}
+
 template <typename T, typename P>
 void SortRows(const T* x, int64_t* out, int64_t rows, int64_t n, bool descending) {
   const int threads = ThreadsFor(rows * n * 8);
@@ -165,6 +243,28 @@ void ArgsortKernel(const KernelContext& ctx) {
     } else {
       SortRows<T, int64_t>(x, out, rows, n, descending);
     }
+  });
+}
+
+void SortKernel(const KernelContext& ctx) {
+  const DLArray* in = ctx.inputs[0];
+  const int64_t rows = in->shape[0], n = in->shape[1];
+  if (rows * n == 0) return;
+  const bool descending = ctx.attrs[0] != 0.0;
+  Dispatch<kAllTypes>(in->dtype, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = Data<const T>(in);
+    T* out = Data<T>(ctx.outputs[0]);
+    const int threads = ThreadsFor(rows * n * 8);
+    if (rows == 1) {
+      std::vector<KeyOf<T>> scratch;
+      SortValuesRow(x, out, n, descending, threads, &scratch);
+      return;
+    }
+    std::vector<std::vector<KeyOf<T>>> scratch(static_cast<size_t>(std::max(threads, 1)));
+    ParallelTasks(rows, threads, [&](int64_t r, int slot) {
+      SortValuesRow(x + r * n, out + r * n, n, descending, 1, &scratch[static_cast<size_t>(slot)]);
+    });
   });
 }
 

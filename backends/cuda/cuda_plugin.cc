@@ -58,6 +58,7 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"scatter", &ScatterKernel},
       {"nonzero", &NonzeroKernel},
       {"argsort", &ArgsortKernel},
+      {"sort", &SortKernel},
       {"reduce", &ReduceKernel},
       {"scan", &ScanKernel},
   };

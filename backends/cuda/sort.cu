@@ -5,6 +5,9 @@
 // CUDA toolkit) sorts the pairs stably: one row with its radix sort over the key's significant
 // bits (32 for dtypes of 4 bytes or less), several with its segmented sort. (The segmented sort
 // of one row of 10**7 took 150 ms on an H100, the radix sort well under a millisecond.)
+// sort: the values themselves, by CUB's radix sort of keys alone (no positions), with keys that
+// turn back into the values (-0.0 kept, sorted just before 0.0; a NaN keeps its payload but not
+// its sign, so every NaN sorts last).
 #include <cmath>
 #include <cstring>
 #include <cub/device/device_radix_sort.cuh>
@@ -58,6 +61,80 @@ __global__ void __launch_bounds__(kThreads)
     const uint64_t k = SortKey(x[i]);
     key[i] = descending ? ~k : k;
     pos[i] = i % n;
+  }
+}
+
+// sort's key of an element (every dtype's fits K: 32 bits up to 4-byte dtypes, else 64) and its
+// inverse.
+template <typename T>
+using ValueKeyOf = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+
+template <typename F, typename B>
+__device__ __forceinline__ B FloatValueKey(F v) {
+  constexpr B kSign = B{1} << (8 * sizeof(B) - 1);
+  B bits;
+  memcpy(&bits, &v, sizeof bits);
+  if (isnan(v)) bits &= ~kSign;
+  return (bits & kSign) != 0 ? static_cast<B>(~bits) : (bits | kSign);
+}
+
+template <typename F, typename B>
+__device__ __forceinline__ F FloatFromValueKey(B key) {
+  constexpr B kSign = B{1} << (8 * sizeof(B) - 1);
+  const B bits = (key & kSign) != 0 ? static_cast<B>(key & ~kSign) : static_cast<B>(~key);
+  F v;
+  memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+template <typename T>
+__device__ __forceinline__ ValueKeyOf<T> ToValueKey(T x) {
+  using C = Compute<T>;
+  using K = ValueKeyOf<T>;
+  if constexpr (std::is_same_v<C, double>) {
+    return FloatValueKey<double, uint64_t>(Load(x));
+  } else if constexpr (std::is_same_v<C, float>) {
+    return FloatValueKey<float, uint32_t>(Load(x));  // exact for the half types too
+  } else {
+    return static_cast<K>(SortKey(x));  // integers and bool: one-to-one already
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T FromValueKey(ValueKeyOf<T> key) {
+  using C = Compute<T>;
+  if constexpr (std::is_same_v<C, double>) {
+    return Store<T>(FloatFromValueKey<double, uint64_t>(key));
+  } else if constexpr (std::is_same_v<C, float>) {
+    return Store<T>(FloatFromValueKey<float, uint32_t>(key));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return key != 0;
+  } else if constexpr (std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(key) ^ (U{1} << (8 * sizeof(T) - 1))));
+  } else {
+    return static_cast<T>(key);
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    ValueKeyKernel(const T* x, int64_t total, bool descending, ValueKeyOf<T>* key) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
+    const ValueKeyOf<T> k = ToValueKey(x[i]);
+    key[i] = descending ? static_cast<ValueKeyOf<T>>(~k) : k;
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    FromValueKeyKernel(const ValueKeyOf<T>* key, int64_t total, bool descending, T* out) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
+    out[i] = FromValueKey<T>(descending ? static_cast<ValueKeyOf<T>>(~key[i]) : key[i]);
   }
 }
 
@@ -124,6 +201,49 @@ void ArgsortKernel(const KernelContext& ctx) {
   CUDA_CALL(cub::DeviceSegmentedSort::StableSortPairs(temp, temp_bytes, keys, sorted_keys, pos, out,
                                                       total, rows, offsets, offsets + 1,
                                                       env.stream));
+}
+
+void SortKernel(const KernelContext& ctx) {
+  const DLArray* x = ctx.inputs[0];
+  const int64_t rows = x->shape[0], n = x->shape[1];
+  const int64_t total = rows * n;
+  if (total == 0) return;
+  const LaunchEnv env = Prepare(ctx);
+  Buffers buf{env};
+  const bool descending = ctx.attrs[0] != 0.0;
+  const int blocks = GridSize(total, kThreads, FullWaveBlocks(env, kThreads) * 4);
+  int64_t* offsets = static_cast<int64_t*>(buf.get(3, static_cast<size_t>(rows + 1) * 8));
+  OffsetsKernel<<<RowGrid(CeilDiv(rows + 1, kThreads), ctx.op_name), kThreads, 0, env.stream>>>(
+      rows, n, offsets);
+  Dispatch<kAllTypes>(x->dtype, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using K = ValueKeyOf<T>;
+    const size_t key_bytes = static_cast<size_t>(total) * sizeof(K);
+    K* keys = static_cast<K*>(buf.get(0, key_bytes));
+    K* sorted = static_cast<K*>(buf.get(1, key_bytes));
+    ValueKeyKernel<T>
+        <<<blocks, kThreads, 0, env.stream>>>(Data<const T>(x), total, descending, keys);
+    CHECK_LAUNCH("sort keys");
+    // Only the bits a dtype's keys use: 8 for (u)int8 and bool, 16 for (u)int16.
+    const int end_bit = std::is_integral_v<T> && sizeof(T) < 4 ? 8 * sizeof(T) : 8 * sizeof(K);
+    size_t temp_bytes = 0;
+    if (rows == 1) {
+      CUDA_CALL(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, keys, sorted, total, 0, end_bit,
+                                               env.stream));
+      void* temp = buf.get(4, temp_bytes == 0 ? 1 : temp_bytes);
+      CUDA_CALL(cub::DeviceRadixSort::SortKeys(temp, temp_bytes, keys, sorted, total, 0, end_bit,
+                                               env.stream));
+    } else {
+      CUDA_CALL(cub::DeviceSegmentedSort::SortKeys(nullptr, temp_bytes, keys, sorted, total, rows,
+                                                   offsets, offsets + 1, env.stream));
+      void* temp = buf.get(4, temp_bytes == 0 ? 1 : temp_bytes);
+      CUDA_CALL(cub::DeviceSegmentedSort::SortKeys(temp, temp_bytes, keys, sorted, total, rows,
+                                                   offsets, offsets + 1, env.stream));
+    }
+    FromValueKeyKernel<T>
+        <<<blocks, kThreads, 0, env.stream>>>(sorted, total, descending, Data<T>(ctx.outputs[0]));
+    CHECK_LAUNCH("sort values");
+  });
 }
 
 }  // namespace cuda

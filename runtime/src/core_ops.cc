@@ -440,6 +440,10 @@ const CoreOpRow kCoreOps[] = {
     {"argsort", "x", "descending:bool=0", nullptr, kAllTypes, kPerOperand, V<ValidateArgsort>,
      I<InferArgsort>,
      "out (int64) = stable order of each row of x (NaN last, or first descending)"},
+    {"sort", "x", "descending:bool=0", nullptr, kAllTypes, kPerOperand, V<ValidateArgsort>,
+     I<InferArgsort>,
+     "out = each row of x sorted (NaN last, or first descending; equal values in any order); "
+     "optional: a backend without it gets argsort + gather"},
     {"reduce", "x", "kind:int", nullptr, kReal, kPerOperand, V<ValidateReduce>, I<InferReduce>,
      "out[o, j] = reduction over r of x[o, r, j] (x [outer, n >= 1, inner] or [outer, n] "
      "contiguous); kind: "

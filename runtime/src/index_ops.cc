@@ -5,6 +5,8 @@
 //   nonzero  mask (any shape) bool                     -> out (size + 1,) int64: out[0] = count,
 //                                                         then the flat positions, ascending
 //   argsort  x (rows, n), descending                   -> out (rows, n) int64, a stable order
+//   sort     x (rows, n), descending                   -> out (rows, n) x's dtype, the sorted rows
+//                                                         (optional: without it, argsort + gather)
 #include "index_ops.h"
 
 #include <string>
@@ -83,7 +85,8 @@ void ValidateArgsort(const DLArrayOpCall& c) {
     throw DTypeError(std::string(c.op_name) + ": complex numbers have no order (x is " +
                      DTypeToString(x->dtype) + ")");
   }
-  RequireDType(c, c.outputs[0], kInt64, "out");
+  // argsort writes positions, sort the values themselves.
+  RequireDType(c, c.outputs[0], std::string(c.op_name) == "sort" ? x->dtype : kInt64, "out");
   RequireNdim(c, x, 2, "x");
   RequireNdim(c, c.outputs[0], 2, "out");
   if (x->shape[0] != c.outputs[0]->shape[0] || x->shape[1] != c.outputs[0]->shape[1]) {
@@ -117,7 +120,7 @@ void InferNonzero(const DLArrayShapeCall& c) {
 void InferArgsort(const DLArrayShapeCall& c) {
   c.output_ndims[0] = c.input_ndims[0];
   for (int d = 0; d < c.input_ndims[0]; ++d) c.output_shapes[0][d] = c.input_shapes[0][d];
-  c.output_dtypes[0] = kInt64;
+  c.output_dtypes[0] = std::string(c.op_name) == "sort" ? c.input_dtypes[0] : kInt64;
 }
 
 }  // namespace dlarray

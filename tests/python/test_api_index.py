@@ -335,3 +335,52 @@ def test_unique_nans_are_distinct(ctx):
     np.testing.assert_array_equal(got.counts.asnumpy(), [2, 2, 1, 1])
     inv = xp.unique_inverse(_dev(a, ctx)).inverse_indices.asnumpy()
     np.testing.assert_array_equal(got.values.asnumpy()[inv][[1, 3, 4, 5]], a[[1, 3, 4, 5]])
+
+
+# --- the sort primitive (backends with a `sort` kernel; the others sort through argsort) ----
+
+
+def _sorted_ok(got, a, descending):
+    """got holds a's values (bit for bit, a NaN's sign aside) in order: NaN last (first
+    descending); -0.0 and 0.0, being equal, in either order."""
+    assert got.dtype == a.dtype and got.shape == a.shape
+    if a.dtype.kind != "f":
+        want = np.sort(a, axis=-1)
+        np.testing.assert_array_equal(got, np.flip(want, axis=-1) if descending else want)
+        return
+    canon = lambda v: np.where(np.isnan(v), np.abs(v), v)  # noqa: E731
+    uint = np.dtype("u%d" % a.dtype.itemsize)
+    np.testing.assert_array_equal(np.sort(canon(got).view(uint), axis=-1),
+                                  np.sort(canon(a).view(uint), axis=-1))
+    sign = -1 if descending else 1
+    for row in got.astype(np.float64).reshape(-1, a.shape[-1]):
+        nan = np.isnan(row)
+        assert (sign * np.diff(nan.astype(int)) >= 0).all(), row
+        assert (sign * np.diff(row[~nan]) >= 0).all(), row
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+@pytest.mark.parametrize("n", [1, 64, 65, 70001])
+def test_sort_primitive_every_dtype(ctx, rng, dtype, n):
+    if dtype.kind == "c":
+        pytest.skip("complex numbers have no order")
+    a = _data(rng, (3, n), dtype)
+    if dtype.kind == "f" and n > 3:
+        a[:, :3] = np.array([-0.0, np.nan, 0.0], dtype)
+        a[1, 3:5] = np.array([np.inf, -np.inf], dtype)
+    if dtype.kind in "iu" and n > 1:
+        a[0, :2] = [np.iinfo(dtype).min, np.iinfo(dtype).max]
+    for rows in (a[:1], a):
+        for descending in (False, True):
+            _sorted_ok(xp.sort(_dev(rows, ctx), descending=descending).asnumpy(), rows,
+                       descending)
+
+
+def test_sort_keeps_negative_zero_and_nan_payloads(ctx):
+    a = np.array([0.0, -0.0, np.nan, 1.5, -0.0, -np.nan], np.float32)
+    a[3] = np.array([0x7FC00123], np.uint32).view(np.float32)[0]
+    got = xp.sort(_dev(a, ctx)).asnumpy()
+    assert (got[:3] == 0).all() and np.signbit(got[:3]).sum() == 2  # -0.0 stays -0.0
+    assert np.isnan(got[3:]).all()
+    bits = sorted(int(v) & 0x7FFFFFFF for v in got[3:].view(np.uint32))
+    assert 0x7FC00123 in bits  # a NaN's payload survives the sort (its sign may not)
