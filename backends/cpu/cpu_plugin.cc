@@ -64,6 +64,12 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"argsort", &cpu::ArgsortKernel},
       {"reduce", &cpu::ReduceKernel},
       {"scan", &cpu::ScanKernel},
+      {"linalg_lu", &cpu::LinalgLuKernel},
+      {"linalg_solve", &cpu::LinalgSolveKernel},
+      {"linalg_cholesky", &cpu::LinalgCholeskyKernel},
+      {"linalg_eigh", &cpu::LinalgEighKernel},
+      {"linalg_svd", &cpu::LinalgSvdKernel},
+      {"linalg_qr", &cpu::LinalgQrKernel},
   };
   for (const Entry& entry : kKernels)
     registry->register_kernel(entry.op, kDLArrayCPU, entry.kernel);
