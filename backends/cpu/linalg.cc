@@ -40,12 +40,34 @@ int WorkSize(T query) {
   return std::max(1, static_cast<int>(query));
 }
 
-// Runs body(matrix index) over the batch; an argument LAPACK refuses (info < 0) is a bug of the
-// kernel, reported after the loop rather than thrown from a pool thread.
-template <typename Body>
+// OpenBLAS runs single-threaded (matrix_multiply splits products over the pool itself); one large
+// matrix alone gets the pool's thread count for the call, then 1 again. A concurrent product on
+// another Python thread may meanwhile run multithreaded: slower, never wrong.
+class BlasThreadsForOneMatrix {
+ public:
+  BlasThreadsForOneMatrix(void (*set_threads)(int), bool large)
+      : set_threads_(large && ParallelThreads() > 1 ? set_threads : nullptr) {
+    if (set_threads_ != nullptr) set_threads_(ParallelThreads());
+  }
+  ~BlasThreadsForOneMatrix() {
+    if (set_threads_ != nullptr) set_threads_(1);
+  }
+  BlasThreadsForOneMatrix(const BlasThreadsForOneMatrix&) = delete;
+  BlasThreadsForOneMatrix& operator=(const BlasThreadsForOneMatrix&) = delete;
+
+ private:
+  void (*set_threads_)(int);
+};
+
+// Runs body(matrix index) over the batch: matrices in parallel on the pool, or one large matrix
+// on OpenBLAS's threads. An argument LAPACK refuses (info < 0) is a bug of the kernel, reported
+// after the loop rather than thrown from a pool thread.
+template <typename T, typename Body>
 void ForEachMatrix(const KernelContext& ctx, int64_t batch, int64_t flops, Body&& body) {
   std::vector<int> bad(static_cast<size_t>(batch), 0);
   const int threads = batch > 1 ? ThreadsFor(batch * flops) : 1;
+  BlasThreadsForOneMatrix blas_threads(Lapack<T>().set_threads,
+                                       batch == 1 && flops >= (int64_t{1} << 24));
   ParallelTasks(batch, threads, [&](int64_t b, int) { bad[static_cast<size_t>(b)] = body(b); });
   for (int64_t b = 0; b < batch; ++b) {
     if (bad[static_cast<size_t>(b)] < 0) {
@@ -64,7 +86,7 @@ void Lu(const KernelContext& ctx) {
   T* lu = Data<T>(ctx.outputs[0]);
   int64_t* pivots = Data<int64_t>(ctx.outputs[1]);
   int64_t* info = Data<int64_t>(ctx.outputs[2]);
-  ForEachMatrix(ctx, batch, n * n * n, [&](int64_t b) {
+  ForEachMatrix<T>(ctx, batch, n * n * n, [&](int64_t b) {
     std::vector<T> m(static_cast<size_t>(n * n));
     std::vector<int> ipiv(static_cast<size_t>(n));
     ToColumnMajor(a + b * n * n, n, n, m.data(), n);
@@ -87,7 +109,7 @@ void Solve(const KernelContext& ctx) {
   const T* rhs = Data<const T>(ctx.inputs[1]);
   T* x = Data<T>(ctx.outputs[0]);
   int64_t* info = Data<int64_t>(ctx.outputs[1]);
-  ForEachMatrix(ctx, batch, n * n * (n + r), [&](int64_t b) {
+  ForEachMatrix<T>(ctx, batch, n * n * (n + r), [&](int64_t b) {
     std::vector<T> m(static_cast<size_t>(n * n)), v(static_cast<size_t>(n * r));
     std::vector<int> ipiv(static_cast<size_t>(n));
     ToColumnMajor(a + b * n * n, n, n, m.data(), n);
@@ -108,7 +130,7 @@ void Cholesky(const KernelContext& ctx) {
   const T* a = Data<const T>(ctx.inputs[0]);
   T* l = Data<T>(ctx.outputs[0]);
   int64_t* info = Data<int64_t>(ctx.outputs[1]);
-  ForEachMatrix(ctx, batch, n * n * n / 3, [&](int64_t b) {
+  ForEachMatrix<T>(ctx, batch, n * n * n / 3, [&](int64_t b) {
     std::vector<T> m(static_cast<size_t>(n * n));
     ToColumnMajor(a + b * n * n, n, n, m.data(), n);
     const int ni = static_cast<int>(n), ld = std::max(ni, 1);
@@ -132,7 +154,7 @@ void Eigh(const KernelContext& ctx) {
   T* w = Data<T>(ctx.outputs[0]);
   T* v = Data<T>(ctx.outputs[1]);
   int64_t* info = Data<int64_t>(ctx.outputs[2]);
-  ForEachMatrix(ctx, batch, 9 * n * n * n, [&](int64_t b) {
+  ForEachMatrix<T>(ctx, batch, 9 * n * n * n, [&](int64_t b) {
     std::vector<T> m(static_cast<size_t>(n * n));
     ToColumnMajor(a + b * n * n, n, n, m.data(), n);
     const int ni = static_cast<int>(n), ld = std::max(ni, 1);
@@ -165,7 +187,7 @@ void Svd(const KernelContext& ctx) {
   T* s = Data<T>(ctx.outputs[1]);
   T* vh = Data<T>(ctx.outputs[2]);
   int64_t* info = Data<int64_t>(ctx.outputs[3]);
-  ForEachMatrix(ctx, batch, 12 * rows * cols * std::max<int64_t>(k, 1), [&](int64_t b) {
+  ForEachMatrix<T>(ctx, batch, 12 * rows * cols * std::max<int64_t>(k, 1), [&](int64_t b) {
     std::vector<T> m(static_cast<size_t>(rows * cols));
     std::vector<T> um(static_cast<size_t>(std::max<int64_t>(rows * ucols, 1)));
     std::vector<T> vm(static_cast<size_t>(std::max<int64_t>(vrows * cols, 1)));
@@ -203,7 +225,7 @@ void Qr(const KernelContext& ctx) {
   const T* a = Data<const T>(ctx.inputs[0]);
   T* q = Data<T>(ctx.outputs[0]);
   T* r = Data<T>(ctx.outputs[1]);
-  ForEachMatrix(ctx, batch, 4 * rows * cols * std::max<int64_t>(k, 1), [&](int64_t b) {
+  ForEachMatrix<T>(ctx, batch, 4 * rows * cols * std::max<int64_t>(k, 1), [&](int64_t b) {
     // Room for q's columns past a's when a complete q of a tall a is asked for.
     const int64_t width = std::max(cols, qcols);
     std::vector<T> m(static_cast<size_t>(std::max<int64_t>(rows * width, 1)));

@@ -63,6 +63,8 @@ bool Load(const Candidate& lib, LapackRoutines<T>* r) {
   Find(lib, t, "gesdd", &r->gesdd);
   Find(lib, t, "geqrf", &r->geqrf);
   Find(lib, t, "orgqr", &r->orgqr);
+  const std::string threads = lib.prefix + "openblas_set_num_threads";
+  r->set_threads = reinterpret_cast<void (*)(int)>(dlsym(lib.handle, threads.c_str()));
   return r->getrf && r->gesv && r->potrf && r->syevd && r->gesdd && r->geqrf && r->orgqr;
 }
 

@@ -29,6 +29,8 @@ struct LapackRoutines {
                 int* info);
   void (*orgqr)(const int* m, const int* n, const int* k, T* a, const int* lda, const T* tau,
                 T* work, const int* lwork, int* info);
+  /*! \brief OpenBLAS's openblas_set_num_threads, or null (another LAPACK). */
+  void (*set_threads)(int threads);
 };
 
 /*! \brief The routines for T (float or double); throws a BackendError naming the libraries

@@ -59,6 +59,17 @@ def _eye_stack(n: int, m: int, batch: Tuple[int, ...], like: NDArray) -> NDArray
     return xp.broadcast_to(eye, batch + (n, m)).copy()
 
 
+def _compact_stack(x: NDArray, shape: Tuple[int, ...], dtype: Any) -> NDArray:
+    """x in dtype, broadcast to shape and compact: x itself when it already is (the ops do not
+    write their inputs), else one copy."""
+    xp = _xp()
+    if x.dtype != dtype:
+        x = x.astype(dtype)
+    if tuple(x.shape) == shape and x.is_contiguous:
+        return x
+    return xp.broadcast_to(x, shape).copy()
+
+
 def _zeros(shape: Tuple[int, ...], like: NDArray, dtype: Any = None) -> NDArray:
     return _xp().zeros(shape, dtype=like.dtype if dtype is None else dtype, device=like.device)
 
@@ -130,7 +141,6 @@ def solve(x1: NDArray, x2: NDArray, /) -> NDArray:
     ``x2`` is a vector (M,) when it is 1-D (the result is then x1.shape[:-1]); otherwise a stack
     of (M, K) matrices whose batch dimensions broadcast with those of ``x1``. Raises LinAlgError
     naming the batch index of a singular matrix."""
-    xp = _xp()
     require_array(x1, "x1", "solve")
     require_array(x2, "x2", "solve")
     if x1.ctx != x2.ctx:
@@ -144,7 +154,7 @@ def solve(x1: NDArray, x2: NDArray, /) -> NDArray:
     dtype = np.result_type(float_dtype(x1, "x1", "solve"), float_dtype(x2, "x2", "solve"))
     n = x1.shape[-1]
     vector = x2.ndim == 1
-    b = x2.reshape((n, 1)) if vector and x2.shape[0] == n else x2
+    b = x2.reshape((x2.shape[0], 1)) if vector else x2
     if b.shape[-2] != n:
         raise ValueError("solve: x2 %s does not fit x1 %s: it needs %d rows"
                          % (x2.shape, x1.shape, n))
@@ -154,10 +164,9 @@ def solve(x1: NDArray, x2: NDArray, /) -> NDArray:
         raise ValueError("solve: the batch dimensions of x1 %s and x2 %s do not broadcast"
                          % (x1.shape, x2.shape)) from None
     k = b.shape[-1]
-    a = xp.broadcast_to(xp.astype(x1, dtype), batch + (n, n))
-    b = xp.broadcast_to(xp.astype(b, dtype), batch + (n, k))
     count = int(np.prod(batch, dtype=np.int64))
-    out = _solve_stacks(a.copy().reshape((count, n, n)), b.copy().reshape((count, n, k)),
+    out = _solve_stacks(_compact_stack(x1, batch + (n, n), dtype).reshape((count, n, n)),
+                        _compact_stack(b, batch + (n, k), dtype).reshape((count, n, k)),
                         batch, "solve")
     return out.reshape(batch + (n,)) if vector else out.reshape(batch + (n, k))
 
