@@ -41,13 +41,6 @@ void NonzeroKernel(const KernelContext& ctx);
 void ArgsortKernel(const KernelContext& ctx);
 void ReduceKernel(const KernelContext& ctx);
 void ScanKernel(const KernelContext& ctx);
-// The factorizations of dlarray.linalg (linalg.cc, LAPACK).
-void LinalgLuKernel(const KernelContext& ctx);
-void LinalgSolveKernel(const KernelContext& ctx);
-void LinalgCholeskyKernel(const KernelContext& ctx);
-void LinalgEighKernel(const KernelContext& ctx);
-void LinalgSvdKernel(const KernelContext& ctx);
-void LinalgQrKernel(const KernelContext& ctx);
 
 /*! \brief Registers the kernels of every op of dlarray/elementwise_table.h. */
 void RegisterTableKernels(Registry* registry);

@@ -8,6 +8,7 @@
 #include "dlarray/ext/mem_info.h"
 #include "dlarray/ext/parallel.h"
 #include "dlarray/plugin.h"
+#include "linalg_kernels.h"
 #include "parallel.h"
 
 namespace {

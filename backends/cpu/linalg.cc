@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "cpu_kernels.h"
 #include "dlarray/errors.h"
+#include "linalg_kernels.h"
 #include "linalg_lapack.h"
 #include "parallel.h"
 
