@@ -29,6 +29,44 @@ namespace dlarray {
 namespace {
 
 constexpr DLArrayDType kInt64{kDLArrayInt, 64, 1};
+struct LinalgRow {
+  const char* name;
+  std::vector<const char*> inputs, attrs, outputs;
+  std::vector<double> defaults;  // of the attributes
+  const char* doc;
+};
+
+const LinalgRow kRows[] = {
+    {"linalg_lu", {"a"}, {}, {"lu", "pivots", "info"}, {}, "LU factors of each matrix (getrf)"},
+    {"linalg_solve", {"a", "rhs"}, {}, {"x", "info"}, {}, "x = solve(a, rhs) per matrix (gesv)"},
+    {"linalg_cholesky", {"a"}, {}, {"l", "info"}, {}, "lower Cholesky factor (potrf)"},
+    {"linalg_eigh",
+     {"a"},
+     {"compute_v"},
+     {"w", "v", "info"},
+     {1.0},
+     "eigenvalues and vectors of the symmetric matrices, lower triangle (syevd)"},
+    {"linalg_svd",
+     {"a"},
+     {"compute_uv", "full_matrices"},
+     {"u", "s", "vh", "info"},
+     {1.0, 1.0},
+     "singular value decomposition (gesdd)"},
+    {"linalg_qr", {"a"}, {"complete"}, {"q", "r"}, {0.0}, "QR decomposition (geqrf + orgqr)"},
+};
+
+// " for compute_v=1": the attributes the output shapes depend on, for messages.
+std::string AttrText(const std::string& op, const double* attrs) {
+  std::string out;
+  for (const LinalgRow& row : kRows) {
+    if (op != row.name) continue;
+    for (size_t i = 0; i < row.attrs.size(); ++i) {
+      out += (i ? ", " : " for ") + std::string(row.attrs[i]) + "=" + (attrs[i] != 0.0 ? "1" : "0");
+    }
+  }
+  return out;
+}
+
 // Per operand: the matrices in float32 or float64 (all alike, checked below), indices int64.
 constexpr DLArrayDType kDTypes[] = {{kDLArrayFloat, 32, 1}, {kDLArrayFloat, 64, 1}, kInt64};
 
@@ -121,7 +159,7 @@ void Validate(const DLArrayOpCall& c) {
     }
     if (std::vector<int64_t>(out->shape, out->shape + out->ndim) != shapes[o]) {
       throw ShapeError(op + ": output " + std::to_string(o) + " must have shape " +
-                       Shape(shapes[o]) + ", got " + ShapeToString(out));
+                       Shape(shapes[o]) + AttrText(op, c.attrs) + ", got " + ShapeToString(out));
     }
   }
 }
@@ -153,34 +191,9 @@ int Guarded(const Call* call, void*) {
   return -1;
 }
 
-struct LinalgRow {
-  const char* name;
-  std::vector<const char*> inputs, attrs, outputs;
-  std::vector<double> defaults;  // of the attributes
-  const char* doc;
-};
-
 }  // namespace
 
 void DeclareLinalgOps(DLArrayRegistry* registry) {
-  static const LinalgRow kRows[] = {
-      {"linalg_lu", {"a"}, {}, {"lu", "pivots", "info"}, {}, "LU factors of each matrix (getrf)"},
-      {"linalg_solve", {"a", "rhs"}, {}, {"x", "info"}, {}, "x = solve(a, rhs) per matrix (gesv)"},
-      {"linalg_cholesky", {"a"}, {}, {"l", "info"}, {}, "lower Cholesky factor (potrf)"},
-      {"linalg_eigh",
-       {"a"},
-       {"compute_v"},
-       {"w", "v", "info"},
-       {1.0},
-       "eigenvalues and vectors of the symmetric matrices, lower triangle (syevd)"},
-      {"linalg_svd",
-       {"a"},
-       {"compute_uv", "full_matrices"},
-       {"u", "s", "vh", "info"},
-       {1.0, 1.0},
-       "singular value decomposition (gesdd)"},
-      {"linalg_qr", {"a"}, {"complete"}, {"q", "r"}, {0.0}, "QR decomposition (geqrf + orgqr)"},
-  };
   for (const LinalgRow& row : kRows) {
     const std::vector<int32_t> types(row.attrs.size(), kDLArrayAttrBool);
     DLArrayOpSchema s{};
