@@ -190,6 +190,13 @@ def eigvalsh(x: NDArray, /) -> NDArray:
     return w.reshape(batch + (a.shape[-1],))
 
 
+def _nan_as_failure(info: NDArray, s: NDArray) -> NDArray:
+    """info, with NaN singular values counted as a failure: LAPACK reports NaN input (info -4,
+    made a failure by the cpu kernel), other solvers (cuSOLVER's gesvdj) may return NaN."""
+    xp = _xp()
+    return info + xp.astype(xp.any(xp.isnan(s), axis=-1), xp.int64)
+
+
 def svd(x: NDArray, /, *, full_matrices: bool = True) -> SVDResult:
     """``U, S, Vh`` with ``x = U @ diag(S) @ Vh`` for each matrix of ``x`` (..., M, N); S
     descending, K = min(M, N) values. ``full_matrices`` gives U (M, M) and Vh (N, N), else
@@ -203,7 +210,7 @@ def svd(x: NDArray, /, *, full_matrices: bool = True) -> SVDResult:
         vh = _eye_stack(n if full else 0, n, batch, a)
         return SVDResult(u, _zeros(batch + (0,), a), vh)
     u, s, vh, info = run("linalg_svd", [a], 1, int(full))
-    check_info(info, batch, "svd", "did not converge (NaN or inf input?)")
+    check_info(_nan_as_failure(info, s), batch, "svd", "did not converge (NaN or inf input?)")
     return SVDResult(u.reshape(batch + u.shape[1:]), s.reshape(batch + (k,)),
                      vh.reshape(batch + vh.shape[1:]))
 
@@ -215,7 +222,7 @@ def svdvals(x: NDArray, /) -> NDArray:
     if k == 0:
         return _zeros(batch + (0,), a)
     _, s, _, info = run("linalg_svd", [a], 0, 0)
-    check_info(info, batch, "svdvals", "did not converge (NaN or inf input?)")
+    check_info(_nan_as_failure(info, s), batch, "svdvals", "did not converge (NaN or inf input?)")
     return s.reshape(batch + (k,))
 
 
