@@ -9,7 +9,6 @@ functions, reductions and ``matmul``. docs/linalg.md has the design.
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
@@ -324,7 +323,10 @@ def vector_norm(x: NDArray, /, *, axis: Optional[Union[int, Tuple[int, ...]]] = 
         raise TypeError("vector_norm: ord must be a number, got %s" % type(ord).__name__)
     ord = float(ord)
     if axis is not None and not isinstance(axis, tuple):
-        axis = operator.index(axis)
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise TypeError("vector_norm: axis must be an int, a tuple of ints or None, got %s"
+                            % type(axis).__name__)
+        axis = int(axis)
     mag = xp.abs(x)
     if ord == math.inf:
         return xp.max(mag, axis=axis, keepdims=keepdims)
@@ -347,9 +349,9 @@ def diagonal(x: NDArray, /, *, offset: int = 0) -> NDArray:
     x = require_array(x, "x", "diagonal")
     if x.ndim < 2:
         raise ValueError("diagonal: x must have at least 2 dimensions, got shape %s" % (x.shape,))
-    if isinstance(offset, bool):
-        raise TypeError("diagonal: offset must be an int, got bool")
-    offset = operator.index(offset)
+    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+        raise TypeError("diagonal: offset must be an int, got %s" % type(offset).__name__)
+    offset = int(offset)
     m, n = x.shape[-2:]
     batch = tuple(x.shape[:-2])
     start = offset if offset >= 0 else -offset * n
@@ -384,9 +386,9 @@ def cross(x1: NDArray, x2: NDArray, /, *, axis: int = -1) -> NDArray:
     except ValueError:
         raise ValueError("cross: shapes %s and %s do not broadcast" % (x1.shape, x2.shape)) \
             from None
-    if isinstance(axis, bool):
-        raise TypeError("cross: axis must be an int, got bool")
-    axis = operator.index(axis)
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError("cross: axis must be an int, got %s" % type(axis).__name__)
+    axis = int(axis)
     if not -len(shape) <= axis < len(shape):
         raise ValueError("cross: axis %d is out of range for shape %s" % (axis, shape))
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:

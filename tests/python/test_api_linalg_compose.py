@@ -149,3 +149,9 @@ def test_argument_errors(ctx):
         la.diagonal(arr(np.ones(3), ctx))
     with pytest.raises(TypeError, match="matrix_rank: rtol must be"):
         la.matrix_rank(x, rtol="a")
+    with pytest.raises(TypeError, match="vector_norm: axis must be an int"):
+        la.vector_norm(x, axis="0")
+    with pytest.raises(TypeError, match="diagonal: offset must be an int, got float"):
+        la.diagonal(x, offset=1.0)
+    with pytest.raises(TypeError, match="cross: axis must be an int, got str"):
+        la.cross(arr(np.ones(3), ctx), arr(np.ones(3), ctx), axis="x")
