@@ -8,6 +8,7 @@
 #include "dlarray/ext/mem_info.h"
 #include "dlarray/ext/parallel.h"
 #include "dlarray/plugin.h"
+#include "linalg_kernels.h"
 #include "parallel.h"
 
 namespace {
@@ -65,6 +66,12 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"sort", &cpu::SortKernel},
       {"reduce", &cpu::ReduceKernel},
       {"scan", &cpu::ScanKernel},
+      {"linalg_lu", &cpu::LinalgLuKernel},
+      {"linalg_solve", &cpu::LinalgSolveKernel},
+      {"linalg_cholesky", &cpu::LinalgCholeskyKernel},
+      {"linalg_eigh", &cpu::LinalgEighKernel},
+      {"linalg_svd", &cpu::LinalgSvdKernel},
+      {"linalg_qr", &cpu::LinalgQrKernel},
   };
   for (const Entry& entry : kKernels)
     registry->register_kernel(entry.op, kDLArrayCPU, entry.kernel);

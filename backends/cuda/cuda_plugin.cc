@@ -5,6 +5,7 @@
 #include "dlarray/ext/streams.h"
 #include "dlarray/plugin.h"
 #include "kernels.h"
+#include "linalg_kernels.h"
 #include "rtc_ext.h"
 
 namespace {
@@ -61,6 +62,12 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"sort", &SortKernel},
       {"reduce", &ReduceKernel},
       {"scan", &ScanKernel},
+      {"linalg_lu", &LinalgLuKernel},
+      {"linalg_solve", &LinalgSolveKernel},
+      {"linalg_cholesky", &LinalgCholeskyKernel},
+      {"linalg_eigh", &LinalgEighKernel},
+      {"linalg_svd", &LinalgSvdKernel},
+      {"linalg_qr", &LinalgQrKernel},
   };
   for (const Entry& e : kKernels) registry->register_kernel(e.op, kDLArrayCUDA, e.fn);
   RegisterTableKernels(registry);

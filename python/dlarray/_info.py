@@ -37,9 +37,12 @@ def _supported(device: Optional[_core.DLContext]) -> Tuple[np.dtype, ...]:
 class Info:
     """The inspection namespace returned by ``dlarray.__array_namespace_info__()``."""
 
-    def capabilities(self) -> Dict[str, Union[bool, int]]:
-        """{"boolean indexing": bool, "data-dependent shapes": bool, "max dimensions": int}."""
-        return dict(_CAPABILITIES)
+    def capabilities(self) -> Dict[str, Union[bool, int, List[str]]]:
+        """{"boolean indexing": bool, "data-dependent shapes": bool, "max dimensions": int}, and
+        dlarray's "linalg host fallback": the device kinds whose linalg factorizations copy to
+        the CPU and back (docs/linalg.md)."""
+        from ._linalg_primitives import host_fallback_devices
+        return dict(_CAPABILITIES, **{"linalg host fallback": host_fallback_devices()})
 
     def default_device(self) -> _core.DLContext:
         """Where arrays go when no device is given (``dlarray.set_default_device``,

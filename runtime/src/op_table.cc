@@ -7,6 +7,7 @@
 
 #include "core_ops.h"
 #include "dlarray/errors.h"
+#include "linalg_ops.h"
 
 namespace dlarray {
 namespace {
@@ -232,6 +233,7 @@ void StagingRegistry::RegisterKernel(const char* op, int32_t device_type, DLArra
 OpTable::OpTable() {
   StagingRegistry core("core");
   DeclareCoreOps(&core);
+  DeclareLinalgOps(&core);
   Commit(core);
 }
 

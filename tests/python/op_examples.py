@@ -17,6 +17,13 @@ EXAMPLES = {
        for op in ("bitwise_invert", "bitwise_and", "bitwise_or", "bitwise_xor",
                   "bitwise_left_shift", "bitwise_right_shift")},
     "where": {"condition": ((2, 2), np.dtype(np.bool_))},
+    # The linalg factorizations (runtime/src/linalg_ops.cc): a stack of one 2 x 2 matrix.
+    **{op: {**{p: ((1, 2, 2), _F32) for p in ("a", "rhs", "lu", "x", "l", "v", "u", "vh", "q",
+                                              "r")},
+            "pivots": ((1, 2), _I64), "info": ((1,), _I64), "w": ((1, 2), _F32),
+            "s": ((1, 2), _F32)}
+       for op in ("linalg_lu", "linalg_solve", "linalg_cholesky", "linalg_eigh", "linalg_svd",
+                  "linalg_qr")},
 }
 
 

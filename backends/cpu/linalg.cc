@@ -1,0 +1,273 @@
+/*!
+ * \file linalg.cc
+ * \brief The linalg_* kernels (runtime/src/linalg_ops.cc gives their shapes): each matrix of the
+ *        batch is copied to a column-major buffer, factored by LAPACK (linalg_lapack.h) and copied
+ *        back row-major; the copies cost O(n^2) next to the O(n^3) factorization. Matrices of a
+ *        batch run in parallel on the backend's threads, each through the single-threaded LAPACK.
+ *        Compiled once, not per instruction set: the time is spent inside LAPACK.
+ */
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dlarray/errors.h"
+#include "linalg_kernels.h"
+#include "linalg_lapack.h"
+#include "parallel.h"
+
+namespace dlarray::cpu {
+namespace {
+
+// Row-major src (rows x cols, row stride cols) to column-major dst (leading dimension ld >= rows).
+template <typename T>
+void ToColumnMajor(const T* src, int64_t rows, int64_t cols, T* dst, int64_t ld) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) dst[i + j * ld] = src[i * cols + j];
+  }
+}
+
+template <typename T>
+void ToRowMajor(const T* src, int64_t ld, int64_t rows, int64_t cols, T* dst) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) dst[i * cols + j] = src[i + j * ld];
+  }
+}
+
+// LAPACK's workspace query: the optimal size it returns in work[0].
+template <typename T>
+int WorkSize(T query) {
+  return std::max(1, static_cast<int>(query));
+}
+
+// OpenBLAS runs single-threaded (matrix_multiply splits products over the pool itself); one large
+// matrix alone gets the pool's thread count for the call, then 1 again. A concurrent product on
+// another Python thread may meanwhile run multithreaded: slower, never wrong.
+class BlasThreadsForOneMatrix {
+ public:
+  BlasThreadsForOneMatrix(void (*set_threads)(int), bool large)
+      : set_threads_(large && ParallelThreads() > 1 ? set_threads : nullptr) {
+    if (set_threads_ != nullptr) set_threads_(ParallelThreads());
+  }
+  ~BlasThreadsForOneMatrix() {
+    if (set_threads_ != nullptr) set_threads_(1);
+  }
+  BlasThreadsForOneMatrix(const BlasThreadsForOneMatrix&) = delete;
+  BlasThreadsForOneMatrix& operator=(const BlasThreadsForOneMatrix&) = delete;
+
+ private:
+  void (*set_threads_)(int);
+};
+
+// Runs body(matrix index) over the batch: matrices in parallel on the pool, or one large matrix
+// on OpenBLAS's threads. An argument LAPACK refuses (info < 0) is a bug of the kernel, reported
+// after the loop rather than thrown from a pool thread.
+template <typename T, typename Body>
+void ForEachMatrix(const KernelContext& ctx, int64_t batch, int64_t flops, Body&& body) {
+  std::vector<int> bad(static_cast<size_t>(batch), 0);
+  const int threads = batch > 1 ? ThreadsFor(batch * flops) : 1;
+  BlasThreadsForOneMatrix blas_threads(Lapack<T>().set_threads,
+                                       batch == 1 && flops >= (int64_t{1} << 24));
+  ParallelTasks(batch, threads, [&](int64_t b, int) { bad[static_cast<size_t>(b)] = body(b); });
+  for (int64_t b = 0; b < batch; ++b) {
+    if (bad[static_cast<size_t>(b)] < 0) {
+      throw BackendError(std::string(ctx.op_name) + ": LAPACK refused argument " +
+                         std::to_string(-bad[static_cast<size_t>(b)]) + " for matrix " +
+                         std::to_string(b));
+    }
+  }
+}
+
+template <typename T>
+void Lu(const KernelContext& ctx) {
+  const auto& la = Lapack<T>();
+  const int64_t batch = ctx.inputs[0]->shape[0], n = ctx.inputs[0]->shape[1];
+  const T* a = Data<const T>(ctx.inputs[0]);
+  T* lu = Data<T>(ctx.outputs[0]);
+  int64_t* pivots = Data<int64_t>(ctx.outputs[1]);
+  int64_t* info = Data<int64_t>(ctx.outputs[2]);
+  ForEachMatrix<T>(ctx, batch, n * n * n, [&](int64_t b) {
+    std::vector<T> m(static_cast<size_t>(n * n));
+    std::vector<int> ipiv(static_cast<size_t>(n));
+    ToColumnMajor(a + b * n * n, n, n, m.data(), n);
+    const int ni = static_cast<int>(n), ld = std::max(ni, 1);
+    int code = 0;
+    la.getrf(&ni, &ni, m.data(), &ld, ipiv.data(), &code);
+    ToRowMajor(m.data(), n, n, n, lu + b * n * n);
+    for (int64_t i = 0; i < n; ++i) pivots[b * n + i] = ipiv[static_cast<size_t>(i)];
+    info[b] = code;
+    return std::min(code, 0);
+  });
+}
+
+template <typename T>
+void Solve(const KernelContext& ctx) {
+  const auto& la = Lapack<T>();
+  const int64_t batch = ctx.inputs[0]->shape[0], n = ctx.inputs[0]->shape[1];
+  const int64_t r = ctx.inputs[1]->shape[2];
+  const T* a = Data<const T>(ctx.inputs[0]);
+  const T* rhs = Data<const T>(ctx.inputs[1]);
+  T* x = Data<T>(ctx.outputs[0]);
+  int64_t* info = Data<int64_t>(ctx.outputs[1]);
+  ForEachMatrix<T>(ctx, batch, n * n * (n + r), [&](int64_t b) {
+    std::vector<T> m(static_cast<size_t>(n * n)), v(static_cast<size_t>(n * r));
+    std::vector<int> ipiv(static_cast<size_t>(n));
+    ToColumnMajor(a + b * n * n, n, n, m.data(), n);
+    ToColumnMajor(rhs + b * n * r, n, r, v.data(), n);
+    const int ni = static_cast<int>(n), ri = static_cast<int>(r), ld = std::max(ni, 1);
+    int code = 0;
+    la.gesv(&ni, &ri, m.data(), &ld, ipiv.data(), v.data(), &ld, &code);
+    ToRowMajor(v.data(), n, n, r, x + b * n * r);
+    info[b] = code;
+    return std::min(code, 0);
+  });
+}
+
+template <typename T>
+void Cholesky(const KernelContext& ctx) {
+  const auto& la = Lapack<T>();
+  const int64_t batch = ctx.inputs[0]->shape[0], n = ctx.inputs[0]->shape[1];
+  const T* a = Data<const T>(ctx.inputs[0]);
+  T* l = Data<T>(ctx.outputs[0]);
+  int64_t* info = Data<int64_t>(ctx.outputs[1]);
+  ForEachMatrix<T>(ctx, batch, n * n * n / 3, [&](int64_t b) {
+    std::vector<T> m(static_cast<size_t>(n * n));
+    ToColumnMajor(a + b * n * n, n, n, m.data(), n);
+    const int ni = static_cast<int>(n), ld = std::max(ni, 1);
+    int code = 0;
+    la.potrf("L", &ni, m.data(), &ld, &code, 1);
+    T* out = l + b * n * n;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) out[i * n + j] = j <= i ? m[i + j * n] : T(0);
+    }
+    info[b] = code;
+    return std::min(code, 0);
+  });
+}
+
+template <typename T>
+void Eigh(const KernelContext& ctx) {
+  const auto& la = Lapack<T>();
+  const int64_t batch = ctx.inputs[0]->shape[0], n = ctx.inputs[0]->shape[1];
+  const bool vectors = ctx.attrs[0] != 0.0;
+  const T* a = Data<const T>(ctx.inputs[0]);
+  T* w = Data<T>(ctx.outputs[0]);
+  T* v = Data<T>(ctx.outputs[1]);
+  int64_t* info = Data<int64_t>(ctx.outputs[2]);
+  ForEachMatrix<T>(ctx, batch, 9 * n * n * n, [&](int64_t b) {
+    std::vector<T> m(static_cast<size_t>(n * n));
+    ToColumnMajor(a + b * n * n, n, n, m.data(), n);
+    const int ni = static_cast<int>(n), ld = std::max(ni, 1);
+    const char* jobz = vectors ? "V" : "N";
+    int code = 0, query_lwork = -1, iquery = 0;
+    T query = 0;
+    la.syevd(jobz, "L", &ni, m.data(), &ld, w + b * n, &query, &query_lwork, &iquery, &query_lwork,
+             &code, 1, 1);
+    if (code != 0) return std::min(code, 0);
+    const int lwork = WorkSize(query), liwork = std::max(1, iquery);
+    std::vector<T> work(static_cast<size_t>(lwork));
+    std::vector<int> iwork(static_cast<size_t>(liwork));
+    la.syevd(jobz, "L", &ni, m.data(), &ld, w + b * n, work.data(), &lwork, iwork.data(), &liwork,
+             &code, 1, 1);
+    if (vectors) ToRowMajor(m.data(), n, n, n, v + b * n * n);
+    info[b] = code;
+    return std::min(code, 0);
+  });
+}
+
+template <typename T>
+void Svd(const KernelContext& ctx) {
+  const auto& la = Lapack<T>();
+  const int64_t batch = ctx.inputs[0]->shape[0], rows = ctx.inputs[0]->shape[1];
+  const int64_t cols = ctx.inputs[0]->shape[2], k = std::min(rows, cols);
+  const bool vectors = ctx.attrs[0] != 0.0, full = ctx.attrs[1] != 0.0;
+  const int64_t ucols = !vectors ? 0 : full ? rows : k, vrows = !vectors ? 0 : full ? cols : k;
+  const T* a = Data<const T>(ctx.inputs[0]);
+  T* u = Data<T>(ctx.outputs[0]);
+  T* s = Data<T>(ctx.outputs[1]);
+  T* vh = Data<T>(ctx.outputs[2]);
+  int64_t* info = Data<int64_t>(ctx.outputs[3]);
+  ForEachMatrix<T>(ctx, batch, 12 * rows * cols * std::max<int64_t>(k, 1), [&](int64_t b) {
+    std::vector<T> m(static_cast<size_t>(rows * cols));
+    std::vector<T> um(static_cast<size_t>(std::max<int64_t>(rows * ucols, 1)));
+    std::vector<T> vm(static_cast<size_t>(std::max<int64_t>(vrows * cols, 1)));
+    std::vector<int> iwork(static_cast<size_t>(8 * std::max<int64_t>(k, 1)));
+    ToColumnMajor(a + b * rows * cols, rows, cols, m.data(), rows);
+    const int mi = static_cast<int>(rows), ni = static_cast<int>(cols);
+    const int lda = std::max(mi, 1), ldu = std::max(mi, 1);
+    const int ldvt = std::max(static_cast<int>(vrows), 1);
+    const char* jobz = !vectors ? "N" : full ? "A" : "S";
+    int code = 0, lwork = -1;
+    T query = 0;
+    la.gesdd(jobz, &mi, &ni, m.data(), &lda, s + b * k, um.data(), &ldu, vm.data(), &ldvt, &query,
+             &lwork, iwork.data(), &code, 1);
+    if (code != 0) return std::min(code, 0);
+    lwork = WorkSize(query);
+    std::vector<T> work(static_cast<size_t>(lwork));
+    la.gesdd(jobz, &mi, &ni, m.data(), &lda, s + b * k, um.data(), &ldu, vm.data(), &ldvt,
+             work.data(), &lwork, iwork.data(), &code, 1);
+    if (vectors) {
+      ToRowMajor(um.data(), rows, rows, ucols, u + b * rows * ucols);
+      ToRowMajor(vm.data(), vrows, vrows, cols, vh + b * vrows * cols);
+    }
+    info[b] = code;
+    // LAPACK 3.10+ answers a NaN in a with info = -4: that is "did not converge" for the caller.
+    return code == -4 ? (info[b] = k + 1, 0) : std::min(code, 0);
+  });
+}
+
+template <typename T>
+void Qr(const KernelContext& ctx) {
+  const auto& la = Lapack<T>();
+  const int64_t batch = ctx.inputs[0]->shape[0], rows = ctx.inputs[0]->shape[1];
+  const int64_t cols = ctx.inputs[0]->shape[2], k = std::min(rows, cols);
+  const int64_t qcols = ctx.outputs[0]->shape[2];  // rows (complete) or k
+  const T* a = Data<const T>(ctx.inputs[0]);
+  T* q = Data<T>(ctx.outputs[0]);
+  T* r = Data<T>(ctx.outputs[1]);
+  ForEachMatrix<T>(ctx, batch, 4 * rows * cols * std::max<int64_t>(k, 1), [&](int64_t b) {
+    // Room for q's columns past a's when a complete q of a tall a is asked for.
+    const int64_t width = std::max(cols, qcols);
+    std::vector<T> m(static_cast<size_t>(std::max<int64_t>(rows * width, 1)));
+    std::vector<T> tau(static_cast<size_t>(std::max<int64_t>(k, 1)));
+    ToColumnMajor(a + b * rows * cols, rows, cols, m.data(), rows);
+    const int mi = static_cast<int>(rows), ni = static_cast<int>(cols);
+    const int ki = static_cast<int>(k), qi = static_cast<int>(qcols), lda = std::max(mi, 1);
+    int code = 0, lwork = -1;
+    T query[2] = {0, 0};
+    la.geqrf(&mi, &ni, m.data(), &lda, tau.data(), &query[0], &lwork, &code);
+    if (code != 0) return std::min(code, 0);
+    la.orgqr(&mi, &qi, &ki, m.data(), &lda, tau.data(), &query[1], &lwork, &code);
+    if (code != 0) return std::min(code, 0);
+    lwork = WorkSize(std::max(query[0], query[1]));
+    std::vector<T> work(static_cast<size_t>(lwork));
+    la.geqrf(&mi, &ni, m.data(), &lda, tau.data(), work.data(), &lwork, &code);
+    if (code != 0) return std::min(code, 0);
+    T* rb = r + b * qcols * cols;
+    for (int64_t i = 0; i < qcols; ++i) {
+      for (int64_t j = 0; j < cols; ++j) rb[i * cols + j] = i <= j ? m[i + j * rows] : T(0);
+    }
+    la.orgqr(&mi, &qi, &ki, m.data(), &lda, tau.data(), work.data(), &lwork, &code);
+    ToRowMajor(m.data(), rows, rows, qcols, q + b * rows * qcols);
+    return std::min(code, 0);
+  });
+}
+
+// The kernel for float32 or float64 (the ops' only matrix dtypes).
+template <void (*F32)(const KernelContext&), void (*F64)(const KernelContext&)>
+void ByDType(const KernelContext& ctx) {
+  (ctx.inputs[0]->dtype.bits == 32 ? F32 : F64)(ctx);
+}
+
+}  // namespace
+
+void LinalgLuKernel(const KernelContext& ctx) { ByDType<Lu<float>, Lu<double>>(ctx); }
+void LinalgSolveKernel(const KernelContext& ctx) { ByDType<Solve<float>, Solve<double>>(ctx); }
+void LinalgCholeskyKernel(const KernelContext& ctx) {
+  ByDType<Cholesky<float>, Cholesky<double>>(ctx);
+}
+void LinalgEighKernel(const KernelContext& ctx) { ByDType<Eigh<float>, Eigh<double>>(ctx); }
+void LinalgSvdKernel(const KernelContext& ctx) { ByDType<Svd<float>, Svd<double>>(ctx); }
+void LinalgQrKernel(const KernelContext& ctx) { ByDType<Qr<float>, Qr<double>>(ctx); }
+
+}  // namespace dlarray::cpu

@@ -1,0 +1,59 @@
+/*!
+ * \file cusolver_library.h
+ * \brief cuSOLVER (dense), loaded with dlopen at the first linalg_* op on a GPU, as cuBLAS is
+ *        (cublas_library.h): importing dlarray maps none of it.
+ */
+#ifndef DLARRAY_BACKENDS_CUDA_CUSOLVER_LIBRARY_H_
+#define DLARRAY_BACKENDS_CUDA_CUSOLVER_LIBRARY_H_
+
+#include <cusolverDn.h>
+
+#include <string>
+
+namespace dlarray {
+namespace cuda {
+
+/*! \brief The cuSOLVER functions the linalg_* kernels use, per real type (S and D). */
+struct CusolverLibrary {
+  /*! \brief Loads cuSOLVER once (thread-safe), from $DLARRAY_CUSOLVER or the places
+   *         ToolkitLibraryCandidates (lazy_library.h) lists. */
+  static const CusolverLibrary& Get();
+  /*! \brief Get(), or a BackendError saying why cuSOLVER cannot be used and how to get it. */
+  static const CusolverLibrary& Require();
+
+  bool ok = false;     //!< every function below is set
+  std::string reason;  //!< why not ok
+  std::string path;    //!< the file loaded
+
+  decltype(&cusolverDnCreate) Create = nullptr;
+  decltype(&cusolverDnSetStream) SetStream = nullptr;
+  decltype(&cusolverDnCreateGesvdjInfo) CreateGesvdjInfo = nullptr;
+  decltype(&cusolverDnDestroyGesvdjInfo) DestroyGesvdjInfo = nullptr;
+#define DLARRAY_CUSOLVER_TYPED(X) \
+  X(getrf_bufferSize)             \
+  X(getrf)                        \
+  X(getrs)                        \
+  X(potrf_bufferSize)             \
+  X(potrf)                        \
+  X(syevd_bufferSize)             \
+  X(syevd)                        \
+  X(gesvdj_bufferSize)            \
+  X(gesvdj)                       \
+  X(geqrf_bufferSize)             \
+  X(geqrf)                        \
+  X(orgqr_bufferSize)             \
+  X(orgqr)
+#define DLARRAY_CUSOLVER_MEMBER(name)             \
+  decltype(&cusolverDnS##name) S##name = nullptr; \
+  decltype(&cusolverDnD##name) D##name = nullptr;
+  DLARRAY_CUSOLVER_TYPED(DLARRAY_CUSOLVER_MEMBER)
+#undef DLARRAY_CUSOLVER_MEMBER
+
+ private:
+  CusolverLibrary();
+};
+
+}  // namespace cuda
+}  // namespace dlarray
+
+#endif  // DLARRAY_BACKENDS_CUDA_CUSOLVER_LIBRARY_H_

@@ -1,0 +1,341 @@
+// The linalg_* kernels (runtime/src/linalg_ops.cc gives their shapes) through cuSOLVER, loaded at
+// the first call (cusolver_library.h). As on the CPU, each stack is copied to column-major
+// scratch (one launch for the whole batch), factored matrix by matrix on the device's stream and
+// copied back row-major, the triangle that is not part of a factor zeroed on the way. cuSOLVER's
+// int32 info codes and pivots are widened to the ops' int64 outputs on the device; Python reads
+// them (docs/linalg.md). Batched cuSOLVER routines (potrfBatched, syevjBatched, gesvdjBatched)
+// would save the per-matrix calls for stacks of small matrices: a later step.
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cusolver_library.h"
+#include "kernel_util.cuh"
+#include "linalg_kernels.h"
+
+namespace dlarray {
+namespace cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+// Which part of a column-major matrix a row-major copy keeps (the rest becomes 0).
+enum Keep : int { kAll = 0, kLower = 1, kUpper = 2 };
+
+// dst[b] (column-major, leading dimension ld, matrices dst_stride apart) = src[b] (row-major).
+template <typename T>
+__global__ void ToColumnMajorKernel(const T* src, T* dst, int64_t batch, int64_t rows, int64_t cols,
+                                    int64_t ld, int64_t dst_stride) {
+  const int64_t total = batch * rows * cols;
+  for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < total;
+       idx += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t b = idx / (rows * cols), i = idx / cols % rows, j = idx % cols;
+    dst[b * dst_stride + i + j * ld] = src[idx];
+  }
+}
+
+// dst[b] (row-major rows x cols) = src[b] (column-major, ld, src_stride apart), masked by keep.
+template <typename T>
+__global__ void ToRowMajorKernel(const T* src, T* dst, int64_t batch, int64_t rows, int64_t cols,
+                                 int64_t ld, int64_t src_stride, int keep) {
+  const int64_t total = batch * rows * cols;
+  for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < total;
+       idx += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t b = idx / (rows * cols), i = idx / cols % rows, j = idx % cols;
+    const bool kept = keep == kAll || (keep == kLower ? j <= i : i <= j);
+    dst[idx] = kept ? src[b * src_stride + i + j * ld] : T(0);
+  }
+}
+
+__global__ void WidenKernel(const int* src, int64_t* dst, int64_t n) {
+  for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < n;
+       idx += int64_t{gridDim.x} * blockDim.x) {
+    dst[idx] = src[idx];
+  }
+}
+
+int Blocks(const LaunchEnv& env, int64_t work) {
+  return GridSize(work, kThreads, FullWaveBlocks(env, kThreads));
+}
+
+template <typename T>
+void ToColumnMajor(const LaunchEnv& env, const T* src, T* dst, int64_t batch, int64_t rows,
+                   int64_t cols, int64_t ld, int64_t dst_stride) {
+  if (batch * rows * cols == 0) return;
+  ToColumnMajorKernel<T><<<Blocks(env, batch * rows * cols), kThreads, 0, env.stream>>>(
+      src, dst, batch, rows, cols, ld, dst_stride);
+  CHECK_LAUNCH("linalg ToColumnMajorKernel");
+}
+
+template <typename T>
+void ToRowMajor(const LaunchEnv& env, const T* src, T* dst, int64_t batch, int64_t rows,
+                int64_t cols, int64_t ld, int64_t src_stride, Keep keep) {
+  if (batch * rows * cols == 0) return;
+  ToRowMajorKernel<T><<<Blocks(env, batch * rows * cols), kThreads, 0, env.stream>>>(
+      src, dst, batch, rows, cols, ld, src_stride, keep);
+  CHECK_LAUNCH("linalg ToRowMajorKernel");
+}
+
+void Widen(const LaunchEnv& env, const int* src, int64_t* dst, int64_t n) {
+  if (n == 0) return;
+  WidenKernel<<<Blocks(env, n), kThreads, 0, env.stream>>>(src, dst, n);
+  CHECK_LAUNCH("linalg WidenKernel");
+}
+
+// Device memory from the device's caching allocator for the duration of one kernel call; blocks
+// are reused only by later work on the same stream, so freeing before that work ran is safe.
+template <typename T>
+class Scratch {
+ public:
+  Scratch(const LaunchEnv& env, int64_t count)
+      : env_(env), bytes_(sizeof(T) * static_cast<size_t>(count > 0 ? count : 1)) {
+    ptr_ = static_cast<T*>(env_.device->allocate(env_.id, bytes_));
+  }
+  ~Scratch() { env_.device->free(env_.id, ptr_, bytes_); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  T* get() const { return ptr_; }
+
+ private:
+  LaunchEnv env_;
+  size_t bytes_;
+  T* ptr_ = nullptr;
+};
+
+void Check(cusolverStatus_t status, const char* what) {
+  if (status != CUSOLVER_STATUS_SUCCESS) {
+    throw BackendError(std::string("cuSOLVER ") + what + " failed with status " +
+                       std::to_string(static_cast<int>(status)));
+  }
+}
+
+// The cuSOLVER handle of a GPU (made at first use), bound to the device's stream.
+cusolverDnHandle_t Handle(const LaunchEnv& env) {
+  const CusolverLibrary& lib = CusolverLibrary::Require();
+  static std::mutex mu;
+  static std::vector<cusolverDnHandle_t> handles;
+  std::lock_guard<std::mutex> lock(mu);
+  if (handles.size() <= static_cast<size_t>(env.id)) handles.resize(env.id + 1, nullptr);
+  cusolverDnHandle_t& h = handles[env.id];
+  if (h == nullptr) Check(lib.Create(&h), "cusolverDnCreate");
+  Check(lib.SetStream(h, env.stream), "cusolverDnSetStream");
+  return h;
+}
+
+// The S (float) or D (double) routine.
+template <typename T, typename S, typename D>
+auto Pick(S s, D d) {
+  if constexpr (std::is_same<T, float>::value) {
+    return s;
+  } else {
+    return d;
+  }
+}
+#define DLARRAY_SOLVER(lib, name) Pick<T>((lib).S##name, (lib).D##name)
+
+template <typename T>
+void Lu(const KernelContext& ctx) {
+  const LaunchEnv env = Prepare(ctx);
+  const CusolverLibrary& lib = CusolverLibrary::Require();
+  cusolverDnHandle_t h = Handle(env);
+  const int64_t batch = ctx.inputs[0]->shape[0], n = ctx.inputs[0]->shape[1];
+  const int ni = static_cast<int>(n);
+  Scratch<T> a(env, batch * n * n);
+  Scratch<int> ipiv(env, batch * n), info(env, batch);
+  ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, n, n, n, n * n);
+  int lwork = 0;
+  Check(DLARRAY_SOLVER(lib, getrf_bufferSize)(h, ni, ni, a.get(), ni, &lwork), "getrf_bufferSize");
+  Scratch<T> work(env, lwork);
+  for (int64_t b = 0; b < batch; ++b) {
+    Check(DLARRAY_SOLVER(lib, getrf)(h, ni, ni, a.get() + b * n * n, ni, work.get(),
+                                     ipiv.get() + b * n, info.get() + b),
+          "getrf");
+  }
+  ToRowMajor(env, a.get(), Data<T>(ctx.outputs[0]), batch, n, n, n, n * n, kAll);
+  Widen(env, ipiv.get(), Data<int64_t>(ctx.outputs[1]), batch * n);
+  Widen(env, info.get(), Data<int64_t>(ctx.outputs[2]), batch);
+}
+
+template <typename T>
+void Solve(const KernelContext& ctx) {
+  const LaunchEnv env = Prepare(ctx);
+  const CusolverLibrary& lib = CusolverLibrary::Require();
+  cusolverDnHandle_t h = Handle(env);
+  const int64_t batch = ctx.inputs[0]->shape[0], n = ctx.inputs[0]->shape[1];
+  const int64_t r = ctx.inputs[1]->shape[2];
+  const int ni = static_cast<int>(n), ri = static_cast<int>(r);
+  Scratch<T> a(env, batch * n * n), x(env, batch * n * r);
+  Scratch<int> ipiv(env, batch * n), info(env, batch), solve_info(env, batch);
+  ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, n, n, n, n * n);
+  ToColumnMajor(env, Data<const T>(ctx.inputs[1]), x.get(), batch, n, r, n, n * r);
+  int lwork = 0;
+  Check(DLARRAY_SOLVER(lib, getrf_bufferSize)(h, ni, ni, a.get(), ni, &lwork), "getrf_bufferSize");
+  Scratch<T> work(env, lwork);
+  for (int64_t b = 0; b < batch; ++b) {
+    Check(DLARRAY_SOLVER(lib, getrf)(h, ni, ni, a.get() + b * n * n, ni, work.get(),
+                                     ipiv.get() + b * n, info.get() + b),
+          "getrf");
+    // A singular matrix gives inf/NaN here; its info (> 0) makes Python raise.
+    Check(DLARRAY_SOLVER(lib, getrs)(h, CUBLAS_OP_N, ni, ri, a.get() + b * n * n, ni,
+                                     ipiv.get() + b * n, x.get() + b * n * r, ni,
+                                     solve_info.get() + b),
+          "getrs");
+  }
+  ToRowMajor(env, x.get(), Data<T>(ctx.outputs[0]), batch, n, r, n, n * r, kAll);
+  Widen(env, info.get(), Data<int64_t>(ctx.outputs[1]), batch);
+}
+
+template <typename T>
+void Cholesky(const KernelContext& ctx) {
+  const LaunchEnv env = Prepare(ctx);
+  const CusolverLibrary& lib = CusolverLibrary::Require();
+  cusolverDnHandle_t h = Handle(env);
+  const int64_t batch = ctx.inputs[0]->shape[0], n = ctx.inputs[0]->shape[1];
+  const int ni = static_cast<int>(n);
+  const cublasFillMode_t lower = CUBLAS_FILL_MODE_LOWER;
+  Scratch<T> a(env, batch * n * n);
+  Scratch<int> info(env, batch);
+  ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, n, n, n, n * n);
+  int lwork = 0;
+  Check(DLARRAY_SOLVER(lib, potrf_bufferSize)(h, lower, ni, a.get(), ni, &lwork),
+        "potrf_bufferSize");
+  Scratch<T> work(env, lwork);
+  for (int64_t b = 0; b < batch; ++b) {
+    Check(DLARRAY_SOLVER(lib, potrf)(h, lower, ni, a.get() + b * n * n, ni, work.get(), lwork,
+                                     info.get() + b),
+          "potrf");
+  }
+  ToRowMajor(env, a.get(), Data<T>(ctx.outputs[0]), batch, n, n, n, n * n, kLower);
+  Widen(env, info.get(), Data<int64_t>(ctx.outputs[1]), batch);
+}
+
+template <typename T>
+void Eigh(const KernelContext& ctx) {
+  const LaunchEnv env = Prepare(ctx);
+  const CusolverLibrary& lib = CusolverLibrary::Require();
+  cusolverDnHandle_t h = Handle(env);
+  const int64_t batch = ctx.inputs[0]->shape[0], n = ctx.inputs[0]->shape[1];
+  const int ni = static_cast<int>(n);
+  const bool vectors = ctx.attrs[0] != 0.0;
+  const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  const cublasFillMode_t lower = CUBLAS_FILL_MODE_LOWER;
+  T* w = Data<T>(ctx.outputs[0]);
+  Scratch<T> a(env, batch * n * n);
+  Scratch<int> info(env, batch);
+  ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, n, n, n, n * n);
+  int lwork = 0;
+  Check(DLARRAY_SOLVER(lib, syevd_bufferSize)(h, jobz, lower, ni, a.get(), ni, w, &lwork),
+        "syevd_bufferSize");
+  Scratch<T> work(env, lwork);
+  for (int64_t b = 0; b < batch; ++b) {
+    Check(DLARRAY_SOLVER(lib, syevd)(h, jobz, lower, ni, a.get() + b * n * n, ni, w + b * n,
+                                     work.get(), lwork, info.get() + b),
+          "syevd");
+  }
+  if (vectors) ToRowMajor(env, a.get(), Data<T>(ctx.outputs[1]), batch, n, n, n, n * n, kAll);
+  Widen(env, info.get(), Data<int64_t>(ctx.outputs[2]), batch);
+}
+
+template <typename T>
+void Svd(const KernelContext& ctx) {
+  const LaunchEnv env = Prepare(ctx);
+  const CusolverLibrary& lib = CusolverLibrary::Require();
+  cusolverDnHandle_t h = Handle(env);
+  const int64_t batch = ctx.inputs[0]->shape[0], rows = ctx.inputs[0]->shape[1];
+  const int64_t cols = ctx.inputs[0]->shape[2], k = std::min(rows, cols);
+  const bool vectors = ctx.attrs[0] != 0.0, full = vectors && ctx.attrs[1] != 0.0;
+  const int64_t ucols = full ? rows : k, vcols = full ? cols : k;
+  const int mi = static_cast<int>(rows), ni = static_cast<int>(cols);
+  const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  const int econ = full ? 0 : 1;
+  T* s = Data<T>(ctx.outputs[1]);
+  Scratch<T> a(env, batch * rows * cols), u(env, batch * rows * ucols),
+      v(env, batch * cols * vcols);
+  Scratch<int> info(env, batch);
+  ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, rows, cols, rows, rows * cols);
+  gesvdjInfo_t params = nullptr;
+  Check(lib.CreateGesvdjInfo(&params), "cusolverDnCreateGesvdjInfo");
+  struct Params {
+    const CusolverLibrary& lib;
+    gesvdjInfo_t p;
+    ~Params() { (void)lib.DestroyGesvdjInfo(p); }
+  } destroy{lib, params};
+  int lwork = 0;
+  Check(DLARRAY_SOLVER(lib, gesvdj_bufferSize)(h, jobz, econ, mi, ni, a.get(), mi, s, u.get(), mi,
+                                               v.get(), ni, &lwork, params),
+        "gesvdj_bufferSize");
+  Scratch<T> work(env, lwork);
+  for (int64_t b = 0; b < batch; ++b) {
+    Check(
+        DLARRAY_SOLVER(lib, gesvdj)(h, jobz, econ, mi, ni, a.get() + b * rows * cols, mi, s + b * k,
+                                    u.get() + b * rows * ucols, mi, v.get() + b * cols * vcols, ni,
+                                    work.get(), lwork, info.get() + b, params),
+        "gesvdj");
+  }
+  if (vectors) {
+    ToRowMajor(env, u.get(), Data<T>(ctx.outputs[0]), batch, rows, ucols, rows, rows * ucols, kAll);
+    // vh = V^T: V's column-major buffer (ld = cols) read row-major is V^T already.
+    CUDA_CALL(cudaMemcpyAsync(Data<T>(ctx.outputs[2]), v.get(), sizeof(T) * batch * cols * vcols,
+                              cudaMemcpyDeviceToDevice, env.stream));
+  }
+  Widen(env, info.get(), Data<int64_t>(ctx.outputs[3]), batch);
+}
+
+template <typename T>
+void Qr(const KernelContext& ctx) {
+  const LaunchEnv env = Prepare(ctx);
+  const CusolverLibrary& lib = CusolverLibrary::Require();
+  cusolverDnHandle_t h = Handle(env);
+  const int64_t batch = ctx.inputs[0]->shape[0], rows = ctx.inputs[0]->shape[1];
+  const int64_t cols = ctx.inputs[0]->shape[2], k = std::min(rows, cols);
+  const int64_t qcols = ctx.outputs[0]->shape[2];  // rows (complete) or k
+  const int64_t width = std::max(cols, qcols), stride = rows * width;
+  const int mi = static_cast<int>(rows), ni = static_cast<int>(cols);
+  const int ki = static_cast<int>(k), qi = static_cast<int>(qcols);
+  Scratch<T> a(env, batch * stride), tau(env, batch * k);
+  Scratch<int> info(env, batch);
+  ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, rows, cols, rows, stride);
+  int lwork_qr = 0, lwork_q = 0;
+  Check(DLARRAY_SOLVER(lib, geqrf_bufferSize)(h, mi, ni, a.get(), mi, &lwork_qr),
+        "geqrf_bufferSize");
+  Check(DLARRAY_SOLVER(lib, orgqr_bufferSize)(h, mi, qi, ki, a.get(), mi, tau.get(), &lwork_q),
+        "orgqr_bufferSize");
+  const int lwork = std::max(lwork_qr, lwork_q);
+  Scratch<T> work(env, lwork);
+  for (int64_t b = 0; b < batch; ++b) {
+    Check(DLARRAY_SOLVER(lib, geqrf)(h, mi, ni, a.get() + b * stride, mi, tau.get() + b * k,
+                                     work.get(), lwork, info.get() + b),
+          "geqrf");
+  }
+  // R: the upper triangle of the first qcols rows, read before orgqr overwrites it.
+  ToRowMajor(env, a.get(), Data<T>(ctx.outputs[1]), batch, qcols, cols, rows, stride, kUpper);
+  for (int64_t b = 0; b < batch; ++b) {
+    Check(DLARRAY_SOLVER(lib, orgqr)(h, mi, qi, ki, a.get() + b * stride, mi, tau.get() + b * k,
+                                     work.get(), lwork, info.get() + b),
+          "orgqr");
+  }
+  ToRowMajor(env, a.get(), Data<T>(ctx.outputs[0]), batch, rows, qcols, rows, stride, kAll);
+}
+
+#undef DLARRAY_SOLVER
+
+// The kernel for float32 or float64 (the ops' only matrix dtypes).
+template <void (*F32)(const KernelContext&), void (*F64)(const KernelContext&)>
+void ByDType(const KernelContext& ctx) {
+  (ctx.inputs[0]->dtype.bits == 32 ? F32 : F64)(ctx);
+}
+
+}  // namespace
+
+void LinalgLuKernel(const KernelContext& ctx) { ByDType<Lu<float>, Lu<double>>(ctx); }
+void LinalgSolveKernel(const KernelContext& ctx) { ByDType<Solve<float>, Solve<double>>(ctx); }
+void LinalgCholeskyKernel(const KernelContext& ctx) {
+  ByDType<Cholesky<float>, Cholesky<double>>(ctx);
+}
+void LinalgEighKernel(const KernelContext& ctx) { ByDType<Eigh<float>, Eigh<double>>(ctx); }
+void LinalgSvdKernel(const KernelContext& ctx) { ByDType<Svd<float>, Svd<double>>(ctx); }
+void LinalgQrKernel(const KernelContext& ctx) { ByDType<Qr<float>, Qr<double>>(ctx); }
+
+}  // namespace cuda
+}  // namespace dlarray
