@@ -8,6 +8,7 @@
 #include "dlarray/ext/mem_info.h"
 #include "dlarray/ext/parallel.h"
 #include "dlarray/plugin.h"
+#include "fft.h"
 #include "parallel.h"
 
 namespace {
@@ -64,6 +65,9 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"argsort", &cpu::ArgsortKernel},
       {"reduce", &cpu::ReduceKernel},
       {"scan", &cpu::ScanKernel},
+      {"fft_c2c", &cpu::FftC2CKernel},
+      {"fft_r2c", &cpu::FftR2CKernel},
+      {"fft_c2r", &cpu::FftC2RKernel},
   };
   for (const Entry& entry : kKernels)
     registry->register_kernel(entry.op, kDLArrayCPU, entry.kernel);

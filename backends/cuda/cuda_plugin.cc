@@ -4,6 +4,7 @@
 #include "dlarray/ext/mem_info.h"
 #include "dlarray/ext/streams.h"
 #include "dlarray/plugin.h"
+#include "fft.h"
 #include "kernels.h"
 #include "rtc_ext.h"
 
@@ -58,6 +59,9 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"scatter", &ScatterKernel},
       {"nonzero", &NonzeroKernel},
       {"argsort", &ArgsortKernel},
+      {"fft_c2c", &FftC2CKernel},
+      {"fft_r2c", &FftR2CKernel},
+      {"fft_c2r", &FftC2RKernel},
       {"reduce", &ReduceKernel},
       {"scan", &ScanKernel},
   };

@@ -308,3 +308,6 @@ __all__ += _elementwise_api.__all__  # noqa: F405
 # Linear algebra of the main namespace (issue 21): matmul, tensordot, vecdot; and astype.
 from ._linear_algebra_api import astype, matmul, tensordot, vecdot  # noqa: E402
 __all__ += ["astype", "matmul", "tensordot", "vecdot"]
+# Area "fft" (issue 22): the array API's FFT extension, as the module dlarray.fft.
+from . import fft  # noqa: E402
+__all__ += ["fft"]

@@ -37,9 +37,11 @@ def _supported(device: Optional[_core.DLContext]) -> Tuple[np.dtype, ...]:
 class Info:
     """The inspection namespace returned by ``dlarray.__array_namespace_info__()``."""
 
-    def capabilities(self) -> Dict[str, Union[bool, int]]:
-        """{"boolean indexing": bool, "data-dependent shapes": bool, "max dimensions": int}."""
-        return dict(_CAPABILITIES)
+    def capabilities(self) -> Dict[str, Union[bool, int, List[str]]]:
+        """{"boolean indexing": bool, "data-dependent shapes": bool, "max dimensions": int}, and
+        "fft host fallback": the device types whose FFTs run on the CPU (docs/fft.md)."""
+        from . import fft  # fft: imported here, the package imports this module first
+        return dict(_CAPABILITIES, **{"fft host fallback": fft.host_fallback_devices()})
 
     def default_device(self) -> _core.DLContext:
         """Where arrays go when no device is given (``dlarray.set_default_device``,

@@ -15,6 +15,7 @@
 #include "dlarray/kernel.h"
 #include "dlarray/reduce_kinds.h"
 #include "dlarray/runtime.h"
+#include "fft_ops.h"
 #include "index_ops.h"
 
 namespace dlarray {
@@ -449,6 +450,18 @@ const CoreOpRow kCoreOps[] = {
      I<InferScan>,
      "out[o, r, j] = cumulative sum (kind 0) or product (1) of x[o, :r+1, j] (x [outer, n, "
      "inner]); include_initial: out has n + 1 rows, the first 0 or 1"},
+    // fft: the FFT primitives (fft_ops.cc says the canonical shapes Python brings calls to).
+    {"fft_c2c", "x", "forward:bool scale=1", nullptr, DTypeSet{0, 2}, 0, V<ValidateFftC2C>,
+     I<InferLikeInput0>,
+     "out = scale * DFT of each row of x (batch, n), complex; forward: the sign of the exponent"},
+    {"fft_r2c", "x", "forward:bool scale=1", nullptr, DTypeSet{0, 6}, kPerOperand,
+     V<ValidateFftR2C>, I<InferFftR2C>,
+     "out (batch, n / 2 + 1) = scale * the first half of the DFT of each real row of x (batch, "
+     "n); forward=0: its conjugate"},
+    {"fft_c2r", "x", "forward:bool scale=1", nullptr, DTypeSet{0, 6}, kPerOperand,
+     V<ValidateFftC2R>, nullptr,
+     "out (batch, n) real = scale * DFT of the Hermitian rows whose halves x (batch, n / 2 + 1) "
+     "holds (n from out); forward=0: the inverse transform (irfft)"},
 // The ops of the elementwise definition table (dlarray/elementwise_table.h): same-shape operands,
 // in place allowed, the outputs shaped like the inputs; a scalar attribute checked as every
 // scalar applied to an array.

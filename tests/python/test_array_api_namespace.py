@@ -133,7 +133,9 @@ def test_info_errors():
 def test_array_namespace_info():
     info = xp.__array_namespace_info__()
     caps = info.capabilities()
-    assert set(caps) == {"boolean indexing", "data-dependent shapes", "max dimensions"}
+    assert set(caps) >= {"boolean indexing", "data-dependent shapes", "max dimensions"}
+    assert set(caps) - {"boolean indexing", "data-dependent shapes", "max dimensions"} <= {
+        "fft host fallback", "linalg host fallback"}  # issue 22's fallbacks (docs/fft.md)
     assert caps["max dimensions"] == 64
     assert info.default_device() == xp.default_device()
     assert info.devices() == list(xp.devices())
