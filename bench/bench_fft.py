@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """dlarray.fft next to numpy.fft (and torch.fft on a CUDA device when PyTorch is importable):
-medians measured in the same process, and the ratio ours / peer (below 1 means we are faster).
+medians measured in the same process (rounds interleaved), and the ratio ours / peer (below 1 means we are faster).
 
     python bench/bench_fft.py                      # cpu, against NumPy
     python bench/bench_fft.py --device cuda:0      # also against torch.fft on the same GPU
@@ -20,8 +20,8 @@ import dlarray as xp
 from dlarray import fft as dfft
 
 
-def median_time(fn, repeat, min_time, sync):
-    """Median seconds per call over `repeat` batches, each at least min_time long."""
+def calls_per_round(fn, min_time, sync):
+    """How many calls make a round of at least min_time (after one warm-up call)."""
     fn()
     sync()
     inner = 1
@@ -31,16 +31,23 @@ def median_time(fn, repeat, min_time, sync):
             fn()
         sync()
         if time.perf_counter() - t0 >= min_time or inner >= 1 << 12:
-            break
+            return inner
         inner *= 2
-    times = []
+
+
+def median_times(fns, repeat, min_time, syncs):
+    """Median seconds per call of each function, rounds of the functions interleaved (so that
+    a busy machine slows every side alike)."""
+    inners = [calls_per_round(f, min_time, s) for f, s in zip(fns, syncs)]
+    times = [[] for _ in fns]
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        sync()
-        times.append((time.perf_counter() - t0) / inner)
-    return statistics.median(times)
+        for f, s, inner, out in zip(fns, syncs, inners, times):
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                f()
+            s()
+            out.append((time.perf_counter() - t0) / inner)
+    return [statistics.median(t) for t in times]
 
 
 def cases(scale):
@@ -85,15 +92,18 @@ def main():
         want = peer()
         err = np.max(np.abs(ours().asnumpy() - want)) / max(1.0, np.max(np.abs(want)))
         assert err < 1e-9, (label, err)
-        t_ours = median_time(ours, args.repeat, args.min_time, lambda: xp.synchronize(ctx))
-        t_np = median_time(peer, args.repeat, args.min_time, lambda: None)
-        torch_text = ""
+        fns, syncs = [ours, peer], [lambda: xp.synchronize(ctx), lambda: None]
         if torch is not None:
             t = torch.as_tensor(host, device="cuda:%d" % ctx.device_id)
             tfn = getattr(torch.fft, name)
-            t_torch = median_time(lambda: tfn(t, **({"dim": kw["axes"]} if "axes" in kw else {})),
-                                  args.repeat, args.min_time, torch.cuda.synchronize)
-            torch_text = " %10.3f %7.2f" % (t_torch * 1e3, t_ours / t_torch)
+            targs = {"dim": kw["axes"]} if "axes" in kw else {}
+            fns.append(lambda: tfn(t, **targs))
+            syncs.append(torch.cuda.synchronize)
+        measured = median_times(fns, args.repeat, args.min_time, syncs)
+        t_ours, t_np = measured[0], measured[1]
+        torch_text = ""
+        if torch is not None:
+            torch_text = " %10.3f %7.2f" % (measured[2] * 1e3, t_ours / measured[2])
         print("%-22s %10.3f %10.3f %7.2f%s" % (label, t_ours * 1e3, t_np * 1e3, t_ours / t_np,
                                               torch_text))
 

@@ -1,10 +1,11 @@
 """``dlarray.fft``: the array API standard's FFT extension (2024.12).
 
-Every transform is brought to one of three device primitives over the last axis of a compact
-(batch, n) layout (``runtime/src/fft_ops.cc``): ``fft_c2c`` (complex to complex, either sign),
-``fft_r2c`` (real to the half spectrum) and ``fft_c2r`` (half spectrum to real). The transformed
-axis is moved last with a transpose and a copy, padded with zeros or truncated to ``n``, and the
-norm mode becomes the primitive's ``scale`` attribute, so it costs no extra pass. Any length works
+Every transform is brought to one of three device primitives along axis 1 of a compact
+(outer, n, inner) layout (``runtime/src/fft_ops.cc``): ``fft_c2c`` (complex to complex, either
+sign), ``fft_r2c`` (real to the half spectrum) and ``fft_c2r`` (half spectrum to real). Any axis of
+a compact array is such a layout, so no transpose is needed; the axis is padded with zeros or
+truncated to ``n``, and the norm mode becomes the primitive's ``scale`` attribute, so it costs no
+extra pass. Any length works
 (the backends use mixed radix plus Bluestein's algorithm: O(n log n) for primes too).
 
 Devices: cpu (pocketfft), cuda (cuFFT). A device whose plugin has no kernel for a primitive
@@ -110,10 +111,10 @@ def host_fallback_devices() -> List[str]:
             and any(k not in _core.op_info(p)["devices"] for p in _PRIMITIVES)]
 
 
-def _run(op: str, x: NDArray, out_shape: Tuple[int, int], out_dtype: np.dtype,
+def _run(op: str, x: NDArray, out_shape: Tuple[int, int, int], out_dtype: np.dtype,
          forward: builtins.bool, scale: float) -> NDArray:
     """The primitive on x's device, or on the CPU (the host fallback) when that device has no
-    kernel for it; x is compact and 2-D."""
+    kernel for it; x is compact and 3-D."""
     ctx = x.ctx
     where = ctx
     if _device_kind(ctx) not in _core.op_info(op)["devices"]:
@@ -126,32 +127,27 @@ def _run(op: str, x: NDArray, out_shape: Tuple[int, int], out_dtype: np.dtype,
 
 
 def _resize(a: NDArray, n: int) -> NDArray:
-    """a (batch, m) truncated or zero-padded to (batch, n), compact."""
+    """a (outer, m, inner) truncated or zero-padded to (outer, n, inner), compact."""
     m = a.shape[1]
     if m == n:
         return a
     if m > n:
-        return a[:, :n].copy()
-    out = _core.empty((a.shape[0], n), a.ctx, a.dtype)
+        return a[:, :n, :].copy()
+    out = _core.empty((a.shape[0], n, a.shape[2]), a.ctx, a.dtype)
     out[...] = 0
-    if m:
-        out[:, :m] = a
+    if m and out.size:
+        out[:, :m, :] = a
     return out
 
 
 def _along(x: NDArray, axis: int, fn) -> NDArray:
-    """fn applied to x with `axis` moved last, as a compact (batch, length) array; its result
-    (batch, new length) is put back in x's layout."""
-    last = x.ndim - 1
-    perm = list(range(x.ndim))
-    perm[axis], perm[last] = last, axis
-    moved = x if axis == last else x.transpose(perm)
-    lead = moved.shape[:-1]
-    batch = int(np.prod(lead, dtype=np.int64))
-    rows = (moved if moved.is_contiguous else moved.copy()).reshape((batch, x.shape[axis]))
-    result = fn(rows)
-    result = result.reshape(tuple(lead) + (result.shape[1],))
-    return result if axis == last else result.transpose(perm).copy()
+    """fn applied to x as a compact (outer, length, inner) array split at `axis`; its result
+    (outer, new length, inner) is reshaped back, the new length at `axis`."""
+    outer = int(np.prod(x.shape[:axis], dtype=np.int64))
+    inner = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+    compact = x if x.is_contiguous else x.copy()
+    result = fn(compact.reshape((outer, x.shape[axis], inner)))
+    return result.reshape(x.shape[:axis] + (result.shape[1],) + x.shape[axis + 1:])
 
 
 def _c2c(x: NDArray, axis: int, n: Optional[int], norm: str, forward: builtins.bool,
@@ -160,8 +156,9 @@ def _c2c(x: NDArray, axis: int, n: Optional[int], norm: str, forward: builtins.b
     if length < 1:
         raise ValueError("%s: the transformed axis %d has length 0; pass n >= 1" % (where, axis))
     scale = _scale(norm, length, forward)
-    return _along(x, axis, lambda rows: _run("fft_c2c", _resize(rows, length),
-                                             (rows.shape[0], length), rows.dtype, forward, scale))
+    return _along(x, axis, lambda a: _run("fft_c2c", _resize(a, length),
+                                          (a.shape[0], length, a.shape[2]), a.dtype, forward,
+                                          scale))
 
 
 def _r2c(x: NDArray, axis: int, n: Optional[int], norm: str, forward: builtins.bool,
@@ -170,9 +167,9 @@ def _r2c(x: NDArray, axis: int, n: Optional[int], norm: str, forward: builtins.b
     if length < 1:
         raise ValueError("%s: the transformed axis %d has length 0; pass n >= 1" % (where, axis))
     scale = _scale(norm, length, forward)
-    return _along(x, axis, lambda rows: _run("fft_r2c", _resize(rows, length),
-                                             (rows.shape[0], length // 2 + 1),
-                                             _REAL[rows.dtype], forward, scale))
+    return _along(x, axis, lambda a: _run("fft_r2c", _resize(a, length),
+                                          (a.shape[0], length // 2 + 1, a.shape[2]),
+                                          _REAL[a.dtype], forward, scale))
 
 
 def _c2r(x: NDArray, axis: int, n: Optional[int], norm: str, forward: builtins.bool,
@@ -187,9 +184,9 @@ def _c2r(x: NDArray, axis: int, n: Optional[int], norm: str, forward: builtins.b
     else:
         length = _length(n, "n", where)
     scale = _scale(norm, length, forward)
-    return _along(x, axis, lambda rows: _run("fft_c2r", _resize(rows, length // 2 + 1),
-                                             (rows.shape[0], length), _COMPLEX[rows.dtype],
-                                             forward, scale))
+    return _along(x, axis, lambda a: _run("fft_c2r", _resize(a, length // 2 + 1),
+                                          (a.shape[0], length, a.shape[2]), _COMPLEX[a.dtype],
+                                          forward, scale))
 
 
 # --- one axis -------------------------------------------------------------------------------

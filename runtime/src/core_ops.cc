@@ -453,15 +453,16 @@ const CoreOpRow kCoreOps[] = {
     // fft: the FFT primitives (fft_ops.cc says the canonical shapes Python brings calls to).
     {"fft_c2c", "x", "forward:bool scale=1", nullptr, DTypeSet{0, 2}, 0, V<ValidateFftC2C>,
      I<InferLikeInput0>,
-     "out = scale * DFT of each row of x (batch, n), complex; forward: the sign of the exponent"},
+     "out = scale * DFT along axis 1 of x (outer, n, inner), complex; forward: the sign of the "
+     "exponent"},
     {"fft_r2c", "x", "forward:bool scale=1", nullptr, DTypeSet{0, 6}, kPerOperand,
      V<ValidateFftR2C>, I<InferFftR2C>,
-     "out (batch, n / 2 + 1) = scale * the first half of the DFT of each real row of x (batch, "
-     "n); forward=0: its conjugate"},
+     "out (outer, n / 2 + 1, inner) = scale * the first half of the DFT along axis 1 of real x "
+     "(outer, n, inner); forward=0: its conjugate"},
     {"fft_c2r", "x", "forward:bool scale=1", nullptr, DTypeSet{0, 6}, kPerOperand,
      V<ValidateFftC2R>, nullptr,
-     "out (batch, n) real = scale * DFT of the Hermitian rows whose halves x (batch, n / 2 + 1) "
-     "holds (n from out); forward=0: the inverse transform (irfft)"},
+     "out (outer, n, inner) real = scale * DFT along axis 1 of the Hermitian signals whose halves "
+     "x (outer, n / 2 + 1, inner) holds (n from out); forward=0: the inverse transform (irfft)"},
 // The ops of the elementwise definition table (dlarray/elementwise_table.h): same-shape operands,
 // in place allowed, the outputs shaped like the inputs; a scalar attribute checked as every
 // scalar applied to an array.

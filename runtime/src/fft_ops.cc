@@ -1,9 +1,9 @@
 // The shape and dtype rules of the FFT primitives. Python (dlarray.fft) brings every transform to
-// one of three canonical forms over the last axis of a compact (batch, n) layout, so that a
-// backend implements each once:
-//   fft_c2c  x (batch, n) complex            -> out (batch, n), x's dtype
-//   fft_r2c  x (batch, n) float32 | float64  -> out (batch, n / 2 + 1) complex64 | complex128
-//   fft_c2r  x (batch, n / 2 + 1) complex    -> out (batch, n) float32 | float64 (n from out)
+// one of three canonical forms over axis 1 of a compact (outer, n, inner) layout (any axis of a
+// compact array is one, with no transpose), so that a backend implements each once:
+//   fft_c2c  x (outer, n, inner) complex            -> out (outer, n, inner), x's dtype
+//   fft_r2c  x (outer, n, inner) float32 | float64  -> out (outer, n / 2 + 1, inner) complex
+//   fft_c2r  x (outer, n / 2 + 1, inner) complex    -> out (outer, n, inner) real (n from out)
 // Attributes: forward (the sign of the exponent: 1 e^{-2 pi i jk/n}, 0 e^{+2 pi i jk/n}) and scale
 // (every output multiplied by it), so that the norm modes cost no extra pass. r2c with forward=0
 // gives the conjugate half spectrum (ihfft); c2r with forward=1 reads x as the half spectrum of
@@ -24,21 +24,23 @@ bool IsComplex(DLArrayDType t) {
 }
 bool IsReal(DLArrayDType t) { return t.code == kDLArrayFloat && (t.bits == 32 || t.bits == 64); }
 
-void Require2D(const DLArrayOpCall& c, const DLArray* a, const char* what) {
-  if (a->ndim != 2) {
-    throw ShapeError(std::string(c.op_name) + ": " + what + " must be 2-D (batch, n), got shape " +
-                     ShapeToString(a));
+void Require3D(const DLArrayOpCall& c, const DLArray* a, const char* what) {
+  if (a->ndim != 3) {
+    throw ShapeError(std::string(c.op_name) + ": " + what +
+                     " must be 3-D (outer, n, inner), got shape " + ShapeToString(a));
   }
 }
 
-// The checks every form shares: both operands 2-D, one batch, a length n >= 1 (`signal` is the
-// operand of length n), a finite scale.
+// The checks every form shares: both operands 3-D, the same outer and inner sizes, a length
+// n >= 1 (`signal` is the operand of length n), a finite scale.
 void ValidateCommon(const DLArrayOpCall& c, const DLArray* signal) {
-  Require2D(c, c.inputs[0], "x");
-  Require2D(c, c.outputs[0], "out");
-  if (c.inputs[0]->shape[0] != c.outputs[0]->shape[0]) {
+  Require3D(c, c.inputs[0], "x");
+  Require3D(c, c.outputs[0], "out");
+  if (c.inputs[0]->shape[0] != c.outputs[0]->shape[0] ||
+      c.inputs[0]->shape[2] != c.outputs[0]->shape[2]) {
     throw ShapeError(std::string(c.op_name) + ": x " + ShapeToString(c.inputs[0]) + " and out " +
-                     ShapeToString(c.outputs[0]) + " must have one batch (first dimension)");
+                     ShapeToString(c.outputs[0]) +
+                     " must have the same outer and inner sizes (dimensions 0 and 2)");
   }
   if (signal->shape[1] < 1) {
     throw ShapeError(std::string(c.op_name) + ": the transform length must be >= 1, got shape " +
@@ -85,16 +87,18 @@ void ValidateFftR2C(const DLArrayOpCall& c) { ValidateHalfSpectrum(c, c.inputs[0
 void ValidateFftC2R(const DLArrayOpCall& c) { ValidateHalfSpectrum(c, c.outputs[0], c.inputs[0]); }
 
 void InferFftR2C(const DLArrayShapeCall& c) {
-  if (c.input_ndims[0] != 2)
-    throw ShapeError(std::string(c.op_name) + ": x must be 2-D (batch, n)");
+  if (c.input_ndims[0] != 3) {
+    throw ShapeError(std::string(c.op_name) + ": x must be 3-D (outer, n, inner)");
+  }
   const DLArrayDType x = c.input_dtypes[0];
   if (!IsReal(x)) {
     throw DTypeError(std::string(c.op_name) + ": x must be float32 or float64, got " +
                      DTypeToString(x));
   }
-  c.output_ndims[0] = 2;
+  c.output_ndims[0] = 3;
   c.output_shapes[0][0] = c.input_shapes[0][0];
   c.output_shapes[0][1] = c.input_shapes[0][1] / 2 + 1;
+  c.output_shapes[0][2] = c.input_shapes[0][2];
   c.output_dtypes[0] = DLArrayDType{kDLArrayComplex, static_cast<uint8_t>(2 * x.bits), 1};
 }
 

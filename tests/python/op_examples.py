@@ -17,10 +17,10 @@ EXAMPLES = {
        for op in ("bitwise_invert", "bitwise_and", "bitwise_or", "bitwise_xor",
                   "bitwise_left_shift", "bitwise_right_shift")},
     "where": {"condition": ((2, 2), np.dtype(np.bool_))},
-    # fft: the real <-> complex transforms (2 reals <-> 2 // 2 + 1 = 2 complex values per row).
-    "fft_r2c": {"x": ((2, 2), _F32), "out": ((2, 2), np.dtype(np.complex64))},
-    "fft_c2r": {"x": ((2, 2), np.dtype(np.complex64)), "out": ((2, 2), _F32)},
-    "fft_c2c": {p: ((2, 2), np.dtype(np.complex64)) for p in ("x", "out")},
+    # fft: (outer, n, inner) signals; 2 reals <-> 2 // 2 + 1 = 2 complex values.
+    "fft_r2c": {"x": ((1, 2, 2), _F32), "out": ((1, 2, 2), np.dtype(np.complex64))},
+    "fft_c2r": {"x": ((1, 2, 2), np.dtype(np.complex64)), "out": ((1, 2, 2), _F32)},
+    "fft_c2c": {p: ((1, 2, 2), np.dtype(np.complex64)) for p in ("x", "out")},
 }
 
 

@@ -259,16 +259,34 @@ def test_errors_name_the_argument():
 
 
 def test_the_primitives_check_their_operands():
-    x = xp.asarray(np.ones((2, 8), np.float32))
+    x = xp.asarray(np.ones((2, 8, 3), np.float32))
+
+    def out(shape, dtype):
+        return xp.empty(shape, dtype=dtype, device=xp.cpu(0))
+
     with pytest.raises(ValueError, match="n / 2 \\+ 1 = 5"):
-        xp.ops.fft_r2c(x, 1, 1.0, xp.empty((2, 4), dtype=xp.complex64, device=xp.cpu(0)))
+        xp.ops.fft_r2c(x, 1, 1.0, out((2, 4, 3), xp.complex64))
     with pytest.raises(TypeError, match="same precision"):
-        xp.ops.fft_r2c(x, 1, 1.0, xp.empty((2, 5), dtype=xp.complex128, device=xp.cpu(0)))
+        xp.ops.fft_r2c(x, 1, 1.0, out((2, 5, 3), xp.complex128))
     with pytest.raises(TypeError, match="the op supports complex64, complex128"):
-        xp.ops.fft_c2c(x, 1, 1.0, xp.empty((2, 8), dtype=xp.float32, device=xp.cpu(0)))
-    with pytest.raises(ValueError, match="one batch"):
-        xp.ops.fft_c2r(xp.asarray(np.ones((2, 5), np.complex64)), 0, 1.0,
-                       xp.empty((3, 8), dtype=xp.float32, device=xp.cpu(0)))
+        xp.ops.fft_c2c(x, 1, 1.0, out((2, 8, 3), xp.float32))
+    with pytest.raises(ValueError, match="same outer and inner sizes"):
+        xp.ops.fft_c2r(xp.asarray(np.ones((2, 5, 3), np.complex64)), 0, 1.0,
+                       out((2, 8, 2), xp.float32))
+    with pytest.raises(ValueError, match="must be 3-D"):
+        xp.ops.fft_c2c(xp.asarray(np.ones((2, 8), np.complex64)), 1, 1.0,
+                       out((2, 8), xp.complex64))
     with pytest.raises(ValueError, match="scale must be finite"):
-        xp.ops.fft_c2c(xp.asarray(np.ones((2, 8), np.complex64)), 1, float("nan"),
-                       xp.empty((2, 8), dtype=xp.complex64, device=xp.cpu(0)))
+        xp.ops.fft_c2c(xp.asarray(np.ones((2, 8, 1), np.complex64)), 1, float("nan"),
+                       out((2, 8, 1), xp.complex64))
+
+
+def test_the_primitives_along_a_middle_axis(rng):
+    """(outer, n, inner) with both sides > 1: pocketfft's strided signals, split over threads
+    along inner (inner > outer) and along outer (outer > inner)."""
+    for shape in ((3, 10, 1000), (1000, 10, 3), (1, 7, 1)):
+        x = _signal(rng, shape, np.complex128)
+        out = xp.empty(shape, dtype=xp.complex128, device=xp.cpu(0))
+        xp.ops.fft_c2c(xp.asarray(x), 0, 0.5, out)
+        np.testing.assert_allclose(out.asnumpy(), 0.5 * shape[1] * np.fft.ifft(x, axis=1),
+                                   rtol=1e-12, atol=1e-12)
