@@ -307,7 +307,7 @@ def _c2c_n(x: NDArray, s: Any, axes: Any, norm: Any, forward: builtins.bool,
     y = _complex_input(x, where)
     for a, n in zip(reversed(resolved), reversed(sizes)):  # NumPy's order: the last axis first
         y = _c2c(y, a, n, norm, forward, where)
-    return y
+    return y.copy() if y is x else y  # no axes: a new array all the same
 
 
 def fftn(x: NDArray, /, *, s: Optional[Sequence[int]] = None,
@@ -330,6 +330,8 @@ def rfftn(x: NDArray, /, *, s: Optional[Sequence[int]] = None,
     x = _real_input(_require(x, "rfftn"), "rfftn")
     norm = _norm(norm, "rfftn")
     resolved, sizes = _axes_and_sizes(x, s, axes, "rfftn")
+    if not resolved:
+        raise ValueError("rfftn: axes must name at least one axis (the real transform's)")
     y = _r2c(x, resolved[-1], sizes[-1], norm, True, "rfftn")
     for a, n in zip(reversed(resolved[:-1]), reversed(sizes[:-1])):
         y = _c2c(y, a, n, norm, True, "rfftn")
@@ -343,6 +345,8 @@ def irfftn(x: NDArray, /, *, s: Optional[Sequence[int]] = None,
     x = _complex_input(_require(x, "irfftn"), "irfftn")
     norm = _norm(norm, "irfftn")
     resolved, sizes = _axes_and_sizes(x, s, axes, "irfftn")
+    if not resolved:
+        raise ValueError("irfftn: axes must name at least one axis (the real transform's)")
     y = x
     for a, n in zip(resolved[:-1], sizes[:-1]):
         y = _c2c(y, a, n, norm, False, "irfftn")

@@ -178,6 +178,20 @@ def test_rfftn_irfftn(ctx, rng, dtype, s, axes):
            np.fft.irfftn(spectrum, s=np_s, axes=np_axes, norm="ortho"), dtype, ctx)
 
 
+def test_fftn_over_no_axes_is_a_copy(ctx, rng):
+    x = _signal(rng, (3, 4), np.complex64)
+    a = xp.asarray(x, ctx)
+    got = dfft.fftn(a, axes=())
+    np.testing.assert_array_equal(got.asnumpy(), x)
+    got[0, 0] = 7
+    assert a.asnumpy()[0, 0] == x[0, 0]
+
+
+def test_zero_padding_an_empty_axis(ctx):
+    got = dfft.fft(xp.asarray(np.zeros((0, 5), np.complex128), ctx), n=3, axis=0)
+    np.testing.assert_array_equal(got.asnumpy(), np.zeros((3, 5), np.complex128))
+
+
 def test_rfftn_2048_square_against_numpy(rng):
     x = rng.standard_normal((256, 1030))  # past 1024 columns, many rows
     _close(dfft.rfftn(xp.asarray(x)), np.fft.rfftn(x), x.dtype, xp.cpu(0))
@@ -246,6 +260,10 @@ def test_errors_name_the_argument():
         dfft.fftn(xp.asarray(np.ones((2, 2), np.complex64)), axes=(0, -2))
     with pytest.raises(ValueError, match="s and axes must have the same length"):
         dfft.fftn(xp.asarray(np.ones((2, 2), np.complex64)), s=(2,), axes=(0, 1))
+    with pytest.raises(ValueError, match="rfftn: axes must name at least one axis"):
+        dfft.rfftn(xp.asarray(np.ones((2, 2), np.float32)), axes=())
+    with pytest.raises(ValueError, match="irfftn: axes must name at least one axis"):
+        dfft.irfftn(xp.asarray(np.ones((2, 2), np.complex64)), axes=())
     with pytest.raises(ValueError, match="output length of 0"):
         dfft.irfft(xp.asarray(np.ones(1, np.complex64)))
     with pytest.raises(ValueError, match="length 0"):
