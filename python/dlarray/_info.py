@@ -41,7 +41,7 @@ class Info:
         """{"boolean indexing": bool, "data-dependent shapes": bool, "max dimensions": int}, and
         "fft host fallback": the device types whose FFTs run on the CPU (docs/fft.md)."""
         from . import fft  # fft: imported here, the package imports this module first
-        return dict(_CAPABILITIES, **{"fft host fallback": fft.host_fallback_devices()})
+        return dict(_CAPABILITIES, **{"fft host fallback": fft._host_fallback_devices()})
 
     def default_device(self) -> _core.DLContext:
         """Where arrays go when no device is given (``dlarray.set_default_device``,

@@ -103,7 +103,7 @@ def _device_kind(ctx: _core.DLContext) -> str:
     return repr(ctx).split("(")[0]
 
 
-def host_fallback_devices() -> List[str]:
+def _host_fallback_devices() -> List[str]:
     """The device types (of the devices now usable) whose FFTs run on the CPU and are copied
     back, because their plugin has no kernel for an FFT primitive."""
     kinds = sorted({_device_kind(c) for c in _core.devices()})
