@@ -25,6 +25,10 @@
 #include "dlarray/dlarray.h"
 #include "dlarray/errors.h"
 #include "parallel.h"
+
+// pocketfft keeps no plans unless asked: 16 per plan type (its LRU, guarded by a mutex), so a
+// repeated length costs no twiddle computation and no allocation of the plan's tables.
+#define POCKETFFT_CACHE_SIZE 16
 #include "pocketfft_hdronly.h"
 
 namespace dlarray::cpu {
