@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """dlarray.fft next to numpy.fft (and torch.fft on a CUDA device when PyTorch is importable):
-medians measured in the same process (rounds interleaved), and the ratio ours / peer (below 1 means we are faster).
+medians measured in the same process (rounds interleaved), and the ratio ours / peer (below 1
+means we are faster).
 
     python bench/bench_fft.py                      # cpu, against NumPy
     python bench/bench_fft.py --device cuda:0      # also against torch.fft on the same GPU

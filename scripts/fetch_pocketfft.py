@@ -34,7 +34,8 @@ def sha256(data: bytes) -> str:
 
 def main() -> int:
     here = os.path.dirname(os.path.abspath(__file__))
-    dest = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "third_party", "pocketfft")
+    default = os.path.join(here, "..", "third_party", "pocketfft")
+    dest = sys.argv[1] if len(sys.argv) > 1 else default
     wanted = {os.path.join(dest, os.path.basename(m)): h for m, h in MEMBERS.items()}
     if all(os.path.exists(p) and sha256(open(p, "rb").read()) == h for p, h in wanted.items()):
         return 0

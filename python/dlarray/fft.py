@@ -32,7 +32,8 @@ __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
 _NORMS = ("backward", "ortho", "forward")
-_REAL = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
+_REAL = {np.dtype(np.float32): np.dtype(np.complex64),
+         np.dtype(np.float64): np.dtype(np.complex128)}
 _COMPLEX = {c: r for r, c in _REAL.items()}
 _PRIMITIVES = ("fft_c2c", "fft_r2c", "fft_c2r")
 
@@ -355,13 +356,15 @@ def irfftn(x: NDArray, /, *, s: Optional[Sequence[int]] = None,
 
 # --- frequencies and shifts -----------------------------------------------------------------
 
-def _frequencies(n: Any, d: Any, dtype: Any, device: Any, where: str, half: builtins.bool) -> NDArray:
+def _frequencies(n: Any, d: Any, dtype: Any, device: Any, where: str,
+                 half: builtins.bool) -> NDArray:
     n = _length(n, "n", where)
     if isinstance(d, builtins.bool) or not isinstance(d, (int, float, np.integer, np.floating)):
         raise TypeError("%s: d must be a real number, got %s" % (where, type(d).__name__))
     if d == 0:
         raise ValueError("%s: d (the sample spacing) must not be 0" % where)
-    out_dtype = np.dtype(np.float64) if dtype is None else _dtypes._as_dtype(dtype, where + ": dtype")
+    out_dtype = (np.dtype(np.float64) if dtype is None
+                 else _dtypes._as_dtype(dtype, where + ": dtype"))
     if out_dtype not in _REAL:
         raise TypeError("%s: dtype must be a real floating-point dtype (float32 or float64), "
                         "got %s" % (where, out_dtype))
