@@ -4,6 +4,7 @@
  */
 #include "cpu_device.h"
 
+#include <sys/mman.h>
 #include <sys/sysinfo.h>
 
 #include <algorithm>
@@ -70,6 +71,17 @@ std::string CpuDevice::device_name(int id) {
   return model_ + " (" + std::to_string(NumThreads()) + " threads)";
 }
 
+// Large blocks ask for transparent huge pages (as NumPy does for its arrays): a fresh 16 MB output
+// then costs 8 page faults instead of 4096, which on a VM is most of a fast op's time. Only the
+// whole 4 KiB pages inside the block are advised; where THP is off this does nothing.
+static void AdviseHugePages(void* ptr, size_t size) {
+  constexpr size_t kHugeAdviceMin = size_t{4} << 20, kPage = 4096;
+  if (size < kHugeAdviceMin) return;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(ptr) + kPage - 1) & ~(kPage - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(ptr) + size) & ~(kPage - 1);
+  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
 void* CpuDevice::allocate(int id, size_t nbytes) {
   CheckId(id);
   // Linux overcommits: a request larger than the whole machine would "succeed" and crash later.
@@ -82,6 +94,7 @@ void* CpuDevice::allocate(int id, size_t nbytes) {
   if (posix_memalign(&ptr, kAllocationAlignment, size) != 0 || ptr == nullptr) {
     throw OutOfMemoryError("cpu: out of memory allocating " + Bytes(nbytes));
   }
+  AdviseHugePages(ptr, size);
   num_allocations_.fetch_add(1, std::memory_order_relaxed);
   bytes_reserved_.fetch_add(size, std::memory_order_relaxed);
   const uint64_t in_use = bytes_in_use_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;

@@ -9,6 +9,7 @@
 #include "dlarray/ext/parallel.h"
 #include "dlarray/plugin.h"
 #include "linalg_kernels.h"
+#include "fft.h"
 #include "parallel.h"
 
 namespace {
@@ -72,6 +73,9 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"linalg_eigh", &cpu::LinalgEighKernel},
       {"linalg_svd", &cpu::LinalgSvdKernel},
       {"linalg_qr", &cpu::LinalgQrKernel},
+      {"fft_c2c", &cpu::FftC2CKernel},
+      {"fft_r2c", &cpu::FftR2CKernel},
+      {"fft_c2r", &cpu::FftC2RKernel},
   };
   for (const Entry& entry : kKernels)
     registry->register_kernel(entry.op, kDLArrayCPU, entry.kernel);

@@ -4,6 +4,7 @@
 #include "dlarray/ext/mem_info.h"
 #include "dlarray/ext/streams.h"
 #include "dlarray/plugin.h"
+#include "fft.h"
 #include "kernels.h"
 #include "linalg_kernels.h"
 #include "rtc_ext.h"
@@ -60,6 +61,9 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"nonzero", &NonzeroKernel},
       {"argsort", &ArgsortKernel},
       {"sort", &SortKernel},
+      {"fft_c2c", &FftC2CKernel},
+      {"fft_r2c", &FftR2CKernel},
+      {"fft_c2r", &FftC2RKernel},
       {"reduce", &ReduceKernel},
       {"scan", &ScanKernel},
       {"linalg_lu", &LinalgLuKernel},

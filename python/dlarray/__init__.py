@@ -311,3 +311,6 @@ __all__ += ["astype", "matmul", "tensordot", "vecdot"]
 # Area "linalg" (issue 22): the linear algebra extension, dlarray.linalg.
 from . import linalg  # noqa: E402
 __all__ += ["linalg"]
+# Area "fft" (issue 22): the array API's FFT extension, as the module dlarray.fft.
+from . import fft  # noqa: E402
+__all__ += ["fft"]

@@ -39,10 +39,12 @@ class Info:
 
     def capabilities(self) -> Dict[str, Union[bool, int, List[str]]]:
         """{"boolean indexing": bool, "data-dependent shapes": bool, "max dimensions": int}, and
-        dlarray's "linalg host fallback": the device kinds whose linalg factorizations copy to
-        the CPU and back (docs/linalg.md)."""
+        dlarray's "linalg host fallback" and "fft host fallback": the device kinds whose linalg
+        factorizations and FFTs copy to the CPU and back (docs/linalg.md, docs/fft.md)."""
+        from . import fft  # imported here: the package imports this module first
         from ._linalg_primitives import host_fallback_devices
-        return dict(_CAPABILITIES, **{"linalg host fallback": host_fallback_devices()})
+        return dict(_CAPABILITIES, **{"linalg host fallback": host_fallback_devices(),
+                                      "fft host fallback": fft._host_fallback_devices()})
 
     def default_device(self) -> _core.DLContext:
         """Where arrays go when no device is given (``dlarray.set_default_device``,

@@ -15,6 +15,7 @@
 #include "dlarray/kernel.h"
 #include "dlarray/reduce_kinds.h"
 #include "dlarray/runtime.h"
+#include "fft_ops.h"
 #include "index_ops.h"
 
 namespace dlarray {
@@ -453,6 +454,19 @@ const CoreOpRow kCoreOps[] = {
      I<InferScan>,
      "out[o, r, j] = cumulative sum (kind 0) or product (1) of x[o, :r+1, j] (x [outer, n, "
      "inner]); include_initial: out has n + 1 rows, the first 0 or 1"},
+    // fft: the FFT primitives (fft_ops.cc says the canonical shapes Python brings calls to).
+    {"fft_c2c", "x", "forward:bool scale=1", nullptr, DTypeSet{0, 2}, 0, V<ValidateFftC2C>,
+     I<InferLikeInput0>,
+     "out = scale * DFT along axis 1 of x (outer, n, inner), complex; forward: the sign of the "
+     "exponent"},
+    {"fft_r2c", "x", "forward:bool scale=1", nullptr, DTypeSet{0, 6}, kPerOperand,
+     V<ValidateFftR2C>, I<InferFftR2C>,
+     "out (outer, n / 2 + 1, inner) = scale * the first half of the DFT along axis 1 of real x "
+     "(outer, n, inner); forward=0: its conjugate"},
+    {"fft_c2r", "x", "forward:bool scale=1", nullptr, DTypeSet{0, 6}, kPerOperand,
+     V<ValidateFftC2R>, nullptr,
+     "out (outer, n, inner) real = scale * DFT along axis 1 of the Hermitian signals whose halves "
+     "x (outer, n / 2 + 1, inner) holds (n from out); forward=0: the inverse transform (irfft)"},
 // The ops of the elementwise definition table (dlarray/elementwise_table.h): same-shape operands,
 // in place allowed, the outputs shaped like the inputs; a scalar attribute checked as every
 // scalar applied to an array.

@@ -24,6 +24,10 @@ EXAMPLES = {
             "s": ((1, 2), _F32)}
        for op in ("linalg_lu", "linalg_solve", "linalg_cholesky", "linalg_eigh", "linalg_svd",
                   "linalg_qr")},
+    # fft: (outer, n, inner) signals; 2 reals <-> 2 // 2 + 1 = 2 complex values.
+    "fft_r2c": {"x": ((1, 2, 2), _F32), "out": ((1, 2, 2), np.dtype(np.complex64))},
+    "fft_c2r": {"x": ((1, 2, 2), np.dtype(np.complex64)), "out": ((1, 2, 2), _F32)},
+    "fft_c2c": {p: ((1, 2, 2), np.dtype(np.complex64)) for p in ("x", "out")},
 }
 
 

@@ -1,0 +1,224 @@
+// The FFT primitives (fft_c2c, fft_r2c, fft_c2r along axis 1 of a compact (outer, n, inner)
+// layout; runtime/src/fft_ops.cc says the forms) through cuFFT, opened at the first transform
+// (cufft_library.h). One plan covers the inner signals of one outer index (stride inner, distance
+// 1), or all rows at once when inner is 1 (stride 1, distance n); an outer index is one
+// execution. Plans are cached per (device, n, batch, stride, type): making one costs far more
+// than a transform. cuFFT has no scale factor and fixed signs for the real transforms, so:
+//   - scale: one pass over the output after the transform (skipped for a scale of 1);
+//   - fft_r2c with forward=0 (ihfft) is the conjugate of the forward R2C: the same pass conjugates;
+//   - fft_c2r destroys its input in cuFFT, so it runs on a copy, and that copy is where the
+//     scale and, for forward=1 (hfft: the C2R of the conjugate), the conjugation are applied.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "cufft_library.h"
+#include "fft.h"
+#include "kernel_util.cuh"
+
+namespace dlarray {
+namespace cuda {
+namespace {
+
+enum class Form { kC2C, kR2C, kC2R };
+
+#define CUFFT_CALL(expr)                                                                         \
+  do {                                                                                           \
+    const cufftResult dlarray_cufft_st_ = (expr);                                                \
+    if (dlarray_cufft_st_ != CUFFT_SUCCESS) {                                                    \
+      throw BackendError(std::string(#expr) + " failed: " + CufftStatusName(dlarray_cufft_st_) + \
+                         " (" + __FILE__ + ":" + std::to_string(__LINE__) + ")");                \
+    }                                                                                            \
+  } while (0)
+
+// out[i] = in[i] * scale, the odd (imaginary) positions negated when conj; out may be in.
+template <typename T>
+__global__ void ScaleConjKernel(const T* in, T* out, uint64_t count, T scale, bool conj) {
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    out[i] = in[i] * ((conj && (i & 1)) ? -scale : scale);
+  }
+}
+
+template <typename T>
+void ScaleConj(const LaunchEnv& env, const void* in, void* out, uint64_t count, double scale,
+               bool conj) {
+  if (count == 0 || (scale == 1.0 && !conj && in == out)) return;
+  constexpr int kThreads = 256;
+  const int blocks = GridSize(static_cast<int64_t>(count), kThreads, FullWaveBlocks(env, kThreads));
+  ScaleConjKernel<T><<<blocks, kThreads, 0, env.stream>>>(
+      static_cast<const T*>(in), static_cast<T*>(out), count, static_cast<T>(scale), conj);
+  CHECK_LAUNCH("ScaleConjKernel");
+}
+
+// The plan cache: at most kMaxPlans plans, the least recently used destroyed first (after its
+// device finishes what may still use it).
+constexpr size_t kMaxPlans = 32;
+using PlanKey = std::tuple<int, int64_t, int64_t, int64_t, int>;  // device, n, batch, stride, type
+struct Plan {
+  cufftHandle handle;
+  uint64_t last_use;
+};
+std::mutex g_plans_mutex;
+std::map<PlanKey, Plan> g_plans;
+uint64_t g_plan_clock = 0;
+
+void EvictOldest(const CufftLibrary& lib, int current_device) {
+  auto oldest = g_plans.begin();
+  for (auto it = g_plans.begin(); it != g_plans.end(); ++it) {
+    if (it->second.last_use < oldest->second.last_use) oldest = it;
+  }
+  const int device = std::get<0>(oldest->first);
+  SetDevice(device);
+  (void)cudaDeviceSynchronize();
+  (void)lib.Destroy(oldest->second.handle);
+  g_plans.erase(oldest);
+  SetDevice(current_device);
+}
+
+// The plan (made on first use) for `batch` signals of length n, `stride` apart element to
+// element and 1 apart signal to signal when stride > 1 (the inner signals of one outer index),
+// packed one after another when stride is 1. The caller holds g_plans_mutex.
+cufftHandle GetPlan(const CufftLibrary& lib, int device, int64_t n, int64_t batch, int64_t stride,
+                    cufftType type) {
+  const PlanKey key{device, n, batch, stride, static_cast<int>(type)};
+  auto it = g_plans.find(key);
+  if (it != g_plans.end()) {
+    it->second.last_use = ++g_plan_clock;
+    return it->second.handle;
+  }
+  if (g_plans.size() >= kMaxPlans) EvictOldest(lib, device);
+  cufftHandle handle;
+  CUFFT_CALL(lib.Create(&handle));
+  // The lengths of the signals as stored: n for real and complex-to-complex sides, n / 2 + 1 for
+  // the half spectrum of a real transform.
+  const bool real_in = type == CUFFT_R2C || type == CUFFT_D2Z;
+  const bool real_out = type == CUFFT_C2R || type == CUFFT_Z2D;
+  long long length = n;                                   // NOLINT(runtime/int): cuFFT's type
+  long long in_embed = real_out ? n / 2 + 1 : n;          // NOLINT(runtime/int)
+  long long out_embed = real_in ? n / 2 + 1 : n;          // NOLINT(runtime/int)
+  const long long in_dist = stride > 1 ? 1 : in_embed;    // NOLINT(runtime/int)
+  const long long out_dist = stride > 1 ? 1 : out_embed;  // NOLINT(runtime/int)
+  size_t work_bytes = 0;
+  const cufftResult st = lib.MakePlanMany64(handle, 1, &length, &in_embed, stride, in_dist,
+                                            &out_embed, stride, out_dist, type, batch, &work_bytes);
+  if (st != CUFFT_SUCCESS) {
+    (void)lib.Destroy(handle);
+    throw BackendError("cuFFT could not plan " + std::to_string(batch) + " transforms of length " +
+                       std::to_string(n) + " (stride " + std::to_string(stride) +
+                       "): " + CufftStatusName(st));
+  }
+  g_plans.emplace(key, Plan{handle, ++g_plan_clock});
+  return handle;
+}
+
+// One execution of the plan on signals starting at in / out.
+template <typename T>
+void Execute(const CufftLibrary& lib, cufftHandle plan, Form form, bool forward, void* in,
+             void* out) {
+  constexpr bool kDouble = sizeof(T) == 8;
+  switch (form) {
+    case Form::kC2C: {
+      const int sign = forward ? CUFFT_FORWARD : CUFFT_INVERSE;
+      if constexpr (kDouble) {
+        CUFFT_CALL(lib.ExecZ2Z(plan, static_cast<cufftDoubleComplex*>(in),
+                               static_cast<cufftDoubleComplex*>(out), sign));
+      } else {
+        CUFFT_CALL(lib.ExecC2C(plan, static_cast<cufftComplex*>(in),
+                               static_cast<cufftComplex*>(out), sign));
+      }
+      break;
+    }
+    case Form::kR2C:
+      if constexpr (kDouble) {
+        CUFFT_CALL(lib.ExecD2Z(plan, static_cast<cufftDoubleReal*>(in),
+                               static_cast<cufftDoubleComplex*>(out)));
+      } else {
+        CUFFT_CALL(lib.ExecR2C(plan, static_cast<cufftReal*>(in), static_cast<cufftComplex*>(out)));
+      }
+      break;
+    case Form::kC2R:
+      if constexpr (kDouble) {
+        CUFFT_CALL(lib.ExecZ2D(plan, static_cast<cufftDoubleComplex*>(in),
+                               static_cast<cufftDoubleReal*>(out)));
+      } else {
+        CUFFT_CALL(lib.ExecC2R(plan, static_cast<cufftComplex*>(in), static_cast<cufftReal*>(out)));
+      }
+      break;
+  }
+}
+
+template <typename T>
+void Transform(const KernelContext& ctx, Form form) {
+  const DLArray* in = ctx.inputs[0];
+  DLArray* out = ctx.outputs[0];
+  const int64_t outer = in->shape[0], inner = in->shape[2];
+  const int64_t n = form == Form::kC2R ? out->shape[1] : in->shape[1];
+  if (outer == 0 || inner == 0) return;
+  const bool forward = ctx.attrs[0] != 0.0;
+  const double scale = ctx.attrs[1];
+  constexpr bool kDouble = sizeof(T) == 8;
+  const cufftType type = form == Form::kC2C   ? (kDouble ? CUFFT_Z2Z : CUFFT_C2C)
+                         : form == Form::kR2C ? (kDouble ? CUFFT_D2Z : CUFFT_R2C)
+                                              : (kDouble ? CUFFT_Z2D : CUFFT_C2R);
+  const LaunchEnv env = Prepare(ctx);
+  const CufftLibrary& lib = CufftLibrary::Require();
+  // Bytes per element of each side, and of one outer index's block.
+  const int64_t in_item = (form == Form::kR2C ? 1 : 2) * static_cast<int64_t>(sizeof(T));
+  const int64_t out_item = (form == Form::kC2R ? 1 : 2) * static_cast<int64_t>(sizeof(T));
+  const int64_t in_block = in->shape[1] * inner * in_item;
+  const int64_t out_block = out->shape[1] * inner * out_item;
+  char* src = const_cast<char*>(Data<const char>(in));  // cuFFT's signature; only C2R writes it
+  char* dst = Data<char>(out);
+  const uint64_t in_scalars = static_cast<uint64_t>(outer * in_block / sizeof(T));
+  void* copy = nullptr;
+  if (form == Form::kC2R) {  // cuFFT overwrites a C2R input: transform a scaled copy
+    copy = env.device->allocate(env.id, in_scalars * sizeof(T));
+    ScaleConj<T>(env, src, copy, in_scalars, scale, forward);
+    src = static_cast<char*>(copy);
+  }
+  try {
+    std::lock_guard<std::mutex> lock(g_plans_mutex);
+    // inner 1: every row in one execution; else one execution per outer index.
+    const cufftHandle plan = inner == 1 ? GetPlan(lib, env.id, n, outer, 1, type)
+                                        : GetPlan(lib, env.id, n, inner, inner, type);
+    CUFFT_CALL(lib.SetStream(plan, env.stream));
+    const int64_t executions = inner == 1 ? 1 : outer;
+    for (int64_t o = 0; o < executions; ++o) {
+      Execute<T>(lib, plan, form, forward, src + o * in_block, dst + o * out_block);
+    }
+  } catch (...) {
+    if (copy != nullptr) env.device->free(env.id, copy, in_scalars * sizeof(T));
+    throw;
+  }
+  if (copy != nullptr) {
+    env.device->free(env.id, copy, in_scalars * sizeof(T));  // stream-ordered: safe to reuse
+  } else {
+    const uint64_t out_scalars = static_cast<uint64_t>(outer * out_block / sizeof(T));
+    ScaleConj<T>(env, dst, dst, out_scalars, scale, form == Form::kR2C && !forward);
+  }
+}
+
+void Run(const KernelContext& ctx, Form form) {
+  const DLArrayDType t = form == Form::kC2R ? ctx.outputs[0]->dtype : ctx.inputs[0]->dtype;
+  const bool is_double = t.code == kDLArrayComplex ? t.bits == 128 : t.bits == 64;
+  if (is_double) {
+    Transform<double>(ctx, form);
+  } else {
+    Transform<float>(ctx, form);
+  }
+}
+
+}  // namespace
+
+void FftC2CKernel(const KernelContext& ctx) { Run(ctx, Form::kC2C); }
+void FftR2CKernel(const KernelContext& ctx) { Run(ctx, Form::kR2C); }
+void FftC2RKernel(const KernelContext& ctx) { Run(ctx, Form::kC2R); }
+
+}  // namespace cuda
+}  // namespace dlarray
