@@ -76,48 +76,45 @@ K ItemKey(K key) {  // sort's items are the keys alone
   return key;
 }
 
-// sort's key of a float and its inverse (sign-magnitude flipped; a NaN's sign dropped).
-template <typename F, typename K>
-K ValueKey(F f) {
-  constexpr K kSign = K{1} << (8 * sizeof(K) - 1);
-  K bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  if (std::isnan(f)) bits &= ~kSign;
-  return (bits & kSign) != 0 ? ~bits : bits | kSign;
-}
-template <typename F, typename K>
-F FromValueKey(K key) {
-  constexpr K kSign = K{1} << (8 * sizeof(K) - 1);
-  const K bits = (key & kSign) != 0 ? key & ~kSign : ~key;
-  F f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
+// sort's key: the element's own bits as an unsigned integer of its size, in the order of the
+// values (floats, the half types included: sign-magnitude flipped, a NaN's sign dropped; signed
+// integers: the sign bit flipped), so that it turns back into the value exactly.
+template <typename T>
+using BitsOf =
+    std::conditional_t<sizeof(T) == 1, uint8_t,
+                       std::conditional_t<sizeof(T) == 2, uint16_t,
+                                          std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+template <typename T>
+constexpr bool kIsFloat = kIsHalf<T> || std::is_floating_point_v<T>;
 
 template <typename T>
-KeyOf<T> ToValueKey(T v) {
-  if constexpr (kIsHalf<T>) {
-    return ValueKey<float, KeyOf<T>>(Load(v));
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return ValueKey<T, KeyOf<T>>(v);
+BitsOf<T> ToValueKey(T v) {
+  using B = BitsOf<T>;
+  constexpr B kSign = static_cast<B>(B{1} << (8 * sizeof(B) - 1));
+  B bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  if constexpr (kIsFloat<T>) {
+    if (std::isnan(static_cast<double>(Load(v)))) bits &= static_cast<B>(~kSign);
+    return (bits & kSign) != 0 ? static_cast<B>(~bits) : static_cast<B>(bits | kSign);
+  } else if constexpr (std::is_signed_v<T>) {
+    return static_cast<B>(bits ^ kSign);
   } else {
-    return SortKey(v);  // integers and bool: SortKey is one-to-one already
+    return bits;
   }
 }
 template <typename T>
-T FromValueKeyOf(KeyOf<T> key) {
-  if constexpr (kIsHalf<T>) {
-    return Store<T>(FromValueKey<float, KeyOf<T>>(key));  // exact: the float came from a T
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return FromValueKey<T, KeyOf<T>>(key);
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return key != 0;
+T FromValueKey(BitsOf<T> key) {
+  using B = BitsOf<T>;
+  constexpr B kSign = static_cast<B>(B{1} << (8 * sizeof(B) - 1));
+  B bits = key;
+  if constexpr (kIsFloat<T>) {
+    bits = (key & kSign) != 0 ? static_cast<B>(key & ~kSign) : static_cast<B>(~key);
   } else if constexpr (std::is_signed_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(key) ^ (U{1} << (8 * sizeof(T) - 1))));
-  } else {
-    return static_cast<T>(key);
+    bits = static_cast<B>(key ^ kSign);
   }
+  T v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
 }
 
 // Stable LSD radix sort of a[0, n) by key, over `threads` chunks; b is scratch of n items.
@@ -192,8 +189,8 @@ void SortRow(const T* x, int64_t* out, int64_t n, bool descending, int threads,
 // One row of sort: keys (2n of scratch), radix-sorted, turned back into values.
 template <typename T>
 void SortValuesRow(const T* x, T* out, int64_t n, bool descending, int threads,
-                   std::vector<KeyOf<T>>* scratch) {
-  using K = KeyOf<T>;
+                   std::vector<BitsOf<T>>* scratch) {
+  using K = BitsOf<T>;
   scratch->resize(static_cast<size_t>(2 * n));
   K* a = scratch->data();
   ParallelFor(n, n, kElementAlign, [&](int64_t i0, int64_t i1) {
@@ -205,11 +202,11 @@ void SortValuesRow(const T* x, T* out, int64_t n, bool descending, int threads,
   if (n <= 64) {
     std::sort(a, a + n);
   } else {
-    a = RadixSort(a, a + n, n, kKeyBytes<T>, threads);
+    a = RadixSort(a, a + n, n, static_cast<int>(sizeof(K)), threads);
   }
   ParallelFor(n, n, kElementAlign, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i)
-      out[i] = FromValueKeyOf<T>(descending ? static_cast<K>(~a[i]) : a[i]);
+      out[i] = FromValueKey<T>(descending ? static_cast<K>(~a[i]) : a[i]);
   });
 }
 
@@ -257,11 +254,11 @@ void SortKernel(const KernelContext& ctx) {
     T* out = Data<T>(ctx.outputs[0]);
     const int threads = ThreadsFor(rows * n * 8);
     if (rows == 1) {
-      std::vector<KeyOf<T>> scratch;
+      std::vector<BitsOf<T>> scratch;
       SortValuesRow(x, out, n, descending, threads, &scratch);
       return;
     }
-    std::vector<std::vector<KeyOf<T>>> scratch(static_cast<size_t>(std::max(threads, 1)));
+    std::vector<std::vector<BitsOf<T>>> scratch(static_cast<size_t>(std::max(threads, 1)));
     ParallelTasks(rows, threads, [&](int64_t r, int slot) {
       SortValuesRow(x + r * n, out + r * n, n, descending, 1, &scratch[static_cast<size_t>(slot)]);
     });

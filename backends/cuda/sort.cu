@@ -5,9 +5,9 @@
 // CUDA toolkit) sorts the pairs stably: one row with its radix sort over the key's significant
 // bits (32 for dtypes of 4 bytes or less), several with its segmented sort. (The segmented sort
 // of one row of 10**7 took 150 ms on an H100, the radix sort well under a millisecond.)
-// sort: the values themselves, by CUB's radix sort of keys alone (no positions), with keys that
-// turn back into the values (-0.0 kept, sorted just before 0.0; a NaN keeps its payload but not
-// its sign, so every NaN sorts last).
+// sort: the values themselves, by CUB's radix sort of keys alone (no positions): the elements' own
+// bits in value order, which turn back into the values exactly (-0.0 kept, sorted just before
+// 0.0; a NaN keeps its payload but not its sign, so every NaN sorts last).
 #include <cmath>
 #include <cstring>
 #include <cub/device/device_radix_sort.cuh>
@@ -64,57 +64,44 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// sort's key of an element (every dtype's fits K: 32 bits up to 4-byte dtypes, else 64) and its
-// inverse.
+// sort's key: the element's own bits as an unsigned integer of its size, in the order of the
+// values (floats, the half types included: sign-magnitude flipped, a NaN's sign dropped; signed
+// integers: the sign bit flipped), so that it turns back into the value exactly.
 template <typename T>
-using ValueKeyOf = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
-
-template <typename F, typename B>
-__device__ __forceinline__ B FloatValueKey(F v) {
-  constexpr B kSign = B{1} << (8 * sizeof(B) - 1);
-  B bits;
-  memcpy(&bits, &v, sizeof bits);
-  if (isnan(v)) bits &= ~kSign;
-  return (bits & kSign) != 0 ? static_cast<B>(~bits) : (bits | kSign);
-}
-
-template <typename F, typename B>
-__device__ __forceinline__ F FloatFromValueKey(B key) {
-  constexpr B kSign = B{1} << (8 * sizeof(B) - 1);
-  const B bits = (key & kSign) != 0 ? static_cast<B>(key & ~kSign) : static_cast<B>(~key);
-  F v;
-  memcpy(&v, &bits, sizeof v);
-  return v;
-}
+using ValueKeyOf =
+    std::conditional_t<sizeof(T) == 1, uint8_t,
+                       std::conditional_t<sizeof(T) == 2, uint16_t,
+                                          std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
 
 template <typename T>
 __device__ __forceinline__ ValueKeyOf<T> ToValueKey(T x) {
-  using C = Compute<T>;
-  using K = ValueKeyOf<T>;
-  if constexpr (std::is_same_v<C, double>) {
-    return FloatValueKey<double, uint64_t>(Load(x));
-  } else if constexpr (std::is_same_v<C, float>) {
-    return FloatValueKey<float, uint32_t>(Load(x));  // exact for the half types too
+  using B = ValueKeyOf<T>;
+  constexpr B kSign = static_cast<B>(B{1} << (8 * sizeof(B) - 1));
+  B bits;
+  memcpy(&bits, &x, sizeof bits);
+  if constexpr (std::is_floating_point_v<Compute<T>>) {
+    if (isnan(Load(x))) bits &= static_cast<B>(~kSign);
+    return (bits & kSign) != 0 ? static_cast<B>(~bits) : static_cast<B>(bits | kSign);
+  } else if constexpr (std::is_signed_v<T>) {
+    return static_cast<B>(bits ^ kSign);
   } else {
-    return static_cast<K>(SortKey(x));  // integers and bool: one-to-one already
+    return bits;
   }
 }
 
 template <typename T>
 __device__ __forceinline__ T FromValueKey(ValueKeyOf<T> key) {
-  using C = Compute<T>;
-  if constexpr (std::is_same_v<C, double>) {
-    return Store<T>(FloatFromValueKey<double, uint64_t>(key));
-  } else if constexpr (std::is_same_v<C, float>) {
-    return Store<T>(FloatFromValueKey<float, uint32_t>(key));
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return key != 0;
+  using B = ValueKeyOf<T>;
+  constexpr B kSign = static_cast<B>(B{1} << (8 * sizeof(B) - 1));
+  B bits = key;
+  if constexpr (std::is_floating_point_v<Compute<T>>) {
+    bits = (key & kSign) != 0 ? static_cast<B>(key & ~kSign) : static_cast<B>(~key);
   } else if constexpr (std::is_signed_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(key) ^ (U{1} << (8 * sizeof(T) - 1))));
-  } else {
-    return static_cast<T>(key);
+    bits = static_cast<B>(key ^ kSign);
   }
+  T v;
+  memcpy(&v, &bits, sizeof v);
+  return v;
 }
 
 template <typename T>
@@ -224,8 +211,7 @@ void SortKernel(const KernelContext& ctx) {
     ValueKeyKernel<T>
         <<<blocks, kThreads, 0, env.stream>>>(Data<const T>(x), total, descending, keys);
     CHECK_LAUNCH("sort keys");
-    // Only the bits a dtype's keys use: 8 for (u)int8 and bool, 16 for (u)int16.
-    const int end_bit = std::is_integral_v<T> && sizeof(T) < 4 ? 8 * sizeof(T) : 8 * sizeof(K);
+    const int end_bit = 8 * sizeof(K);
     size_t temp_bytes = 0;
     if (rows == 1) {
       CUDA_CALL(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, keys, sorted, total, 0, end_bit,

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 
+from . import _core
 from ._core import NDArray
 from ._linalg_primitives import (LinAlgError, check_info, float_dtype, matrices, require_array,
                                  run)
@@ -170,13 +171,30 @@ def solve(x1: NDArray, x2: NDArray, /) -> NDArray:
     return out.reshape(batch + (n,)) if vector else out.reshape(batch + (n, k))
 
 
+def _eigh_info(a: NDArray, info: NDArray, outs: Tuple[NDArray, ...]) -> NDArray:
+    """info with the matrices holding NaN or inf cleared, their outputs set to NaN: LAPACK's syevd
+    (and NumPy's eigh) give NaN for them, cuSOLVER reports them as not converged; every device
+    answers as LAPACK does."""
+    if info.size == 0 or not info.asnumpy().any():
+        return info
+    from . import all as all_, isfinite  # the package's (imported after this module)
+    codes = info.asnumpy().reshape(-1).copy()
+    finite = all_(isfinite(a), axis=(-2, -1)).asnumpy().reshape(-1)
+    nan_input = (codes != 0) & ~finite
+    if nan_input.any():
+        for out in outs:
+            out.reshape((codes.size, -1))[np.flatnonzero(nan_input).tolist(), :] = np.nan
+        codes[nan_input] = 0
+    return _core.array(codes.reshape(info.shape), info.ctx, codes.dtype)
+
+
 def eigh(x: NDArray, /) -> EighResult:
     """Eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix of ``x``
     (..., n, n); only the lower triangle is read. Raises LinAlgError when the solver reports
     that it did not converge (NaN input gives NaN, as NumPy's eigh)."""
     a, batch = matrices(x, "x", "eigh", square=True)
     w, v, info = run("linalg_eigh", [a], 1)
-    check_info(info, batch, "eigh", "did not converge (eigenvalues; NaN or inf input?)")
+    check_info(_eigh_info(a, info, (w, v)), batch, "eigh", "did not converge (eigenvalues)")
     n = a.shape[-1]
     return EighResult(w.reshape(batch + (n,)), v.reshape(batch + (n, n)))
 
@@ -185,7 +203,7 @@ def eigvalsh(x: NDArray, /) -> NDArray:
     """The eigenvalues (ascending) of each symmetric matrix of ``x``: ``eigh`` without vectors."""
     a, batch = matrices(x, "x", "eigvalsh", square=True)
     w, _, info = run("linalg_eigh", [a], 0)
-    check_info(info, batch, "eigvalsh", "did not converge (NaN or inf input?)")
+    check_info(_eigh_info(a, info, (w,)), batch, "eigvalsh", "did not converge")
     return w.reshape(batch + (a.shape[-1],))
 
 

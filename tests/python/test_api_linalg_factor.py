@@ -200,3 +200,16 @@ def test_argument_errors(ctx):
         la.solve(x, arr(np.ones(4), ctx))
     with pytest.raises(ValueError, match="do not broadcast"):
         la.solve(arr(np.ones((2, 3, 3)), ctx), arr(np.ones((4, 3, 1)), ctx))
+
+
+def test_eigh_nan_input_reported_as_not_converged_gives_nan(ctx):
+    """cuSOLVER reports a matrix holding NaN as not converged where LAPACK returns NaN with info
+    0: _eigh_info makes every device answer as LAPACK does, and keeps real failures."""
+    from dlarray.linalg import _eigh_info
+    a = np.stack([np.full((2, 2), np.nan), np.eye(2)])
+    w = xp.asarray(np.ones((2, 2)), device=ctx)
+    info = _eigh_info(xp.asarray(a, device=ctx), xp.asarray(np.array([3, 0]), device=ctx), (w,))
+    np.testing.assert_array_equal(info.asnumpy(), [0, 0])
+    np.testing.assert_array_equal(w.asnumpy(), [[np.nan, np.nan], [1, 1]])
+    kept = _eigh_info(xp.asarray(a, device=ctx), xp.asarray(np.array([0, 2]), device=ctx), (w,))
+    np.testing.assert_array_equal(kept.asnumpy(), [0, 2])  # finite and not converged: an error
