@@ -112,7 +112,7 @@ CT dlc_cosh(CT z) {
 }
 CT dlc_tanh(CT z) {
   const RT x = z.x, y = z.y;
-  if (isinf(x)) return DLC(copysign((RT)1, x), copysign((RT)0, isfinite(y) ? sin(2 * y) : y));
+  if (isinf(x)) return DLC(copysign((RT)1, x), copysign((RT)0, y));  // the standard's sign
   if (isnan(x)) return y == 0 ? DLC(x, y) : DLC(x, x);
   if (!isfinite(y)) return DLC(x == 0 ? x : y - y, y - y);
   if (fabs(x) > 22) {  // tanh x is +-1 to the last bit; the imaginary part underflows
@@ -128,7 +128,10 @@ CT dlc_log1p(CT z) {
   // |1 + z|^2 - 1 = 2x + x^2 + y^2, without the cancellation of hypot(1 + x, y) - 1
   return DLC(log1p(z.x * (2 + z.x) + z.y * z.y) / 2, atan2(z.y, z.x + 1));
 }
+// As exp(z) - 1 where a part is infinite or NaN (exp's special values, as the standard asks).
 CT dlc_expm1(CT z) {
+  if (!dlc_isfinite(z)) return dlc_exp(z) - DLC(1, 0);
+  if (z.x == 0 && z.y == 0) return DLC(0, z.y);
   const RT h = sin(z.y / 2);
   return DLC(expm1(z.x) * cos(z.y) - 2 * h * h, exp(z.x) * sin(z.y));
 }
@@ -196,6 +199,42 @@ CT dlc_acosh(CT z) {
   const CT w = dlc_acos(z);
   return DLC(fabs(w.y), copysign(w.x, z.y));
 }
+// The product as C99's complex * (Annex G.5.1): where the schoolbook form gives NaN + NaN j
+// from an infinite factor, the infinities are recovered (pow's exp(b log a), as glibc's cpow).
+CT dlc_mul_annex_g(CT z, CT w) {
+  RT a = z.x, b = z.y, c = w.x, d = w.y;
+  const RT ac = a * c, bd = b * d, ad = a * d, bc = b * c;
+  RT x = ac - bd, y = ad + bc;
+  if (isnan(x) && isnan(y)) {
+    int again = 0;
+    if (isinf(a) || isinf(b)) {
+      a = copysign(isinf(a) ? (RT)1 : (RT)0, a);
+      b = copysign(isinf(b) ? (RT)1 : (RT)0, b);
+      if (isnan(c)) c = copysign((RT)0, c);
+      if (isnan(d)) d = copysign((RT)0, d);
+      again = 1;
+    }
+    if (isinf(c) || isinf(d)) {
+      c = copysign(isinf(c) ? (RT)1 : (RT)0, c);
+      d = copysign(isinf(d) ? (RT)1 : (RT)0, d);
+      if (isnan(a)) a = copysign((RT)0, a);
+      if (isnan(b)) b = copysign((RT)0, b);
+      again = 1;
+    }
+    if (!again && (isinf(ac) || isinf(bd) || isinf(ad) || isinf(bc))) {
+      if (isnan(a)) a = copysign((RT)0, a);
+      if (isnan(b)) b = copysign((RT)0, b);
+      if (isnan(c)) c = copysign((RT)0, c);
+      if (isnan(d)) d = copysign((RT)0, d);
+      again = 1;
+    }
+    if (again) {
+      x = INFINITY * (a * c - b * d);
+      y = INFINITY * (a * d + b * c);
+    }
+  }
+  return DLC(x, y);
+}
 CT dlc_scale(CT z, RT k) { return DLC(z.x * k, z.y * k); }
 CT dlc_pow(CT a, CT b) {
   if (b.x == 0 && b.y == 0) return DLC(1, 0);
@@ -213,7 +252,7 @@ CT dlc_pow(CT a, CT b) {
     }
     return invert ? dlc_div(DLC(1, 0), r) : r;
   }
-  return dlc_exp(dlc_mul(b, dlc_log(a)));
+  return dlc_exp(dlc_mul_annex_g(b, dlc_log(a)));
 }
 #undef DL_MULS
 #define DL_MULS(a, b) dlc_mul(a, b)

@@ -180,7 +180,6 @@ DLARRAY_EW_COMPLEX_1(Cos, cos)
 DLARRAY_EW_COMPLEX_1(Tan, tan)
 DLARRAY_EW_COMPLEX_1(Sinh, sinh)
 DLARRAY_EW_COMPLEX_1(Cosh, cosh)
-DLARRAY_EW_COMPLEX_1(Tanh, tanh)
 DLARRAY_EW_COMPLEX_1(Asin, asin)
 DLARRAY_EW_COMPLEX_1(Acos, acos)
 DLARRAY_EW_COMPLEX_1(Atan, atan)
@@ -189,6 +188,20 @@ DLARRAY_EW_COMPLEX_1(Acosh, acosh)
 DLARRAY_EW_COMPLEX_1(Atanh, atanh)
 #undef DLARRAY_EW_COMPLEX_1
 /// \endcond
+
+/*!
+ * \brief tanh x, the library's, except for an infinite real part and a finite imaginary one:
+ *        +-1 + 0j with the imaginary part's sign (the standard's; Annex G's sign of sin(2 im) is
+ *        what glibc gives).
+ */
+template <typename R>
+DLARRAY_HOST_DEVICE Complex<R> Tanh(Complex<R> x) {
+  if (std::isinf(x.re) && std::isfinite(x.im)) {
+    return Complex<R>{std::copysign(R{1}, x.re), std::copysign(R{0}, x.im)};
+  }
+  using std::tanh;
+  return ew::FromLib<R>(tanh(ew::ToLib(x)));
+}
 
 /*! \brief log(x) / log(2), each part scaled (no complex division: NumPy's log2). */
 template <typename R>
@@ -206,11 +219,17 @@ DLARRAY_HOST_DEVICE Complex<R> Log10(Complex<R> x) {
 }
 /*!
  * \brief e^x - 1, accurate near 0: real part expm1(re) cos(im) - 2 sin^2(im / 2) (no
- *        cancellation), imaginary part e^re sin(im), for every x (NumPy's: inf + 0j gives
- *        inf + nan j).
+ *        cancellation), imaginary part e^re sin(im). Infinite or NaN parts: exp(x) - 1, so that
+ *        Annex G's special values of exp carry over as the standard asks (NumPy's formula gives
+ *        inf + nan j for inf + 0j); +-0 + 0j gives +0 + 0j (exp(0) - 1).
  */
 template <typename R>
 DLARRAY_HOST_DEVICE Complex<R> Expm1(Complex<R> x) {
+  if (!IsFinite(x)) {
+    const Complex<R> e = Exp(x);
+    return Complex<R>{e.re - R{1}, e.im};
+  }
+  if (x.re == R{0} && x.im == R{0}) return Complex<R>{R{0}, x.im};
   const R h = std::sin(x.im / R{2});
   return Complex<R>{std::expm1(x.re) * std::cos(x.im) - R{2} * h * h,
                     std::exp(x.re) * std::sin(x.im)};
