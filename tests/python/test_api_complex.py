@@ -309,3 +309,21 @@ def test_linear_algebra_matches_numpy(ctx, rng, dtype):
     ref = np.tensordot(a.astype(C128), b, axes=([1], [1]))
     got = dlarray.tensordot(dev(a, ctx), dev(b, ctx), axes=([1], [1]))
     assert_complex_matches(got, ref, dtype, RTOL[dtype] * 16, what="tensordot")
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_unique_groups_complex_values(ctx, rng, dtype):
+    """unique_* order complex values by real part, then imaginary part (NumPy's order); every
+    NaN is its own group."""
+    skip_unsupported(ctx, dtype)
+    for a in (np.array([1 + 2j, 3, 1 + 2j, 1 - 1j, complex(np.nan, 0), 3, 1 - 1j, 0], dtype),
+              (rng.integers(-2, 3, 1500) + 1j * rng.integers(-2, 3, 1500)).astype(dtype)):
+        got = dlarray.unique_all(dev(a, ctx))
+        values, index, inverse, counts = np.unique(a, return_index=True, return_inverse=True,
+                                                   return_counts=True, equal_nan=False)
+        np.testing.assert_array_equal(got.values.asnumpy(), values)
+        np.testing.assert_array_equal(got.indices.asnumpy(), index)
+        np.testing.assert_array_equal(got.inverse_indices.asnumpy(), inverse)
+        np.testing.assert_array_equal(got.counts.asnumpy(), counts)
+    with pytest.raises(TypeError, match="no order"):
+        dlarray.sort(dev(np.ones(2, dtype), ctx))
