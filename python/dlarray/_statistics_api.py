@@ -153,6 +153,9 @@ def _count(x: NDArray, axis: AxisLike, where: str) -> int:
 
 def _divide(total: NDArray, count: float) -> NDArray:
     # An empty reduction divides 0 by 0: NaN, as NumPy's mean (without its warning).
+    if count == 0 and total.dtype.kind == "c":  # nan + nan j, as NumPy
+        return _core.array(np.full(total.shape, complex(math.nan, math.nan), total.dtype),
+                           total.ctx, total.dtype)
     if count == 0:
         out = _core.empty(total.shape, total.ctx, total.dtype)
         ops.array_set(out, math.nan)

@@ -17,6 +17,10 @@ EXAMPLES = {
        for op in ("bitwise_invert", "bitwise_and", "bitwise_or", "bitwise_xor",
                   "bitwise_left_shift", "bitwise_right_shift")},
     "where": {"condition": ((2, 2), np.dtype(np.bool_))},
+    # The complex-only ops: conj keeps the dtype, the part ops give the parts' real dtype.
+    "conj": {p: ((2, 2), np.dtype(np.complex64)) for p in ("x", "out")},
+    **{op: {"x": ((2, 2), np.dtype(np.complex64)), "out": ((2, 2), _F32)}
+       for op in ("real", "imag", "complex_abs")},
 }
 
 

@@ -301,6 +301,12 @@ def test_linear_algebra_matches_numpy(ctx, rng, dtype):
         got = dlarray.matmul(dev(a, ctx), dev(b, ctx))
         assert_complex_matches(got, np.asarray(np.matmul(a.astype(C128), b)), dtype,
                                RTOL[dtype] * 64, what="matmul %s %s" % (s1, s2))
+    # Past 2**20 products: four real GEMMs of the parts.
+    a = complex_data(rng, (2, 96, 80), dtype, 1.0, special=False)
+    b = complex_data(rng, (80, 140), dtype, 1.0, special=False)
+    got = dlarray.matmul(dev(a, ctx), dev(b, ctx))
+    assert_complex_matches(got, np.matmul(a.astype(C128), b), dtype, RTOL[dtype] * 256,
+                           what="matmul by parts")
     a = complex_data(rng, (3, 9), dtype, 1.0, special=False)
     b = complex_data(rng, (3, 9), dtype, 1.0, special=False)
     ref = np.sum(np.conj(a.astype(C128)) * b, axis=-1)  # the standard conjugates x1
