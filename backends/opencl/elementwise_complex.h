@@ -317,6 +317,7 @@ CT dlc_pow(CT a, CT b) {
 #define Equal(a, b) ((a).x == (b).x && (a).y == (b).y)
 #define Reciprocal dlc_recip
 #define Conj dlc_conj
+// (Rint stays OpenCL's rint, which rounds each part of a float2/double2 alike)
 #define Real(v) ((v).x)
 #define Imag(v) ((v).y)
 #define DL_PART1(name, OPS) DL_ONE1(name, RT, yp[i] = (OPS))

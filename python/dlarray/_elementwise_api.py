@@ -106,7 +106,7 @@ _UNARY = {
     "floor": ("floor", "numeric", "same"),
     "ceil": ("ceil", "numeric", "same"),
     "trunc": ("trunc", "numeric", "same"),
-    "round": ("round", "numeric", "same"),
+    "round": ("round", "c numeric", "same"),
     "bitwise_invert": ("bitwise_invert", "integral", "not"),
 }
 # Unary predicates (bool results): name: (op, kind).

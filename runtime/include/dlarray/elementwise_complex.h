@@ -203,6 +203,12 @@ DLARRAY_HOST_DEVICE Complex<R> Tanh(Complex<R> x) {
   return ew::FromLib<R>(tanh(ew::ToLib(x)));
 }
 
+/*! \brief Each part rounded to the nearest integer, half to even (the standard's round). */
+template <typename R>
+DLARRAY_HOST_DEVICE Complex<R> Rint(Complex<R> x) {
+  return Complex<R>{std::rint(x.re), std::rint(x.im)};
+}
+
 /*! \brief log(x) / log(2), each part scaled (no complex division: NumPy's log2). */
 template <typename R>
 DLARRAY_HOST_DEVICE Complex<R> Log2(Complex<R> x) {

@@ -106,7 +106,8 @@
   X1(floor, x, kFloatTypes, Floor(x), "", "out = the largest integer <= x")                     \
   X1(ceil, x, kFloatTypes, Ceil(x), "", "out = the smallest integer >= x")                      \
   X1(trunc, x, kFloatTypes, Trunc(x), "", "out = x rounded toward 0")                           \
-  X1(round, x, kFloatTypes, Rint(x), "", "out = x rounded to the nearest integer, half to even") \
+  X1(round, x, kFloatComplexTypes, Rint(x), "",                                                \
+     "out = x rounded to the nearest integer, half to even (complex: each part)")                \
   X1(bitwise_invert, x, kIntegerTypes, ~x, "", "out = ~x, every bit flipped")                   \
   X2(subtract, a, b, kNumericComplexTypes, SubOf(a, b), "", "out = a - b (integers wrap around)")  \
   X2(pow, a, b, kNumericComplexTypes, Pow(a, b), "",                                               \
