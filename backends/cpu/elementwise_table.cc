@@ -2,7 +2,9 @@
  * \file elementwise_table.cc
  * \brief The CPU kernels of every op of dlarray/elementwise_table.h: the table's expression as a
  *        generic lambda, called on VecF and float for float32 (the vectorised loop) and on the
- *        compute type (float, double or the integer itself) for the other dtypes.
+ *        compute type (float, double or the integer itself) for the other dtypes. Complex
+ *        operands go to the kernels of elementwise_complex.cc (compiled once, not per ISA): the
+ *        dispatch here leaves the complex dtypes out.
  */
 #include "dlarray/elementwise_table.h"
 
@@ -10,20 +12,24 @@
 #include "dlarray/elementwise_math.h"
 #include "dlarray/plugin.h"
 #include "elementwise.h"
+#include "elementwise_complex.h"
 #include "table_math.h"
 #include "vector_math.h"
 
 namespace dlarray::cpu {
 namespace {
 
-#define DLARRAY_CPU_KERNEL_1(name, x, dtypes, expr, grads, doc)                      \
-  void name##_kernel(const KernelContext& ctx) {                                     \
-    DispatchElementwise<1, dtypes>(ctx, [](auto x) -> decltype(x) { return expr; }); \
+#define DLARRAY_CPU_KERNEL_1(name, x, dtypes, expr, grads, doc)                                  \
+  void name##_kernel(const KernelContext& ctx) {                                                 \
+    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);                                  \
+    DispatchElementwise<1, dtypes & ~kComplexTypes>(ctx,                                         \
+                                                    [](auto x) -> decltype(x) { return expr; }); \
   }
-#define DLARRAY_CPU_KERNEL_2(name, a, b, dtypes, expr, grads, doc)                             \
-  void name##_kernel(const KernelContext& ctx) {                                               \
-    DispatchElementwise<2, dtypes>(ctx,                                                        \
-                                   [](auto a, decltype(a) b) -> decltype(a) { return expr; }); \
+#define DLARRAY_CPU_KERNEL_2(name, a, b, dtypes, expr, grads, doc)       \
+  void name##_kernel(const KernelContext& ctx) {                         \
+    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);          \
+    DispatchElementwise<2, dtypes & ~kComplexTypes>(                     \
+        ctx, [](auto a, decltype(a) b) -> decltype(a) { return expr; }); \
   }
 #define DLARRAY_CPU_KERNEL_S(name, x, s, dtypes, expr, grads, doc)                                \
   void name##_kernel(const KernelContext& ctx) {                                                  \
@@ -37,17 +43,19 @@ DLARRAY_ELEMENTWISE_OPS(DLARRAY_CPU_KERNEL_1, DLARRAY_CPU_KERNEL_2, DLARRAY_CPU_
 template <int kSet, int kNumInputs, typename Op>
 void MathKernel(const KernelContext& ctx, Op op) {
   if (RunVectorMath(ctx)) return;
-  Dispatch<kSet>(ctx.outputs[0]->dtype, ctx.op_name, [&](auto tag) {
+  Dispatch<kSet & ~kComplexTypes>(ctx.outputs[0]->dtype, ctx.op_name, [&](auto tag) {
     TypedKernelImpl<typename decltype(tag)::type, kNumInputs>(
         ctx, op, std::make_integer_sequence<int, kNumInputs>{});
   });
 }
 #define DLARRAY_CPU_MATH_1(name, x, dtypes, expr, grads, doc)               \
   void name##_kernel(const KernelContext& ctx) {                            \
+    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);             \
     MathKernel<dtypes, 1>(ctx, [](auto x) -> decltype(x) { return expr; }); \
   }
 #define DLARRAY_CPU_MATH_2(name, a, b, dtypes, expr, grads, doc)                           \
   void name##_kernel(const KernelContext& ctx) {                                           \
+    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);                            \
     MathKernel<dtypes, 2>(ctx, [](auto a, decltype(a) b) -> decltype(a) { return expr; }); \
   }
 DLARRAY_MATH_OPS(DLARRAY_CPU_MATH_1, DLARRAY_CPU_MATH_2)
@@ -59,7 +67,7 @@ DLARRAY_MATH_OPS(DLARRAY_CPU_MATH_1, DLARRAY_CPU_MATH_2)
 template <int kSet, int kNumInputs, typename Pred>
 void PredicateKernel(const KernelContext& ctx, Pred pred) {
   DLArray* out = ctx.outputs[0];
-  Dispatch<kSet>(ctx.inputs[0]->dtype, ctx.op_name, [&](auto tag) {
+  Dispatch<kSet & ~kComplexTypes>(ctx.inputs[0]->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (kNumInputs == 1) {
       MapTyped(NumElements(out), Data<bool>(out), pred, Data<const T>(ctx.inputs[0]));
@@ -71,10 +79,12 @@ void PredicateKernel(const KernelContext& ctx, Pred pred) {
 }
 #define DLARRAY_CPU_PREDICATE_1(name, x, dtypes, expr, doc)               \
   void name##_kernel(const KernelContext& ctx) {                          \
+    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);           \
     PredicateKernel<dtypes, 1>(ctx, [](auto x) -> bool { return expr; }); \
   }
 #define DLARRAY_CPU_PREDICATE_2(name, a, b, dtypes, expr, doc)                           \
   void name##_kernel(const KernelContext& ctx) {                                         \
+    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);                          \
     PredicateKernel<dtypes, 2>(ctx, [](auto a, decltype(a) b) -> bool { return expr; }); \
   }
 DLARRAY_PREDICATE_OPS(DLARRAY_CPU_PREDICATE_1, DLARRAY_CPU_PREDICATE_2)
@@ -83,6 +93,11 @@ DLARRAY_PREDICATE_OPS(DLARRAY_CPU_PREDICATE_1, DLARRAY_CPU_PREDICATE_2)
 #undef DLARRAY_CPU_KERNEL_1
 #undef DLARRAY_CPU_KERNEL_2
 #undef DLARRAY_CPU_KERNEL_S
+// The complex part ops (real, imag, complex_abs) have complex inputs only.
+#define DLARRAY_CPU_PART(name, x, expr, doc) \
+  void name##_kernel(const KernelContext& ctx) { name##_complex(ctx); }
+DLARRAY_COMPLEX_PART_OPS(DLARRAY_CPU_PART)
+#undef DLARRAY_CPU_PART
 
 // where: a select moves elements, so it runs on the storage type of the element size (complex
 // included).

@@ -18,6 +18,7 @@
 #include "cpu_kernels.h"
 #include "dlarray/reduce_kinds.h"
 #include "dtype.h"
+#include "elementwise_complex.h"
 #include "parallel.h"
 #include "simd.h"
 
@@ -229,6 +230,7 @@ void ReduceKernel(const KernelContext& ctx) {
   DLArray* out = ctx.outputs[0];
   const int64_t outer = in->shape[0], n = in->shape[1], inner = in->ndim == 3 ? in->shape[2] : 1;
   const int kind = static_cast<int>(ctx.attrs[0]);
+  if (in->dtype.code == kDLArrayComplex) return ReduceComplexKernel(ctx);  // reduce_complex.cc
   Dispatch<kAllTypes>(in->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = Compute<T>;

@@ -12,6 +12,7 @@
 #include "cpu_kernels.h"
 #include "dlarray/reduce_kinds.h"
 #include "dtype.h"
+#include "elementwise_complex.h"
 #include "parallel.h"
 
 namespace dlarray::cpu {
@@ -52,6 +53,7 @@ void ScanKernel(const KernelContext& ctx) {
   DLArray* out = ctx.outputs[0];
   const int64_t outer = in->shape[0], n = in->shape[1], inner = in->ndim == 3 ? in->shape[2] : 1;
   const bool initial = ctx.attrs[1] != 0.0;
+  if (in->dtype.code == kDLArrayComplex) return ScanComplexKernel(ctx);  // reduce_complex.cc
   Dispatch<kAllTypes>(in->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (ctx.attrs[0] == kReduceSum) {

@@ -1,11 +1,13 @@
 // The CUDA kernels of every op of dlarray/elementwise_table.h: the table's expression as a device
 // functor on the compute type (float for the 16-bit types and float32, double for float64, the
 // integer itself), run by the elementwise launcher (16-byte vectors when the operands are
-// aligned), as every hand-written elementwise kernel was.
+// aligned), as every hand-written elementwise kernel was. Complex operands go to the kernels of
+// elementwise_complex.cu: the dispatch here leaves the complex dtypes out.
 #include "dlarray/elementwise_math.h"
 #include "dlarray/elementwise_table.h"
 #include "dlarray/plugin.h"
 #include "elementwise.cuh"
+#include "elementwise_complex.h"
 #include "kernels.h"
 
 namespace dlarray {
@@ -20,25 +22,27 @@ __device__ __forceinline__ double Log(double x) { return log(x); }
 __device__ __forceinline__ float Tanh(float x) { return tanhf(x); }
 __device__ __forceinline__ double Tanh(double x) { return tanh(x); }
 
-#define DLARRAY_CUDA_KERNEL_1(name, x, dtypes, expr, grads, doc)      \
-  struct name##_fn {                                                  \
-    template <typename C>                                             \
-    __device__ C operator()(C x) const {                              \
-      return expr;                                                    \
-    }                                                                 \
-  };                                                                  \
-  void name##_kernel(const KernelContext& ctx) {                      \
-    LaunchSameType<dtypes, 1>(ctx, [](auto) { return name##_fn{}; }); \
+#define DLARRAY_CUDA_KERNEL_1(name, x, dtypes, expr, grads, doc)                       \
+  struct name##_fn {                                                                   \
+    template <typename C>                                                              \
+    __device__ C operator()(C x) const {                                               \
+      return expr;                                                                     \
+    }                                                                                  \
+  };                                                                                   \
+  void name##_kernel(const KernelContext& ctx) {                                       \
+    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);                        \
+    LaunchSameType<dtypes & ~kComplexTypes, 1>(ctx, [](auto) { return name##_fn{}; }); \
   }
-#define DLARRAY_CUDA_KERNEL_2(name, a, b, dtypes, expr, grads, doc)   \
-  struct name##_fn {                                                  \
-    template <typename C>                                             \
-    __device__ C operator()(C a, C b) const {                         \
-      return expr;                                                    \
-    }                                                                 \
-  };                                                                  \
-  void name##_kernel(const KernelContext& ctx) {                      \
-    LaunchSameType<dtypes, 2>(ctx, [](auto) { return name##_fn{}; }); \
+#define DLARRAY_CUDA_KERNEL_2(name, a, b, dtypes, expr, grads, doc)                    \
+  struct name##_fn {                                                                   \
+    template <typename C>                                                              \
+    __device__ C operator()(C a, C b) const {                                          \
+      return expr;                                                                     \
+    }                                                                                  \
+  };                                                                                   \
+  void name##_kernel(const KernelContext& ctx) {                                       \
+    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);                        \
+    LaunchSameType<dtypes & ~kComplexTypes, 2>(ctx, [](auto) { return name##_fn{}; }); \
   }
 // The scalar, in the compute type C, is a member of the functor (a kernel argument).
 #define DLARRAY_CUDA_KERNEL_S(name, x, s, dtypes, expr, grads, doc) \
@@ -63,7 +67,7 @@ void LaunchPredicate(const KernelContext& ctx, F f) {
   const LaunchEnv env = Prepare(ctx);
   bool* out = Data<bool>(ctx.outputs[0]);
   const int64_t n = NumElements(ctx.outputs[0]);
-  Dispatch<kSet>(ctx.inputs[0]->dtype, ctx.op_name, [&](auto tag) {
+  Dispatch<kSet & ~kComplexTypes>(ctx.inputs[0]->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (kNumInputs == 1) {
       LaunchMap(env, out, n, f, Data<const T>(ctx.inputs[0]));
@@ -72,14 +76,17 @@ void LaunchPredicate(const KernelContext& ctx, F f) {
     }
   });
 }
-#define DLARRAY_CUDA_PREDICATE_1(name, x, dtypes, expr, doc) \
-  struct name##_fn {                                         \
-    template <typename C>                                    \
-    __device__ bool operator()(C x) const {                  \
-      return expr;                                           \
-    }                                                        \
-  };                                                         \
-  void name##_kernel(const KernelContext& ctx) { LaunchPredicate<dtypes, 1>(ctx, name##_fn{}); }
+#define DLARRAY_CUDA_PREDICATE_1(name, x, dtypes, expr, doc)    \
+  struct name##_fn {                                            \
+    template <typename C>                                       \
+    __device__ bool operator()(C x) const {                     \
+      return expr;                                              \
+    }                                                           \
+  };                                                            \
+  void name##_kernel(const KernelContext& ctx) {                \
+    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx); \
+    LaunchPredicate<dtypes, 1>(ctx, name##_fn{});               \
+  }
 #define DLARRAY_CUDA_PREDICATE_2(name, a, b, dtypes, expr, doc) \
   struct name##_fn {                                            \
     template <typename C>                                       \
@@ -87,8 +94,16 @@ void LaunchPredicate(const KernelContext& ctx, F f) {
       return expr;                                              \
     }                                                           \
   };                                                            \
-  void name##_kernel(const KernelContext& ctx) { LaunchPredicate<dtypes, 2>(ctx, name##_fn{}); }
+  void name##_kernel(const KernelContext& ctx) {                \
+    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx); \
+    LaunchPredicate<dtypes, 2>(ctx, name##_fn{});               \
+  }
 DLARRAY_PREDICATE_OPS(DLARRAY_CUDA_PREDICATE_1, DLARRAY_CUDA_PREDICATE_2)
+// The complex part ops (real, imag, complex_abs) have complex inputs only.
+#define DLARRAY_CUDA_PART(name, x, expr, doc) \
+  void name##_kernel(const KernelContext& ctx) { name##_complex(ctx); }
+DLARRAY_COMPLEX_PART_OPS(DLARRAY_CUDA_PART)
+#undef DLARRAY_CUDA_PART
 
 // where: a select moves elements, so it runs on the storage type of the element size (complex
 // included).

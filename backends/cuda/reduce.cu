@@ -12,6 +12,7 @@
 
 #include "dlarray/reduce_kinds.h"
 #include "dtype.cuh"
+#include "elementwise_complex.h"
 #include "kernel_util.cuh"
 #include "kernels.h"
 
@@ -139,6 +140,7 @@ void ReduceKernel(const KernelContext& ctx) {
   const DLArray* in = ctx.inputs[0];
   DLArray* out = ctx.outputs[0];
   const int64_t outer = in->shape[0], n = in->shape[1], inner = in->ndim == 3 ? in->shape[2] : 1;
+  if (in->dtype.code == kDLArrayComplex) return ReduceComplexKernel(ctx);  // reduce_complex.cu
   const LaunchEnv env = Prepare(ctx);
   Dispatch<kAllTypes>(in->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;

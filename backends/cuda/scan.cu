@@ -8,6 +8,7 @@
 // piece, then a second pass) is the next step where that matters.
 #include "dlarray/reduce_kinds.h"
 #include "dtype.cuh"
+#include "elementwise_complex.h"
 #include "kernel_util.cuh"
 #include "kernels.h"
 
@@ -44,6 +45,7 @@ void ScanKernel(const KernelContext& ctx) {
   DLArray* out = ctx.outputs[0];
   const int64_t outer = in->shape[0], n = in->shape[1], inner = in->ndim == 3 ? in->shape[2] : 1;
   const bool initial = ctx.attrs[1] != 0.0;
+  if (in->dtype.code == kDLArrayComplex) return ScanComplexKernel(ctx);  // reduce_complex.cu
   const LaunchEnv env = Prepare(ctx);
   const int grid = RowGrid(CeilDiv(outer * inner, kThreads), ctx.op_name);
   Dispatch<kAllTypes>(in->dtype, ctx.op_name, [&](auto tag) {

@@ -11,6 +11,7 @@
 
 #include "dlarray/plugin.h"
 #include "elementwise.h"
+#include "elementwise_complex.h"
 #include "kernels.h"
 
 namespace dlarray::opencl {
@@ -34,10 +35,19 @@ constexpr const char* kTableFunctions = R"CLC(
 #define DL_IN_kFloatTypes 0
 #define DL_IN_kInts 0
 #endif
+#ifdef T_COMPLEX
+#define DL_IN_kComplexTypes 1
+#define DL_IN_kRealTypes 0
+#else
+#define DL_IN_kComplexTypes 0
 #define DL_IN_kRealTypes 1
+#endif
+#define DL_IN_kStorageTypes 1
 #define DL_IN_kIntegerTypes DL_IN_kInts
 #define DL_IN_kRealNumericTypes (DL_IN_kFloatTypes || DL_IN_kInts)
-#define DL_IN_kIntegralTypes (!DL_IN_kFloatTypes)
+#define DL_IN_kIntegralTypes (!DL_IN_kFloatTypes && !DL_IN_kComplexTypes)
+#define DL_IN_kFloatComplexTypes (DL_IN_kFloatTypes || DL_IN_kComplexTypes)
+#define DL_IN_kNumericComplexTypes (DL_IN_kRealNumericTypes || DL_IN_kComplexTypes)
 // The table's integer types of old: int8 to int64 and uint8.
 #define DL_IN_kNumericTypes (DL_IN_kFloatTypes || (DL_IN_kInts && (T_BITS < 16 || T_SIGNED)))
 // dlarray/elementwise_math.h's functions on CT scalars (dlf_: the kernels are dl_<op>).
@@ -78,6 +88,9 @@ constexpr const char* kTableFunctions = R"CLC(
 #define ShiftLeft dlf_shift_left
 #define ShiftRight dlf_shift_right
 #define SignBit(v) signbit(v)
+#define Div(a, b) ((a) / (b))
+#define Equal(a, b) ((a) == (b))
+#define Reciprocal(v) (1 / (v))
 #ifdef T_FLOAT
 #define IsNan(v) isnan(v)
 #define IsInf(v) isinf(v)
@@ -199,6 +212,11 @@ CT dlf_shift_right(CT a, CT b) {
 #define DLARRAY_CL_SOURCE_S(name, x, s, dtypes, expr, grads, doc) \
   DLARRAY_CL_SOURCE(name, #x ", " #s, "DL_MAP1S", "x, (TV)(s)", "x, s", dtypes, expr)
 
+// A complex part op: its expression on the complex CT, stored as the part type (T_REAL).
+#define DLARRAY_CL_PART(name, x, expr, doc)                                          \
+  "#ifdef T_COMPLEX\n#define DL_F_" #name "(" #x ") (" #expr ")\nDL_PART1(dl_" #name \
+  ", DL_F_" #name "(x))\n#endif\n"
+
 // An entry of DLARRAY_MATH_OPS or a predicate: its expression on CT scalars (AddOf and MulOf as
 // the scalar forms).
 #define DLARRAY_CL_PREDICATE(name, params, map, args, dtypes, expr)                           \
@@ -214,19 +232,21 @@ CT dlf_shift_right(CT a, CT b) {
   DLARRAY_CL_PREDICATE(name, #a ", " #b, "DL_PRED2", "a, b", dtypes, expr)
 
 const std::string kSource =
-    std::string(kElementwiseMacros) + kTableFunctions +
+    std::string(kElementwiseMacros) + kTableFunctions + kComplexFunctions +
     DLARRAY_ELEMENTWISE_OPS(DLARRAY_CL_SOURCE_1, DLARRAY_CL_SOURCE_2, DLARRAY_CL_SOURCE_S) +
     DLARRAY_MATH_OPS(DLARRAY_CL_MATH_1, DLARRAY_CL_MATH_2) +
-    DLARRAY_PREDICATE_OPS(DLARRAY_CL_PREDICATE_1, DLARRAY_CL_PREDICATE_2);
+    DLARRAY_PREDICATE_OPS(DLARRAY_CL_PREDICATE_1, DLARRAY_CL_PREDICATE_2) +
+    DLARRAY_COMPLEX_PART_OPS(DLARRAY_CL_PART);
 const ProgramSource kProgram{"elementwise_table", kSource.c_str()};
 
 // The program's options beyond the dtype's: T_BITS and T_SIGNED (the integer functions' width and
-// sign), and correctly rounded division where the device has it (the divide ops). One program
-// per dtype serves every entry.
+// sign), T_REAL_BITS (a complex dtype's part width), and correctly rounded division where the
+// device has it (the divide ops). One program per dtype serves every entry.
 std::string TableOptions(const KernelContext& ctx, DLArrayDType t) {
   return CorrectDivision(DeviceOf(ctx).info(ctx.device_id)) +
          " -DT_BITS=" + std::to_string(t.bits) +
-         " -DT_SIGNED=" + (t.code == kDLArrayInt ? "1" : "0");
+         " -DT_SIGNED=" + (t.code == kDLArrayInt ? "1" : "0") +
+         " -DT_REAL_BITS=" + std::to_string(t.code == kDLArrayComplex ? t.bits / 2 : 0);
 }
 
 void Run(const KernelContext& ctx, const char* kernel, const std::vector<const DLArray*>& inputs,
@@ -249,10 +269,10 @@ void Run(const KernelContext& ctx, const char* kernel, const std::vector<const D
 DLARRAY_ELEMENTWISE_OPS(DLARRAY_CL_KERNEL_1, DLARRAY_CL_KERNEL_2, DLARRAY_CL_KERNEL_S)
 DLARRAY_MATH_OPS(DLARRAY_CL_KERNEL_1, DLARRAY_CL_KERNEL_2)
 
-// A predicate's program is built for the inputs' dtype (the output is bool).
+// A predicate's program is built for the inputs' dtype (the output is bool), as a complex part
+// op's (the output is the parts' real type). The core has checked the dtypes against the row's.
 void RunPredicate(const KernelContext& ctx, const char* kernel,
                   const std::vector<const DLArray*>& inputs) {
-  RequireReal(ctx, inputs[0]->dtype);
   const DLArrayDType t = inputs[0]->dtype;
   const std::string options =
       BuildOptions(t, DeviceOf(ctx).info(ctx.device_id), TableOptions(ctx, t));
@@ -265,6 +285,9 @@ void RunPredicate(const KernelContext& ctx, const char* kernel,
     RunPredicate(ctx, "dl_" #name, {ctx.inputs[0], ctx.inputs[1]});  \
   }
 DLARRAY_PREDICATE_OPS(DLARRAY_CL_PREDICATE_KERNEL_1, DLARRAY_CL_PREDICATE_KERNEL_2)
+#define DLARRAY_CL_PART_KERNEL(name, x, expr, doc) \
+  void name##_kernel(const KernelContext& ctx) { RunPredicate(ctx, "dl_" #name, {ctx.inputs[0]}); }
+DLARRAY_COMPLEX_PART_OPS(DLARRAY_CL_PART_KERNEL)
 
 // where: a select moves elements, so T is the unsigned type of the element size (ulong2 for
 // complex128's 16 bytes).

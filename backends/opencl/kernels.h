@@ -28,6 +28,8 @@ void NonzeroKernel(const KernelContext& ctx);
 void ArgsortKernel(const KernelContext& ctx);
 void ReduceKernel(const KernelContext& ctx);
 void ScanKernel(const KernelContext& ctx);
+void ReduceComplexKernel(const KernelContext& ctx);  // reduce_complex.cc: complex sum, prod
+void ScanComplexKernel(const KernelContext& ctx);    // reduce_complex.cc: cumulative sum, prod
 
 /*! \brief Registers the kernels of every op of dlarray/elementwise_table.h. */
 void RegisterTableKernels(Registry* registry);

@@ -210,7 +210,7 @@ __kernel void combine(__global const A* part, __global const long* part_i, ulong
 void ReduceKernel(const KernelContext& ctx) {
   const DLArray* in = ctx.inputs[0];
   const DLArray* out = ctx.outputs[0];
-  RequireReal(ctx, in->dtype);
+  if (in->dtype.code == kDLArrayComplex) return ReduceComplexKernel(ctx);  // reduce_complex.cc
   OpenclDevice& device = DeviceOf(ctx);
   const DeviceInfo& info = device.info(ctx.device_id);
   const uint64_t outer = in->shape[0], n = in->shape[1], inner = in->ndim == 3 ? in->shape[2] : 1;

@@ -57,7 +57,7 @@ __kernel void scan_columns(__global const T* x, ulong xo, __global T* y, ulong y
 void ScanKernel(const KernelContext& ctx) {
   const DLArray* in = ctx.inputs[0];
   const DLArray* out = ctx.outputs[0];
-  RequireReal(ctx, in->dtype);
+  if (in->dtype.code == kDLArrayComplex) return ScanComplexKernel(ctx);  // reduce_complex.cc
   const DeviceInfo& info = DeviceOf(ctx).info(ctx.device_id);
   const uint64_t outer = in->shape[0], n = in->shape[1], inner = in->ndim == 3 ? in->shape[2] : 1;
   const uint64_t outputs = outer * inner;

@@ -22,7 +22,7 @@ from ._reduction import check_array, compute_dtype, documented, normalize_axes, 
 
 def _scan(x: NDArray, kind: int, axis: Optional[int], dtype: Any, include_initial: bool,
           where: str) -> NDArray:
-    x = check_array(x, where)
+    x = check_array(x, where, complex_ok=True)
     if not isinstance(include_initial, (bool, np.bool_)):
         raise TypeError("%s: include_initial must be a bool, got %r" % (where, include_initial))
     if x.ndim == 0:

@@ -5,10 +5,13 @@ kernel on the arrays' device. Results are new arrays on that device (0-d for 0-d
 
 Dtype rules: a function takes the dtype kinds its table row names and raises TypeError, naming
 the argument, for others; functions of real floating values (``sqrt``, ``atan2`` ...) compute
-integer and bool inputs in float64, as NumPy does; ``divide`` too. Complex arrays are refused
-(TypeError) until the table has complex rows. Python scalars may stand for either operand of a
-binary function (NEP 50: they take the array's dtype; an int the dtype cannot hold raises
-OverflowError, except in comparisons, which are exact as in NumPy 2).
+integer and bool inputs in float64, as NumPy does; ``divide`` too. complex64 and complex128
+are taken where the standard takes them (the arithmetic, ``exp``/``log``/``sqrt`` and the
+trigonometric and hyperbolic functions, ``equal``, ``isnan`` ...; ``abs`` gives the real dtype
+of the parts) and refused (TypeError) elsewhere. Python scalars may stand for either operand of
+a binary function (NEP 50: they take the array's dtype, a complex scalar makes a real float
+array complex of its size; an int the dtype cannot hold raises OverflowError, except in
+comparisons, which are exact as in NumPy 2).
 """
 from __future__ import annotations
 
@@ -20,22 +23,28 @@ from . import _core, _operators, ops
 from ._core import NDArray
 from ._operators import _compact
 
-# The kinds a row accepts: "numeric" (integers and floats), "float" (floats; integers and bool
-# are computed in float64), "integer" (no bool), "integral" (integers and bool), "real" (all but
-# complex), "bool-ok numeric" (numeric, bool too: comparisons).
+# The kinds a row accepts: "numeric" (integers and real floats), "float" (real floats; integers
+# and bool are computed in float64), "integer" (no bool), "integral" (integers and bool), "real"
+# (all but complex); "c numeric", "c float" and "any": those and complex.
 _KINDS = {
     "numeric": "iuf",
     "float": "biuf",
     "integer": "iu",
     "integral": "biu",
     "real": "biuf",
+    "c numeric": "iufc",
+    "c float": "biufc",
+    "any": "biufc",
 }
 _KIND_WORDS = {
-    "numeric": "a numeric (integer or floating-point)",
+    "numeric": "a real numeric (integer or real floating-point)",
     "float": "a real",
     "integer": "an integer",
     "integral": "an integer or bool",
     "real": "a real",
+    "c numeric": "a numeric (integer, floating-point or complex)",
+    "c float": "a numeric",
+    "any": "a",
 }
 
 
@@ -69,42 +78,42 @@ def _run(op: str, inputs, dtype: np.dtype, shape) -> NDArray:
 # name: (op, kind, what integer inputs give: "op" (the op computes them), "float" (computed in
 # float64), "same" (the input itself: rounding an integer), "not" (bool's ~ is logical_not)).
 _UNARY = {
-    "abs": ("abs", "numeric", "op"),
-    "negative": ("negative", "numeric", "op"),
-    "positive": ("copy", "numeric", "op"),
-    "sign": ("sign", "numeric", "op"),
-    "square": ("square", "numeric", "op"),
-    "sqrt": ("sqrt", "float", "float"),
-    "reciprocal": ("reciprocal", "float", "float"),
-    "exp": ("exp", "float", "float"),
-    "expm1": ("expm1", "float", "float"),
-    "log": ("log", "float", "float"),
-    "log1p": ("log1p", "float", "float"),
-    "log2": ("log2", "float", "float"),
-    "log10": ("log10", "float", "float"),
-    "sin": ("sin", "float", "float"),
-    "cos": ("cos", "float", "float"),
-    "tan": ("tan", "float", "float"),
-    "asin": ("asin", "float", "float"),
-    "acos": ("acos", "float", "float"),
-    "atan": ("atan", "float", "float"),
-    "sinh": ("sinh", "float", "float"),
-    "cosh": ("cosh", "float", "float"),
-    "tanh": ("tanh", "float", "float"),
-    "asinh": ("asinh", "float", "float"),
-    "acosh": ("acosh", "float", "float"),
-    "atanh": ("atanh", "float", "float"),
+    "abs": ("abs", "c numeric", "op"),
+    "negative": ("negative", "c numeric", "op"),
+    "positive": ("copy", "c numeric", "op"),
+    "sign": ("sign", "c numeric", "op"),
+    "square": ("square", "c numeric", "op"),
+    "sqrt": ("sqrt", "c float", "float"),
+    "reciprocal": ("reciprocal", "c float", "float"),
+    "exp": ("exp", "c float", "float"),
+    "expm1": ("expm1", "c float", "float"),
+    "log": ("log", "c float", "float"),
+    "log1p": ("log1p", "c float", "float"),
+    "log2": ("log2", "c float", "float"),
+    "log10": ("log10", "c float", "float"),
+    "sin": ("sin", "c float", "float"),
+    "cos": ("cos", "c float", "float"),
+    "tan": ("tan", "c float", "float"),
+    "asin": ("asin", "c float", "float"),
+    "acos": ("acos", "c float", "float"),
+    "atan": ("atan", "c float", "float"),
+    "sinh": ("sinh", "c float", "float"),
+    "cosh": ("cosh", "c float", "float"),
+    "tanh": ("tanh", "c float", "float"),
+    "asinh": ("asinh", "c float", "float"),
+    "acosh": ("acosh", "c float", "float"),
+    "atanh": ("atanh", "c float", "float"),
     "floor": ("floor", "numeric", "same"),
     "ceil": ("ceil", "numeric", "same"),
     "trunc": ("trunc", "numeric", "same"),
-    "round": ("round", "numeric", "same"),
+    "round": ("round", "c numeric", "same"),
     "bitwise_invert": ("bitwise_invert", "integral", "not"),
 }
 # Unary predicates (bool results): name: (op, kind).
 _UNARY_PREDICATES = {
-    "isnan": ("isnan", "real"),
-    "isinf": ("isinf", "real"),
-    "isfinite": ("isfinite", "real"),
+    "isnan": ("isnan", "any"),
+    "isinf": ("isinf", "any"),
+    "isfinite": ("isfinite", "any"),
     "signbit": ("signbit", "float"),
     "logical_not": ("logical_not", "real"),
 }
@@ -122,7 +131,14 @@ def _unary(name: str, x) -> NDArray:
         if ints == "float":
             x = x.astype(np.float64)
     src = _compact(x)
+    if op == "abs" and src.dtype.kind == "c":  # |x| has the real dtype of the parts
+        return _run("complex_abs", [src], _real_dtype(src.dtype), src.shape)
     return _run(op, [src], src.dtype, src.shape)
+
+
+def _real_dtype(dtype: np.dtype) -> np.dtype:
+    """float32 for complex64, float64 for complex128."""
+    return np.dtype(np.float32) if dtype == np.complex64 else np.dtype(np.float64)
 
 
 def _predicate(name: str, x) -> NDArray:
@@ -135,16 +151,79 @@ def _predicate(name: str, x) -> NDArray:
     return _run(op, [src], np.dtype(np.bool_), src.shape)
 
 
+def real(x, /) -> NDArray:
+    """The real part of x, elementwise: float32 for complex64, float64 for complex128 (a real
+    array is returned as a copy).
+
+    Parameters
+    ----------
+    x : NDArray
+        A numeric dtype.
+
+    Returns
+    -------
+    NDArray
+    """
+    return _part("real", x)
+
+
+def imag(x, /) -> NDArray:
+    """The imaginary part of x, elementwise: float32 for complex64, float64 for complex128 (zeros
+    of x's dtype for a real array).
+
+    Parameters
+    ----------
+    x : NDArray
+        A numeric dtype.
+
+    Returns
+    -------
+    NDArray
+    """
+    return _part("imag", x)
+
+
+def conj(x, /) -> NDArray:
+    """The complex conjugate of x, elementwise (the imaginary part's sign flipped; a real array is
+    returned as a copy).
+
+    Parameters
+    ----------
+    x : NDArray
+        A numeric dtype.
+
+    Returns
+    -------
+    NDArray
+        x's dtype.
+    """
+    return _part("conj", x)
+
+
+def _part(name: str, x) -> NDArray:
+    x = _array(x, name)
+    _check_kind(x.dtype, "c numeric", name, "x")
+    if x.dtype.kind != "c":
+        if name == "imag":
+            out = _core.empty(x.shape, x.ctx, x.dtype)
+            ops.array_set(out, 0.0)
+            return out
+        return x.copy()
+    src = _compact(x)
+    dtype = src.dtype if name == "conj" else _real_dtype(src.dtype)
+    return _run(name, [src], dtype, src.shape)
+
+
 # --- binary ----------------------------------------------------------------------------------
 
 # name: (op, kind, result: "same" (the promoted dtype), "float" (floats; integers in float64),
 # "bool" (a predicate)).
 _BINARY = {
-    "add": ("matrix_elementwise_add", "numeric", "same"),
-    "subtract": ("subtract", "numeric", "same"),
-    "multiply": ("matrix_elementwise_multiply", "numeric", "same"),
-    "divide": ("matrix_elementwise_divide", "float", "float"),
-    "pow": ("pow", "numeric", "same"),
+    "add": ("matrix_elementwise_add", "c numeric", "same"),
+    "subtract": ("subtract", "c numeric", "same"),
+    "multiply": ("matrix_elementwise_multiply", "c numeric", "same"),
+    "divide": ("matrix_elementwise_divide", "c float", "float"),
+    "pow": ("pow", "c numeric", "same"),
     "floor_divide": ("floor_divide", "numeric", "same"),
     "remainder": ("remainder", "numeric", "same"),
     "maximum": ("maximum", "numeric", "same"),
@@ -159,8 +238,8 @@ _BINARY = {
     "bitwise_xor": ("bitwise_xor", "integral", "same"),
     "bitwise_left_shift": ("bitwise_left_shift", "integer", "same"),
     "bitwise_right_shift": ("bitwise_right_shift", "integer", "same"),
-    "equal": ("equal", "real", "bool"),
-    "not_equal": ("not_equal", "real", "bool"),
+    "equal": ("equal", "any", "bool"),
+    "not_equal": ("not_equal", "any", "bool"),
     "less": ("less", "real", "bool"),
     "less_equal": ("less_equal", "real", "bool"),
     "greater": ("greater", "real", "bool"),
@@ -182,9 +261,7 @@ def _check_devices(a: NDArray, b: NDArray, where: str, names=("x1", "x2")) -> No
 
 def _scalar_operand(value, like: NDArray, where: str, arg: str):
     """A Python or NumPy scalar as a 0-d array of the dtype NEP 50 gives it next to ``like``."""
-    if isinstance(value, (complex, np.complexfloating)):
-        raise TypeError("%s: %s is complex; complex values are not supported yet" % (where, arg))
-    if not isinstance(value, (builtins.bool, int, float, np.generic)):
+    if not isinstance(value, (builtins.bool, int, float, complex, np.generic)):
         raise TypeError("%s: %s must be a dlarray array or a Python scalar, got %s"
                         % (where, arg, type(value).__name__))
     dtype = _operators._promote(like.dtype, value)
@@ -281,7 +358,8 @@ def _make_binary(name: str):
     return function
 
 
-__all__ = sorted(list(_UNARY) + list(_UNARY_PREDICATES) + list(_BINARY) + ["clip", "where"])
+__all__ = sorted(list(_UNARY) + list(_UNARY_PREDICATES) + list(_BINARY)
+                 + ["clip", "conj", "imag", "real", "where"])
 for _name in _UNARY:
     globals()[_name] = _make_unary(_name, _unary)
 for _name in _UNARY_PREDICATES:

@@ -5,7 +5,8 @@ All are composed from device primitives. ``matmul`` of float dtypes runs the ``m
 op (BLAS, cuBLAS, the OpenCL GEMM) once per matrix of the broadcast batch, passing a transposed
 view of a compact matrix as that matrix with a transpose flag; every other dtype (integers, bool,
 complex) multiplies elementwise with broadcasting and sums the shared axis with the ``reduce``
-op, in the result dtype (integers wrap as NumPy's do). ``tensordot`` is a ``matmul`` of the
+op, in the result dtype (integers wrap as NumPy's do); large complex products run as four real
+GEMMs of the parts instead. ``tensordot`` is a ``matmul`` of the
 operands permuted and reshaped to matrices; ``vecdot`` is ``sum(conj(x1) * x2, axis)``.
 """
 from __future__ import annotations
@@ -51,6 +52,23 @@ def _gemm_operand(m: NDArray) -> Tuple[NDArray, bool]:
     return m.copy(), False
 
 
+# Complex matmuls of more products than this run as four real GEMMs of the parts (the
+# elementwise products of the multiply-and-sum path would take n * k * m elements of memory).
+_COMPLEX_PRODUCTS = 1 << 20
+
+
+def _complex_by_parts(x1: NDArray, x2: NDArray, dtype: np.dtype) -> NDArray:
+    """x1 @ x2 for complex operands: (ar br - ai bi) + (ar bi + ai br) j, each product a real
+    matmul (the device's GEMM). Finite values as the schoolbook sums; an infinite or NaN part
+    spreads NaN further than NumPy's zgemm would."""
+    from ._elementwise_api import imag, real
+    part = np.dtype(np.float32) if np.dtype(dtype) == np.complex64 else np.dtype(np.float64)
+    ar, ai, br, bi = real(x1), imag(x1), real(x2), imag(x2)
+    re = _stacked(ar, br, part) - _stacked(ai, bi, part)
+    im = _stacked(ar, bi, part) + _stacked(ai, br, part)
+    return re.astype(dtype) + im.astype(dtype) * 1j
+
+
 def _stacked(x1: NDArray, x2: NDArray, dtype: np.dtype) -> NDArray:
     """matmul of (..., n, k) and (..., k, m) operands whose batch shapes broadcast."""
     from ._manipulation_api import broadcast_to, expand_dims
@@ -59,6 +77,9 @@ def _stacked(x1: NDArray, x2: NDArray, dtype: np.dtype) -> NDArray:
     n, k, m = x1.shape[-2], x1.shape[-1], x2.shape[-1]
     shape = tuple(batch) + (n, m)
     gemm_dtypes = ops.op_info("matrix_multiply")["dtypes"]
+    if (np.dtype(dtype).kind == "c" and k > 0
+            and int(np.prod(batch, dtype=np.int64)) * n * k * m > _COMPLEX_PRODUCTS):
+        return _complex_by_parts(x1, x2, dtype)
     if np.dtype(dtype).name not in gemm_dtypes or k == 0:
         if k == 0:
             return _core.array(np.zeros(shape, dtype), x1.ctx, dtype)

@@ -9,9 +9,12 @@ float16 does, and bfloat16 with float16 gives float32 (see ``_promote``). As in 
 int the result's integer dtype cannot hold raises OverflowError (``int8_array + 1000``) rather
 than wrapping; comparisons with such ints are exact (``int8_array == 1000`` is all False). The
 in-place forms (``+=`` ...) write into the left operand, casting as NumPy's ``same_kind`` rule
-allows. Operands on different devices raise the ops' error.
+allows. Operands on different devices raise the ops' error. Complex scalars and arrays take the
+array path (the ops with a scalar attribute are real-only): ``float32_array * 1j`` is complex64;
+``< <= > >=`` refuse complex operands (TypeError: complex numbers have no order).
 """
 
+import builtins
 import numbers
 
 import numpy as np
@@ -74,10 +77,8 @@ def _broadcast(a, shape):
     return out
 
 
-def _check_number(value):
-    if isinstance(value, (complex, np.complexfloating)):
-        raise TypeError("complex scalars are not supported")
-    return value
+def _is_complex(value):
+    return isinstance(value, (complex, np.complexfloating))
 
 
 def _integer_value(value):
@@ -157,12 +158,11 @@ def _binary(a, b, array_op, scalar_op, out=None, int_to_float=False, reverse_sca
 
 
 def _binary_scalar(a, value, array_op, scalar_op, out, int_to_float, reverse_scalar):
-    _check_number(value)
     dtype = _promote(a.dtype, value)
     if int_to_float and dtype.kind in "biu":
         dtype = np.dtype(np.float64)
     _check_integer_range(value, dtype)
-    if _beyond_double(value, dtype):
+    if _beyond_double(value, dtype) or dtype.kind == "c":
         b = _exact_operand(value, dtype, a)
         if reverse_scalar is not None:
             return _binary(b, a, array_op, None, out)
@@ -183,7 +183,10 @@ def _binary_scalar(a, value, array_op, scalar_op, out, int_to_float, reverse_sca
 
 
 def _negate_into(x, out):
-    ops.matrix_elementwise_multiply_by_const(x, -1.0, out)
+    if x.dtype.kind == "c":
+        ops.negative(x, out)
+    else:
+        ops.matrix_elementwise_multiply_by_const(x, -1.0, out)
 
 
 def _add(a, b, out=None):
@@ -235,8 +238,12 @@ def _constant_comparison(a, value, cmp):
 
 
 def _compare(a, b, cmp):
+    if cmp not in (_EQ, _NE) and (a.dtype.kind == "c" or _is_complex(b)
+                                  or (isinstance(b, NDArray) and b.dtype.kind == "c")):
+        raise TypeError("comparison: complex numbers have no order (< <= > >= take real arrays)")
+    if _is_scalar(b) and (a.dtype.kind == "c" or _is_complex(b)):
+        b = _exact_operand(b, _promote(a.dtype, b), a)
     if _is_scalar(b):
-        _check_number(b)
         value = _integer_value(b)
         if value is not None and a.dtype.kind in "iu":
             info = np.iinfo(a.dtype)
@@ -350,11 +357,13 @@ def install(cls):
     cls.__rmul__ = lambda self, other: _mul(self, other)
     cls.__truediv__ = lambda self, other: _div(self, other)
     cls.__rtruediv__ = lambda self, other: (
-        _binary(self, other, None, None, int_to_float=True, reverse_scalar=_rdiv_scalar)
+        _binary(self, other, ops.matrix_elementwise_divide, None, int_to_float=True,
+                reverse_scalar=_rdiv_scalar)
         if _is_scalar(other) else _div(_as_array(other, self), self))
     cls.__matmul__ = _matmul
     cls.__rmatmul__ = lambda self, other: _matmul(_as_array(other, self), self)
     cls.__neg__ = _neg
+    cls.__complex__ = lambda self: builtins.complex(self.item())
     cls.__pos__ = lambda self: self.copy()
     cls.__abs__ = lambda self: _api().abs(self)
     cls.__invert__ = lambda self: _api().bitwise_invert(self)

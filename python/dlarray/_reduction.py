@@ -31,11 +31,14 @@ def compute_dtype(d: np.dtype) -> np.dtype:
     return FLOAT32 if d in HALVES else d
 
 
-def check_array(x: Any, where: str) -> NDArray:
+def check_array(x: Any, where: str, complex_ok: bool = False) -> NDArray:
+    """x itself when it is an NDArray (complex only where complex_ok: the sums and products),
+    else a TypeError naming the function."""
     if not isinstance(x, NDArray):
         raise TypeError("%s: x must be a dlarray NDArray, got %s" % (where, type(x).__name__))
-    if x.dtype.kind == "c":
-        raise TypeError("%s: complex arrays are not supported yet (dtype %s)" % (where, x.dtype))
+    if x.dtype.kind == "c" and not complex_ok:
+        raise TypeError("%s: x must have a real dtype (complex numbers have no order), got %s"
+                        % (where, x.dtype))
     return x
 
 
@@ -125,8 +128,9 @@ def sum_dtype(x: NDArray, dtype: Any, where: str) -> np.dtype:
     signed integers int64, unsigned uint64, floats their own)."""
     if dtype is not None:
         d = np.dtype(_core.parse_dtype(dtype))
-        if d.kind == "c":
-            raise TypeError("%s: complex dtype=%s is not supported yet" % (where, d))
+        if x.dtype.kind == "c" and d.kind != "c":
+            raise TypeError("%s: dtype=%s would drop the imaginary part of %s x"
+                            % (where, d, x.dtype))
         return d
     if x.dtype.kind in "bi":
         return INT64
@@ -137,7 +141,7 @@ def sum_dtype(x: NDArray, dtype: Any, where: str) -> np.dtype:
 
 # The parameters of the reductions, described once; `documented` adds them to each docstring.
 _PARAMETERS = {
-    "x": "x : NDArray\n    The input (any real dtype; complex arrays raise TypeError).",
+    "x": "x : NDArray\n    The input (any dtype; complex only for the sums, products and mean).",
     "axis": "axis : int, tuple of ints or None, optional\n    The axes to reduce: None (default) "
             "every axis, ``()`` none. Negative axes count from the end; an axis out of range or "
             "repeated raises ``numpy.exceptions.AxisError`` (a ValueError and an IndexError).",

@@ -256,20 +256,32 @@ class UniqueInverseResult(NamedTuple):
     inverse_indices: NDArray
 
 
+def _group_order(flat: NDArray, where: str) -> NDArray:
+    """A stable ascending order of the (1, n) row ``flat``: complex values by real part, then
+    imaginary part (NumPy's order; only unique uses it, to bring equal values together)."""
+    n = flat.shape[1]
+    if flat.dtype.kind != "c":
+        return _argsort_rows(flat, False).reshape(n)
+    from ._elementwise_api import imag, real
+    by_imag = _argsort_rows(imag(flat), False).reshape(n)
+    re = _gather(real(flat).reshape(1, n, 1), by_imag, where, None).reshape(1, n)
+    by_real = _argsort_rows(re, False).reshape(n)
+    return _gather(by_imag.reshape(1, n, 1), by_real, where, None).reshape(n)
+
+
 def _unique(x: NDArray, where: str, inverse: builtins.bool
             ) -> Tuple[NDArray, NDArray, Optional[NDArray], NDArray]:
     """(values, first positions in x, inverse or None, counts) of flattened x, by a stable sort:
     a value starts a group where it differs from its predecessor (NaN differs from NaN, so each
     NaN is its own group, as the standard asks)."""
     x = _require_array(x, "x", where)
-    _check_sortable(x, where)
     n = x.size
     flat = _compact(x).reshape(1, n)
     if n == 0:
         empty = _core.empty((0,), x.ctx, _INT64)
         return (_core.empty((0,), x.ctx, x.dtype), empty,
                 _core.empty(x.shape, x.ctx, _INT64), empty)
-    order = _argsort_rows(flat, False).reshape(n)
+    order = _group_order(flat, where)
     s = _gather(flat.reshape(1, n, 1), order, where, None).reshape(n)
     starts = _core.empty((n,), x.ctx, _BOOL)
     starts[0:1] = True
@@ -299,7 +311,7 @@ def unique_values(x: NDArray, /) -> NDArray:
     Parameters
     ----------
     x : NDArray
-        Any shape, real dtype.
+        Any shape, any dtype (complex values ordered by real, then imaginary part).
 
     Returns
     -------
@@ -315,7 +327,7 @@ def unique_counts(x: NDArray, /) -> UniqueCountsResult:
     Parameters
     ----------
     x : NDArray
-        Any shape, real dtype.
+        Any shape, any dtype (complex values ordered by real, then imaginary part).
 
     Returns
     -------
@@ -332,7 +344,7 @@ def unique_inverse(x: NDArray, /) -> UniqueInverseResult:
     Parameters
     ----------
     x : NDArray
-        Any shape, real dtype.
+        Any shape, any dtype (complex values ordered by real, then imaginary part).
 
     Returns
     -------
@@ -351,7 +363,7 @@ def unique_all(x: NDArray, /) -> UniqueAllResult:
     Parameters
     ----------
     x : NDArray
-        Any shape, real dtype.
+        Any shape, any dtype (complex values ordered by real, then imaginary part).
 
     Returns
     -------

@@ -31,7 +31,7 @@ __all__ = ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod",
 
 def _accumulate(x: NDArray, kind: str, axis: AxisLike, keepdims: bool, dtype: Any,
                 where: str) -> NDArray:
-    x = check_array(x, where)
+    x = check_array(x, where, complex_ok=True)
     result = sum_dtype(x, dtype, where)
     compute = compute_dtype(result)
     y = reduce(x if x.dtype == compute else x.astype(compute), kind, axis, keepdims, compute,
@@ -138,7 +138,9 @@ def _float_result(x: NDArray, dtype: Any, where: str) -> tuple[np.dtype, np.dtyp
     """(result dtype, compute dtype) of mean / var: floats keep theirs (float16 and bfloat16
     compute in float32), integers and bool give float64, as in NumPy."""
     result = np.dtype(_core.parse_dtype(dtype)) if dtype is not None else (
-        x.dtype if x.dtype.kind == "f" or x.dtype in HALVES else np.dtype(np.float64))
+        x.dtype if x.dtype.kind in "fc" or x.dtype in HALVES else np.dtype(np.float64))
+    if where == "mean" and result.kind == "c":  # the mean of complex values is complex
+        return result, result
     if result.kind != "f" and result not in HALVES:
         raise TypeError("%s: the result dtype must be a real floating type, got %s"
                         % (where, result))
@@ -151,6 +153,9 @@ def _count(x: NDArray, axis: AxisLike, where: str) -> int:
 
 def _divide(total: NDArray, count: float) -> NDArray:
     # An empty reduction divides 0 by 0: NaN, as NumPy's mean (without its warning).
+    if count == 0 and total.dtype.kind == "c":  # nan + nan j, as NumPy
+        return _core.array(np.full(total.shape, complex(math.nan, math.nan), total.dtype),
+                           total.ctx, total.dtype)
     if count == 0:
         out = _core.empty(total.shape, total.ctx, total.dtype)
         ops.array_set(out, math.nan)
@@ -162,7 +167,7 @@ def _divide(total: NDArray, count: float) -> NDArray:
 def mean(x: NDArray, /, *, axis: AxisLike = None, keepdims: bool = False) -> NDArray:
     """The arithmetic mean over ``axis`` (float64 for integer input; float16 and bfloat16 add in
     float32); NaN for an empty reduction."""
-    x = check_array(x, "mean")
+    x = check_array(x, "mean", complex_ok=True)
     result, compute = _float_result(x, None, "mean")
     y = x if x.dtype == compute else x.astype(compute)
     m = _divide(reduce(y, "sum", axis, keepdims, compute, "mean"), _count(x, axis, "mean"))

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "complex_ops.h"
 #include "core_api.h"
 #include "dlarray/elementwise_table.h"
 #include "dlarray/errors.h"
@@ -247,6 +248,13 @@ void CheckReduceInput(const DLArrayOpCall& c) {
 // Extent d of the input seen as [outer, n, inner].
 int64_t Extent(const DLArray* in, int d) { return d < in->ndim ? in->shape[d] : 1; }
 
+// Complex inputs: sums and products only (complex numbers have no order, nor truth kinds here).
+void RequireOrderFree(const DLArrayOpCall& c, int kind) {
+  if (c.inputs[0]->dtype.code == kDLArrayComplex && kind != kReduceSum && kind != kReduceProd) {
+    throw Error(ErrorKind::kType, Describe(c) + ": complex input takes kind 0 (sum) or 1 (prod)");
+  }
+}
+
 void ValidateReduce(const DLArrayOpCall& c) {
   const int kind = Kind(c, kNumReduceKinds,
                         "0 (sum), 1 (prod), 2 (min), 3 (max), 4 (any), 5 (all), 6 (argmin) or "
@@ -254,6 +262,7 @@ void ValidateReduce(const DLArrayOpCall& c) {
   CheckReduceInput(c);
   const DLArray* in = c.inputs[0];
   const DLArray* out = c.outputs[0];
+  RequireOrderFree(c, kind);
   if (out->ndim != in->ndim - 1 || out->shape[0] != in->shape[0] ||
       (in->ndim == 3 && out->shape[1] != in->shape[2])) {
     throw ShapeError(Describe(c) + ": the output must be [outer, inner] ([outer] for 2-D input)");
@@ -378,6 +387,9 @@ constexpr DTypeSet kFloats{2, 4}, kNumeric{2, 9}, kReal{2, 13}, kAllTypes{0, 15}
 // The elementwise table's names for them, and its other sets.
 constexpr DTypeSet kFloatTypes = kFloats, kNumericTypes = kNumeric, kRealTypes = kReal;
 constexpr DTypeSet kRealNumericTypes{2, 12}, kIntegerTypes{6, 8}, kIntegralTypes{6, 9};
+// complex: the table's sets with complex64 and complex128 (kAll's first two).
+constexpr DTypeSet kComplexTypes{0, 2}, kFloatComplexTypes{0, 6}, kNumericComplexTypes{0, 14},
+    kStorageTypes = kAllTypes;
 
 enum Flags : unsigned {
   kInplace = 1,     // an output may be an input
@@ -445,12 +457,12 @@ const CoreOpRow kCoreOps[] = {
      I<InferArgsort>,
      "out = each row of x sorted (NaN last, or first descending; equal values in any order); "
      "optional: a backend without it gets argsort + gather"},
-    {"reduce", "x", "kind:int", nullptr, kReal, kPerOperand, V<ValidateReduce>, I<InferReduce>,
+    {"reduce", "x", "kind:int", nullptr, kAllTypes, kPerOperand, V<ValidateReduce>, I<InferReduce>,
      "out[o, j] = reduction over r of x[o, r, j] (x [outer, n >= 1, inner] or [outer, n] "
      "contiguous); kind: "
      "0 sum, 1 prod, 2 min, 3 max (out dtype x's), 4 any, 5 all (bool), 6 argmin, 7 argmax "
      "(int64)"},
-    {"scan", "x", "kind:int include_initial:bool=0", nullptr, kReal, 0, V<ValidateScan>,
+    {"scan", "x", "kind:int include_initial:bool=0", nullptr, kAllTypes, 0, V<ValidateScan>,
      I<InferScan>,
      "out[o, r, j] = cumulative sum (kind 0) or product (1) of x[o, :r+1, j] (x [outer, n, "
      "inner]); include_initial: out has n + 1 rows, the first 0 or 1"},
@@ -484,6 +496,11 @@ const CoreOpRow kCoreOps[] = {
 #define DLARRAY_CORE_PREDICATE_2(name, a, b, dtypes, expr, doc) \
   {#name, #a " " #b, "", nullptr, dtypes, kInplace | kBoolOut, nullptr, nullptr, doc},
             DLARRAY_PREDICATE_OPS(DLARRAY_CORE_PREDICATE_1, DLARRAY_CORE_PREDICATE_2)
+// The complex part ops: a complex input, an output of its parts' real dtype.
+#define DLARRAY_CORE_COMPLEX_PART(name, x, expr, doc) \
+  {#name, #x, "", nullptr, kFloatComplexTypes, kPerOperand, V<ValidateComplexPart>, nullptr, doc},
+                DLARRAY_COMPLEX_PART_OPS(DLARRAY_CORE_COMPLEX_PART)
+#undef DLARRAY_CORE_COMPLEX_PART
 #undef DLARRAY_CORE_ROW_1
 #undef DLARRAY_CORE_ROW_2
 #undef DLARRAY_CORE_ROW_S

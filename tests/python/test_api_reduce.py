@@ -225,7 +225,7 @@ def test_axis_errors(ctx):
     with pytest.raises(TypeError, match="axis"):
         xp.argmax(x, axis=(0, 1))
     with pytest.raises(TypeError, match="complex"):
-        xp.sum(xp.asarray(np.zeros(3, np.complex64), device=ctx))
+        xp.max(xp.asarray(np.zeros(3, np.complex64), device=ctx))
     with pytest.raises(TypeError, match="correction"):
         xp.var(x, correction="1")
 

@@ -216,8 +216,8 @@ def test_binary_functions_reject_bad_input(ctx):
         dlarray.bitwise_left_shift(dev(np.zeros(3, np.int8), ctx), dev(np.zeros(3, bool), ctx))
     with pytest.raises(TypeError, match="add: x2 must be a dlarray array or a Python scalar"):
         dlarray.add(f, [1, 2, 3])
-    with pytest.raises(TypeError, match="add: x2 has dtype complex64|complex"):
-        dlarray.add(f, dev(np.zeros(3, np.complex64), ctx))
+    with pytest.raises(TypeError, match="maximum: x2 must have a real numeric"):
+        dlarray.maximum(f, dev(np.zeros(3, np.complex64), ctx))
     with pytest.raises(TypeError, match="nextafter: .*float16"):
         dlarray.nextafter(dev(np.zeros(3, F16), ctx), dev(np.zeros(3, F16), ctx))
     with pytest.raises(TypeError, match="where: condition must be a dlarray array"):

@@ -110,6 +110,8 @@ def test_unary_predicates_reject_bad_input(ctx, name):
         fn([1.0, 2.0])
     with pytest.raises(TypeError, match=name + ": x must be a dlarray array, got float"):
         fn(1.0)
+    if name in ("isnan", "isinf", "isfinite"):  # complex too (test_api_complex.py)
+        return
     with pytest.raises(TypeError, match="complex"):
         fn(dev(np.array([1j], np.complex64), ctx))
 
@@ -124,6 +126,8 @@ def test_binary_predicates_reject_bad_input(ctx, name):
         fn(x, "a")
     with pytest.raises(ValueError, match="broadcast|shape"):
         fn(x, dev(np.zeros(4, np.float32), ctx))
+    if name in ("equal", "not_equal"):  # complex too (test_api_complex.py)
+        return
     with pytest.raises(TypeError, match="complex"):
         fn(x, dev(np.array([1j], np.complex64), ctx))
 

@@ -126,5 +126,5 @@ def test_unary_functions_reject_bad_input(ctx):
     with pytest.raises(TypeError, match="bitwise_invert: x must have an integer or bool dtype, "
                                         "got float32"):
         dlarray.bitwise_invert(dev(np.zeros(2, np.float32), ctx))
-    with pytest.raises(TypeError, match="sin: x must have a real dtype, got complex64"):
-        dlarray.sin(dev(np.zeros(2, np.complex64), ctx))
+    with pytest.raises(TypeError, match="floor: x must have a real numeric .* dtype, got complex64"):
+        dlarray.floor(dev(np.zeros(2, np.complex64), ctx))

@@ -135,20 +135,24 @@ def test_repr(ctx):
 
 
 def test_ops_without_complex_kernels_raise_type_error(ctx):
+    # The elementwise table has complex rows where the standard has complex functions
+    # (test_api_complex.py); the other ops refuse complex operands clearly.
     x = dlarray.array([1 + 2j, 3], ctx, dtype=np.complex64)
     out = dlarray.empty((2,), ctx, np.complex64)
     for call, op in [(lambda: ops.relu(x, out), "relu"),
-                     (lambda: ops.matrix_elementwise_add(x, x, out), "matrix_elementwise_add"),
-                     (lambda: ops.exp(x, out), "exp")]:
+                     (lambda: ops.floor(x, out), "floor"),
+                     (lambda: ops.maximum(x, x, out), "maximum"),
+                     (lambda: ops.matrix_elementwise_add_by_const(x, 1.0, out),
+                      "matrix_elementwise_add_by_const")]:
         with pytest.raises(TypeError, match=r"%s.*complex64" % op):
             call()
     mask = dlarray.empty((2,), ctx, bool)
-    with pytest.raises(TypeError, match="compare on .*: no kernel for complex64"):
-        ops.compare(x, x, mask, 0)
+    with pytest.raises(TypeError, match=r"less.*complex64"):
+        ops.less(x, x, mask)
     with pytest.raises(TypeError, match="compare_by_const on .*: no kernel for complex64"):
         ops.compare_by_const(x, 1, mask, 0)
-    with pytest.raises(TypeError, match="complex64"):
-        x + x
+    with pytest.raises(TypeError, match="no order"):
+        x < x
 
 
 @pytest.mark.parametrize("dtype", COMPLEX + [np.dtype(np.float32), np.dtype(np.int64)], ids=str)

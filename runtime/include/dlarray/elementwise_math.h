@@ -27,6 +27,10 @@ constexpr int kRealNumericTypes = kFloatTypes | kIntTypes | kWideUInts;
 constexpr int kIntegerTypes = kIntTypes | kWideUInts;
 /*! \brief Every integer type and bool (the table's kIntegralTypes). */
 constexpr int kIntegralTypes = kIntTypes | kWideUInts | kBoolType;
+/*! \brief The floats and complex64/complex128 (the table's kFloatComplexTypes). */
+constexpr int kFloatComplexTypes = kFloatTypes | kComplexTypes;
+/*! \brief The floats, every integer type and the complex types (kNumericComplexTypes). */
+constexpr int kNumericComplexTypes = kRealNumericTypes | kComplexTypes;
 
 namespace ew {
 
@@ -140,6 +144,24 @@ DLARRAY_HOST_DEVICE bool SignBit(C x) {
   } else {
     return ew::IsNegative(x);
   }
+}
+
+/*! \brief a / b (elementwise_complex.h's operator/ for complex values). */
+template <typename C>
+DLARRAY_HOST_DEVICE C Div(C a, C b) {
+  return a / b;
+}
+
+/*! \brief a == b (elementwise_complex.h's operator== for complex values). */
+template <typename C>
+DLARRAY_HOST_DEVICE bool Equal(C a, C b) {
+  return a == b;
+}
+
+/*! \brief 1 / x (a float's; elementwise_complex.h has the complex one). */
+template <typename C>
+DLARRAY_HOST_DEVICE C Reciprocal(C x) {
+  return C{1} / x;
 }
 
 /*! \brief a - b: integers wrap around as in NumPy. */
