@@ -153,6 +153,11 @@ void Execute(const CufftLibrary& lib, cufftHandle plan, Form form, bool forward,
   }
 }
 
+int64_t RoundUp16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+size_t StageBytes(int64_t in_block, int64_t out_block) {
+  return static_cast<size_t>(RoundUp16(in_block) + out_block);
+}
+
 template <typename T>
 void Transform(const KernelContext& ctx, Form form) {
   const DLArray* in = ctx.inputs[0];
@@ -177,6 +182,7 @@ void Transform(const KernelContext& ctx, Form form) {
   char* dst = Data<char>(out);
   const uint64_t in_scalars = static_cast<uint64_t>(outer * in_block / sizeof(T));
   void* copy = nullptr;
+  void* stage = nullptr;     // staging for misaligned blocks (below)
   if (form == Form::kC2R) {  // cuFFT overwrites a C2R input: transform a scaled copy
     copy = env.device->allocate(env.id, in_scalars * sizeof(T));
     ScaleConj<T>(env, src, copy, in_scalars, scale, forward);
@@ -189,13 +195,30 @@ void Transform(const KernelContext& ctx, Form form) {
                                         : GetPlan(lib, env.id, n, inner, inner, type);
     CUFFT_CALL(lib.SetStream(plan, env.stream));
     const int64_t executions = inner == 1 ? 1 : outer;
+    // cuFFT refuses signals that do not start on a whole complex element (CUFFT_INVALID_VALUE):
+    // with an odd block of reals every other outer index would, so those blocks go through two
+    // aligned staging buffers.
+    const bool aligned = executions == 1 || (in_block % 16 == 0 && out_block % 16 == 0);
     for (int64_t o = 0; o < executions; ++o) {
-      Execute<T>(lib, plan, form, forward, src + o * in_block, dst + o * out_block);
+      if (aligned) {
+        Execute<T>(lib, plan, form, forward, src + o * in_block, dst + o * out_block);
+        continue;
+      }
+      if (stage == nullptr) stage = env.device->allocate(env.id, StageBytes(in_block, out_block));
+      char* stage_in = static_cast<char*>(stage);
+      char* stage_out = stage_in + RoundUp16(in_block);
+      CUDA_CALL(cudaMemcpyAsync(stage_in, src + o * in_block, in_block, cudaMemcpyDeviceToDevice,
+                                env.stream));
+      Execute<T>(lib, plan, form, forward, stage_in, stage_out);
+      CUDA_CALL(cudaMemcpyAsync(dst + o * out_block, stage_out, out_block, cudaMemcpyDeviceToDevice,
+                                env.stream));
     }
   } catch (...) {
     if (copy != nullptr) env.device->free(env.id, copy, in_scalars * sizeof(T));
+    if (stage != nullptr) env.device->free(env.id, stage, StageBytes(in_block, out_block));
     throw;
   }
+  if (stage != nullptr) env.device->free(env.id, stage, StageBytes(in_block, out_block));
   if (copy != nullptr) {
     env.device->free(env.id, copy, in_scalars * sizeof(T));  // stream-ordered: safe to reuse
   } else {

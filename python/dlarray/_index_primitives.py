@@ -123,17 +123,6 @@ def _broadcast(a: NDArray, shape: Tuple[int, ...]) -> NDArray:
     return out
 
 
-_KERNELS: dict = {}
-
-
-def _has_kernel(op: str, ctx: Any) -> builtins.bool:
-    """Whether ctx's plugin has a kernel for op (an optional primitive: else its composite)."""
-    key = (op, ctx.device_type)
-    if key not in _KERNELS:
-        _KERNELS[key] = repr(ctx).split("(")[0] in ops.op_info(op)["devices"]
-    return builtins.bool(_KERNELS[key])
-
-
 def _argsort_rows(rows: NDArray, descending: builtins.bool) -> NDArray:
     """ops.argsort of a compact (rows, n) array."""
     out = _core.empty(rows.shape, rows.ctx, _INT64)

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _core, _devices, ops
 from ._core import NDArray
+from ._kernels import fallback_devices, has_kernel
 
 #: The linalg ops (runtime/src/linalg_ops.cc); a backend has native kernels by registering these.
 LINALG_OPS = ("linalg_lu", "linalg_solve", "linalg_cholesky", "linalg_eigh", "linalg_svd",
@@ -26,20 +27,9 @@ class LinAlgError(ValueError):
     """
 
 
-def device_kind(ctx: _core.DLContext) -> str:
-    """"cpu", "cuda", "opencl" (the names ``op_info(op)['devices']`` lists)."""
-    return repr(ctx).rsplit("(", 1)[0]
-
-
-def has_kernel(op: str, ctx: _core.DLContext) -> bool:
-    """Whether the device runs op itself (else the host fallback copies to the CPU and back)."""
-    return device_kind(ctx) in ops.op_info(op)["devices"]
-
-
 def host_fallback_devices() -> List[str]:
     """The device kinds of loaded plugins that run some linalg op through the host fallback."""
-    kinds = sorted({device_kind(d) for d in _core.devices()})
-    return [k for k in kinds if any(k not in ops.op_info(op)["devices"] for op in LINALG_OPS)]
+    return fallback_devices(LINALG_OPS)
 
 
 def run(op: str, inputs: Sequence[NDArray], *attrs: int) -> Tuple[NDArray, ...]:

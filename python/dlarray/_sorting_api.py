@@ -13,8 +13,8 @@ import numpy as np
 from . import _core, ops
 from ._core import NDArray
 from ._dtypes import result_type
+from ._kernels import has_kernel
 from ._index_primitives import (_BOOL, _INT64, _arange, _argsort_rows, _as_index_array, _axis,
-                                _has_kernel,
                                 _broadcast, _compact, _flat_positions, _gather, _require_array,
                                 _same_device)
 
@@ -147,7 +147,7 @@ def sort(x: NDArray, /, *, axis: int = -1, descending: builtins.bool = False,
     rows, perm = _rows(x, ax, "sort")
     if rows.size == 0:
         return x.copy()
-    if _has_kernel("sort", x.ctx):  # the backend sorts values: no positions, no gather
+    if has_kernel("sort", x.ctx):  # the backend sorts values: no positions, no gather
         out = _core.empty(rows.shape, x.ctx, x.dtype)
         ops.sort(rows, 1 if descending else 0, out)
         return _restore(out, x.shape, perm)

@@ -27,6 +27,7 @@ import numpy as np
 
 from . import _core, _devices, _dtypes, ops
 from ._core import NDArray
+from ._kernels import fallback_devices, has_kernel
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -100,16 +101,10 @@ def _scale(norm: str, n: int, forward: builtins.bool) -> float:
 
 # --- the primitives on any device -----------------------------------------------------------
 
-def _device_kind(ctx: _core.DLContext) -> str:
-    return repr(ctx).split("(")[0]
-
-
 def _host_fallback_devices() -> List[str]:
     """The device types (of the devices now usable) whose FFTs run on the CPU and are copied
     back, because their plugin has no kernel for an FFT primitive."""
-    kinds = sorted({_device_kind(c) for c in _core.devices()})
-    return [k for k in kinds if k != "cpu"
-            and any(k not in _core.op_info(p)["devices"] for p in _PRIMITIVES)]
+    return fallback_devices(_PRIMITIVES)
 
 
 def _run(op: str, x: NDArray, out_shape: Tuple[int, int, int], out_dtype: np.dtype,
@@ -118,7 +113,7 @@ def _run(op: str, x: NDArray, out_shape: Tuple[int, int, int], out_dtype: np.dty
     kernel for it; x is compact and 3-D."""
     ctx = x.ctx
     where = ctx
-    if _device_kind(ctx) not in _core.op_info(op)["devices"]:
+    if not has_kernel(op, ctx):
         where = _devices.cpu(0)  # host fallback (docs/fft.md)
         x = x.to_device(where)
     out = _core.empty(out_shape, where, out_dtype)

@@ -304,18 +304,26 @@ def _real_float(x: NDArray, name: str, where: str) -> NDArray:
     return x if x.dtype == dtype else x.astype(dtype)
 
 
+def _norm_operand(x: NDArray, name: str, where: str) -> NDArray:
+    """x for a norm: complex stays complex (its norms are of |x|, real of the same precision),
+    else as _real_float."""
+    x = require_array(x, name, where)
+    return x if np.dtype(x.dtype).kind == "c" else _real_float(x, name, where)
+
+
 def matrix_norm(x: NDArray, /, *, keepdims: bool = False,
                 ord: Optional[Union[int, float, str]] = "fro") -> NDArray:
     """The norm of each matrix of ``x`` (..., M, N): ``ord`` "fro" (default), "nuc" (sum of
     singular values), 1 / -1 (max / min column sum of |x|), inf / -inf (rows), 2 / -2 (largest /
     smallest singular value). ``keepdims`` keeps the two axes as size 1."""
     xp = _xp()
-    x = _real_float(x, "x", "matrix_norm")
+    x = _norm_operand(x, "x", "matrix_norm")
     if x.ndim < 2:
         raise ValueError("matrix_norm: x must have at least 2 dimensions, got shape %s"
                          % (x.shape,))
     if ord == "fro" or ord is None:
-        out = xp.sqrt(xp.sum(x * x, axis=(-2, -1)))
+        mag = xp.abs(x)
+        out = xp.sqrt(xp.sum(mag * mag, axis=(-2, -1)))
     elif ord == "nuc":
         out = xp.sum(svdvals(x), axis=-1)
     elif ord in (2, -2):
@@ -336,7 +344,7 @@ def vector_norm(x: NDArray, /, *, axis: Optional[Union[int, Tuple[int, ...]]] = 
     as one vector): ord 2 (default), 1, inf (max |x|), -inf (min |x|), 0 (count of nonzeros), or
     any other real p (``sum(|x|**p) ** (1/p)``)."""
     xp = _xp()
-    x = _real_float(x, "x", "vector_norm")
+    x = _norm_operand(x, "x", "vector_norm")
     if isinstance(ord, bool) or not isinstance(ord, (int, float, np.integer, np.floating)):
         raise TypeError("vector_norm: ord must be a number, got %s" % type(ord).__name__)
     ord = float(ord)
@@ -345,13 +353,13 @@ def vector_norm(x: NDArray, /, *, axis: Optional[Union[int, Tuple[int, ...]]] = 
             raise TypeError("vector_norm: axis must be an int, a tuple of ints or None, got %s"
                             % type(axis).__name__)
         axis = int(axis)
-    mag = xp.abs(x)
+    mag = xp.abs(x)  # real, of x's precision for complex x
     if ord == math.inf:
         return xp.max(mag, axis=axis, keepdims=keepdims)
     if ord == -math.inf:
         return xp.min(mag, axis=axis, keepdims=keepdims)
     if ord == 0:
-        return xp.sum(xp.astype(xp.not_equal(x, 0), x.dtype), axis=axis, keepdims=keepdims)
+        return xp.sum(xp.astype(xp.not_equal(x, 0), mag.dtype), axis=axis, keepdims=keepdims)
     if ord == 1:
         return xp.sum(mag, axis=axis, keepdims=keepdims)
     if ord == 2:

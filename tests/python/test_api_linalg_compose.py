@@ -155,3 +155,26 @@ def test_argument_errors(ctx):
         la.diagonal(x, offset=1.0)
     with pytest.raises(TypeError, match="cross: axis must be an int, got str"):
         la.cross(arr(np.ones(3), ctx), arr(np.ones(3), ctx), axis="x")
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_norms_of_complex_arrays(ctx, dtype):
+    """vector_norm and the |x|-based matrix norms take complex input and give the real dtype of
+    its precision; the singular-value norms name the unsupported dtype."""
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((4, 1025)) + 1j * rng.standard_normal((4, 1025))).astype(dtype)
+    x = xp.asarray(a, device=ctx)
+    real = np.float32 if dtype == np.complex64 else np.float64
+    for ord in (2, 1, np.inf, -np.inf, 0, 3):
+        got = la.vector_norm(x, axis=-1, ord=ord)
+        assert got.dtype == real
+        np.testing.assert_allclose(got.asnumpy(), np.linalg.vector_norm(a, axis=-1, ord=ord),
+                                   rtol=1e-5 if real == np.float32 else 1e-12)
+    for ord in ("fro", 1, -1, np.inf, -np.inf):
+        got = la.matrix_norm(x[:, :7].reshape(2, 2, 7), ord=ord)
+        assert got.dtype == real
+        np.testing.assert_allclose(got.asnumpy(),
+                                   np.linalg.matrix_norm(a[:, :7].reshape(2, 2, 7), ord=ord),
+                                   rtol=1e-5 if real == np.float32 else 1e-12)
+    with pytest.raises(TypeError, match="complex"):
+        la.matrix_norm(x[:, :4], ord=2)
