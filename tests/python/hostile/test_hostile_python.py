@@ -120,9 +120,10 @@ def _array_good_inputs():
 CASES["array_good_inputs"] = _array_good_inputs
 
 # --- arr[:] = value, keys and values -------------------------------------------------------
-# Basic indexing keys (ints, slices, tuples, None) select views (issue 10); the rest is refused.
-for _name, _key in {"string": "x", "list": [0], "float": 1.5, "too_many": (0, 0, 0),
-                    "out_of_range": 5}.items():
+# Basic indexing keys (ints, slices, tuples, None) select views (issue 10); lists and arrays are
+# index arrays (NumPy's rules, tests/python/test_api_index_mixed.py); the rest is refused.
+for _name, _key in {"string": "x", "list_of_strings": ["0"], "float": 1.5, "too_many": (0, 0, 0),
+                    "out_of_range": 5, "list_out_of_range": [0, 2]}.items():
     CASES[f"setitem_key_{_name}"] = (lambda k=_key: raises(
         (ValueError, TypeError, IndexError), lambda: dlarray.empty((2, 2)).__setitem__(k, 1.0)))
 for _name, _value in {"none": None, "string": "1", "object": object(), "complex": 1j,
