@@ -19,21 +19,7 @@ import numpy as np
 
 import dlarray as xp
 from dlarray import fft as dfft
-
-
-def calls_per_round(fn, min_time, sync):
-    """How many calls make a round of at least min_time (after one warm-up call)."""
-    fn()
-    sync()
-    inner = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        sync()
-        if time.perf_counter() - t0 >= min_time or inner >= 1 << 12:
-            return inner
-        inner *= 2
+from report import calls_per_round
 
 
 def median_times(fns, repeat, min_time, syncs):

@@ -13,36 +13,12 @@ Cases (issue 22): solve 1024 x 1024 (one right-hand side), solve of a batch 512 
 cholesky 2048 x 2048, svd 512 x 512, eigh 1024 x 1024. Each result is checked against NumPy.
 """
 import argparse
-import statistics
-import time
 
 import numpy as np
 
 import dlarray as xp
 from dlarray import linalg as la
-
-
-def median_time(fn, repeat, min_time, sync):
-    """Median seconds per call over `repeat` batches, each at least min_time long."""
-    fn()
-    sync()
-    inner = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        sync()
-        if time.perf_counter() - t0 >= min_time or inner >= 1 << 10:
-            break
-        inner *= 2
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        sync()
-        times.append((time.perf_counter() - t0) / inner)
-    return statistics.median(times)
+from report import median_time
 
 
 def cases(rng, dtype, scale):

@@ -93,10 +93,10 @@ def machine_info(extra_versions=None):
     }
 
 
-def median_time(fn, repeat, min_time, sync):
-    """Median seconds per call of fn over `repeat` batches, each of enough calls to last at least
-    min_time (so that short calls are not timed one by one); sync() waits for the device."""
-    fn()  # warm up: kernels built, buffers cached
+def calls_per_round(fn, min_time, sync):
+    """How many calls of fn make a round of at least min_time (after one warm-up call: kernels
+    built, buffers cached); sync() waits for the device."""
+    fn()
     sync()
     inner = 1
     while True:
@@ -105,8 +105,14 @@ def median_time(fn, repeat, min_time, sync):
             fn()
         sync()
         if time.perf_counter() - t0 >= min_time or inner >= 1 << 16:
-            break
+            return inner
         inner *= 2
+
+
+def median_time(fn, repeat, min_time, sync):
+    """Median seconds per call of fn over `repeat` rounds of calls_per_round calls each (so that
+    short calls are not timed one by one)."""
+    inner = calls_per_round(fn, min_time, sync)
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
