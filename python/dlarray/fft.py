@@ -27,6 +27,7 @@ import numpy as np
 
 from . import _core, _devices, _dtypes, ops
 from ._core import NDArray
+from ._index_primitives import _axis
 from ._kernels import fallback_devices, has_kernel
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -63,16 +64,6 @@ def _length(n: Any, name: str, where: str) -> int:
     if value < 1:
         raise ValueError("%s: %s must be >= 1, got %d" % (where, name, value))
     return value
-
-
-def _axis(axis: Any, ndim: int, where: str) -> int:
-    if isinstance(axis, builtins.bool) or not hasattr(axis, "__index__"):
-        raise TypeError("%s: axis must be an integer, got %s" % (where, type(axis).__name__))
-    a = operator.index(axis)
-    if not -ndim <= a < ndim:
-        raise IndexError("%s: axis %d is out of bounds for an array of %d dimension%s"
-                         % (where, a, ndim, "" if ndim == 1 else "s"))
-    return a % ndim
 
 
 def _complex_input(x: NDArray, where: str) -> NDArray:
