@@ -55,9 +55,15 @@ def _array(x, where: str, arg: str = "x") -> NDArray:
     return x
 
 
+_KIND_OK: dict = {}  # (dtype, kind) -> bool: dtype.name costs a microsecond a call
+
+
 def _check_kind(dtype: np.dtype, kind: str, where: str, arg: str) -> None:
-    code = "f" if dtype.name == "bfloat16" else dtype.kind
-    if code not in _KINDS[kind]:
+    ok = _KIND_OK.get((dtype, kind))
+    if ok is None:
+        code = "f" if dtype.name == "bfloat16" else dtype.kind
+        ok = _KIND_OK[(dtype, kind)] = code in _KINDS[kind]
+    if not ok:
         raise TypeError("%s: %s must have %s dtype, got %s"
                         % (where, arg, _KIND_WORDS[kind], dtype))
 
@@ -287,6 +293,8 @@ def _out_of_range_comparison(name: str, array: NDArray, value) -> NDArray | None
 
 
 def _broadcast_shape(name: str, *arrays: NDArray) -> tuple:
+    if all(a.shape == arrays[0].shape for a in arrays):
+        return arrays[0].shape
     try:
         return tuple(np.broadcast_shapes(*(a.shape for a in arrays)))
     except ValueError:

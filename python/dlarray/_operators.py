@@ -52,6 +52,18 @@ def _promote(*dtypes_or_scalars):
     float64. Here bfloat16 promotes as float16 does (with int8/uint8/bool and Python scalars it
     stays bfloat16, with int16 it becomes float32, ...) and bfloat16 with float16 gives float32,
     the smallest type holding both, as in PyTorch."""
+    if all(isinstance(x, np.dtype) for x in dtypes_or_scalars):  # arrays only: remembered
+        found = _PROMOTED.get(dtypes_or_scalars)
+        if found is None:
+            found = _PROMOTED[dtypes_or_scalars] = _promote_values(*dtypes_or_scalars)
+        return found
+    return _promote_values(*dtypes_or_scalars)
+
+
+_PROMOTED: dict = {}
+
+
+def _promote_values(*dtypes_or_scalars):
     dtypes = [_dtype_of(x) for x in dtypes_or_scalars]
     bf16 = next((d for d in dtypes if d is not None and d.name == "bfloat16"), None)
     if bf16 is None:
