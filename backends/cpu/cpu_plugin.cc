@@ -8,8 +8,8 @@
 #include "dlarray/ext/mem_info.h"
 #include "dlarray/ext/parallel.h"
 #include "dlarray/plugin.h"
-#include "linalg_kernels.h"
 #include "fft.h"
+#include "linalg_kernels.h"
 #include "parallel.h"
 
 namespace {

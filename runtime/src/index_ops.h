@@ -1,5 +1,5 @@
-// The shape rules of the indexing primitives (gather, scatter, nonzero, argsort, sort): their rows are
-// in core_ops.cc's table; the checks live here to keep that table readable.
+// The shape rules of the indexing primitives (gather, scatter, nonzero, argsort, sort): their
+// rows are in core_ops.cc's table; the checks live here to keep that table readable.
 #ifndef DLARRAY_RUNTIME_SRC_INDEX_OPS_H_
 #define DLARRAY_RUNTIME_SRC_INDEX_OPS_H_
 
