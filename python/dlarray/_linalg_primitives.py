@@ -65,7 +65,8 @@ def float_dtype(x: NDArray, name: str, where: str) -> np.dtype:
                     "computed in float64)" % (where, name, dtype))
 
 
-def matrices(x: Any, name: str, where: str, square: bool = False) -> Tuple[NDArray, Tuple[int, ...]]:
+def matrices(x: Any, name: str, where: str,
+             square: bool = False) -> Tuple[NDArray, Tuple[int, ...]]:
     """x as a compact (batch, m, n) stack in its float dtype, and the batch shape."""
     x = require_array(x, name, where)
     if x.ndim < 2:

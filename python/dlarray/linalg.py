@@ -3,8 +3,8 @@ matrices (leading batch dimensions) on every device.
 
 The factorizations run the ``linalg_*`` ops (LAPACK on cpu, cuSOLVER on cuda; devices without
 kernels copy to the CPU and back: the host fallback, ``__array_namespace_info__().capabilities()
-["linalg host fallback"]``); everything else is composed from them and the namespace's views, elementwise
-functions, reductions and ``matmul``. docs/linalg.md has the design.
+["linalg host fallback"]``); everything else is composed from them and the namespace's views,
+elementwise functions, reductions and ``matmul``. docs/linalg.md has the design.
 """
 from __future__ import annotations
 

@@ -108,7 +108,8 @@ def assert_complex_matches(got, ref, dtype, rtol=None, what=""):
     o = out.astype(C128)
     for part, other in (("real", "imag"), ("imag", "real")):
         op, rp = getattr(o, part), getattr(r, part)
-        np.testing.assert_array_equal(np.isnan(op), np.isnan(rp), err_msg="%s %s NaN" % (what, part))
+        np.testing.assert_array_equal(np.isnan(op), np.isnan(rp),
+                                      err_msg="%s %s NaN" % (what, part))
         inf = np.isinf(rp)
         np.testing.assert_array_equal(np.isinf(op[inf]), True, err_msg="%s %s inf" % (what, part))
         # Annex G leaves an infinity's sign open beside a NaN part ("+-inf + NaN j").

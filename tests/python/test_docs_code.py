@@ -44,7 +44,8 @@ NEEDS = {
     "torch": lambda: package_missing("torch"),
     "cupy": lambda: package_missing("cupy"),
     "jax": lambda: package_missing("jax"),
-    "array-api-extra": lambda: package_missing("array_api_extra") or package_missing("array_api_compat"),
+    "array-api-extra": lambda: (package_missing("array_api_extra")
+                                or package_missing("array_api_compat")),
     # Scripts of the source repository's examples/ (not in the wheel), run from the working folder.
     "examples": lambda: None if pathlib.Path("examples/mnist.py").is_file() else
     "no examples/ folder of the source repository in %s" % pathlib.Path.cwd(),

@@ -99,7 +99,8 @@ class _LogAbsDet(_Det):
 
 
 def solve(a: Node, b: Node) -> Node:
-    """The node ``dlarray.linalg.solve(a, b)`` (b a stack of matrices or, with a 2-D a, a vector)."""
+    """The node ``dlarray.linalg.solve(a, b)`` (b a stack of matrices or, with a 2-D a, a
+    vector)."""
     return _Solve()(a, b)
 
 
