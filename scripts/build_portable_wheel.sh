@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# A manylinux_2_28 wheel (glibc >= 2.28 x86-64: Debian 10+, Ubuntu 18.10+, RHEL 8, Amazon Linux
+# 2023) built on a newer machine: compiled by zig's clang against glibc 2.28's symbol versions
+# with libc++ linked statically (scripts/zig/c++), then repaired by auditwheel, which copies the
+# OpenCL ICD loader in and checks the tag. The CUDA plugin is left out: nvcc's host compiler must
+# be GCC or clang with the host's libstdc++, which pins glibc to the build machine's (docs/install.md).
+#
+#   bash scripts/build_portable_wheel.sh [OUTDIR]     # default build/dist-portable; prints the wheel
+#
+# PY (default .venv/bin/python) is the interpreter the wheel is for; its venv gets ziglang.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-.venv/bin/python}
+OUT=${1:-build/dist-portable}
+BUILD=${PORTABLE_BUILD_DIR:-build/portable}
+ZIG_VERSION=0.17.1  # the toolchain is pinned: a new zig may bring a new clang and new warnings
+
+"$PY" -m pip install -q "ziglang==$ZIG_VERSION"
+DLARRAY_ZIG=$("$PY" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
+export DLARRAY_ZIG
+# zig's own cache (libc++ and the glibc stubs, built once per target) beside the build.
+export ZIG_GLOBAL_CACHE_DIR=${ZIG_GLOBAL_CACHE_DIR:-$PWD/build/zig-cache}
+export CC=$PWD/scripts/zig/cc CXX=$PWD/scripts/zig/c++
+# CMake learns the Debian multiarch folder (/usr/lib/x86_64-linux-gnu, where libOpenCL.so is)
+# from the compiler's link folders; zig's has none: CMAKE_LIBRARY_ARCHITECTURE says it.
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+"$PY" -m pip wheel -q --no-build-isolation --no-deps -w "$OUT/linux" \
+  --config-settings=build-dir="$BUILD" \
+  --config-settings=cmake.define.DLARRAY_CUDA=OFF \
+  --config-settings=cmake.define.DLARRAY_BUILD_TESTS=OFF \
+  --config-settings=cmake.define.CMAKE_LIBRARY_ARCHITECTURE=x86_64-linux-gnu .
+"$PY" scripts/repair_wheel.py --plat manylinux_2_28_x86_64 "$OUT"/linux/dlarray-*.whl "$OUT"
