@@ -18,6 +18,7 @@ ZIG_VERSION=0.17.1  # the toolchain is pinned: a new zig may bring a new clang a
 "$PY" -m pip install -q "ziglang==$ZIG_VERSION"
 DLARRAY_ZIG=$("$PY" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
 export DLARRAY_ZIG
+echo "portable wheel: zig $("$DLARRAY_ZIG" version) for glibc 2.28 (scripts/zig/c++)" >&2
 # zig's own cache (libc++ and the glibc stubs, built once per target) beside the build.
 export ZIG_GLOBAL_CACHE_DIR=${ZIG_GLOBAL_CACHE_DIR:-$PWD/build/zig-cache}
 export CC=$PWD/scripts/zig/cc CXX=$PWD/scripts/zig/c++
