@@ -18,15 +18,27 @@ ZIG_VERSION=0.17.1  # the toolchain is pinned: a new zig may bring a new clang a
 "$PY" -m pip install -q "ziglang==$ZIG_VERSION"
 DLARRAY_ZIG=$("$PY" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
 export DLARRAY_ZIG
-echo "portable wheel: zig $("$DLARRAY_ZIG" version) for glibc 2.28 (scripts/zig/c++)" >&2
 # zig's own cache (libc++ and the glibc stubs, built once per target) beside the build.
 export ZIG_GLOBAL_CACHE_DIR=${ZIG_GLOBAL_CACHE_DIR:-$PWD/build/zig-cache}
 export CC=$PWD/scripts/zig/cc CXX=$PWD/scripts/zig/c++
-# CMake learns the Debian multiarch folder (/usr/lib/x86_64-linux-gnu, where libOpenCL.so is)
-# from the compiler's link folders; zig's has none: CMAKE_LIBRARY_ARCHITECTURE says it.
+# zig's libc++ and libc++abi archives for this target (it builds them at the first C++ link and
+# names them in -v's output): scripts/zig/c++ links them itself, with libgcc_s as the unwinder.
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+echo 'int dlarray_probe() { return 0; }' >"$probe/p.cc"
+"$DLARRAY_ZIG" c++ -target x86_64-linux-gnu.2.28 -shared -fPIC "$probe/p.cc" -o "$probe/p.so" -v \
+  >"$probe/log" 2>&1
+libcxx=$(grep -oE '[^ ]*/libc\+\+\.a' "$probe/log" | head -1)
+libcxxabi=$(grep -oE '[^ ]*/libc\+\+abi\.a' "$probe/log" | head -1)
+[[ -f $libcxx && -f $libcxxabi ]] || { cat "$probe/log" >&2; echo "no libc++ archives from zig" >&2; exit 1; }
+export DLARRAY_ZIG_LIBCXX="$(realpath "$libcxx") $(realpath "$libcxxabi")"  # zig may print them relative
+echo "portable wheel: zig $("$DLARRAY_ZIG" version) for glibc 2.28 (scripts/zig/c++)," \
+  "libc++: $DLARRAY_ZIG_LIBCXX" >&2
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
+# CMake learns the Debian multiarch folder (/usr/lib/x86_64-linux-gnu, where libOpenCL.so is)
+# from the compiler's link folders; zig's has none: CMAKE_LIBRARY_ARCHITECTURE says it.
 "$PY" -m pip wheel -q --no-build-isolation --no-deps -w "$OUT/linux" \
   --config-settings=build-dir="$BUILD" \
   --config-settings=cmake.define.DLARRAY_CUDA=OFF \

@@ -174,3 +174,32 @@ def test_fresh_venv_runs_the_check_and_the_mnist_example(fresh_venv, tmp_path):
     out = run([fresh_venv, example, "--device", "cpu", "--epochs", "1"], env=clean_env(),
               cwd=tmp_path)
     assert re.search(r"accuracy", out, re.I), out[-2000:]
+
+
+# A dlarray.custom library built here by the system's g++ (libstdc++, libgcc_s's unwinder) that
+# throws: its exception unwinds through the wheel's frames (libc++ built by zig). With zig's static
+# libunwind in the wheel this crashed the process (two unwinders in one unwinding); the wheel now
+# uses libgcc_s's (docs/install.md).
+FOREIGN_THROW = r"""
+import json, sys, dlarray
+from dlarray.custom import Custom
+x = dlarray.array([1.0, 2.0], dlarray.cpu())
+try:
+    Custom(sys.argv[1], [2], "float32")(x)
+except RuntimeError as e:
+    after = dlarray.array([3.0], dlarray.cpu()).asnumpy().tolist()
+    print(json.dumps({"error": str(e), "after": after}))
+"""
+
+
+def test_fresh_venv_survives_a_cxx_exception_from_gcc_built_code(fresh_venv, tmp_path):
+    if shutil.which(os.environ.get("CXX", "c++")) is None:
+        pytest.skip("no C++ compiler to build the throwing library with")
+    env = dict(clean_env(), DLARRAY_CACHE_DIR=str(tmp_path / "cache"))
+    source = ROOT / "tests" / "python" / "aot_kernels" / "probe_ops.cc"
+    out = run([fresh_venv, "-c", FOREIGN_THROW, "%s:Throw" % source], env=env, cwd=tmp_path)
+    r = json.loads(out.strip().splitlines()[-1])
+    # Caught, and the process goes on. The message (what()) of an exception from libstdc++ is
+    # not read: to libc++ it is a foreign exception, caught by catch (...) only (docs/install.md).
+    assert "Throw threw a C++ exception" in r["error"], r
+    assert r["after"] == [3.0]
