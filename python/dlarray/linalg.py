@@ -314,8 +314,8 @@ def _norm_operand(x: NDArray, name: str, where: str) -> NDArray:
 def matrix_norm(x: NDArray, /, *, keepdims: bool = False,
                 ord: Optional[Union[int, float, str]] = "fro") -> NDArray:
     """The norm of each matrix of ``x`` (..., M, N): ``ord`` "fro" (default), "nuc" (sum of
-    singular values), 1 / -1 (max / min column sum of |x|), inf / -inf (rows), 2 / -2 (largest /
-    smallest singular value). ``keepdims`` keeps the two axes as size 1."""
+    singular values), 1 / -1 (max / min column sum of ``abs(x)``), inf / -inf (rows), 2 / -2
+    (largest / smallest singular value). ``keepdims`` keeps the two axes as size 1."""
     xp = _xp()
     x = _norm_operand(x, "x", "matrix_norm")
     if x.ndim < 2:
@@ -341,8 +341,8 @@ def matrix_norm(x: NDArray, /, *, keepdims: bool = False,
 def vector_norm(x: NDArray, /, *, axis: Optional[Union[int, Tuple[int, ...]]] = None,
                 keepdims: bool = False, ord: Union[int, float] = 2) -> NDArray:
     """The p-norm of the vectors along ``axis`` (all of x when None; a tuple treats those axes
-    as one vector): ord 2 (default), 1, inf (max |x|), -inf (min |x|), 0 (count of nonzeros), or
-    any other real p (``sum(|x|**p) ** (1/p)``)."""
+    as one vector): ord 2 (default), 1, inf (max ``abs(x)``), -inf (min ``abs(x)``), 0 (count of
+    nonzeros), or any other real p (``sum(abs(x)**p) ** (1/p)``)."""
     xp = _xp()
     x = _norm_operand(x, "x", "vector_norm")
     if isinstance(ord, bool) or not isinstance(ord, (int, float, np.integer, np.floating)):

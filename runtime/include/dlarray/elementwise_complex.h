@@ -14,7 +14,7 @@
  * std::complex's operators are not (GCC's call __mulsc3/__divsc3); the transcendental functions
  * are the C++ library's, which follow Annex G's special values (host: libstdc++ over glibc's
  * cexp, clog ...; device: libcu++'s cuda::std::complex, a port of libc++'s). A separate header,
- * not elementwise_math.h, because <complex> is heavy (libstdc++'s pulls in <sstream>) and only
+ * not elementwise_math.h, because `<complex>` is heavy (libstdc++'s pulls in `<sstream>`) and only
  * the complex translation units need it.
  *
  * The OpenCL backend spells the same functions in OpenCL C on float2/double2
@@ -53,6 +53,11 @@ DLARRAY_HOST_DEVICE Complex<R> FromLib(LibComplex<R> z) {
   return Complex<R>{z.real(), z.imag()};
 }
 }  // namespace ew
+
+// The functions below overload elementwise_math.h's names (Abs, Sign, Pow, ...) for Complex:
+// hidden from Doxygen, whose references by name (docs/reference/cpp) would be ambiguous; this
+// comment and the header's own say what they are.
+/// \cond
 
 // --- Arithmetic, as NumPy's complex loops compute it ------------------------------------------
 
@@ -165,7 +170,6 @@ DLARRAY_HOST_DEVICE Complex<R> Sign(Complex<R> x) {
 }
 
 // The C++ library's complex functions (Annex G's special values) under the table's names.
-/// \cond
 #define DLARRAY_EW_COMPLEX_1(Name, fn)                \
   template <typename R>                               \
   DLARRAY_HOST_DEVICE Complex<R> Name(Complex<R> x) { \
@@ -187,7 +191,6 @@ DLARRAY_EW_COMPLEX_1(Asinh, asinh)
 DLARRAY_EW_COMPLEX_1(Acosh, acosh)
 DLARRAY_EW_COMPLEX_1(Atanh, atanh)
 #undef DLARRAY_EW_COMPLEX_1
-/// \endcond
 
 /*!
  * \brief tanh x, the library's, except for an infinite real part and a finite imaginary one:
@@ -282,6 +285,8 @@ DLARRAY_HOST_DEVICE Complex<R> Pow(Complex<R> a, Complex<R> b) {
   using std::pow;
   return ew::FromLib<R>(pow(ew::ToLib(a), ew::ToLib(b)));
 }
+
+/// \endcond
 
 }  // namespace dlarray
 

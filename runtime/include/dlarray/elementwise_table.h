@@ -209,7 +209,7 @@
  *        `void <name>_complex(const KernelContext&)` for every op of the four tables, which a
  *        backend that compiles its complex kernels apart (the CPU's and CUDA's
  *        elementwise_complex translation units) defines for each (an op without complex dtypes
- *        only reports the dtype error) and calls from <name>_kernel for complex operands.
+ *        only reports the dtype error) and calls from `<name>_kernel` for complex operands.
  */
 #define DLARRAY_COMPLEX_DECLARE_1(name, x, dtypes, expr, grads, doc) \
   void name##_complex(const KernelContext& ctx);
