@@ -14,6 +14,8 @@
 #        runs its bench/ops.py in the same run, alternating with this tree's ROUNDS (default 3)
 #        times each, so "no op got slower" is measured, not remembered (bench/compare.py).
 # CUDA_ARCHS=<list> builds only those CUDA architectures (e.g. 90-real on an H100/H200).
+# The CPU FFT needs third_party/pocketfft, which a build here fetches from PyPI (docs/fft.md): a
+#        machine without network needs it carried along (or -DDLARRAY_POCKETFFT_DIR).
 # SHARD=<i>/<n> (test stage): ctest and the pytest files i, i+n, i+2n, ... (1-based; hostile/ with
 #        shard 1), so that the suite fits calls of 10 minutes (serially it takes about 13 on an
 #        H100): run SHARD=1/2 and SHARD=2/2 one after the other on the warm machine, never at
