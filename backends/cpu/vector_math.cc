@@ -42,7 +42,7 @@ inline VF LoadF(const float* p) { return _mm512_loadu_ps(p); }
 inline void StoreF(float* p, VF v) { _mm512_storeu_ps(p, v); }
 inline VD LoadD(const double* p) { return _mm512_loadu_pd(p); }
 inline void StoreD(double* p, VD v) { _mm512_storeu_pd(p, v); }
-inline VD _mul(VD a, VD b) { return _mm512_mul_pd(a, b); }
+inline VD MulD(VD a, VD b) { return _mm512_mul_pd(a, b); }
 #elif defined(__AVX2__)
 using VF = __m256;
 using VD = __m256d;
@@ -52,7 +52,7 @@ inline VF LoadF(const float* p) { return _mm256_loadu_ps(p); }
 inline void StoreF(float* p, VF v) { _mm256_storeu_ps(p, v); }
 inline VD LoadD(const double* p) { return _mm256_loadu_pd(p); }
 inline void StoreD(double* p, VD v) { _mm256_storeu_pd(p, v); }
-inline VD _mul(VD a, VD b) { return _mm256_mul_pd(a, b); }
+inline VD MulD(VD a, VD b) { return _mm256_mul_pd(a, b); }
 #else
 using VF = __m128;
 using VD = __m128d;
@@ -62,7 +62,7 @@ inline VF LoadF(const float* p) { return _mm_loadu_ps(p); }
 inline void StoreF(float* p, VF v) { _mm_storeu_ps(p, v); }
 inline VD LoadD(const double* p) { return _mm_loadu_pd(p); }
 inline void StoreD(double* p, VD v) { _mm_storeu_pd(p, v); }
-inline VD _mul(VD a, VD b) { return _mm_mul_pd(a, b); }
+inline VD MulD(VD a, VD b) { return _mm_mul_pd(a, b); }
 #endif
 
 // The table's rows that libmvec has, by the C name of their double function.
@@ -189,7 +189,7 @@ void PowF32(const Functions& fns, const float* x, const float* y, float* out, in
       c[k] = k < m ? y[i + k] : 1.0;
       plain &= a[k] > 0 && a[k] <= std::numeric_limits<float>::max() && std::isfinite(c[k]);
     }
-    StoreD(r, exp2d(_mul(LoadD(c), log2d(LoadD(a)))));
+    StoreD(r, exp2d(MulD(LoadD(c), log2d(LoadD(a)))));
     for (int k = 0; k < m; ++k) {
       out[i + k] =
           plain || (a[k] > 0 && a[k] <= std::numeric_limits<float>::max() && std::isfinite(c[k]))
