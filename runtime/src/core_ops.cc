@@ -347,20 +347,6 @@ void InferScan(const DLArrayShapeCall& c) {
   throw ShapeError(std::string(c.op_name) + ": the input must be 3-D or 2-D");
 }
 
-// The core's C++ rules behind the C function pointers of the schema, as a plugin's SDK does it:
-// an exception becomes -1 and the error the core records for the calling thread.
-template <typename Call, void (*F)(const Call&)>
-int Guarded(const Call* call, void*) {
-  try {
-    F(*call);
-    return 0;
-  } catch (const Error& e) {
-    CoreApi()->set_error(static_cast<int32_t>(e.kind()), e.what());
-  } catch (const std::exception& e) {
-    CoreApi()->set_error(kDLArrayErrRuntime, e.what());
-  }
-  return -1;
-}
 template <void (*F)(const DLArrayOpCall&)>
 constexpr DLArrayValidateFn V = &Guarded<DLArrayOpCall, F>;
 template <void (*F)(const DLArrayShapeCall&)>

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core_api.h"
+#include "core_ops.h"
 #include "dlarray/errors.h"
 #include "dlarray/kernel.h"
 #include "dlarray/runtime.h"
@@ -176,19 +177,6 @@ void Infer(const DLArrayShapeCall& c) {
     for (size_t d = 0; d < shapes[o].size(); ++d) c.output_shapes[o][d] = shapes[o][d];
     c.output_dtypes[o] = IsIndexOutput(op, o, c.num_outputs) ? kInt64 : c.input_dtypes[0];
   }
-}
-
-template <typename Call, void (*F)(const Call&)>
-int Guarded(const Call* call, void*) {
-  try {
-    F(*call);
-    return 0;
-  } catch (const Error& e) {
-    CoreApi()->set_error(static_cast<int32_t>(e.kind()), e.what());
-  } catch (const std::exception& e) {
-    CoreApi()->set_error(kDLArrayErrRuntime, e.what());
-  }
-  return -1;
 }
 
 }  // namespace
