@@ -2,12 +2,12 @@
 // array (n >= 1), for every real dtype and ReduceKind (dlarray/reduce_kinds.h, shared with the
 // CPU backend).
 //
-// inner == 1 (rows): a block of kThreads per row; each thread reduces a strided part of the row,
-// then the block combines the threads' results in shared memory. inner > 1 (columns): a thread
-// per output element walks down its column, neighbouring threads reading neighbouring columns
-// (coalesced). When the outputs alone give too few blocks to fill the GPU, the reduced axis is cut
-// into pieces (blockIdx.y); each piece writes its partial result and a second kernel combines
-// them per output.
+// inner == 1 (rows): a warp per row for short rows, a block of kThreads for long ones; each
+// thread reduces a strided part of the row, then the group combines the threads' results in
+// shared memory. inner > 1 (columns): a thread per output element walks down its column,
+// neighbouring threads reading neighbouring columns (coalesced). When the outputs alone give too
+// few blocks to fill the GPU, the reduced axis is cut into pieces (blockIdx.y); each piece writes
+// its partial result and a second kernel combines them per output.
 #include <algorithm>
 
 #include "dlarray/reduce_kinds.h"
@@ -37,39 +37,63 @@ struct Sink {
   }
 };
 
-// One block per (row, piece): rows of n elements, pieces of rows_per_piece.
-template <typename R, typename T, typename Out>
-__global__ void __launch_bounds__(kThreads)
-    RowKernel(const T* x, int64_t n, int64_t rows_per_piece, Sink<R, Out> sink) {
-  using Acc = typename R::Acc;
-  __shared__ Acc acc[kThreads];
-  __shared__ bool has[kThreads];
-  const int64_t row = blockIdx.x;
-  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * rows_per_piece;
-  const int64_t r1 = min(n, r0 + rows_per_piece);
-  const T* xs = x + row * n;
-  Acc a{};
-  bool any = false;
-  for (int64_t i = r0 + threadIdx.x; i < r1; i += kThreads) {
-    const auto v = Load(xs[i]);
-    a = any ? R::Add(a, v, i) : R::First(v, i);
-    any = true;
-  }
-  acc[threadIdx.x] = a;
-  has[threadIdx.x] = any;
+// The kGroup threads of a group (a warp or the whole block) combine their accumulators acc[] /
+// has[] (shared, one per thread of the block) into the group's first slot. Every thread of the
+// block calls it: it synchronises the block.
+template <typename R, int kGroup>
+__device__ void GroupCombine(typename R::Acc* acc, bool* has) {
+  const int lane = threadIdx.x % kGroup;
   __syncthreads();
-  for (int s = kThreads / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s && has[threadIdx.x + s]) {
+  for (int s = kGroup / 2; s > 0; s /= 2) {
+    if (lane < s && has[threadIdx.x + s]) {
       acc[threadIdx.x] = has[threadIdx.x] ? R::Combine(acc[threadIdx.x], acc[threadIdx.x + s])
                                           : acc[threadIdx.x + s];
       has[threadIdx.x] = true;
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) sink.put(row, acc[0]);  // the piece is never empty: thread 0 had r0
 }
 
-// A thread per output (o, j) of the outer x inner outputs and piece blockIdx.y.
+// Rows of n elements, a group of kGroup threads per (row, piece): a warp for short rows, the
+// block for long ones. Each thread keeps four loads in flight (the adds stay in index order, as
+// the arg-reductions need) before the group combines.
+template <typename R, int kGroup, typename T, typename Out>
+__global__ void __launch_bounds__(kThreads)
+    RowKernel(const T* x, int64_t rows, int64_t n, int64_t rows_per_piece, Sink<R, Out> sink) {
+  using Acc = typename R::Acc;
+  __shared__ Acc acc[kThreads];
+  __shared__ bool has[kThreads];
+  const int lane = threadIdx.x % kGroup;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (kThreads / kGroup) + threadIdx.x / kGroup;
+  Acc a{};
+  bool any = false;
+  if (row < rows) {
+    const int64_t r0 = static_cast<int64_t>(blockIdx.y) * rows_per_piece;
+    const int64_t r1 = min(n, r0 + rows_per_piece);
+    const T* xs = x + row * n;
+    int64_t i = r0 + lane;
+    if (i < r1) {
+      a = R::First(Load(xs[i]), i);
+      any = true;
+      i += kGroup;
+    }
+    for (; i + 3 * kGroup < r1; i += 4 * kGroup) {
+      const auto v0 = Load(xs[i]), v1 = Load(xs[i + kGroup]);
+      const auto v2 = Load(xs[i + 2 * kGroup]), v3 = Load(xs[i + 3 * kGroup]);
+      a = R::Add(R::Add(R::Add(R::Add(a, v0, i), v1, i + kGroup), v2, i + 2 * kGroup), v3,
+                 i + 3 * kGroup);
+    }
+    for (; i < r1; i += kGroup) a = R::Add(a, Load(xs[i]), i);
+  }
+  acc[threadIdx.x] = a;
+  has[threadIdx.x] = any;
+  GroupCombine<R, kGroup>(acc, has);
+  // The piece is never empty: lane 0 had r0.
+  if (lane == 0 && row < rows) sink.put(row, acc[threadIdx.x]);
+}
+
+// A thread per output (o, j) of the outer x inner outputs and piece blockIdx.y; four rows' loads
+// in flight at a time.
 template <typename R, typename T, typename Out>
 __global__ void __launch_bounds__(kThreads)
     ColumnKernel(const T* x, int64_t outer, int64_t n, int64_t inner, int64_t rows_per_piece,
@@ -81,33 +105,58 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t r1 = min(n, r0 + rows_per_piece);
   const T* xs = x + o * n * inner + j;
   typename R::Acc a = R::First(Load(xs[r0 * inner]), r0);
-  for (int64_t r = r0 + 1; r < r1; ++r) a = R::Add(a, Load(xs[r * inner]), r);
+  int64_t r = r0 + 1;
+  for (; r + 3 < r1; r += 4) {
+    const auto v0 = Load(xs[r * inner]), v1 = Load(xs[(r + 1) * inner]);
+    const auto v2 = Load(xs[(r + 2) * inner]), v3 = Load(xs[(r + 3) * inner]);
+    a = R::Add(R::Add(R::Add(R::Add(a, v0, r), v1, r + 1), v2, r + 2), v3, r + 3);
+  }
+  for (; r < r1; ++r) a = R::Add(a, Load(xs[r * inner]), r);
   sink.put(idx, a);
 }
 
-// out[idx] = the pieces' partial results combined.
+// out[idx] = the pieces' partial results combined: a warp per output, its lanes striding over
+// the pieces (a single thread walking a thousand pieces took longer than the first kernel).
 template <typename R, typename Out>
-__global__ void CombineKernel(const typename R::Acc* partial, int64_t pieces, int64_t outputs,
-                              Out* out) {
-  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (idx >= outputs) return;
-  typename R::Acc a = partial[idx];
-  for (int64_t p = 1; p < pieces; ++p) a = R::Combine(a, partial[p * outputs + idx]);
-  out[idx] = Store<Out>(R::Value(a));
+__global__ void __launch_bounds__(kThreads)
+    CombineKernel(const typename R::Acc* partial, int64_t pieces, int64_t outputs, Out* out) {
+  using Acc = typename R::Acc;
+  constexpr int kWarp = 32;
+  __shared__ Acc acc[kThreads];
+  __shared__ bool has[kThreads];
+  const int lane = threadIdx.x % kWarp;
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * (kThreads / kWarp) + threadIdx.x / kWarp;
+  Acc a{};
+  bool any = false;
+  if (idx < outputs) {
+    for (int64_t p = lane; p < pieces; p += kWarp) {
+      const Acc b = partial[p * outputs + idx];
+      a = any ? R::Combine(a, b) : b;
+      any = true;
+    }
+  }
+  acc[threadIdx.x] = a;
+  has[threadIdx.x] = any;
+  GroupCombine<R, kWarp>(acc, has);
+  if (lane == 0 && idx < outputs) out[idx] = Store<Out>(R::Value(acc[threadIdx.x]));
 }
+
+// Rows shorter than this get a warp each rather than a block.
+constexpr int64_t kWarpRowLimit = 2048;
 
 template <typename R, typename T, typename Out>
 void Launch(const LaunchEnv& env, const char* op, const T* x, Out* out, int64_t outer, int64_t n,
             int64_t inner) {
   using Acc = typename R::Acc;
   const bool rows = inner == 1;
+  const int group = !rows ? 1 : n < kWarpRowLimit ? 32 : kThreads;  // threads per output
   const int64_t outputs = outer * inner;
-  const int64_t blocks = rows ? outer : CeilDiv(outputs, kThreads);
+  const int64_t blocks = CeilDiv(outputs * group, kThreads);
   // Pieces: enough blocks for one full wave; each thread still handles a few elements.
   const int64_t target = FullWaveBlocks(env, kThreads);
   int64_t pieces = 1;
   if (blocks < target) {
-    const int64_t per_piece = rows ? 8 * kThreads : 64;
+    const int64_t per_piece = rows ? 16 * group : 64;
     pieces = std::clamp<int64_t>(std::min(target / blocks, CeilDiv(n, per_piece)), 1, 65535);
   }
   const int64_t rows_per_piece = CeilDiv(n, pieces);
@@ -116,17 +165,19 @@ void Launch(const LaunchEnv& env, const char* op, const T* x, Out* out, int64_t 
   Acc* partial =
       pieces > 1 ? static_cast<Acc*>(env.device->allocate(env.id, partial_bytes)) : nullptr;
   const Sink<R, Out> sink{out, partial, outputs};
-  const dim3 grid(static_cast<unsigned>(rows ? RowGrid(outer, op) : RowGrid(blocks, op)),
-                  static_cast<unsigned>(pieces));
-  if (rows) {
-    RowKernel<R><<<grid, kThreads, 0, env.stream>>>(x, n, rows_per_piece, sink);
-  } else {
+  const dim3 grid(static_cast<unsigned>(RowGrid(blocks, op)), static_cast<unsigned>(pieces));
+  if (!rows) {
     ColumnKernel<R><<<grid, kThreads, 0, env.stream>>>(x, outer, n, inner, rows_per_piece, sink);
+  } else if (group == 32) {
+    RowKernel<R, 32><<<grid, kThreads, 0, env.stream>>>(x, outer, n, rows_per_piece, sink);
+  } else {
+    RowKernel<R, kThreads><<<grid, kThreads, 0, env.stream>>>(x, outer, n, rows_per_piece, sink);
   }
   cudaError_t err = cudaGetLastError();
   if (err == cudaSuccess && partial != nullptr) {
-    CombineKernel<R><<<RowGrid(CeilDiv(outputs, kThreads), op), kThreads, 0, env.stream>>>(
-        partial, pieces, outputs, out);
+    const int64_t combine_blocks = CeilDiv(outputs * 32, kThreads);
+    CombineKernel<R>
+        <<<RowGrid(combine_blocks, op), kThreads, 0, env.stream>>>(partial, pieces, outputs, out);
     err = cudaGetLastError();
   }
   // Stream-ordered: the scratch may go back to the cache right after the launches.

@@ -143,6 +143,14 @@ def _binary(a, b, array_op, scalar_op, out=None, int_to_float=False, reverse_sca
 
     reverse_scalar(x, value, out) computes ``value <op> x``; array_op then takes its operands
     in that order too (the path of integers beyond a double's 53 bits)."""
+    if (out is None and type(b) is NDArray and a.dtype == b.dtype and a.shape == b.shape
+            and not (int_to_float and a.dtype.kind in "biu") and a.is_contiguous
+            and b.is_contiguous):
+        # What the general path below comes to for two compact arrays of one dtype and shape,
+        # without its promotion and broadcasting steps (the common case, and per-call time).
+        result = _core.empty(a.shape, a.ctx, a.dtype)
+        array_op(a, b, result)
+        return result
     if _is_scalar(b):
         return _binary_scalar(a, b, array_op, scalar_op, out, int_to_float, reverse_scalar)
     if not isinstance(b, NDArray):

@@ -79,23 +79,62 @@ def _groups(axes: tuple[int, ...]) -> list[tuple[int, int]]:
     return runs
 
 
-def _reduce_run(x: NDArray, kind: str, first: int, stop: int, out_dtype: np.dtype) -> NDArray:
-    """x (compact) reduced over axes [first, stop) by one call of the reduce op; the axes are
-    removed from the shape."""
-    shape = x.shape
-    outer = math.prod(shape[:first])
-    n = math.prod(shape[first:stop])
-    inner = math.prod(shape[stop:])
-    out = _core.empty((outer, inner), x.ctx, out_dtype)
-    if out.size:
-        ops.reduce(x.reshape(outer, n, inner), _KINDS[kind], out)
-    return out.reshape(shape[:first] + shape[stop:])
+# Plans of earlier calls: (shape, axis, keepdims) -> ([(outer, n, inner, shape after)], final
+# shape), for axes given as None, an int or a tuple of ints (exact types: True == 1 and 1.0 == 1
+# as keys, and those must still raise). Only reductions with a reduced axis and elements to reduce
+# and to write are planned; the rest take the general path, which also validates.
+_PLANS: dict = {}
+_PLAN_LIMIT = 4096
+
+
+def _plan_key(shape: tuple, axis: AxisLike, keepdims: Any) -> Optional[tuple]:
+    if type(keepdims) is not bool:
+        return None
+    if axis is None or type(axis) is int:
+        return shape, axis, keepdims
+    if type(axis) is tuple and all(type(a) is int for a in axis):
+        return shape, axis, keepdims
+    return None
+
+
+def _make_plan(shape: tuple, axes: tuple[int, ...], final: tuple) -> tuple[list, tuple]:
+    steps = []
+    for first, stop in reversed(_groups(axes)):  # the last run first: earlier axes keep places
+        outer = math.prod(shape[:first])
+        n = math.prod(shape[first:stop])
+        inner = math.prod(shape[stop:])
+        shape = shape[:first] + shape[stop:]
+        steps.append((outer, n, inner, shape))
+    return steps, final
 
 
 def reduce(x: NDArray, kind: str, axis: AxisLike, keepdims: bool, out_dtype: np.dtype,
            where: str) -> NDArray:
     """x reduced by `kind` over `axis` (x already of the dtype to compute in); the result of
     dtype out_dtype (the kind's: x's, bool or int64)."""
+    key = _plan_key(x.shape, axis, keepdims)
+    plan = _PLANS.get(key) if key is not None else None
+    if plan is None:
+        plan = _general(x, kind, axis, keepdims, out_dtype, where)
+        if isinstance(plan, NDArray):  # an empty or axis-free reduction, done
+            return plan
+        if key is not None and len(_PLANS) < _PLAN_LIMIT:
+            _PLANS[key] = plan
+    steps, final = plan
+    y = x if x.is_contiguous else x.copy()
+    code = _KINDS[kind]
+    for outer, n, inner, shape in steps:
+        out = _core.empty((outer, inner), y.ctx, out_dtype)
+        if outer * inner:
+            ops.reduce(y.reshape(outer, n, inner), code, out)
+        y = out.reshape(shape)
+    return y.reshape(final)
+
+
+def _general(x: NDArray, kind: str, axis: AxisLike, keepdims: bool, out_dtype: np.dtype,
+             where: str) -> Union[NDArray, tuple[list, tuple]]:
+    """The checks of a reduction, then the plan of its reduce calls, or the result itself where
+    nothing is reduced or nothing is written (no plan)."""
     if not isinstance(keepdims, (bool, np.bool_)):
         raise TypeError("%s: keepdims must be a bool, got %r" % (where, keepdims))
     axes = normalize_axes(axis, x.ndim, where)
@@ -117,10 +156,7 @@ def reduce(x: NDArray, kind: str, axis: AxisLike, keepdims: bool, out_dtype: np.
         if out.size:
             ops.reduce(y.reshape(y.size, 1, 1), _KINDS[kind], out)
         return out.reshape(final)
-    y = x if x.is_contiguous else x.copy()
-    for first, stop in reversed(_groups(axes)):  # the last run first: earlier axes keep places
-        y = _reduce_run(y, kind, first, stop, out_dtype)
-    return y.reshape(final)
+    return _make_plan(tuple(x.shape), axes, final)
 
 
 def sum_dtype(x: NDArray, dtype: Any, where: str) -> np.dtype:

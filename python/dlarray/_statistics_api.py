@@ -76,7 +76,9 @@ def max(x: NDArray, /, *, axis: AxisLike = None, keepdims: bool = False) -> NDAr
 
 
 def _logical(x: NDArray, kind: str, axis: AxisLike, keepdims: bool) -> NDArray:
-    x = check_array(x, kind)
+    x = check_array(x, kind, complex_ok=True)
+    if x.dtype.kind == "c":  # true where either part is non-zero (the reduce op is real-only)
+        x = x != 0
     return reduce(x, kind, axis, keepdims, BOOL, kind)
 
 
@@ -159,6 +161,12 @@ def _divide(total: NDArray, count: float) -> NDArray:
     if count == 0:
         out = _core.empty(total.shape, total.ctx, total.dtype)
         ops.array_set(out, math.nan)
+        return out
+    if total.dtype.kind == "f" and total.is_contiguous:
+        # The scalar op that `total / float(count)` comes to, without the operator's promotion
+        # steps (a reduction's result is compact and of a float dtype).
+        out = _core.empty(total.shape, total.ctx, total.dtype)
+        ops.matrix_elementwise_divide_by_const(total, float(count), out)
         return out
     return total / float(count)
 

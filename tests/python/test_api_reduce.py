@@ -230,6 +230,42 @@ def test_axis_errors(ctx):
         xp.var(x, correction="1")
 
 
+def test_planned_reductions_still_check_their_arguments(ctx):
+    # Plans are remembered per (shape, axis, keepdims); True == 1 and 1.0 == 1 as dict keys, so
+    # the spellings the standard refuses must not find the plan of a valid call.
+    x = xp.asarray(np.arange(6, dtype=np.float32).reshape(2, 3), device=ctx)
+    np.testing.assert_array_equal(xp.sum(x, axis=1, keepdims=True).asnumpy(), [[3], [12]])
+    np.testing.assert_array_equal(xp.sum(x, axis=(0, 1)).asnumpy(), 15)
+    for axis in (True, 1.0, np.float64(1)):
+        with pytest.raises(TypeError, match="axis"):
+            xp.sum(x, axis=axis, keepdims=True)
+    with pytest.raises(TypeError, match="axis"):
+        xp.sum(x, axis=(0, True))
+    with pytest.raises(TypeError, match="keepdims"):
+        xp.sum(x, axis=1, keepdims=1)
+    # A plan is per shape: another shape with the same axis gets its own.
+    y = xp.asarray(np.ones((3, 2), np.float32), device=ctx)
+    np.testing.assert_array_equal(xp.sum(y, axis=1, keepdims=True).asnumpy(), [[2], [2], [2]])
+
+
+@pytest.mark.parametrize("name", ["any", "all"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=str)
+def test_any_all_of_complex(ctx, name, dtype):
+    # True where either part is non-zero, as NumPy; -0.0 and 0j count as zero, NaN as non-zero.
+    a = np.array([[0, 1j, 0], [-0.0, 0, 0], [2, 3 + 1j, np.nan], [0j, -0j, 1e-45j]], dtype)
+    if dtype == np.complex128 and not _complex128_ok(ctx):
+        pytest.skip("no complex128 on this device")
+    x = xp.asarray(a, device=ctx)
+    for axis in (None, 0, 1):
+        got = getattr(xp, name)(x, axis=axis)
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(got.asnumpy(), getattr(np, name)(a, axis=axis))
+
+
+def _complex128_ok(ctx):
+    return "complex128" in xp.__array_namespace_info__().dtypes(device=ctx)
+
+
 def test_strided_input(ctx, rng):
     # Views are reduced through a compact copy (slices, transposes).
     a = rng.standard_normal((6, 40, 9))
