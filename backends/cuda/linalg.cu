@@ -3,8 +3,12 @@
 // scratch (one launch for the whole batch), factored matrix by matrix on the device's stream and
 // copied back row-major, the triangle that is not part of a factor zeroed on the way. cuSOLVER's
 // int32 info codes and pivots are widened to the ops' int64 outputs on the device; Python reads
-// them (docs/linalg.md). Batched cuSOLVER routines (potrfBatched, syevjBatched, gesvdjBatched)
-// would save the per-matrix calls for stacks of small matrices: a later step.
+// them (docs/linalg.md). Every kernel runs for float, double, cuComplex and cuDoubleComplex (the
+// C and Z routines; heevd and ungqr for syevd and orgqr). Batched cuSOLVER routines (potrfBatched,
+// syevjBatched, gesvdjBatched) would save the per-matrix calls for stacks of small matrices: a
+// later step.
+#include <cuComplex.h>
+
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -19,6 +23,24 @@ namespace cuda {
 namespace {
 
 constexpr int kThreads = 256;
+
+// The real type of T's precision (eigenvalues, singular values): T, or the part of a complex T.
+template <typename T>
+struct RealOf {
+  using type = T;
+};
+template <>
+struct RealOf<cuComplex> {
+  using type = float;
+};
+template <>
+struct RealOf<cuDoubleComplex> {
+  using type = double;
+};
+template <typename T>
+using Real = typename RealOf<T>::type;
+template <typename T>
+constexpr bool kIsComplex = !std::is_same<T, Real<T>>::value;
 
 // Which part of a column-major matrix a row-major copy keeps (the rest becomes 0).
 enum Keep : int { kAll = 0, kLower = 1, kUpper = 2 };
@@ -44,7 +66,16 @@ __global__ void ToRowMajorKernel(const T* src, T* dst, int64_t batch, int64_t ro
        idx += int64_t{gridDim.x} * blockDim.x) {
     const int64_t b = idx / (rows * cols), i = idx / cols % rows, j = idx % cols;
     const bool kept = keep == kAll || (keep == kLower ? j <= i : i <= j);
-    dst[idx] = kept ? src[b * src_stride + i + j * ld] : T(0);
+    dst[idx] = kept ? src[b * src_stride + i + j * ld] : T{};
+  }
+}
+
+// dst = conj(src) for complex T (cuComplex or cuDoubleComplex: x real, y imaginary).
+template <typename T>
+__global__ void ConjugateKernel(const T* src, T* dst, int64_t n) {
+  for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < n;
+       idx += int64_t{gridDim.x} * blockDim.x) {
+    dst[idx] = T{src[idx].x, -src[idx].y};
   }
 }
 
@@ -75,6 +106,13 @@ void ToRowMajor(const LaunchEnv& env, const T* src, T* dst, int64_t batch, int64
   ToRowMajorKernel<T><<<Blocks(env, batch * rows * cols), kThreads, 0, env.stream>>>(
       src, dst, batch, rows, cols, ld, src_stride, keep);
   CHECK_LAUNCH("linalg ToRowMajorKernel");
+}
+
+template <typename T>
+void Conjugate(const LaunchEnv& env, const T* src, T* dst, int64_t n) {
+  if (n == 0) return;
+  ConjugateKernel<T><<<Blocks(env, n), kThreads, 0, env.stream>>>(src, dst, n);
+  CHECK_LAUNCH("linalg ConjugateKernel");
 }
 
 void Widen(const LaunchEnv& env, const int* src, int64_t* dst, int64_t n) {
@@ -123,16 +161,24 @@ cusolverDnHandle_t Handle(const LaunchEnv& env) {
   return h;
 }
 
-// The S (float) or D (double) routine.
-template <typename T, typename S, typename D>
-auto Pick(S s, D d) {
+// The S (float), D (double), C (cuComplex) or Z (cuDoubleComplex) routine.
+template <typename T, typename S, typename D, typename C, typename Z>
+auto Pick(S s, D d, C c, Z z) {
   if constexpr (std::is_same<T, float>::value) {
     return s;
-  } else {
+  } else if constexpr (std::is_same<T, double>::value) {
     return d;
+  } else if constexpr (std::is_same<T, cuComplex>::value) {
+    return c;
+  } else {
+    static_assert(std::is_same<T, cuDoubleComplex>::value, "linalg: float, double or complex");
+    return z;
   }
 }
-#define DLARRAY_SOLVER(lib, name) Pick<T>((lib).S##name, (lib).D##name)
+// The routine `name` of T; `complex_name` where the complex one has another name (heevd, ungqr).
+#define DLARRAY_SOLVER2(lib, name, complex_name) \
+  Pick<T>((lib).S##name, (lib).D##name, (lib).C##complex_name, (lib).Z##complex_name)
+#define DLARRAY_SOLVER(lib, name) DLARRAY_SOLVER2(lib, name, name)
 
 template <typename T>
 void Lu(const KernelContext& ctx) {
@@ -220,17 +266,18 @@ void Eigh(const KernelContext& ctx) {
   const bool vectors = ctx.attrs[0] != 0.0;
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   const cublasFillMode_t lower = CUBLAS_FILL_MODE_LOWER;
-  T* w = Data<T>(ctx.outputs[0]);
+  Real<T>* w = Data<Real<T>>(ctx.outputs[0]);
   Scratch<T> a(env, batch * n * n);
   Scratch<int> info(env, batch);
   ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, n, n, n, n * n);
   int lwork = 0;
-  Check(DLARRAY_SOLVER(lib, syevd_bufferSize)(h, jobz, lower, ni, a.get(), ni, w, &lwork),
+  Check(DLARRAY_SOLVER2(lib, syevd_bufferSize, heevd_bufferSize)(h, jobz, lower, ni, a.get(), ni, w,
+                                                                 &lwork),
         "syevd_bufferSize");
   Scratch<T> work(env, lwork);
   for (int64_t b = 0; b < batch; ++b) {
-    Check(DLARRAY_SOLVER(lib, syevd)(h, jobz, lower, ni, a.get() + b * n * n, ni, w + b * n,
-                                     work.get(), lwork, info.get() + b),
+    Check(DLARRAY_SOLVER2(lib, syevd, heevd)(h, jobz, lower, ni, a.get() + b * n * n, ni, w + b * n,
+                                             work.get(), lwork, info.get() + b),
           "syevd");
   }
   if (vectors) ToRowMajor(env, a.get(), Data<T>(ctx.outputs[1]), batch, n, n, n, n * n, kAll);
@@ -249,7 +296,7 @@ void Svd(const KernelContext& ctx) {
   const int mi = static_cast<int>(rows), ni = static_cast<int>(cols);
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   const int econ = full ? 0 : 1;
-  T* s = Data<T>(ctx.outputs[1]);
+  Real<T>* s = Data<Real<T>>(ctx.outputs[1]);
   Scratch<T> a(env, batch * rows * cols), u(env, batch * rows * ucols),
       v(env, batch * cols * vcols);
   Scratch<int> info(env, batch);
@@ -275,9 +322,15 @@ void Svd(const KernelContext& ctx) {
   }
   if (vectors) {
     ToRowMajor(env, u.get(), Data<T>(ctx.outputs[0]), batch, rows, ucols, rows, rows * ucols, kAll);
-    // vh = V^T: V's column-major buffer (ld = cols) read row-major is V^T already.
-    CUDA_CALL(cudaMemcpyAsync(Data<T>(ctx.outputs[2]), v.get(), sizeof(T) * batch * cols * vcols,
-                              cudaMemcpyDeviceToDevice, env.stream));
+    // vh = V^H: V's column-major buffer (ld = cols) read row-major is V^T already; complex V^T
+    // is conjugated on the way.
+    T* vh = Data<T>(ctx.outputs[2]);
+    if constexpr (kIsComplex<T>) {
+      Conjugate(env, static_cast<const T*>(v.get()), vh, batch * cols * vcols);
+    } else {
+      CUDA_CALL(cudaMemcpyAsync(vh, v.get(), sizeof(T) * batch * cols * vcols,
+                                cudaMemcpyDeviceToDevice, env.stream));
+    }
   }
   Widen(env, info.get(), Data<int64_t>(ctx.outputs[3]), batch);
 }
@@ -299,7 +352,8 @@ void Qr(const KernelContext& ctx) {
   int lwork_qr = 0, lwork_q = 0;
   Check(DLARRAY_SOLVER(lib, geqrf_bufferSize)(h, mi, ni, a.get(), mi, &lwork_qr),
         "geqrf_bufferSize");
-  Check(DLARRAY_SOLVER(lib, orgqr_bufferSize)(h, mi, qi, ki, a.get(), mi, tau.get(), &lwork_q),
+  Check(DLARRAY_SOLVER2(lib, orgqr_bufferSize, ungqr_bufferSize)(h, mi, qi, ki, a.get(), mi,
+                                                                 tau.get(), &lwork_q),
         "orgqr_bufferSize");
   const int lwork = std::max(lwork_qr, lwork_q);
   Scratch<T> work(env, lwork);
@@ -311,31 +365,37 @@ void Qr(const KernelContext& ctx) {
   // R: the upper triangle of the first qcols rows, read before orgqr overwrites it.
   ToRowMajor(env, a.get(), Data<T>(ctx.outputs[1]), batch, qcols, cols, rows, stride, kUpper);
   for (int64_t b = 0; b < batch; ++b) {
-    Check(DLARRAY_SOLVER(lib, orgqr)(h, mi, qi, ki, a.get() + b * stride, mi, tau.get() + b * k,
-                                     work.get(), lwork, info.get() + b),
+    Check(DLARRAY_SOLVER2(lib, orgqr, ungqr)(h, mi, qi, ki, a.get() + b * stride, mi,
+                                             tau.get() + b * k, work.get(), lwork, info.get() + b),
           "orgqr");
   }
   ToRowMajor(env, a.get(), Data<T>(ctx.outputs[0]), batch, rows, qcols, rows, stride, kAll);
 }
 
 #undef DLARRAY_SOLVER
+#undef DLARRAY_SOLVER2
 
-// The kernel for float32 or float64 (the ops' only matrix dtypes).
-template <void (*F32)(const KernelContext&), void (*F64)(const KernelContext&)>
-void ByDType(const KernelContext& ctx) {
-  (ctx.inputs[0]->dtype.bits == 32 ? F32 : F64)(ctx);
+// Calls run(T{}) for the matrices' dtype: float32, float64, complex64 or complex128.
+template <typename Run>
+void ByDType(const KernelContext& ctx, Run&& run) {
+  const DLArrayDType t = ctx.inputs[0]->dtype;
+  if (t.code == kDLArrayComplex) {
+    t.bits == 64 ? run(cuComplex{}) : run(cuDoubleComplex{});
+  } else {
+    t.bits == 32 ? run(float{}) : run(double{});
+  }
 }
 
 }  // namespace
 
-void LinalgLuKernel(const KernelContext& ctx) { ByDType<Lu<float>, Lu<double>>(ctx); }
-void LinalgSolveKernel(const KernelContext& ctx) { ByDType<Solve<float>, Solve<double>>(ctx); }
-void LinalgCholeskyKernel(const KernelContext& ctx) {
-  ByDType<Cholesky<float>, Cholesky<double>>(ctx);
-}
-void LinalgEighKernel(const KernelContext& ctx) { ByDType<Eigh<float>, Eigh<double>>(ctx); }
-void LinalgSvdKernel(const KernelContext& ctx) { ByDType<Svd<float>, Svd<double>>(ctx); }
-void LinalgQrKernel(const KernelContext& ctx) { ByDType<Qr<float>, Qr<double>>(ctx); }
+#define DLARRAY_BY_DTYPE(fn) ByDType(ctx, [&ctx](auto t) { fn<decltype(t)>(ctx); })
+void LinalgLuKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Lu); }
+void LinalgSolveKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Solve); }
+void LinalgCholeskyKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Cholesky); }
+void LinalgEighKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Eigh); }
+void LinalgSvdKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Svd); }
+void LinalgQrKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Qr); }
+#undef DLARRAY_BY_DTYPE
 
 }  // namespace cuda
 }  // namespace dlarray
