@@ -36,6 +36,7 @@ struct CusolverLibrary {
   X(getrs)                        \
   X(potrf_bufferSize)             \
   X(potrf)                        \
+  X(potrfBatched)                 \
   X(syevd_bufferSize)             \
   X(syevd)                        \
   X(gesvdj_bufferSize)            \
@@ -50,6 +51,7 @@ struct CusolverLibrary {
   X(getrs)                          \
   X(potrf_bufferSize)               \
   X(potrf)                          \
+  X(potrfBatched)                   \
   X(heevd_bufferSize)               \
   X(heevd)                          \
   X(gesvdj_bufferSize)              \

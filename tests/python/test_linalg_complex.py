@@ -23,7 +23,8 @@ def real_of(dtype):
 
 
 def tol(dtype, n=1):
-    return (2e-4 if dtype == np.complex64 else 1e-10) * max(n, 1)
+    return (2e-4 if np.dtype(dtype).itemsize in (4, 8) and dtype != np.float64 else 1e-10) * \
+        max(n, 1)
 
 
 def crandn(rng, shape, dtype):
@@ -325,3 +326,42 @@ def test_primitives_dtypes(ctx):
     assert s.shape == (1, 2) and vh.shape == (1, 2, 3)
     with pytest.raises(TypeError, match="linalg_solve: the inputs' dtypes differ"):
         run("linalg_solve", [a, arr(np.ones((1, 2, 1), np.complex128), ctx)])
+
+
+# Every dtype on small stacks (batched on cuda: 300 x 3; looped: 1 x 40), two at the size line.
+BATCHED_CASES = [(b, n, d) for d in [np.float32, np.float64] + DTYPES
+                 for b, n in [((300,), 3), ((1,), 40)]] + \
+    [((2,), 256, np.complex64), ((2,), 257, np.complex128), ((2,), 256, np.float64),
+     ((2,), 257, np.float32)]
+
+
+@pytest.mark.parametrize("batch,n,dtype", BATCHED_CASES,
+                         ids=lambda v: ids_dtype(v) if isinstance(v, type) else str(v))
+def test_stacks_either_side_of_the_batched_path(ctx, rng, batch, n, dtype):
+    """On cuda, stacks of >= 2 matrices of <= 256 rows run LU, solve and Cholesky as one batched
+    call (cuBLAS getrfBatched/getrsBatched, cuSOLVER potrfBatched), others matrix by matrix:
+    both sides of that line, real and complex, with a singular / indefinite matrix last."""
+    cplx = np.dtype(dtype).kind == "c"
+    make = well_conditioned if cplx else (
+        lambda r, b, k, d: (r.standard_normal(b + (k, k)) + k * np.eye(k)).astype(d))
+    a = make(rng, batch, n, dtype)
+    wide = np.complex128 if cplx else np.float64
+    x = arr(a, ctx)
+    b = (rng.standard_normal(batch + (n, 2)) * (1 + 1j if cplx else 1)).astype(dtype)
+    close(la.solve(x, arr(b, ctx)), np.linalg.solve(a.astype(wide), b), dtype, n)
+    close(la.inv(x), np.linalg.inv(a.astype(wide)), dtype, n)
+    sign, logdet = np.linalg.slogdet(a.astype(wide))
+    got = la.slogdet(x)
+    close(got.sign, sign, dtype, n)
+    close(got.logabsdet, logdet, dtype, n)
+    h = a @ np.conj(np.swapaxes(a, -1, -2)).astype(dtype)
+    close(la.cholesky(arr(h, ctx)), np.linalg.cholesky(h.astype(wide)), dtype, n * n)
+    last = batch[0] - 1
+    bad = a.copy()
+    bad[-1] = 0
+    with pytest.raises(la.LinAlgError, match=r"solve: the matrix at batch index \(%d,\)" % last):
+        la.solve(arr(bad, ctx), arr(b, ctx))
+    h[-1] = -np.eye(n, dtype=dtype)
+    with pytest.raises(la.LinAlgError, match=r"cholesky: the matrix at batch index \(%d,\)"
+                                             % last):
+        la.cholesky(arr(h, ctx))
