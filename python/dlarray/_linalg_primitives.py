@@ -1,6 +1,6 @@
 """The factorization primitives of ``dlarray.linalg`` (docs/linalg.md) as Python calls: operand
-checks, stacks brought to the ops' compact ``(batch, m, n)`` form (real or complex), the host fallback for devices
-without kernels, and ``LinAlgError`` from the ops' ``info`` outputs."""
+checks, stacks brought to the ops' compact ``(batch, m, n)`` form (real or complex), the host
+fallback for devices without kernels, and ``LinAlgError`` from the ops' ``info`` outputs."""
 from __future__ import annotations
 
 from typing import Any, List, Sequence, Tuple

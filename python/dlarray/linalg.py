@@ -204,8 +204,8 @@ def _eigh_info(a: NDArray, info: NDArray, outs: Tuple[NDArray, ...]) -> NDArray:
 
 def eigh(x: NDArray, /) -> EighResult:
     """Eigenvalues (ascending, real) and eigenvectors (columns) of each symmetric (complex:
-    Hermitian) matrix of ``x`` (..., n, n); only the lower triangle is read. Raises LinAlgError when the solver reports
-    that it did not converge (NaN input gives NaN, as NumPy's eigh)."""
+    Hermitian) matrix of ``x`` (..., n, n); only the lower triangle is read. Raises LinAlgError
+    when the solver reports that it did not converge (NaN input gives NaN, as NumPy's eigh)."""
     a, batch = matrices(x, "x", "eigh", square=True)
     w, v, info = run("linalg_eigh", [a], 1)
     check_info(_eigh_info(a, info, (w, v)), batch, "eigh", "did not converge (eigenvalues)")
@@ -260,9 +260,9 @@ def svdvals(x: NDArray, /) -> NDArray:
 
 
 def qr(x: NDArray, /, *, mode: str = "reduced") -> QRResult:
-    """``Q, R`` with ``x = Q @ R`` for each matrix of ``x`` (..., M, N): Q orthonormal columns,
-    R upper triangular (complex x: Q unitary columns). ``mode="reduced"``: Q (M, K), R (K, N), K = min(M, N); ``"complete"``:
-    Q (M, M), R (M, N)."""
+    """``Q, R`` with ``x = Q @ R`` for each matrix of ``x`` (..., M, N): Q orthonormal (complex:
+    unitary) columns, R upper triangular. ``mode="reduced"``: Q (M, K), R (K, N), K = min(M, N);
+    ``"complete"``: Q (M, M), R (M, N)."""
     if mode not in ("reduced", "complete"):
         raise ValueError("qr: mode must be 'reduced' or 'complete', got %r" % (mode,))
     a, batch = matrices(x, "x", "qr")
