@@ -8,6 +8,7 @@ device's (or the host fallback's) time against NumPy on the host.
     python bench/bench_linalg.py --device opencl:0 --dtype float32
     python bench/bench_linalg.py --only solve cholesky --repeat 9
     python bench/bench_linalg.py --device cuda:0 --peer torch --scale 4   # vs torch.linalg
+    python bench/bench_linalg.py --dtype complex128   # complex matrices (the c/z routines)
 
 Cases (issue 22): solve 1024 x 1024 (one right-hand side), solve of a batch 512 x 64 x 64,
 cholesky 2048 x 2048, svd 512 x 512, eigh 1024 x 1024. Each result is checked against NumPy.
@@ -23,23 +24,27 @@ from report import median_time
 
 def cases(rng, dtype, scale):
     """(name, shape text, ours(x...), numpy(a...), host inputs); matrix sizes times scale."""
-    def spd(batch, n):
-        a = rng.standard_normal(batch + (n, n))
-        return (a @ np.swapaxes(a, -1, -2) / n + np.eye(n)).astype(dtype)
+    def randn(shape):  # complex parts too for a complex dtype
+        z = rng.standard_normal(shape)
+        return z + 1j * rng.standard_normal(shape) if np.dtype(dtype).kind == "c" else z
+
+    def spd(batch, n):  # symmetric (complex: Hermitian) positive definite
+        a = randn(batch + (n, n))
+        return (a @ np.conj(np.swapaxes(a, -1, -2)) / n + np.eye(n)).astype(dtype)
 
     def system(batch, n):
-        return (rng.standard_normal(batch + (n, n)) + np.sqrt(n) * np.eye(n)).astype(dtype)
+        return (randn(batch + (n, n)) + np.sqrt(n) * np.eye(n)).astype(dtype)
 
     n1, n2, n3, n4 = 1024 * scale, 64 * scale, 2048 * scale, 512 * scale
     return [
         ("solve", "%dx%d" % (n1, n1), la.solve, np.linalg.solve,
-         [system((), n1), rng.standard_normal(n1).astype(dtype)]),
+         [system((), n1), randn(n1).astype(dtype)]),
         ("solve", "512x%dx%d" % (n2, n2), la.solve, np.linalg.solve,
-         [system((512,), n2), rng.standard_normal((512, n2, 1)).astype(dtype)]),
+         [system((512,), n2), randn((512, n2, 1)).astype(dtype)]),
         ("cholesky", "%dx%d" % (n3, n3), la.cholesky, np.linalg.cholesky, [spd((), n3)]),
         ("svd", "%dx%d" % (n4, n4), lambda x: la.svd(x, full_matrices=False),
          lambda a: np.linalg.svd(a, full_matrices=False),
-         [rng.standard_normal((n4, n4)).astype(dtype)]),
+         [randn((n4, n4)).astype(dtype)]),
         ("eigh", "%dx%d" % (n1, n1), la.eigh, np.linalg.eigh, [spd((), n1)]),
     ]
 
@@ -53,7 +58,7 @@ def torch_peer(name, host):
 
 
 def check(name, got, want, dtype):
-    rtol = 1e-3 if dtype == np.float32 else 1e-8
+    rtol = 1e-3 if dtype in (np.float32, np.complex64) else 1e-8
     if name == "svd":  # singular vectors are unique up to sign: compare the values
         got, want = got[1:2], want[1:2]
     elif name == "eigh":
@@ -67,7 +72,7 @@ def check(name, got, want, dtype):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", default="float64", choices=["float32", "float64"])
+    parser.add_argument("--dtype", default="float64", choices=["float32", "float64", "complex64", "complex128"])
     parser.add_argument("--only", nargs="*", default=None, help="functions to time")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--min-time", type=float, default=0.05)

@@ -4,9 +4,11 @@
  *        batch is copied to a column-major buffer, factored by LAPACK (linalg_lapack.h) and copied
  *        back row-major; the copies cost O(n^2) next to the O(n^3) factorization. Matrices of a
  *        batch run in parallel on the backend's threads, each through the single-threaded LAPACK.
- *        Compiled once, not per instruction set: the time is spent inside LAPACK.
+ *        Compiled once, not per instruction set: the time is spent inside LAPACK. Each kernel is
+ *        instantiated for float, double, std::complex<float> and std::complex<double>.
  */
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,10 +36,10 @@ void ToRowMajor(const T* src, int64_t ld, int64_t rows, int64_t cols, T* dst) {
   }
 }
 
-// LAPACK's workspace query: the optimal size it returns in work[0].
+// LAPACK's workspace query: the optimal size it returns in work[0] (its real part for complex).
 template <typename T>
 int WorkSize(T query) {
-  return std::max(1, static_cast<int>(query));
+  return std::max(1, static_cast<int>(std::real(query)));
 }
 
 // OpenBLAS runs single-threaded (matrix_multiply splits products over the pool itself); one large
@@ -145,34 +147,72 @@ void Cholesky(const KernelContext& ctx) {
   });
 }
 
+// syevd (real T) or heevd (complex T, with its real workspace) on the lower triangle of the
+// column-major a, workspaces sized by LAPACK's query; returns info.
+template <typename T>
+int EighDriver(const LapackRoutines<T>& la, const char* jobz, int n, T* a, Real<T>* w) {
+  const int ld = std::max(n, 1), minus_one = -1;
+  int code = 0, iquery = 0;
+  T query = 0;
+  Real<T> rquery = 0;
+  if constexpr (kIsComplex<T>) {
+    la.heevd(jobz, "L", &n, a, &ld, w, &query, &minus_one, &rquery, &minus_one, &iquery, &minus_one,
+             &code, 1, 1);
+  } else {
+    la.syevd(jobz, "L", &n, a, &ld, w, &query, &minus_one, &iquery, &minus_one, &code, 1, 1);
+  }
+  if (code != 0) return code;
+  const int lwork = WorkSize(query), liwork = std::max(1, iquery), lrwork = WorkSize(rquery);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  std::vector<int> iwork(static_cast<size_t>(liwork));
+  if constexpr (kIsComplex<T>) {
+    std::vector<Real<T>> rwork(static_cast<size_t>(lrwork));
+    la.heevd(jobz, "L", &n, a, &ld, w, work.data(), &lwork, rwork.data(), &lrwork, iwork.data(),
+             &liwork, &code, 1, 1);
+  } else {
+    la.syevd(jobz, "L", &n, a, &ld, w, work.data(), &lwork, iwork.data(), &liwork, &code, 1, 1);
+  }
+  return code;
+}
+
 template <typename T>
 void Eigh(const KernelContext& ctx) {
   const auto& la = Lapack<T>();
   const int64_t batch = ctx.inputs[0]->shape[0], n = ctx.inputs[0]->shape[1];
   const bool vectors = ctx.attrs[0] != 0.0;
   const T* a = Data<const T>(ctx.inputs[0]);
-  T* w = Data<T>(ctx.outputs[0]);
+  Real<T>* w = Data<Real<T>>(ctx.outputs[0]);
   T* v = Data<T>(ctx.outputs[1]);
   int64_t* info = Data<int64_t>(ctx.outputs[2]);
   ForEachMatrix<T>(ctx, batch, 9 * n * n * n, [&](int64_t b) {
     std::vector<T> m(static_cast<size_t>(n * n));
     ToColumnMajor(a + b * n * n, n, n, m.data(), n);
-    const int ni = static_cast<int>(n), ld = std::max(ni, 1);
-    const char* jobz = vectors ? "V" : "N";
-    int code = 0, query_lwork = -1, iquery = 0;
-    T query = 0;
-    la.syevd(jobz, "L", &ni, m.data(), &ld, w + b * n, &query, &query_lwork, &iquery, &query_lwork,
-             &code, 1, 1);
-    if (code != 0) return std::min(code, 0);
-    const int lwork = WorkSize(query), liwork = std::max(1, iquery);
-    std::vector<T> work(static_cast<size_t>(lwork));
-    std::vector<int> iwork(static_cast<size_t>(liwork));
-    la.syevd(jobz, "L", &ni, m.data(), &ld, w + b * n, work.data(), &lwork, iwork.data(), &liwork,
-             &code, 1, 1);
+    const int code = EighDriver(la, vectors ? "V" : "N", static_cast<int>(n), m.data(), w + b * n);
     if (vectors) ToRowMajor(m.data(), n, n, n, v + b * n * n);
     info[b] = code;
     return std::min(code, 0);
   });
+}
+
+// The real workspace cgesdd/zgesdd need (LAPACK 3.7+'s bounds; the query does not report it).
+int64_t SvdRealWorkSize(bool vectors, int64_t rows, int64_t cols) {
+  const int64_t mn = std::min(rows, cols), mx = std::max(rows, cols);
+  if (!vectors) return std::max<int64_t>(7 * mn, 1);
+  return std::max<int64_t>({5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn, 1});
+}
+
+// One gesdd call of either form: the complex one also takes rwork.
+template <typename T>
+void Gesdd(const LapackRoutines<T>& la, const char* jobz, int m, int n, T* a, Real<T>* s, T* u,
+           int ldu, T* vt, int ldvt, T* work, int lwork, Real<T>* rwork, int* iwork, int* code) {
+  const int lda = std::max(m, 1);
+  if constexpr (kIsComplex<T>) {
+    la.gesdd_complex(jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, code,
+                     1);
+  } else {
+    (void)rwork;
+    la.gesdd(jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, code, 1);
+  }
 }
 
 template <typename T>
@@ -184,28 +224,29 @@ void Svd(const KernelContext& ctx) {
   const int64_t ucols = !vectors ? 0 : full ? rows : k, vrows = !vectors ? 0 : full ? cols : k;
   const T* a = Data<const T>(ctx.inputs[0]);
   T* u = Data<T>(ctx.outputs[0]);
-  T* s = Data<T>(ctx.outputs[1]);
+  Real<T>* s = Data<Real<T>>(ctx.outputs[1]);
   T* vh = Data<T>(ctx.outputs[2]);
   int64_t* info = Data<int64_t>(ctx.outputs[3]);
+  const int64_t rwork_size = kIsComplex<T> ? SvdRealWorkSize(vectors, rows, cols) : 1;
   ForEachMatrix<T>(ctx, batch, 12 * rows * cols * std::max<int64_t>(k, 1), [&](int64_t b) {
     std::vector<T> m(static_cast<size_t>(rows * cols));
     std::vector<T> um(static_cast<size_t>(std::max<int64_t>(rows * ucols, 1)));
     std::vector<T> vm(static_cast<size_t>(std::max<int64_t>(vrows * cols, 1)));
+    std::vector<Real<T>> rwork(static_cast<size_t>(rwork_size));
     std::vector<int> iwork(static_cast<size_t>(8 * std::max<int64_t>(k, 1)));
     ToColumnMajor(a + b * rows * cols, rows, cols, m.data(), rows);
     const int mi = static_cast<int>(rows), ni = static_cast<int>(cols);
-    const int lda = std::max(mi, 1), ldu = std::max(mi, 1);
-    const int ldvt = std::max(static_cast<int>(vrows), 1);
+    const int ldu = std::max(mi, 1), ldvt = std::max(static_cast<int>(vrows), 1);
     const char* jobz = !vectors ? "N" : full ? "A" : "S";
-    int code = 0, lwork = -1;
+    int code = 0;
     T query = 0;
-    la.gesdd(jobz, &mi, &ni, m.data(), &lda, s + b * k, um.data(), &ldu, vm.data(), &ldvt, &query,
-             &lwork, iwork.data(), &code, 1);
+    Gesdd(la, jobz, mi, ni, m.data(), s + b * k, um.data(), ldu, vm.data(), ldvt, &query, -1,
+          rwork.data(), iwork.data(), &code);
     if (code != 0) return std::min(code, 0);
-    lwork = WorkSize(query);
+    const int lwork = WorkSize(query);
     std::vector<T> work(static_cast<size_t>(lwork));
-    la.gesdd(jobz, &mi, &ni, m.data(), &lda, s + b * k, um.data(), &ldu, vm.data(), &ldvt,
-             work.data(), &lwork, iwork.data(), &code, 1);
+    Gesdd(la, jobz, mi, ni, m.data(), s + b * k, um.data(), ldu, vm.data(), ldvt, work.data(),
+          lwork, rwork.data(), iwork.data(), &code);
     if (vectors) {
       ToRowMajor(um.data(), rows, rows, ucols, u + b * rows * ucols);
       ToRowMajor(vm.data(), vrows, vrows, cols, vh + b * vrows * cols);
@@ -239,7 +280,7 @@ void Qr(const KernelContext& ctx) {
     if (code != 0) return std::min(code, 0);
     la.orgqr(&mi, &qi, &ki, m.data(), &lda, tau.data(), &query[1], &lwork, &code);
     if (code != 0) return std::min(code, 0);
-    lwork = WorkSize(std::max(query[0], query[1]));
+    lwork = std::max(WorkSize(query[0]), WorkSize(query[1]));
     std::vector<T> work(static_cast<size_t>(lwork));
     la.geqrf(&mi, &ni, m.data(), &lda, tau.data(), work.data(), &lwork, &code);
     if (code != 0) return std::min(code, 0);
@@ -253,21 +294,26 @@ void Qr(const KernelContext& ctx) {
   });
 }
 
-// The kernel for float32 or float64 (the ops' only matrix dtypes).
-template <void (*F32)(const KernelContext&), void (*F64)(const KernelContext&)>
-void ByDType(const KernelContext& ctx) {
-  (ctx.inputs[0]->dtype.bits == 32 ? F32 : F64)(ctx);
+// Calls run(T{}) for the matrices' dtype: float32, float64, complex64 or complex128.
+template <typename Run>
+void ByDType(const KernelContext& ctx, Run&& run) {
+  const DLArrayDType t = ctx.inputs[0]->dtype;
+  if (t.code == kDLArrayComplex) {
+    t.bits == 64 ? run(std::complex<float>{}) : run(std::complex<double>{});
+  } else {
+    t.bits == 32 ? run(float{}) : run(double{});
+  }
 }
 
 }  // namespace
 
-void LinalgLuKernel(const KernelContext& ctx) { ByDType<Lu<float>, Lu<double>>(ctx); }
-void LinalgSolveKernel(const KernelContext& ctx) { ByDType<Solve<float>, Solve<double>>(ctx); }
-void LinalgCholeskyKernel(const KernelContext& ctx) {
-  ByDType<Cholesky<float>, Cholesky<double>>(ctx);
-}
-void LinalgEighKernel(const KernelContext& ctx) { ByDType<Eigh<float>, Eigh<double>>(ctx); }
-void LinalgSvdKernel(const KernelContext& ctx) { ByDType<Svd<float>, Svd<double>>(ctx); }
-void LinalgQrKernel(const KernelContext& ctx) { ByDType<Qr<float>, Qr<double>>(ctx); }
+#define DLARRAY_BY_DTYPE(fn) ByDType(ctx, [&ctx](auto t) { fn<decltype(t)>(ctx); })
+void LinalgLuKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Lu); }
+void LinalgSolveKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Solve); }
+void LinalgCholeskyKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Cholesky); }
+void LinalgEighKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Eigh); }
+void LinalgSvdKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Svd); }
+void LinalgQrKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Qr); }
+#undef DLARRAY_BY_DTYPE
 
 }  // namespace dlarray::cpu

@@ -53,19 +53,33 @@ void Find(const Candidate& lib, char type, const char* routine, Fn* fn) {
   *fn = reinterpret_cast<Fn>(dlsym(lib.handle, symbol.c_str()));
 }
 
+// The type letter of LAPACK's names for T.
+template <typename T>
+constexpr char kTypeLetter = kIsComplex<T> ? (sizeof(Real<T>) == 4 ? 'c' : 'z')
+                                           : (sizeof(T) == 4 ? 's' : 'd');
+
 template <typename T>
 bool Load(const Candidate& lib, LapackRoutines<T>* r) {
-  const char t = sizeof(T) == 4 ? 's' : 'd';
+  const char t = kTypeLetter<T>;
   Find(lib, t, "getrf", &r->getrf);
   Find(lib, t, "gesv", &r->gesv);
   Find(lib, t, "potrf", &r->potrf);
-  Find(lib, t, "syevd", &r->syevd);
-  Find(lib, t, "gesdd", &r->gesdd);
   Find(lib, t, "geqrf", &r->geqrf);
-  Find(lib, t, "orgqr", &r->orgqr);
+  bool drivers = false;  // the pair of each form that T has
+  if constexpr (kIsComplex<T>) {
+    Find(lib, t, "heevd", &r->heevd);
+    Find(lib, t, "gesdd", &r->gesdd_complex);
+    Find(lib, t, "ungqr", &r->orgqr);
+    drivers = r->heevd && r->gesdd_complex;
+  } else {
+    Find(lib, t, "syevd", &r->syevd);
+    Find(lib, t, "gesdd", &r->gesdd);
+    Find(lib, t, "orgqr", &r->orgqr);
+    drivers = r->syevd && r->gesdd;
+  }
   const std::string threads = lib.prefix + "openblas_set_num_threads";
   r->set_threads = reinterpret_cast<void (*)(int)>(dlsym(lib.handle, threads.c_str()));
-  return r->getrf && r->gesv && r->potrf && r->syevd && r->gesdd && r->geqrf && r->orgqr;
+  return drivers && r->getrf && r->gesv && r->potrf && r->geqrf && r->orgqr;
 }
 
 template <typename T>
@@ -100,5 +114,7 @@ const LapackRoutines<T>& Lapack() {
 
 template const LapackRoutines<float>& Lapack<float>();
 template const LapackRoutines<double>& Lapack<double>();
+template const LapackRoutines<std::complex<float>>& Lapack<std::complex<float>>();
+template const LapackRoutines<std::complex<double>>& Lapack<std::complex<double>>();
 
 }  // namespace dlarray::cpu

@@ -42,6 +42,13 @@ CublasLibrary::CublasLibrary() {
   Bind(lib, GemmEx64, "cublasGemmEx_64");
   Bind(lib, GetStatusName, "cublasGetStatusName");
   Bind(lib, GetStatusString, "cublasGetStatusString");
+#define DLARRAY_CUBLAS_BIND(name)      \
+  Bind(lib, S##name, "cublasS" #name); \
+  Bind(lib, D##name, "cublasD" #name); \
+  Bind(lib, C##name, "cublasC" #name); \
+  Bind(lib, Z##name, "cublasZ" #name);
+  DLARRAY_CUBLAS_BATCHED(DLARRAY_CUBLAS_BIND)
+#undef DLARRAY_CUBLAS_BIND
   path = lib.path();
   if (!lib.missing().empty()) {
     reason = "cuBLAS at " + path +

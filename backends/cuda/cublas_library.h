@@ -42,6 +42,17 @@ struct CublasLibrary {
                              cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
   decltype(&cublasGetStatusName) GetStatusName = nullptr;
   decltype(&cublasGetStatusString) GetStatusString = nullptr;
+  // Batched LU and solve, per type (S, D, C, Z): dlarray.linalg's stacks of small matrices.
+#define DLARRAY_CUBLAS_BATCHED(X) \
+  X(getrfBatched)                 \
+  X(getrsBatched)
+#define DLARRAY_CUBLAS_MEMBER(name)           \
+  decltype(&cublasS##name) S##name = nullptr; \
+  decltype(&cublasD##name) D##name = nullptr; \
+  decltype(&cublasC##name) C##name = nullptr; \
+  decltype(&cublasZ##name) Z##name = nullptr;
+  DLARRAY_CUBLAS_BATCHED(DLARRAY_CUBLAS_MEMBER)
+#undef DLARRAY_CUBLAS_MEMBER
 
  private:
   CublasLibrary();

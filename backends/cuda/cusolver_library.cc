@@ -43,6 +43,11 @@ CusolverLibrary::CusolverLibrary() {
   Bind(lib, D##name, "cusolverDnD" #name);
   DLARRAY_CUSOLVER_TYPED(DLARRAY_CUSOLVER_BIND)
 #undef DLARRAY_CUSOLVER_BIND
+#define DLARRAY_CUSOLVER_COMPLEX_BIND(name) \
+  Bind(lib, C##name, "cusolverDnC" #name);  \
+  Bind(lib, Z##name, "cusolverDnZ" #name);
+  DLARRAY_CUSOLVER_COMPLEX(DLARRAY_CUSOLVER_COMPLEX_BIND)
+#undef DLARRAY_CUSOLVER_COMPLEX_BIND
   path = lib.path();
   if (!lib.missing().empty()) {
     reason = "cuSOLVER at " + path + " lacks " + lib.missing();

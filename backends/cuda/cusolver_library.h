@@ -13,7 +13,8 @@
 namespace dlarray {
 namespace cuda {
 
-/*! \brief The cuSOLVER functions the linalg_* kernels use, per real type (S and D). */
+/*! \brief The cuSOLVER functions the linalg_* kernels use: per real type (S and D) and per
+ *         complex type (C and Z; heevd and ungqr are the complex forms of syevd and orgqr). */
 struct CusolverLibrary {
   /*! \brief Loads cuSOLVER once (thread-safe), from $DLARRAY_CUSOLVER or the places
    *         ToolkitLibraryCandidates (lazy_library.h) lists. */
@@ -35,6 +36,7 @@ struct CusolverLibrary {
   X(getrs)                        \
   X(potrf_bufferSize)             \
   X(potrf)                        \
+  X(potrfBatched)                 \
   X(syevd_bufferSize)             \
   X(syevd)                        \
   X(gesvdj_bufferSize)            \
@@ -43,11 +45,31 @@ struct CusolverLibrary {
   X(geqrf)                        \
   X(orgqr_bufferSize)             \
   X(orgqr)
+#define DLARRAY_CUSOLVER_COMPLEX(X) \
+  X(getrf_bufferSize)               \
+  X(getrf)                          \
+  X(getrs)                          \
+  X(potrf_bufferSize)               \
+  X(potrf)                          \
+  X(potrfBatched)                   \
+  X(heevd_bufferSize)               \
+  X(heevd)                          \
+  X(gesvdj_bufferSize)              \
+  X(gesvdj)                         \
+  X(geqrf_bufferSize)               \
+  X(geqrf)                          \
+  X(ungqr_bufferSize)               \
+  X(ungqr)
 #define DLARRAY_CUSOLVER_MEMBER(name)             \
   decltype(&cusolverDnS##name) S##name = nullptr; \
   decltype(&cusolverDnD##name) D##name = nullptr;
   DLARRAY_CUSOLVER_TYPED(DLARRAY_CUSOLVER_MEMBER)
 #undef DLARRAY_CUSOLVER_MEMBER
+#define DLARRAY_CUSOLVER_COMPLEX_MEMBER(name)     \
+  decltype(&cusolverDnC##name) C##name = nullptr; \
+  decltype(&cusolverDnZ##name) Z##name = nullptr;
+  DLARRAY_CUSOLVER_COMPLEX(DLARRAY_CUSOLVER_COMPLEX_MEMBER)
+#undef DLARRAY_CUSOLVER_COMPLEX_MEMBER
 
  private:
   CusolverLibrary();

@@ -3,13 +3,20 @@
 // scratch (one launch for the whole batch), factored matrix by matrix on the device's stream and
 // copied back row-major, the triangle that is not part of a factor zeroed on the way. cuSOLVER's
 // int32 info codes and pivots are widened to the ops' int64 outputs on the device; Python reads
-// them (docs/linalg.md). Batched cuSOLVER routines (potrfBatched, syevjBatched, gesvdjBatched)
-// would save the per-matrix calls for stacks of small matrices: a later step.
+// them (docs/linalg.md). Every kernel runs for float, double, cuComplex and cuDoubleComplex (the
+// C and Z routines; heevd and ungqr for syevd and orgqr). Stacks of small matrices run LU, solve
+// and Cholesky as one batched call (cuBLAS getrfBatched + getrsBatched, cuSOLVER potrfBatched;
+// Batched() says when); syevjBatched and gesvdjBatched for eigh and svd are a later step.
+#include <cuComplex.h>
+
+#include <climits>
 #include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "cublas_library.h"
+#include "cuda_check.h"
 #include "cusolver_library.h"
 #include "kernel_util.cuh"
 #include "linalg_kernels.h"
@@ -19,6 +26,35 @@ namespace cuda {
 namespace {
 
 constexpr int kThreads = 256;
+
+// The real type of T's precision (eigenvalues, singular values): T, or the part of a complex T.
+template <typename T>
+struct RealOf {
+  using type = T;
+};
+template <>
+struct RealOf<cuComplex> {
+  using type = float;
+};
+template <>
+struct RealOf<cuDoubleComplex> {
+  using type = double;
+};
+template <typename T>
+using Real = typename RealOf<T>::type;
+template <typename T>
+constexpr bool kIsComplex = !std::is_same<T, Real<T>>::value;
+
+// Stacks of at least kBatchedMinCount matrices of at most kBatchedMaxN rows run LU, solve and
+// Cholesky through the batched routines: one call for the stack, where the loop makes a few
+// launches per matrix that cost more than the arithmetic of a small one. A first guess at the
+// crossover, to be measured against the loop on the GPU (bench: solve 512 x 256 x 256).
+constexpr int64_t kBatchedMinCount = 2;
+constexpr int64_t kBatchedMaxN = 256;
+
+bool Batched(int64_t batch, int64_t n) {
+  return batch >= kBatchedMinCount && batch <= INT_MAX && n <= kBatchedMaxN;
+}
 
 // Which part of a column-major matrix a row-major copy keeps (the rest becomes 0).
 enum Keep : int { kAll = 0, kLower = 1, kUpper = 2 };
@@ -44,7 +80,25 @@ __global__ void ToRowMajorKernel(const T* src, T* dst, int64_t batch, int64_t ro
        idx += int64_t{gridDim.x} * blockDim.x) {
     const int64_t b = idx / (rows * cols), i = idx / cols % rows, j = idx % cols;
     const bool kept = keep == kAll || (keep == kLower ? j <= i : i <= j);
-    dst[idx] = kept ? src[b * src_stride + i + j * ld] : T(0);
+    dst[idx] = kept ? src[b * src_stride + i + j * ld] : T{};
+  }
+}
+
+// dst = conj(src) for complex T (cuComplex or cuDoubleComplex: x real, y imaginary).
+template <typename T>
+__global__ void ConjugateKernel(const T* src, T* dst, int64_t n) {
+  for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < n;
+       idx += int64_t{gridDim.x} * blockDim.x) {
+    dst[idx] = T{src[idx].x, -src[idx].y};
+  }
+}
+
+// out[b] = base + b * stride: the arrays of matrix pointers the batched routines take.
+template <typename T>
+__global__ void PointersKernel(T* base, int64_t stride, int64_t batch, T** out) {
+  for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < batch;
+       idx += int64_t{gridDim.x} * blockDim.x) {
+    out[idx] = base + idx * stride;
   }
 }
 
@@ -75,6 +129,13 @@ void ToRowMajor(const LaunchEnv& env, const T* src, T* dst, int64_t batch, int64
   ToRowMajorKernel<T><<<Blocks(env, batch * rows * cols), kThreads, 0, env.stream>>>(
       src, dst, batch, rows, cols, ld, src_stride, keep);
   CHECK_LAUNCH("linalg ToRowMajorKernel");
+}
+
+template <typename T>
+void Conjugate(const LaunchEnv& env, const T* src, T* dst, int64_t n) {
+  if (n == 0) return;
+  ConjugateKernel<T><<<Blocks(env, n), kThreads, 0, env.stream>>>(src, dst, n);
+  CHECK_LAUNCH("linalg ConjugateKernel");
 }
 
 void Widen(const LaunchEnv& env, const int* src, int64_t* dst, int64_t n) {
@@ -110,6 +171,22 @@ void Check(cusolverStatus_t status, const char* what) {
   }
 }
 
+// The device array of pointers to the matrices of a compact stack (stride elements apart).
+template <typename T>
+class MatrixPointers {
+ public:
+  MatrixPointers(const LaunchEnv& env, T* base, int64_t stride, int64_t batch)
+      : pointers_(env, batch) {
+    PointersKernel<T>
+        <<<Blocks(env, batch), kThreads, 0, env.stream>>>(base, stride, batch, pointers_.get());
+    CHECK_LAUNCH("linalg PointersKernel");
+  }
+  T** get() const { return pointers_.get(); }
+
+ private:
+  Scratch<T*> pointers_;
+};
+
 // The cuSOLVER handle of a GPU (made at first use), bound to the device's stream.
 cusolverDnHandle_t Handle(const LaunchEnv& env) {
   const CusolverLibrary& lib = CusolverLibrary::Require();
@@ -123,35 +200,60 @@ cusolverDnHandle_t Handle(const LaunchEnv& env) {
   return h;
 }
 
-// The S (float) or D (double) routine.
-template <typename T, typename S, typename D>
-auto Pick(S s, D d) {
+// The S (float), D (double), C (cuComplex) or Z (cuDoubleComplex) routine of cuSOLVER's or
+// cuBLAS's table.
+template <typename T, typename S, typename D, typename C, typename Z>
+auto Pick(S s, D d, C c, Z z) {
   if constexpr (std::is_same<T, float>::value) {
     return s;
-  } else {
+  } else if constexpr (std::is_same<T, double>::value) {
     return d;
+  } else if constexpr (std::is_same<T, cuComplex>::value) {
+    return c;
+  } else {
+    static_assert(std::is_same<T, cuDoubleComplex>::value, "linalg: float, double or complex");
+    return z;
   }
 }
-#define DLARRAY_SOLVER(lib, name) Pick<T>((lib).S##name, (lib).D##name)
+// The routine `name` of T; `complex_name` where the complex one has another name (heevd, ungqr).
+#define DLARRAY_SOLVER2(lib, name, complex_name) \
+  Pick<T>((lib).S##name, (lib).D##name, (lib).C##complex_name, (lib).Z##complex_name)
+#define DLARRAY_SOLVER(lib, name) DLARRAY_SOLVER2(lib, name, name)
+
+// The LU factors of the column-major stack a (n x n matrices, n * n apart) in place, pivots and
+// info per matrix: one batched cuBLAS call for a stack of small matrices (on the device's cuBLAS
+// handle, bound to its stream as matmul's), else cuSOLVER's getrf matrix by matrix.
+template <typename T>
+void LuFactor(const LaunchEnv& env, T* a, int64_t batch, int64_t n, int* ipiv, int* info) {
+  const int ni = static_cast<int>(n);
+  if (Batched(batch, n)) {
+    cublasHandle_t blas_handle = env.device->cublas(env.id);  // loads cuBLAS
+    const CublasLibrary& blas = CublasLibrary::Require();
+    MatrixPointers<T> matrices(env, a, n * n, batch);
+    CUBLAS_CALL(DLARRAY_SOLVER(blas, getrfBatched)(blas_handle, ni, matrices.get(), ni, ipiv, info,
+                                                   static_cast<int>(batch)));
+    return;
+  }
+  const CusolverLibrary& lib = CusolverLibrary::Require();
+  cusolverDnHandle_t h = Handle(env);
+  int lwork = 0;
+  Check(DLARRAY_SOLVER(lib, getrf_bufferSize)(h, ni, ni, a, ni, &lwork), "getrf_bufferSize");
+  Scratch<T> work(env, lwork);
+  for (int64_t b = 0; b < batch; ++b) {
+    Check(DLARRAY_SOLVER(lib, getrf)(h, ni, ni, a + b * n * n, ni, work.get(), ipiv + b * n,
+                                     info + b),
+          "getrf");
+  }
+}
 
 template <typename T>
 void Lu(const KernelContext& ctx) {
   const LaunchEnv env = Prepare(ctx);
-  const CusolverLibrary& lib = CusolverLibrary::Require();
-  cusolverDnHandle_t h = Handle(env);
   const int64_t batch = ctx.inputs[0]->shape[0], n = ctx.inputs[0]->shape[1];
-  const int ni = static_cast<int>(n);
   Scratch<T> a(env, batch * n * n);
   Scratch<int> ipiv(env, batch * n), info(env, batch);
   ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, n, n, n, n * n);
-  int lwork = 0;
-  Check(DLARRAY_SOLVER(lib, getrf_bufferSize)(h, ni, ni, a.get(), ni, &lwork), "getrf_bufferSize");
-  Scratch<T> work(env, lwork);
-  for (int64_t b = 0; b < batch; ++b) {
-    Check(DLARRAY_SOLVER(lib, getrf)(h, ni, ni, a.get() + b * n * n, ni, work.get(),
-                                     ipiv.get() + b * n, info.get() + b),
-          "getrf");
-  }
+  LuFactor(env, a.get(), batch, n, ipiv.get(), info.get());
   ToRowMajor(env, a.get(), Data<T>(ctx.outputs[0]), batch, n, n, n, n * n, kAll);
   Widen(env, ipiv.get(), Data<int64_t>(ctx.outputs[1]), batch * n);
   Widen(env, info.get(), Data<int64_t>(ctx.outputs[2]), batch);
@@ -160,8 +262,6 @@ void Lu(const KernelContext& ctx) {
 template <typename T>
 void Solve(const KernelContext& ctx) {
   const LaunchEnv env = Prepare(ctx);
-  const CusolverLibrary& lib = CusolverLibrary::Require();
-  cusolverDnHandle_t h = Handle(env);
   const int64_t batch = ctx.inputs[0]->shape[0], n = ctx.inputs[0]->shape[1];
   const int64_t r = ctx.inputs[1]->shape[2];
   const int ni = static_cast<int>(n), ri = static_cast<int>(r);
@@ -169,18 +269,28 @@ void Solve(const KernelContext& ctx) {
   Scratch<int> ipiv(env, batch * n), info(env, batch), solve_info(env, batch);
   ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, n, n, n, n * n);
   ToColumnMajor(env, Data<const T>(ctx.inputs[1]), x.get(), batch, n, r, n, n * r);
-  int lwork = 0;
-  Check(DLARRAY_SOLVER(lib, getrf_bufferSize)(h, ni, ni, a.get(), ni, &lwork), "getrf_bufferSize");
-  Scratch<T> work(env, lwork);
-  for (int64_t b = 0; b < batch; ++b) {
-    Check(DLARRAY_SOLVER(lib, getrf)(h, ni, ni, a.get() + b * n * n, ni, work.get(),
-                                     ipiv.get() + b * n, info.get() + b),
-          "getrf");
-    // A singular matrix gives inf/NaN here; its info (> 0) makes Python raise.
-    Check(DLARRAY_SOLVER(lib, getrs)(h, CUBLAS_OP_N, ni, ri, a.get() + b * n * n, ni,
-                                     ipiv.get() + b * n, x.get() + b * n * r, ni,
-                                     solve_info.get() + b),
-          "getrs");
+  LuFactor(env, a.get(), batch, n, ipiv.get(), info.get());
+  // A singular matrix gives inf/NaN here; its info (> 0) makes Python raise.
+  if (Batched(batch, n)) {
+    cublasHandle_t blas_handle = env.device->cublas(env.id);
+    const CublasLibrary& blas = CublasLibrary::Require();
+    MatrixPointers<T> matrices(env, a.get(), n * n, batch), rhs(env, x.get(), n * r, batch);
+    int bad_argument = 0;  // getrsBatched checks its arguments on the host, before the launch
+    CUBLAS_CALL(DLARRAY_SOLVER(blas, getrsBatched)(blas_handle, CUBLAS_OP_N, ni, ri, matrices.get(),
+                                                   ni, ipiv.get(), rhs.get(), ni, &bad_argument,
+                                                   static_cast<int>(batch)));
+    if (bad_argument != 0) {
+      throw BackendError("cuBLAS getrsBatched refused argument " + std::to_string(-bad_argument));
+    }
+  } else {
+    const CusolverLibrary& lib = CusolverLibrary::Require();
+    cusolverDnHandle_t h = Handle(env);
+    for (int64_t b = 0; b < batch; ++b) {
+      Check(DLARRAY_SOLVER(lib, getrs)(h, CUBLAS_OP_N, ni, ri, a.get() + b * n * n, ni,
+                                       ipiv.get() + b * n, x.get() + b * n * r, ni,
+                                       solve_info.get() + b),
+            "getrs");
+    }
   }
   ToRowMajor(env, x.get(), Data<T>(ctx.outputs[0]), batch, n, r, n, n * r, kAll);
   Widen(env, info.get(), Data<int64_t>(ctx.outputs[1]), batch);
@@ -197,14 +307,21 @@ void Cholesky(const KernelContext& ctx) {
   Scratch<T> a(env, batch * n * n);
   Scratch<int> info(env, batch);
   ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, n, n, n, n * n);
-  int lwork = 0;
-  Check(DLARRAY_SOLVER(lib, potrf_bufferSize)(h, lower, ni, a.get(), ni, &lwork),
-        "potrf_bufferSize");
-  Scratch<T> work(env, lwork);
-  for (int64_t b = 0; b < batch; ++b) {
-    Check(DLARRAY_SOLVER(lib, potrf)(h, lower, ni, a.get() + b * n * n, ni, work.get(), lwork,
-                                     info.get() + b),
-          "potrf");
+  if (Batched(batch, n)) {
+    MatrixPointers<T> matrices(env, a.get(), n * n, batch);
+    Check(DLARRAY_SOLVER(lib, potrfBatched)(h, lower, ni, matrices.get(), ni, info.get(),
+                                            static_cast<int>(batch)),
+          "potrfBatched");
+  } else {
+    int lwork = 0;
+    Check(DLARRAY_SOLVER(lib, potrf_bufferSize)(h, lower, ni, a.get(), ni, &lwork),
+          "potrf_bufferSize");
+    Scratch<T> work(env, lwork);
+    for (int64_t b = 0; b < batch; ++b) {
+      Check(DLARRAY_SOLVER(lib, potrf)(h, lower, ni, a.get() + b * n * n, ni, work.get(), lwork,
+                                       info.get() + b),
+            "potrf");
+    }
   }
   ToRowMajor(env, a.get(), Data<T>(ctx.outputs[0]), batch, n, n, n, n * n, kLower);
   Widen(env, info.get(), Data<int64_t>(ctx.outputs[1]), batch);
@@ -220,17 +337,18 @@ void Eigh(const KernelContext& ctx) {
   const bool vectors = ctx.attrs[0] != 0.0;
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   const cublasFillMode_t lower = CUBLAS_FILL_MODE_LOWER;
-  T* w = Data<T>(ctx.outputs[0]);
+  Real<T>* w = Data<Real<T>>(ctx.outputs[0]);
   Scratch<T> a(env, batch * n * n);
   Scratch<int> info(env, batch);
   ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, n, n, n, n * n);
   int lwork = 0;
-  Check(DLARRAY_SOLVER(lib, syevd_bufferSize)(h, jobz, lower, ni, a.get(), ni, w, &lwork),
+  Check(DLARRAY_SOLVER2(lib, syevd_bufferSize, heevd_bufferSize)(h, jobz, lower, ni, a.get(), ni, w,
+                                                                 &lwork),
         "syevd_bufferSize");
   Scratch<T> work(env, lwork);
   for (int64_t b = 0; b < batch; ++b) {
-    Check(DLARRAY_SOLVER(lib, syevd)(h, jobz, lower, ni, a.get() + b * n * n, ni, w + b * n,
-                                     work.get(), lwork, info.get() + b),
+    Check(DLARRAY_SOLVER2(lib, syevd, heevd)(h, jobz, lower, ni, a.get() + b * n * n, ni, w + b * n,
+                                             work.get(), lwork, info.get() + b),
           "syevd");
   }
   if (vectors) ToRowMajor(env, a.get(), Data<T>(ctx.outputs[1]), batch, n, n, n, n * n, kAll);
@@ -249,7 +367,7 @@ void Svd(const KernelContext& ctx) {
   const int mi = static_cast<int>(rows), ni = static_cast<int>(cols);
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   const int econ = full ? 0 : 1;
-  T* s = Data<T>(ctx.outputs[1]);
+  Real<T>* s = Data<Real<T>>(ctx.outputs[1]);
   Scratch<T> a(env, batch * rows * cols), u(env, batch * rows * ucols),
       v(env, batch * cols * vcols);
   Scratch<int> info(env, batch);
@@ -275,9 +393,15 @@ void Svd(const KernelContext& ctx) {
   }
   if (vectors) {
     ToRowMajor(env, u.get(), Data<T>(ctx.outputs[0]), batch, rows, ucols, rows, rows * ucols, kAll);
-    // vh = V^T: V's column-major buffer (ld = cols) read row-major is V^T already.
-    CUDA_CALL(cudaMemcpyAsync(Data<T>(ctx.outputs[2]), v.get(), sizeof(T) * batch * cols * vcols,
-                              cudaMemcpyDeviceToDevice, env.stream));
+    // vh = V^H: V's column-major buffer (ld = cols) read row-major is V^T already; complex V^T
+    // is conjugated on the way.
+    T* vh = Data<T>(ctx.outputs[2]);
+    if constexpr (kIsComplex<T>) {
+      Conjugate(env, static_cast<const T*>(v.get()), vh, batch * cols * vcols);
+    } else {
+      CUDA_CALL(cudaMemcpyAsync(vh, v.get(), sizeof(T) * batch * cols * vcols,
+                                cudaMemcpyDeviceToDevice, env.stream));
+    }
   }
   Widen(env, info.get(), Data<int64_t>(ctx.outputs[3]), batch);
 }
@@ -299,7 +423,8 @@ void Qr(const KernelContext& ctx) {
   int lwork_qr = 0, lwork_q = 0;
   Check(DLARRAY_SOLVER(lib, geqrf_bufferSize)(h, mi, ni, a.get(), mi, &lwork_qr),
         "geqrf_bufferSize");
-  Check(DLARRAY_SOLVER(lib, orgqr_bufferSize)(h, mi, qi, ki, a.get(), mi, tau.get(), &lwork_q),
+  Check(DLARRAY_SOLVER2(lib, orgqr_bufferSize, ungqr_bufferSize)(h, mi, qi, ki, a.get(), mi,
+                                                                 tau.get(), &lwork_q),
         "orgqr_bufferSize");
   const int lwork = std::max(lwork_qr, lwork_q);
   Scratch<T> work(env, lwork);
@@ -311,31 +436,37 @@ void Qr(const KernelContext& ctx) {
   // R: the upper triangle of the first qcols rows, read before orgqr overwrites it.
   ToRowMajor(env, a.get(), Data<T>(ctx.outputs[1]), batch, qcols, cols, rows, stride, kUpper);
   for (int64_t b = 0; b < batch; ++b) {
-    Check(DLARRAY_SOLVER(lib, orgqr)(h, mi, qi, ki, a.get() + b * stride, mi, tau.get() + b * k,
-                                     work.get(), lwork, info.get() + b),
+    Check(DLARRAY_SOLVER2(lib, orgqr, ungqr)(h, mi, qi, ki, a.get() + b * stride, mi,
+                                             tau.get() + b * k, work.get(), lwork, info.get() + b),
           "orgqr");
   }
   ToRowMajor(env, a.get(), Data<T>(ctx.outputs[0]), batch, rows, qcols, rows, stride, kAll);
 }
 
 #undef DLARRAY_SOLVER
+#undef DLARRAY_SOLVER2
 
-// The kernel for float32 or float64 (the ops' only matrix dtypes).
-template <void (*F32)(const KernelContext&), void (*F64)(const KernelContext&)>
-void ByDType(const KernelContext& ctx) {
-  (ctx.inputs[0]->dtype.bits == 32 ? F32 : F64)(ctx);
+// Calls run(T{}) for the matrices' dtype: float32, float64, complex64 or complex128.
+template <typename Run>
+void ByDType(const KernelContext& ctx, Run&& run) {
+  const DLArrayDType t = ctx.inputs[0]->dtype;
+  if (t.code == kDLArrayComplex) {
+    t.bits == 64 ? run(cuComplex{}) : run(cuDoubleComplex{});
+  } else {
+    t.bits == 32 ? run(float{}) : run(double{});
+  }
 }
 
 }  // namespace
 
-void LinalgLuKernel(const KernelContext& ctx) { ByDType<Lu<float>, Lu<double>>(ctx); }
-void LinalgSolveKernel(const KernelContext& ctx) { ByDType<Solve<float>, Solve<double>>(ctx); }
-void LinalgCholeskyKernel(const KernelContext& ctx) {
-  ByDType<Cholesky<float>, Cholesky<double>>(ctx);
-}
-void LinalgEighKernel(const KernelContext& ctx) { ByDType<Eigh<float>, Eigh<double>>(ctx); }
-void LinalgSvdKernel(const KernelContext& ctx) { ByDType<Svd<float>, Svd<double>>(ctx); }
-void LinalgQrKernel(const KernelContext& ctx) { ByDType<Qr<float>, Qr<double>>(ctx); }
+#define DLARRAY_BY_DTYPE(fn) ByDType(ctx, [&ctx](auto t) { fn<decltype(t)>(ctx); })
+void LinalgLuKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Lu); }
+void LinalgSolveKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Solve); }
+void LinalgCholeskyKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Cholesky); }
+void LinalgEighKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Eigh); }
+void LinalgSvdKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Svd); }
+void LinalgQrKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Qr); }
+#undef DLARRAY_BY_DTYPE
 
 }  // namespace cuda
 }  // namespace dlarray

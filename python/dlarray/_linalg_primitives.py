@@ -1,6 +1,6 @@
 """The factorization primitives of ``dlarray.linalg`` (docs/linalg.md) as Python calls: operand
-checks, stacks brought to the ops' compact ``(batch, m, n)`` form, the host fallback for devices
-without kernels, and ``LinAlgError`` from the ops' ``info`` outputs."""
+checks, stacks brought to the ops' compact ``(batch, m, n)`` form (real or complex), the host
+fallback for devices without kernels, and ``LinAlgError`` from the ops' ``info`` outputs."""
 from __future__ import annotations
 
 from typing import Any, List, Sequence, Tuple
@@ -54,20 +54,26 @@ def require_array(x: Any, name: str, where: str) -> NDArray:
 
 
 def float_dtype(x: NDArray, name: str, where: str) -> np.dtype:
-    """The dtype the factorization runs in: x's (float32, float64); integers run in float64 as
-    NumPy's do."""
+    """The dtype the factorization runs in: x's (float32, float64, complex64, complex128);
+    integers run in float64 as NumPy's do."""
     dtype = np.dtype(x.dtype)
-    if dtype in (np.float32, np.float64):
+    if dtype in (np.float32, np.float64, np.complex64, np.complex128):
         return dtype
     if dtype.kind in "iu":
         return np.dtype(np.float64)
-    raise TypeError("%s: %s has dtype %s; linalg supports float32 and float64 (integers are "
-                    "computed in float64)" % (where, name, dtype))
+    raise TypeError("%s: %s has dtype %s; linalg supports float32, float64, complex64 and "
+                    "complex128 (integers are computed in float64)" % (where, name, dtype))
+
+
+def real_dtype(dtype: np.dtype) -> np.dtype:
+    """The real dtype of dtype's precision: eigenvalues of Hermitian and singular values of
+    complex matrices (float32 for complex64, float64 for complex128)."""
+    return np.dtype(np.finfo(dtype).dtype)
 
 
 def matrices(x: Any, name: str, where: str,
              square: bool = False) -> Tuple[NDArray, Tuple[int, ...]]:
-    """x as a compact (batch, m, n) stack in its float dtype, and the batch shape."""
+    """x as a compact (batch, m, n) stack in its float or complex dtype, and the batch shape."""
     x = require_array(x, name, where)
     if x.ndim < 2:
         raise ValueError("%s: %s must have at least 2 dimensions (a stack of matrices), got "

@@ -1,5 +1,9 @@
 """``dlarray.linalg``: the array API standard's (2024.12) linear algebra extension, on stacks of
-matrices (leading batch dimensions) on every device.
+matrices (leading batch dimensions) on every device, for float32, float64, complex64 and
+complex128 (integers compute in float64). For complex input the standard's transposes are
+conjugate transposes (``cholesky``, ``svd``'s ``Vh``, ``pinv``), symmetric means Hermitian
+(``eigh``, ``cholesky``), and eigenvalues, singular values and ``slogdet``'s ``logabsdet`` are real
+of the input's precision.
 
 The factorizations run the ``linalg_*`` ops (LAPACK on cpu, cuSOLVER on cuda; devices without
 kernels copy to the CPU and back: the host fallback, ``__array_namespace_info__().capabilities()
@@ -15,8 +19,8 @@ import numpy as np
 
 from . import _core
 from ._core import NDArray
-from ._linalg_primitives import (LinAlgError, check_info, float_dtype, matrices, require_array,
-                                 run)
+from ._linalg_primitives import (LinAlgError, check_info, float_dtype, matrices, real_dtype,
+                                 require_array, run)
 from ._linear_algebra_api import matmul, tensordot, vecdot
 from ._manipulation_api import matrix_transpose
 
@@ -74,19 +78,28 @@ def _zeros(shape: Tuple[int, ...], like: NDArray, dtype: Any = None) -> NDArray:
     return _xp().zeros(shape, dtype=like.dtype if dtype is None else dtype, device=like.device)
 
 
+def _conj_transpose(x: NDArray) -> NDArray:
+    """The conjugate transpose of each matrix (the transpose for real x), compact."""
+    if np.dtype(x.dtype).kind == "c":
+        x = _xp().conj(x)
+    return matrix_transpose(x).copy()
+
+
 # --- Factorizations ------------------------------------------------------------------------------
 
 def cholesky(x: NDArray, /, *, upper: bool = False) -> NDArray:
-    """The Cholesky factor of each symmetric positive-definite matrix of ``x`` (..., n, n).
+    """The Cholesky factor of each symmetric (complex: Hermitian) positive-definite matrix of
+    ``x`` (..., n, n).
 
-    Lower triangular (``x = L @ L.T``) by default; ``upper=True`` gives ``U`` with ``x = U.T @
-    U``. Only the lower triangle of ``x`` is read. Raises LinAlgError naming the batch index of
-    a matrix that is not positive definite."""
+    Lower triangular (``x = L @ L^H``) by default; ``upper=True`` gives ``U = L^H`` with ``x = U^H
+    @ U`` (``^H``: the conjugate transpose, the transpose for real x). Only the lower triangle of
+    ``x`` is read. Raises LinAlgError naming the batch index of a matrix that is not positive
+    definite."""
     a, batch = matrices(x, "x", "cholesky", square=True)
     factor, info = run("linalg_cholesky", [a])
     check_info(info, batch, "cholesky", "is not positive definite")
     factor = factor.reshape(batch + a.shape[1:])
-    return matrix_transpose(factor).copy() if upper else factor
+    return _conj_transpose(factor) if upper else factor
 
 
 def _lu(x: NDArray, where: str) -> Tuple[NDArray, NDArray, NDArray, Tuple[int, ...]]:
@@ -112,7 +125,8 @@ def det(x: NDArray, /) -> NDArray:
 
 def slogdet(x: NDArray, /) -> SlogdetResult:
     """``(sign, logabsdet)`` of each square matrix: ``det = sign * exp(logabsdet)``; a singular
-    matrix gives sign 0 and logabsdet -inf."""
+    matrix gives sign 0 and logabsdet -inf. For complex x, sign is complex of modulus 1 (x's
+    dtype) and logabsdet real."""
     xp = _xp()
     diag, parity, batch = _lu(x, "slogdet")
     sign = xp.prod(xp.sign(diag), axis=-1) * parity
@@ -189,9 +203,9 @@ def _eigh_info(a: NDArray, info: NDArray, outs: Tuple[NDArray, ...]) -> NDArray:
 
 
 def eigh(x: NDArray, /) -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix of ``x``
-    (..., n, n); only the lower triangle is read. Raises LinAlgError when the solver reports
-    that it did not converge (NaN input gives NaN, as NumPy's eigh)."""
+    """Eigenvalues (ascending, real) and eigenvectors (columns) of each symmetric (complex:
+    Hermitian) matrix of ``x`` (..., n, n); only the lower triangle is read. Raises LinAlgError
+    when the solver reports that it did not converge (NaN input gives NaN, as NumPy's eigh)."""
     a, batch = matrices(x, "x", "eigh", square=True)
     w, v, info = run("linalg_eigh", [a], 1)
     check_info(_eigh_info(a, info, (w, v)), batch, "eigh", "did not converge (eigenvalues)")
@@ -200,7 +214,8 @@ def eigh(x: NDArray, /) -> EighResult:
 
 
 def eigvalsh(x: NDArray, /) -> NDArray:
-    """The eigenvalues (ascending) of each symmetric matrix of ``x``: ``eigh`` without vectors."""
+    """The eigenvalues (ascending, real) of each symmetric (complex: Hermitian) matrix of ``x``:
+    ``eigh`` without vectors."""
     a, batch = matrices(x, "x", "eigvalsh", square=True)
     w, _, info = run("linalg_eigh", [a], 0)
     check_info(_eigh_info(a, info, (w,)), batch, "eigvalsh", "did not converge")
@@ -216,8 +231,9 @@ def _nan_as_failure(info: NDArray, s: NDArray) -> NDArray:
 
 def svd(x: NDArray, /, *, full_matrices: bool = True) -> SVDResult:
     """``U, S, Vh`` with ``x = U @ diag(S) @ Vh`` for each matrix of ``x`` (..., M, N); S
-    descending, K = min(M, N) values. ``full_matrices`` gives U (M, M) and Vh (N, N), else
-    (M, K) and (K, N). Raises LinAlgError when the SVD does not converge (NaN input)."""
+    descending and real, K = min(M, N) values; for complex x, ``Vh`` is the conjugate transpose
+    of V. ``full_matrices`` gives U (M, M) and Vh (N, N), else (M, K) and (K, N). Raises
+    LinAlgError when the SVD does not converge (NaN input)."""
     a, batch = matrices(x, "x", "svd")
     m, n = a.shape[-2:]
     k = min(m, n)
@@ -225,7 +241,7 @@ def svd(x: NDArray, /, *, full_matrices: bool = True) -> SVDResult:
     if k == 0:  # no values; the full factors of an empty matrix are identities
         u = _eye_stack(m, m if full else 0, batch, a)
         vh = _eye_stack(n if full else 0, n, batch, a)
-        return SVDResult(u, _zeros(batch + (0,), a), vh)
+        return SVDResult(u, _zeros(batch + (0,), a, real_dtype(a.dtype)), vh)
     u, s, vh, info = run("linalg_svd", [a], 1, int(full))
     check_info(_nan_as_failure(info, s), batch, "svd", "did not converge (NaN or inf input?)")
     return SVDResult(u.reshape(batch + u.shape[1:]), s.reshape(batch + (k,)),
@@ -233,20 +249,20 @@ def svd(x: NDArray, /, *, full_matrices: bool = True) -> SVDResult:
 
 
 def svdvals(x: NDArray, /) -> NDArray:
-    """The singular values (descending, min(M, N) of them) of each matrix of ``x``."""
+    """The singular values (descending, min(M, N) of them, real) of each matrix of ``x``."""
     a, batch = matrices(x, "x", "svdvals")
     k = min(a.shape[-2:])
     if k == 0:
-        return _zeros(batch + (0,), a)
+        return _zeros(batch + (0,), a, real_dtype(a.dtype))
     _, s, _, info = run("linalg_svd", [a], 0, 0)
     check_info(_nan_as_failure(info, s), batch, "svdvals", "did not converge (NaN or inf input?)")
     return s.reshape(batch + (k,))
 
 
 def qr(x: NDArray, /, *, mode: str = "reduced") -> QRResult:
-    """``Q, R`` with ``x = Q @ R`` for each matrix of ``x`` (..., M, N): Q orthonormal columns,
-    R upper triangular. ``mode="reduced"``: Q (M, K), R (K, N), K = min(M, N); ``"complete"``:
-    Q (M, M), R (M, N)."""
+    """``Q, R`` with ``x = Q @ R`` for each matrix of ``x`` (..., M, N): Q orthonormal (complex:
+    unitary) columns, R upper triangular. ``mode="reduced"``: Q (M, K), R (K, N), K = min(M, N);
+    ``"complete"``: Q (M, M), R (M, N)."""
     if mode not in ("reduced", "complete"):
         raise ValueError("qr: mode must be 'reduced' or 'complete', got %r" % (mode,))
     a, batch = matrices(x, "x", "qr")
@@ -285,30 +301,25 @@ def matrix_rank(x: NDArray, /, *, rtol: Optional[Union[float, NDArray]] = None) 
 
 def pinv(x: NDArray, /, *, rtol: Optional[Union[float, NDArray]] = None) -> NDArray:
     """The Moore-Penrose pseudo-inverse (..., N, M) of each matrix of ``x`` (..., M, N), from its
-    SVD; singular values at or below ``rtol * largest`` count as zero."""
+    SVD (``V diag(1/S) U^H``); singular values at or below ``rtol * largest`` count as zero."""
     xp = _xp()
     u, s, vh = svd(x, full_matrices=False)
     m, n = x.shape[-2:]
     if s.shape[-1] == 0:
-        return _zeros(tuple(x.shape[:-2]) + (n, m), s)
+        return _zeros(tuple(x.shape[:-2]) + (n, m), u)
     cutoff = xp.max(s, axis=-1, keepdims=True) * _rtol(rtol, x, "pinv")
     big = s > cutoff
     s_inv = xp.where(big, 1.0 / xp.where(big, s, xp.ones_like(s)), xp.zeros_like(s))
-    return matmul(matrix_transpose(vh) * xp.expand_dims(s_inv, axis=-2), matrix_transpose(u))
+    return matmul(_conj_transpose(vh) * xp.expand_dims(s_inv, axis=-2), _conj_transpose(u))
 
 
 # --- Norms ---------------------------------------------------------------------------------------
 
-def _real_float(x: NDArray, name: str, where: str) -> NDArray:
+def _norm_operand(x: NDArray, name: str, where: str) -> NDArray:
+    """x in the dtype of its factorizations (float_dtype); norms of complex x are of ``abs(x)``,
+    real of x's precision."""
     dtype = float_dtype(require_array(x, name, where), name, where)
     return x if x.dtype == dtype else x.astype(dtype)
-
-
-def _norm_operand(x: NDArray, name: str, where: str) -> NDArray:
-    """x for a norm: complex stays complex (its norms are of |x|, real of the same precision),
-    else as _real_float."""
-    x = require_array(x, name, where)
-    return x if np.dtype(x.dtype).kind == "c" else _real_float(x, name, where)
 
 
 def matrix_norm(x: NDArray, /, *, keepdims: bool = False,

@@ -1,5 +1,6 @@
 // The factorization primitives of dlarray.linalg. Each takes a compact stack (batch, m, n) of
-// row-major float32 or float64 matrices and, besides its results, returns `info` (batch,) int64:
+// row-major float32, float64, complex64 or complex128 matrices and, besides its results, returns
+// `info` (batch,) int64:
 // LAPACK's code for each matrix (> 0: singular, not positive definite, did not converge). Kernels
 // never fail for such a matrix; Python reads `info` and raises LinAlgError naming the batch index.
 // Shapes (b batch, k = min(m, n)):
@@ -9,9 +10,11 @@
 //   linalg_eigh      a (b, n, n) lower triangle -> w (b, n) ascending, v (b, n, n) columns, info;
 //                                                  compute_v = 0: v is (b, 0, 0)
 //   linalg_svd       a (b, m, n)                -> u (b, m, m|k), s (b, k) descending,
-//                                                  vh (b, n|k, n), info; full_matrices picks
+//                                                  vh (b, n|k, n) = V^H, info; full_matrices picks
 //                                                  m and n; compute_uv = 0: u, vh (b, 0, 0)
 //   linalg_qr        a (b, m, n)                -> q (b, m, m|k), r (b, m|k, n); complete picks m
+// For complex a, eigh's w and svd's s are real of a's precision (Hermitian eigenvalues, singular
+// values); every other matrix output has a's dtype.
 #include "linalg_ops.h"
 
 #include <algorithm>
@@ -68,8 +71,14 @@ std::string AttrText(const std::string& op, const double* attrs) {
   return out;
 }
 
-// Per operand: the matrices in float32 or float64 (all alike, checked below), indices int64.
-constexpr DLArrayDType kDTypes[] = {{kDLArrayFloat, 32, 1}, {kDLArrayFloat, 64, 1}, kInt64};
+// Per operand: the matrices in float32, float64, complex64 or complex128 (all alike, checked
+// below), real values of complex matrices in the real dtype of their precision, indices int64.
+constexpr DLArrayDType kDTypes[] = {{kDLArrayFloat, 32, 1},
+                                    {kDLArrayFloat, 64, 1},
+                                    {kDLArrayComplex, 64, 1},
+                                    {kDLArrayComplex, 128, 1},
+                                    kInt64};
+constexpr int kNumDTypes = static_cast<int>(sizeof(kDTypes) / sizeof(kDTypes[0]));
 
 bool Is(DLArrayDType a, DLArrayDType b) { return a.code == b.code && a.bits == b.bits; }
 
@@ -128,15 +137,27 @@ std::vector<std::vector<int64_t>> OutputShapes(const std::string& op, const int6
   return {{b, m, q}, {b, q, n}};
 }
 
-// The operands' dtypes: matrices alike in float32/float64, pivots and info int64.
+// The operands' dtypes: matrices alike in a's dtype, pivots and info int64, eigenvalues and
+// singular values real (float32 for complex64, float64 for complex128).
 bool IsIndexOutput(const std::string& op, int o, int num_outputs) {
   return o == num_outputs - 1 ? op != "linalg_qr" : (op == "linalg_lu" && o == 1);
+}
+
+DLArrayDType OutputDType(const std::string& op, int o, int num_outputs, DLArrayDType a) {
+  if (IsIndexOutput(op, o, num_outputs)) return kInt64;
+  const bool real_values = (op == "linalg_eigh" && o == 0) || (op == "linalg_svd" && o == 1);
+  if (real_values && a.code == kDLArrayComplex) {
+    return DLArrayDType{kDLArrayFloat, static_cast<uint8_t>(a.bits / 2), 1};
+  }
+  return a;
 }
 
 void Validate(const DLArrayOpCall& c) {
   const std::string op = c.op_name;
   const DLArray* a = c.inputs[0];
-  if (Is(a->dtype, kInt64)) throw DTypeError(op + ": a must be float32 or float64, got int64");
+  if (Is(a->dtype, kInt64)) {
+    throw DTypeError(op + ": a must be float32, float64, complex64 or complex128, got int64");
+  }
   for (int i = 0; i < c.num_inputs; ++i) {
     if (c.inputs[i]->ndim != 3) {
       throw ShapeError(op + ": input " + std::to_string(i) +
@@ -153,7 +174,7 @@ void Validate(const DLArrayOpCall& c) {
       OutputShapes(op, a->shape, c.num_inputs > 1 ? c.inputs[1]->shape : nullptr, c.attrs);
   for (int o = 0; o < c.num_outputs; ++o) {
     const DLArray* out = c.outputs[o];
-    const DLArrayDType want = IsIndexOutput(op, o, c.num_outputs) ? kInt64 : a->dtype;
+    const DLArrayDType want = OutputDType(op, o, c.num_outputs, a->dtype);
     if (!Is(out->dtype, want)) {
       throw DTypeError(op + ": output " + std::to_string(o) + " must be " + DTypeToString(want) +
                        ", got " + DTypeToString(out->dtype));
@@ -175,7 +196,7 @@ void Infer(const DLArrayShapeCall& c) {
   for (int o = 0; o < c.num_outputs; ++o) {
     c.output_ndims[o] = static_cast<int32_t>(shapes[o].size());
     for (size_t d = 0; d < shapes[o].size(); ++d) c.output_shapes[o][d] = shapes[o][d];
-    c.output_dtypes[o] = IsIndexOutput(op, o, c.num_outputs) ? kInt64 : c.input_dtypes[0];
+    c.output_dtypes[o] = OutputDType(op, o, c.num_outputs, c.input_dtypes[0]);
   }
 }
 
@@ -190,7 +211,7 @@ void DeclareLinalgOps(DLArrayRegistry* registry) {
     s.doc = row.doc;
     s.attr_names = row.attrs.empty() ? nullptr : row.attrs.data();
     s.dtypes = kDTypes;
-    s.num_dtypes = 3;
+    s.num_dtypes = kNumDTypes;
     s.input_names = row.inputs.data();
     s.output_names = row.outputs.data();
     s.validate = &Guarded<DLArrayOpCall, Validate>;

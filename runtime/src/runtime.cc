@@ -249,11 +249,11 @@ void FillElements(DLArray* to, const void* element, size_t element_bytes) {
                                        " bytes, but one " + DTypeToString(to->dtype) + " has " +
                                        std::to_string(bytes));
   }
+  if (count == 0) return;  // nothing to fill, whatever the dtype (an empty complex128 output)
   if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8) {
     throw DTypeError("fill: no fill for " + DTypeToString(to->dtype) + " (elements of " +
                      std::to_string(bytes) + " bytes)");
   }
-  if (count == 0) return;
   if (to->byte_offset % bytes != 0) {
     throw Error(ErrorKind::kValue, "fill: byte_offset " + std::to_string(to->byte_offset) +
                                        " is not a multiple of the element size " +
