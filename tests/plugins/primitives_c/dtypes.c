@@ -16,11 +16,17 @@ int cprim_dtype_index(DLArrayDType t) {
     case kDLArrayBool:
       return t.bits == 8 ? DT_BOOL : -1;
     case kDLArrayInt:
-      return t.bits == 8 ? DT_I8 : t.bits == 16 ? DT_I16 : t.bits == 32 ? DT_I32
-                                                  : t.bits == 64 ? DT_I64 : -1;
+      return t.bits == 8    ? DT_I8
+             : t.bits == 16 ? DT_I16
+             : t.bits == 32 ? DT_I32
+             : t.bits == 64 ? DT_I64
+                            : -1;
     case kDLArrayUInt:
-      return t.bits == 8 ? DT_U8 : t.bits == 16 ? DT_U16 : t.bits == 32 ? DT_U32
-                                                  : t.bits == 64 ? DT_U64 : -1;
+      return t.bits == 8    ? DT_U8
+             : t.bits == 16 ? DT_U16
+             : t.bits == 32 ? DT_U32
+             : t.bits == 64 ? DT_U64
+                            : -1;
     case kDLArrayFloat:
       return t.bits == 16 ? DT_F16 : t.bits == 32 ? DT_F32 : t.bits == 64 ? DT_F64 : -1;
     case kDLArrayBfloat:
@@ -75,7 +81,7 @@ uint16_t cprim_half_from_double(double v) {
   if (a >= 65520.0) return (uint16_t)(sign | 0x7c00u); /* rounds to infinity */
   if (a < ldexp(1.0, -14)) /* subnormal: whole units of 2^-24 (1024 of them is the least normal) */
     return (uint16_t)(sign | (uint16_t)rint(a * 16777216.0));
-  frexp(a, &e); /* a = f * 2^e, f in [0.5, 1): the half's exponent is e - 1 */
+  frexp(a, &e);               /* a = f * 2^e, f in [0.5, 1): the half's exponent is e - 1 */
   q = rint(ldexp(a, 11 - e)); /* 11 significant bits, in [1024, 2048], to nearest even */
   if (q >= 2048.0) {
     q = 1024.0;
@@ -126,12 +132,12 @@ Value cprim_load(const char* base, int64_t index, int dt) {
   const char* p;
   Value r;
   switch (dt) {
-#define LOAD_CASE(DT, T, MAKE) \
-  case DT: {                   \
-    T x;                       \
+#define LOAD_CASE(DT, T, MAKE)             \
+  case DT: {                               \
+    T x;                                   \
     p = base + index * (int64_t)sizeof(T); \
-    memcpy(&x, p, sizeof x);   \
-    return MAKE;               \
+    memcpy(&x, p, sizeof x);               \
+    return MAKE;                           \
   }
     LOAD_CASE(DT_BOOL, uint8_t, Int(x != 0))
     LOAD_CASE(DT_I8, int8_t, Int(x))
@@ -187,9 +193,9 @@ static uint64_t SaturateU(double v, double hi, uint64_t uhi) {
                        : Saturate((v).re, -ldexp(1.0, BITS - 1), ldexp(1.0, BITS - 1) - 1.0, \
                                   (int64_t)(-(INT64_C(1) << (BITS - 2)) * 2),                \
                                   (int64_t)((UINT64_C(1) << (BITS - 1)) - 1)))
-#define UNSIGNED_OF(v, BITS)                                                               \
-  ((v).cls == V_INT    ? (uint64_t)(v).i                                                   \
-   : (v).cls == V_UINT ? (v).u                                                             \
+#define UNSIGNED_OF(v, BITS)             \
+  ((v).cls == V_INT    ? (uint64_t)(v).i \
+   : (v).cls == V_UINT ? (v).u           \
                        : SaturateU((v).re, ldexp(1.0, BITS) - 1.0, UINT64_MAX >> (64 - BITS)))
 
 static double AsDouble(Value v) {
@@ -202,11 +208,11 @@ static float AsFloat(Value v) {
 
 void cprim_store(char* base, int64_t index, int dt, Value v) {
   switch (dt) {
-#define STORE_CASE(DT, T, EXPR)                                  \
-  case DT: {                                                     \
-    const T x = (T)(EXPR);                                       \
-    memcpy(base + index * (int64_t)sizeof(T), &x, sizeof x);     \
-    return;                                                      \
+#define STORE_CASE(DT, T, EXPR)                              \
+  case DT: {                                                 \
+    const T x = (T)(EXPR);                                   \
+    memcpy(base + index * (int64_t)sizeof(T), &x, sizeof x); \
+    return;                                                  \
   }
     STORE_CASE(DT_BOOL, uint8_t, cprim_truthy(v))
     STORE_CASE(DT_I8, int8_t, SIGNED_OF(v, 8))

@@ -48,82 +48,88 @@
 
 /* The kernels: ew_<op>_<TS>(a, b, out, n, s). The locals end in '_' so that they never meet the
  * table's input names (x, a, b, grad, y, dy, value). */
-#define EW_K1(name, x, dtypes, expr, grads, doc)                                                 \
-  EW_WHEN(dtypes)(static void EW_NAME(name, TS)(const void* a_, const void* b_, void* y_,        \
-                                                 int64_t n_, double s_) {                        \
-    const ST* p_ = (const ST*)a_;                                                                \
-    ST* q_ = (ST*)y_;                                                                            \
-    int64_t i_;                                                                                  \
-    (void)b_, (void)s_;                                                                          \
-    for (i_ = 0; i_ < n_; ++i_) {                                                                \
-      const CT x = LOAD(p_[i_]);                                                                 \
-      q_[i_] = STORE(expr);                                                                      \
-    }                                                                                            \
+#define EW_K1(name, x, dtypes, expr, grads, doc)                                       \
+  EW_WHEN(dtypes)                                                                      \
+  (static void EW_NAME(name, TS)(const void* a_, const void* b_, void* y_, int64_t n_, \
+                                 double s_) {                                          \
+    const ST* p_ = (const ST*)a_;                                                      \
+    ST* q_ = (ST*)y_;                                                                  \
+    int64_t i_;                                                                        \
+    (void)b_, (void)s_;                                                                \
+    for (i_ = 0; i_ < n_; ++i_) {                                                      \
+      const CT x = LOAD(p_[i_]);                                                       \
+      q_[i_] = STORE(expr);                                                            \
+    }                                                                                  \
   })
-#define EW_K2(name, a, b, dtypes, expr, grads, doc)                                              \
-  EW_WHEN(dtypes)(static void EW_NAME(name, TS)(const void* a_, const void* b_, void* y_,        \
-                                                 int64_t n_, double s_) {                        \
-    const ST* p_ = (const ST*)a_;                                                                \
-    const ST* r_ = (const ST*)b_;                                                                \
-    ST* q_ = (ST*)y_;                                                                            \
-    int64_t i_;                                                                                  \
-    (void)s_;                                                                                    \
-    for (i_ = 0; i_ < n_; ++i_) {                                                                \
-      const CT a = LOAD(p_[i_]);                                                                 \
-      const CT b = LOAD(r_[i_]);                                                                 \
-      q_[i_] = STORE(expr);                                                                      \
-    }                                                                                            \
+#define EW_K2(name, a, b, dtypes, expr, grads, doc)                                    \
+  EW_WHEN(dtypes)                                                                      \
+  (static void EW_NAME(name, TS)(const void* a_, const void* b_, void* y_, int64_t n_, \
+                                 double s_) {                                          \
+    const ST* p_ = (const ST*)a_;                                                      \
+    const ST* r_ = (const ST*)b_;                                                      \
+    ST* q_ = (ST*)y_;                                                                  \
+    int64_t i_;                                                                        \
+    (void)s_;                                                                          \
+    for (i_ = 0; i_ < n_; ++i_) {                                                      \
+      const CT a = LOAD(p_[i_]);                                                       \
+      const CT b = LOAD(r_[i_]);                                                       \
+      q_[i_] = STORE(expr);                                                            \
+    }                                                                                  \
   })
-#define EW_KS(name, x, s, dtypes, expr, grads, doc)                                              \
-  EW_WHEN(dtypes)(static void EW_NAME(name, TS)(const void* a_, const void* b_, void* y_,        \
-                                                 int64_t n_, double s_) {                        \
-    const ST* p_ = (const ST*)a_;                                                                \
-    ST* q_ = (ST*)y_;                                                                            \
-    const CT s = SCALAR(s_);                                                                     \
-    int64_t i_;                                                                                  \
-    (void)b_;                                                                                    \
-    for (i_ = 0; i_ < n_; ++i_) {                                                                \
-      const CT x = LOAD(p_[i_]);                                                                 \
-      q_[i_] = STORE(expr);                                                                      \
-    }                                                                                            \
+#define EW_KS(name, x, s, dtypes, expr, grads, doc)                                    \
+  EW_WHEN(dtypes)                                                                      \
+  (static void EW_NAME(name, TS)(const void* a_, const void* b_, void* y_, int64_t n_, \
+                                 double s_) {                                          \
+    const ST* p_ = (const ST*)a_;                                                      \
+    ST* q_ = (ST*)y_;                                                                  \
+    const CT s = SCALAR(s_);                                                           \
+    int64_t i_;                                                                        \
+    (void)b_;                                                                          \
+    for (i_ = 0; i_ < n_; ++i_) {                                                      \
+      const CT x = LOAD(p_[i_]);                                                       \
+      q_[i_] = STORE(expr);                                                            \
+    }                                                                                  \
   })
-#define EW_P1(name, x, dtypes, expr, doc)                                                        \
-  EW_WHEN(dtypes)(static void EW_NAME(name, TS)(const void* a_, const void* b_, void* y_,        \
-                                                 int64_t n_, double s_) {                        \
-    const ST* p_ = (const ST*)a_;                                                                \
-    uint8_t* q_ = (uint8_t*)y_;                                                                  \
-    int64_t i_;                                                                                  \
-    (void)b_, (void)s_;                                                                          \
-    for (i_ = 0; i_ < n_; ++i_) {                                                                \
-      const CT x = LOAD(p_[i_]);                                                                 \
-      q_[i_] = (expr) ? 1 : 0;                                                                   \
-    }                                                                                            \
+#define EW_P1(name, x, dtypes, expr, doc)                                              \
+  EW_WHEN(dtypes)                                                                      \
+  (static void EW_NAME(name, TS)(const void* a_, const void* b_, void* y_, int64_t n_, \
+                                 double s_) {                                          \
+    const ST* p_ = (const ST*)a_;                                                      \
+    uint8_t* q_ = (uint8_t*)y_;                                                        \
+    int64_t i_;                                                                        \
+    (void)b_, (void)s_;                                                                \
+    for (i_ = 0; i_ < n_; ++i_) {                                                      \
+      const CT x = LOAD(p_[i_]);                                                       \
+      q_[i_] = (expr) ? 1 : 0;                                                         \
+    }                                                                                  \
   })
-#define EW_P2(name, a, b, dtypes, expr, doc)                                                     \
-  EW_WHEN(dtypes)(static void EW_NAME(name, TS)(const void* a_, const void* b_, void* y_,        \
-                                                 int64_t n_, double s_) {                        \
-    const ST* p_ = (const ST*)a_;                                                                \
-    const ST* r_ = (const ST*)b_;                                                                \
-    uint8_t* q_ = (uint8_t*)y_;                                                                  \
-    int64_t i_;                                                                                  \
-    (void)s_;                                                                                    \
-    for (i_ = 0; i_ < n_; ++i_) {                                                                \
-      const CT a = LOAD(p_[i_]);                                                                 \
-      const CT b = LOAD(r_[i_]);                                                                 \
-      q_[i_] = (expr) ? 1 : 0;                                                                   \
-    }                                                                                            \
+#define EW_P2(name, a, b, dtypes, expr, doc)                                           \
+  EW_WHEN(dtypes)                                                                      \
+  (static void EW_NAME(name, TS)(const void* a_, const void* b_, void* y_, int64_t n_, \
+                                 double s_) {                                          \
+    const ST* p_ = (const ST*)a_;                                                      \
+    const ST* r_ = (const ST*)b_;                                                      \
+    uint8_t* q_ = (uint8_t*)y_;                                                        \
+    int64_t i_;                                                                        \
+    (void)s_;                                                                          \
+    for (i_ = 0; i_ < n_; ++i_) {                                                      \
+      const CT a = LOAD(p_[i_]);                                                       \
+      const CT b = LOAD(r_[i_]);                                                       \
+      q_[i_] = (expr) ? 1 : 0;                                                         \
+    }                                                                                  \
   })
-#define EW_R1(name, x, expr, doc)                                                                \
-  EW_WHEN(kComplexTypes)(static void EW_NAME(name, TS)(const void* a_, const void* b_, void* y_, \
-                                                        int64_t n_, double s_) {                 \
-    const ST* p_ = (const ST*)a_;                                                                \
-    RST* q_ = (RST*)y_;                                                                          \
-    int64_t i_;                                                                                  \
-    (void)b_, (void)s_;                                                                          \
-    for (i_ = 0; i_ < n_; ++i_) {                                                                \
-      const CT x = LOAD(p_[i_]);                                                                 \
-      q_[i_] = (RST)(expr);                                                                      \
-    }                                                                                            \
+#define EW_R1(name, x, expr, doc)                                                      \
+  EW_WHEN(kComplexTypes)                                                               \
+  (static void EW_NAME(name, TS)(const void* a_, const void* b_, void* y_, int64_t n_, \
+                                 double s_) {                                          \
+    const ST* p_ = (const ST*)a_;                                                      \
+    RST* q_ = (RST*)y_;                                                                \
+    int64_t i_;                                                                        \
+    (void)b_, (void)s_;                                                                \
+    for (i_ = 0; i_ < n_; ++i_) {                                                      \
+      const CT x = LOAD(p_[i_]);                                                       \
+      q_[i_] = (RST)(expr);                                                            \
+    }                                                                                  \
   })
 EW_ALL_OPS(EW_K1, EW_K2, EW_KS, EW_P1, EW_P2, EW_R1)
 #undef EW_K1

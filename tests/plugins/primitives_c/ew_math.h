@@ -16,14 +16,17 @@ static inline int EWF(equal)(CT a, CT b) { return a == b; }
   static inline CT EWF(name)(CT x) { return EW_LM(name)(x); }
 #define EW_LIBM2(name) \
   static inline CT EWF(name)(CT a, CT b) { return EW_LM(name)(a, b); }
-EW_LIBM1(exp) EW_LIBM1(log) EW_LIBM1(tanh) EW_LIBM1(sqrt) EW_LIBM1(expm1) EW_LIBM1(log1p)
-EW_LIBM1(log2) EW_LIBM1(log10) EW_LIBM1(sin) EW_LIBM1(cos) EW_LIBM1(tan) EW_LIBM1(asin)
-EW_LIBM1(acos) EW_LIBM1(atan) EW_LIBM1(sinh) EW_LIBM1(cosh) EW_LIBM1(asinh) EW_LIBM1(acosh)
-EW_LIBM1(atanh) EW_LIBM1(floor) EW_LIBM1(ceil) EW_LIBM1(trunc) EW_LIBM1(rint)
-EW_LIBM2(atan2) EW_LIBM2(hypot) EW_LIBM2(copysign) EW_LIBM2(nextafter) EW_LIBM2(pow)
+EW_LIBM1(exp)
+EW_LIBM1(log) EW_LIBM1(tanh) EW_LIBM1(sqrt) EW_LIBM1(expm1) EW_LIBM1(log1p) EW_LIBM1(log2)
+    EW_LIBM1(log10) EW_LIBM1(sin) EW_LIBM1(cos) EW_LIBM1(tan) EW_LIBM1(asin) EW_LIBM1(acos)
+        EW_LIBM1(atan) EW_LIBM1(sinh) EW_LIBM1(cosh) EW_LIBM1(asinh) EW_LIBM1(acosh) EW_LIBM1(atanh)
+            EW_LIBM1(floor) EW_LIBM1(ceil) EW_LIBM1(trunc) EW_LIBM1(rint) EW_LIBM2(atan2)
+                EW_LIBM2(hypot) EW_LIBM2(copysign) EW_LIBM2(nextafter) EW_LIBM2(pow)
 #undef EW_LIBM1
 #undef EW_LIBM2
-static inline CT EWF(add)(CT a, CT b) { return a + b; }
+                    static inline CT EWF(add)(CT a, CT b) {
+  return a + b;
+}
 static inline CT EWF(sub)(CT a, CT b) { return a - b; }
 static inline CT EWF(mul)(CT a, CT b) { return a * b; }
 static inline CT EWF(div)(CT a, CT b) { return a / b; }
@@ -110,7 +113,8 @@ static inline CT EWF(floor_divide)(CT a, CT b) {
 static inline CT EWF(pow)(CT a, CT b) {
   CT r = 1;
   uint64_t e;
-  if (EW_NEG(b)) return a == 1 ? (CT)1 : (EW_SIGNED && a == (CT)-1) ? ((b & 1) ? (CT)-1 : (CT)1) : (CT)0;
+  if (EW_NEG(b))
+    return a == 1 ? (CT)1 : (EW_SIGNED && a == (CT)-1) ? ((b & 1) ? (CT)-1 : (CT)1) : (CT)0;
   for (e = (uint64_t)b; e != 0; e >>= 1) {
     if (e & 1u) r = EWF(mul)(r, a);
     a = EWF(mul)(a, a);
@@ -131,11 +135,14 @@ static inline CT EWF(shift_right)(CT a, CT b) {
 #if EW_CLASS == EW_COMPLEX
 #define EW_CLIBM1(name) \
   static inline CT EWF(name)(CT x) { return EW_LM(c##name)(x); }
-EW_CLIBM1(exp) EW_CLIBM1(log) EW_CLIBM1(tanh) EW_CLIBM1(sqrt) EW_CLIBM1(sin) EW_CLIBM1(cos)
-EW_CLIBM1(tan) EW_CLIBM1(asin) EW_CLIBM1(acos) EW_CLIBM1(atan) EW_CLIBM1(sinh) EW_CLIBM1(cosh)
-EW_CLIBM1(asinh) EW_CLIBM1(acosh) EW_CLIBM1(atanh)
+EW_CLIBM1(exp)
+EW_CLIBM1(log) EW_CLIBM1(tanh) EW_CLIBM1(sqrt) EW_CLIBM1(sin) EW_CLIBM1(cos) EW_CLIBM1(tan)
+    EW_CLIBM1(asin) EW_CLIBM1(acos) EW_CLIBM1(atan) EW_CLIBM1(sinh) EW_CLIBM1(cosh) EW_CLIBM1(asinh)
+        EW_CLIBM1(acosh) EW_CLIBM1(atanh)
 #undef EW_CLIBM1
-static inline CT EWF(conj)(CT x) { return EW_LM(conj)(x); }
+            static inline CT EWF(conj)(CT x) {
+  return EW_LM(conj)(x);
+}
 #define EW_RE(x) EW_LM(creal)(x)
 #define EW_IM(x) EW_LM(cimag)(x)
 /* re + im * i without the multiplication (which would turn an infinite part into NaN). */

@@ -67,8 +67,7 @@ int cprim_broadcast_to(const DLArrayKernelCall* call, void* data) {
     compact *= in->shape[d];
   }
   for (i = 0; i < n; ++i)
-    memcpy(cprim_ptr(out) + i * item, cprim_ptr(in) + Offset(out, strides, i) * item,
-           (size_t)item);
+    memcpy(cprim_ptr(out) + i * item, cprim_ptr(in) + Offset(out, strides, i) * item, (size_t)item);
   return 0;
 }
 
@@ -105,12 +104,18 @@ static int Compare(Value a, Value b, int cmp) {
   const int order = cprim_order(a, b, &unordered);
   if (unordered) return cmp == 1;
   switch (cmp) {
-    case 0: return order == 0;
-    case 1: return order != 0;
-    case 2: return order < 0;
-    case 3: return order <= 0;
-    case 4: return order > 0;
-    default: return order >= 0;
+    case 0:
+      return order == 0;
+    case 1:
+      return order != 0;
+    case 2:
+      return order < 0;
+    case 3:
+      return order <= 0;
+    case 4:
+      return order > 0;
+    default:
+      return order >= 0;
   }
 }
 
@@ -129,8 +134,7 @@ int cprim_compare(const DLArrayKernelCall* call, void* data) {
   const int64_t n = cprim_numel(call->outputs[0]);
   int64_t i;
   (void)data;
-  for (i = 0; i < n; ++i)
-    y[i] = (uint8_t)Compare(cprim_load(a, i, dt), cprim_load(b, i, dt), cmp);
+  for (i = 0; i < n; ++i) y[i] = (uint8_t)Compare(cprim_load(a, i, dt), cprim_load(b, i, dt), cmp);
   return 0;
 }
 

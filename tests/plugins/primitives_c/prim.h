@@ -9,17 +9,32 @@
 
 #include "dlarray/plugin_api.h"
 
-/* The device type (a number DLPack leaves free) and the plugin's name, which Python uses as the
- * device's name: dlarray.device("cprim:0"), DLARRAY_DEFAULT_DEVICE=cprim:0. */
-#define CPRIM_DEVICE_TYPE 31
+/* The device type, DLPack's kDLExtDev (reserved for trying out devices), and the plugin's name,
+ * which Python uses as the device's name: dlarray.device("cprim:0"),
+ * DLARRAY_DEFAULT_DEVICE=cprim:0. */
+#define CPRIM_DEVICE_TYPE 12
 #define CPRIM_NAME "cprim"
 
 extern const DLArrayCoreApi* cprim_core;
 
 /* The dtypes, as indices into per-dtype tables. */
 enum {
-  DT_BOOL, DT_I8, DT_I16, DT_I32, DT_I64, DT_U8, DT_U16, DT_U32, DT_U64,
-  DT_F16, DT_BF16, DT_F32, DT_F64, DT_C64, DT_C128, DT_COUNT
+  DT_BOOL,
+  DT_I8,
+  DT_I16,
+  DT_I32,
+  DT_I64,
+  DT_U8,
+  DT_U16,
+  DT_U32,
+  DT_U64,
+  DT_F16,
+  DT_BF16,
+  DT_F32,
+  DT_F64,
+  DT_C64,
+  DT_C128,
+  DT_COUNT
 };
 /* The index of t, or -1 for a dtype this backend does not know. */
 int cprim_dtype_index(DLArrayDType t);
@@ -61,9 +76,10 @@ int cprim_truthy(Value v);
 int cprim_order(Value a, Value b, int* unordered);
 
 /* The kernels (the signature of DLArrayKernelFn). */
-#define CPRIM_KERNELS(K)                                                                          \
-  K(copy) K(astype) K(broadcast_to) K(array_set) K(where) K(compare) K(compare_by_const)       \
-  K(reduce) K(scan) K(matrix_multiply) K(gather) K(scatter) K(nonzero) K(argsort)
+#define CPRIM_KERNELS(K)                                                                           \
+  K(copy)                                                                                          \
+  K(astype) K(broadcast_to) K(array_set) K(where) K(compare) K(compare_by_const) K(reduce) K(scan) \
+      K(matrix_multiply) K(gather) K(scatter) K(nonzero) K(argsort)
 #define CPRIM_DECLARE(name) int cprim_##name(const DLArrayKernelCall* call, void* data);
 CPRIM_KERNELS(CPRIM_DECLARE)
 #undef CPRIM_DECLARE
