@@ -16,17 +16,16 @@ static inline int EWF(equal)(CT a, CT b) { return a == b; }
   static inline CT EWF(name)(CT x) { return EW_LM(name)(x); }
 #define EW_LIBM2(name) \
   static inline CT EWF(name)(CT a, CT b) { return EW_LM(name)(a, b); }
-EW_LIBM1(exp)
-EW_LIBM1(log) EW_LIBM1(tanh) EW_LIBM1(sqrt) EW_LIBM1(expm1) EW_LIBM1(log1p) EW_LIBM1(log2)
-    EW_LIBM1(log10) EW_LIBM1(sin) EW_LIBM1(cos) EW_LIBM1(tan) EW_LIBM1(asin) EW_LIBM1(acos)
-        EW_LIBM1(atan) EW_LIBM1(sinh) EW_LIBM1(cosh) EW_LIBM1(asinh) EW_LIBM1(acosh) EW_LIBM1(atanh)
-            EW_LIBM1(floor) EW_LIBM1(ceil) EW_LIBM1(trunc) EW_LIBM1(rint) EW_LIBM2(atan2)
-                EW_LIBM2(hypot) EW_LIBM2(copysign) EW_LIBM2(nextafter) EW_LIBM2(pow)
+/* clang-format off */
+EW_LIBM1(exp) EW_LIBM1(log) EW_LIBM1(tanh) EW_LIBM1(sqrt) EW_LIBM1(expm1) EW_LIBM1(log1p)
+EW_LIBM1(log2) EW_LIBM1(log10) EW_LIBM1(sin) EW_LIBM1(cos) EW_LIBM1(tan) EW_LIBM1(asin)
+EW_LIBM1(acos) EW_LIBM1(atan) EW_LIBM1(sinh) EW_LIBM1(cosh) EW_LIBM1(asinh) EW_LIBM1(acosh)
+EW_LIBM1(atanh) EW_LIBM1(floor) EW_LIBM1(ceil) EW_LIBM1(trunc) EW_LIBM1(rint)
+EW_LIBM2(atan2) EW_LIBM2(hypot) EW_LIBM2(copysign) EW_LIBM2(nextafter) EW_LIBM2(pow)
 #undef EW_LIBM1
 #undef EW_LIBM2
-                    static inline CT EWF(add)(CT a, CT b) {
-  return a + b;
-}
+static inline CT EWF(add)(CT a, CT b) { return a + b; }
+/* clang-format on */
 static inline CT EWF(sub)(CT a, CT b) { return a - b; }
 static inline CT EWF(mul)(CT a, CT b) { return a * b; }
 static inline CT EWF(div)(CT a, CT b) { return a / b; }
@@ -135,14 +134,13 @@ static inline CT EWF(shift_right)(CT a, CT b) {
 #if EW_CLASS == EW_COMPLEX
 #define EW_CLIBM1(name) \
   static inline CT EWF(name)(CT x) { return EW_LM(c##name)(x); }
-EW_CLIBM1(exp)
-EW_CLIBM1(log) EW_CLIBM1(tanh) EW_CLIBM1(sqrt) EW_CLIBM1(sin) EW_CLIBM1(cos) EW_CLIBM1(tan)
-    EW_CLIBM1(asin) EW_CLIBM1(acos) EW_CLIBM1(atan) EW_CLIBM1(sinh) EW_CLIBM1(cosh) EW_CLIBM1(asinh)
-        EW_CLIBM1(acosh) EW_CLIBM1(atanh)
+/* clang-format off */
+EW_CLIBM1(exp) EW_CLIBM1(log) EW_CLIBM1(sqrt) EW_CLIBM1(sin) EW_CLIBM1(cos) EW_CLIBM1(tan)
+EW_CLIBM1(asin) EW_CLIBM1(acos) EW_CLIBM1(atan) EW_CLIBM1(sinh) EW_CLIBM1(cosh)
+EW_CLIBM1(asinh) EW_CLIBM1(acosh) EW_CLIBM1(atanh)
 #undef EW_CLIBM1
-            static inline CT EWF(conj)(CT x) {
-  return EW_LM(conj)(x);
-}
+static inline CT EWF(conj)(CT x) { return EW_LM(conj)(x); }
+/* clang-format on */
 #define EW_RE(x) EW_LM(creal)(x)
 #define EW_IM(x) EW_LM(cimag)(x)
 /* re + im * i without the multiplication (which would turn an infinite part into NaN). */
@@ -183,7 +181,15 @@ static inline CT EWF(rint)(CT x) { return EWF(make)(EW_LM(rint)(EW_RE(x)), EW_LM
 static inline CT EWF(expm1)(CT x) {
   const RT a = EW_RE(x), b = EW_IM(x), h = EW_LM(sin)(b / 2);
   if (!isfinite(a) || !isfinite(b)) return EW_LM(cexp)(x) - 1;
-  return EWF(make)(EW_LM(expm1)(a) * EW_LM(cos)(b) - 2 * h * h, EW_LM(exp)(a) * EW_LM(sin)(b));
+  /* + 0: an exact zero is +0 (expm1(-0 + 0j) is 0 + 0j, the standard's special case) */
+  return EWF(make)(EW_LM(expm1)(a) * EW_LM(cos)(b) - 2 * h * h + 0, EW_LM(exp)(a) * EW_LM(sin)(b));
+}
+/* C99's ctanh but for +-inf + yj (y finite), which the array API standard makes +-1 + 0j with
+ * the zero of y's sign (C99: the sign of sin(2y)). */
+static inline CT EWF(tanh)(CT x) {
+  if (isinf(EW_RE(x)) && isfinite(EW_IM(x)))
+    return EWF(make)(EW_LM(copysign)(1, EW_RE(x)), EW_LM(copysign)(0, EW_IM(x)));
+  return EW_LM(ctanh)(x);
 }
 /* log(1 + x) accurate near 0: |1 + x|^2 = 1 + (2a + a^2 + b^2). */
 static inline CT EWF(log1p)(CT x) {

@@ -76,10 +76,11 @@ int cprim_truthy(Value v);
 int cprim_order(Value a, Value b, int* unordered);
 
 /* The kernels (the signature of DLArrayKernelFn). */
-#define CPRIM_KERNELS(K)                                                                           \
-  K(copy)                                                                                          \
-  K(astype) K(broadcast_to) K(array_set) K(where) K(compare) K(compare_by_const) K(reduce) K(scan) \
-      K(matrix_multiply) K(gather) K(scatter) K(nonzero) K(argsort)
+/* clang-format off */
+#define CPRIM_KERNELS(K)                                                                   \
+  K(copy) K(astype) K(broadcast_to) K(array_set) K(where) K(compare) K(compare_by_const) \
+  K(reduce) K(scan) K(matrix_multiply) K(gather) K(scatter) K(nonzero) K(argsort)
+/* clang-format on */
 #define CPRIM_DECLARE(name) int cprim_##name(const DLArrayKernelCall* call, void* data);
 CPRIM_KERNELS(CPRIM_DECLARE)
 #undef CPRIM_DECLARE
