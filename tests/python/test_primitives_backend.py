@@ -23,12 +23,31 @@ INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"
 FLOATS = ["float32", "float64"]
 COMPLEX = ["complex64", "complex128"]
 ALL = ["bool"] + INTS + FLOATS + COMPLEX
+HALF = ["float16", "bfloat16"]  # not the standard's, but dlarray's and every backend's
+REAL = ["bool"] + INTS + HALF + FLOATS
 
 
-def data(dtype, shape, seed=0):
-    """Values of dtype and shape that every case may take (no zeros for divisions)."""
+def _np_dtype(dtype):
+    if dtype == "bfloat16":
+        ml_dtypes = pytest.importorskip("ml_dtypes")
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(dtype)
+
+
+def data(dtype, shape, seed=0, nan=False):
+    """Values of dtype and shape that every case may take; nan: a few NaN among floats."""
     rng = np.random.default_rng(seed)
     n = int(np.prod(shape))
+    if dtype in HALF:
+        values = rng.uniform(-4, 4, n)
+        if nan and n > 4:
+            values[rng.integers(0, n, 3)] = np.nan
+        return values.astype(_np_dtype(dtype)).reshape(shape)
+    if nan and dtype in FLOATS:
+        values = data(dtype, shape, seed).reshape(-1)
+        if n > 4:
+            values[rng.integers(0, n, 3)] = np.nan
+        return values.reshape(shape)
     if dtype == "bool":
         return rng.random(n).reshape(shape) < 0.5
     if dtype in INTS:
@@ -59,7 +78,30 @@ ELEMENTWISE = (_elementwise("add", ALL[1:], 2) + _elementwise("multiply", ALL[1:
                + _elementwise("equal", ALL, 2) + _elementwise("less", ALL[:-2], 2)
                + _elementwise("logical_and", ["bool"], 2) + _elementwise("real", COMPLEX)
                + _elementwise("imag", COMPLEX) + _elementwise("conj", COMPLEX)
-               + _elementwise("log1p", COMPLEX) + _elementwise("expm1", COMPLEX))
+               + _elementwise("log1p", COMPLEX) + _elementwise("expm1", COMPLEX)
+               + _elementwise("add", HALF, 2) + _elementwise("multiply", HALF, 2)
+               + _elementwise("exp", HALF) + _elementwise("floor_divide", HALF, 2)
+               + _elementwise("maximum", HALF, 2) + _elementwise("isnan", HALF))
+
+# (id, expression over xp and x (of dtype, (3, 7, 5), with NaN for the floats), dtypes): the
+# reductions, scans, sorting and indexing primitives on every dtype they take.
+PER_DTYPE = [
+    ("sum", "xp.sum(x, axis=1)", ALL[1:] + HALF), ("prod", "xp.prod(x, axis=(0, 2))", ALL[1:]),
+    ("max", "xp.max(x, axis=0)", REAL), ("min", "xp.min(x)", REAL),
+    ("argmax", "xp.argmax(x, axis=1)", REAL), ("argmin", "xp.argmin(x, axis=2)", REAL),
+    ("any", "xp.any(x, axis=1)", REAL), ("all", "xp.all(x, axis=(0, 1))", REAL),
+    ("cumsum", "xp.cumulative_sum(x, axis=1)", ALL[1:]),
+    ("sort", "xp.sort(x, axis=2)", REAL), ("argsort", "xp.argsort(x, axis=1, stable=True)", REAL),
+    ("mask", "x[x != x[0, 0, 0]]", ALL + HALF), ("take", "xp.take(x, xp.asarray([4, 0, 4]), axis=1)", ALL + HALF),
+    ("where", "xp.where(x == x[0, 0, 0], x[0], x)", ALL + HALF),
+    ("strided_copy", "xp.permute_dims(xp.flip(x, axis=1), (2, 1, 0))[::2]", ALL + HALF),
+    ("broadcast", "xp.broadcast_to(x[:, :1], (3, 7, 5)) == x", ALL + HALF),
+    ("matmul", "x[0] @ x[1].T", FLOATS + HALF + COMPLEX),
+]
+PER_DTYPE_CASES = [(f"{key}[{d}]", expr, d) for key, expr, dtypes in PER_DTYPE for d in dtypes]
+# astype between every pair the standard allows (complex to real is refused), of values in
+# [0, 100) that every dtype holds.
+ASTYPE = [(a, b) for a in ALL + HALF for b in ALL + HALF if not (a in COMPLEX and b not in COMPLEX)]
 
 # (id, expression over the namespace xp and the arrays x (float64 (3, 7, 5)), i (int32 (3, 7,
 # 5)), b (bool (3, 7, 5)), c (complex128 (4, 3)), e (float32 (0, 4)), big (float32 (65537,)),
@@ -101,6 +143,15 @@ COMPOSITES = [
 ]
 
 
+def numpy_value(expr, x):
+    """NumPy's value of expr; bfloat16 (ml_dtypes, whose sort is not NaN-aware and whose matmul
+    gives float32) computed in float32 and rounded back."""
+    if str(x.dtype) != "bfloat16":
+        return np.asarray(eval(expr, {"xp": np}, {"x": x}))
+    want = np.asarray(eval(expr, {"xp": np}, {"x": x.astype(np.float32)}))
+    return want.astype(x.dtype) if want.dtype == np.float32 else want
+
+
 def _set(x):
     """Boolean-mask and integer-array assignment (scatter)."""
     y = x * 1
@@ -126,7 +177,10 @@ CHILD = textwrap.dedent("""
             assert ours.device == xp.device("cprim:0"), ours.device
             assert got.dtype == want.dtype, (got.dtype, want.dtype)
             assert got.shape == want.shape, (got.shape, want.shape)
-            if want.dtype.kind in "fc":
+            if str(want.dtype) in t.HALF:  # rounded once more than NumPy's at times
+                np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32),
+                                           rtol=1e-2, atol=1e-2, equal_nan=True)
+            elif want.dtype.kind in "fc":
                 tol = 2e-6 if want.dtype in (np.float32, np.complex64) else 1e-12
                 np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True)
             else:
@@ -150,6 +204,14 @@ CHILD = textwrap.dedent("""
                                  {k: xp.asarray(v) for k, v in arrays.items()}),
                             np.asarray(eval((np_expr or [expr])[0],
                                             {"xp": np, "np": np, "_set": t._set}, dict(arrays)))))
+    for key, expr, dtype in t.PER_DTYPE_CASES:
+        x = t.data(dtype, (3, 7, 5), nan=True)
+        check(key, lambda: (eval(expr, {"xp": xp}, {"x": xp.asarray(x)}), t.numpy_value(expr, x)))
+    for a, b in t.ASTYPE:
+        x = t.data(a, (1025,))
+        x = (np.abs(x) * 25 if a not in ("bool",) else x).astype(x.dtype)  # in [0, 100)
+        check("astype[%s->%s]" % (a, b),
+              lambda: (xp.astype(xp.asarray(x), t._np_dtype(b)), x.astype(t._np_dtype(b))))
     print(json.dumps(results))
 """)
 
@@ -179,7 +241,8 @@ def test_elementwise_matches_numpy(results, case):
     assert sum(k.startswith(case[0] + "(") for k in results) == len(SHAPES)
 
 
-@pytest.mark.parametrize("key", [c[0] for c in COMPOSITES])
+@pytest.mark.parametrize("key", [c[0] for c in COMPOSITES] + [c[0] for c in PER_DTYPE_CASES]
+                         + ["astype[%s->%s]" % pair for pair in ASTYPE])
 def test_composites_match_numpy(results, key):
     assert results[key] == "ok", results[key]
 
