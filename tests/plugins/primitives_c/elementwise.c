@@ -104,337 +104,69 @@ static EwFn ew_fns[EW_NUM_OPS][DT_COUNT];
 #define EW_BOOL 3
 #define EW_COMPLEX 4
 
-/* ew_math.h once per compute type. */
-#define CT uint8_t
-#define CS b
-#define EW_CLASS EW_BOOL
-#include "ew_math.h"
-#undef CT
-#undef CS
-#undef EW_CLASS
-#define EW_CLASS EW_INT
-#define CT int8_t
-#define CS i8
-#define EW_SIGNED 1
-#define EW_BITS 8
-#include "ew_math.h"
-#undef CT
-#undef CS
-#undef EW_SIGNED
-#undef EW_BITS
-#define CT int16_t
-#define CS i16
-#define EW_SIGNED 1
-#define EW_BITS 16
-#include "ew_math.h"
-#undef CT
-#undef CS
-#undef EW_SIGNED
-#undef EW_BITS
-#define CT int32_t
-#define CS i32
-#define EW_SIGNED 1
-#define EW_BITS 32
-#include "ew_math.h"
-#undef CT
-#undef CS
-#undef EW_SIGNED
-#undef EW_BITS
-#define CT int64_t
-#define CS i64
-#define EW_SIGNED 1
-#define EW_BITS 64
-#include "ew_math.h"
-#undef CT
-#undef CS
-#undef EW_SIGNED
-#undef EW_BITS
-#define CT uint8_t
-#define CS u8
-#define EW_SIGNED 0
-#define EW_BITS 8
-#include "ew_math.h"
-#undef CT
-#undef CS
-#undef EW_SIGNED
-#undef EW_BITS
-#define CT uint16_t
-#define CS u16
-#define EW_SIGNED 0
-#define EW_BITS 16
-#include "ew_math.h"
-#undef CT
-#undef CS
-#undef EW_SIGNED
-#undef EW_BITS
-#define CT uint32_t
-#define CS u32
-#define EW_SIGNED 0
-#define EW_BITS 32
-#include "ew_math.h"
-#undef CT
-#undef CS
-#undef EW_SIGNED
-#undef EW_BITS
-#define CT uint64_t
-#define CS u64
-#define EW_SIGNED 0
-#define EW_BITS 64
-#include "ew_math.h"
-#undef CT
-#undef CS
-#undef EW_SIGNED
-#undef EW_BITS
-#undef EW_CLASS
-#define EW_CLASS EW_FLOAT
-#define CT float
-#define CS f
-#define EW_LM(fn) fn##f
-#include "ew_math.h"
-#undef CT
-#undef CS
-#undef EW_LM
-#define CT double
-#define CS d
-#define EW_LM(fn) fn
-#include "ew_math.h"
-#undef CT
-#undef CS
-#undef EW_LM
-#undef EW_CLASS
-#define EW_CLASS EW_COMPLEX
-#define CT float _Complex
-#define RT float
-#define CS cf
-#define EW_LM(fn) fn##f
-#include "ew_math.h"
-#undef CT
-#undef RT
-#undef CS
-#undef EW_LM
-#define CT double _Complex
-#define RT double
-#define CS cd
-#define EW_LM(fn) fn
-#include "ew_math.h"
-#undef CT
-#undef RT
-#undef CS
-#undef EW_LM
-#undef EW_CLASS
+/* How elements load into their compute type, store back, and how a scalar attribute applies. */
+#define EW_SAME(v) (v)
+#define EW_CAST(v) ((ST)(v))
+#define EW_TO_BOOL(v) ((ST)((v) != 0))
+#define EW_TO_HALF(v) cprim_half_from_double((double)(v))
+#define EW_TO_BF16(v) cprim_bf16_from_float((float)(v))
+#define EW_SCALAR_CAST(s) ((CT)(s))
+#define EW_SCALAR_BOOL(s) ((CT)((s) != 0))
+#define EW_SCALAR_INT(s) ((CT)(uint64_t)(int64_t)(s)) /* the core checked it fits int64 */
+#define EW_SCALAR_HALF(s) cprim_half_to_float(cprim_half_from_double(s))
+#define EW_SCALAR_BF16(s) cprim_bf16_to_float(cprim_bf16_from_float((float)(s)))
 
-/* ew_kernels.h once per storage dtype. */
-#define IDENTITY(v) (v)
-#define CAST_STORE(v) ((ST)(v))
-#define INT_SCALAR(s) ((CT)(uint64_t)(int64_t)(s)) /* the core checked it fits int64 */
-
-#define ST uint8_t
-#define TS bool
-#define TI DT_BOOL
-#define CT uint8_t
-#define CS b
-#define EW_CLASS EW_BOOL
-#define LOAD IDENTITY
-#define STORE(v) ((ST)((v) != 0))
-#define SCALAR(s) ((CT)((s) != 0))
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef CT
-#undef CS
-#undef EW_CLASS
-#undef STORE
-#undef SCALAR
-
-#define EW_CLASS EW_INT
-#define STORE CAST_STORE
-#define SCALAR INT_SCALAR
-#define ST int8_t
-#define TS int8
-#define TI DT_I8
-#define CT int8_t
-#define CS i8
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef CT
-#undef CS
-#define ST int16_t
-#define TS int16
-#define TI DT_I16
-#define CT int16_t
-#define CS i16
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef CT
-#undef CS
-#define ST int32_t
-#define TS int32
-#define TI DT_I32
-#define CT int32_t
-#define CS i32
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef CT
-#undef CS
-#define ST int64_t
-#define TS int64
-#define TI DT_I64
-#define CT int64_t
-#define CS i64
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef CT
-#undef CS
-#define ST uint8_t
-#define TS uint8
-#define TI DT_U8
-#define CT uint8_t
-#define CS u8
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef CT
-#undef CS
-#define ST uint16_t
-#define TS uint16
-#define TI DT_U16
-#define CT uint16_t
-#define CS u16
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef CT
-#undef CS
-#define ST uint32_t
-#define TS uint32
-#define TI DT_U32
-#define CT uint32_t
-#define CS u32
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef CT
-#undef CS
-#define ST uint64_t
-#define TS uint64
-#define TI DT_U64
-#define CT uint64_t
-#define CS u64
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef CT
-#undef CS
-#undef EW_CLASS
-#undef LOAD
-#undef STORE
-#undef SCALAR
-
-/* The floats; the 16-bit ones compute in float. */
-#define EW_CLASS EW_FLOAT
-#define ST uint16_t
-#define TS float16
-#define TI DT_F16
-#define CT float
-#define CS f
-
-#define STORE(v) cprim_half_from_double((double)(v))
-#define SCALAR(s) cprim_half_to_float(cprim_half_from_double(s))
-#define LOAD(v) cprim_half_to_float(v)
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef LOAD
-#undef STORE
-#undef SCALAR
-#define ST uint16_t
-#define TS bfloat16
-#define TI DT_BF16
-#define LOAD(v) cprim_bf16_to_float(v)
-#define STORE(v) cprim_bf16_from_float((float)(v))
-#define SCALAR(s) cprim_bf16_to_float(cprim_bf16_from_float((float)(s)))
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef LOAD
-#undef STORE
-#undef SCALAR
-#define LOAD IDENTITY
-#define STORE CAST_STORE
-#define ST float
-#define TS float32
-#define TI DT_F32
-#define SCALAR(s) ((float)(s))
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef CT
-#undef CS
-#undef SCALAR
-#define ST double
-#define TS float64
-#define TI DT_F64
-#define CT double
-#define CS d
-#define SCALAR(s) (s)
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef CT
-#undef CS
-#undef SCALAR
-#undef EW_CLASS
-
-#define EW_CLASS EW_COMPLEX
-#define SCALAR(s) ((CT)(s))
-#define ST float _Complex
-#define TS complex64
-#define TI DT_C64
-#define CT float _Complex
-#define CS cf
-#define RST float
-#define EW_LM(fn) fn##f
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef CT
-#undef CS
-#undef RST
-#undef EW_LM
-#define ST double _Complex
-#define TS complex128
-#define TI DT_C128
-#define CT double _Complex
-#define CS cd
-#define RST double
-#define EW_LM(fn) fn
-#include "ew_kernels.h"
-#undef ST
-#undef TS
-#undef TI
-#undef CT
-#undef CS
-#undef RST
-#undef EW_LM
-#undef EW_CLASS
+/* One row per dtype (ew_dtype.h names the fields): storage type, name suffix, DT_ index,
+ * compute type, its suffix, class, load, store, scalar, the C library's suffix for the compute
+ * type (expf / exp), the type of a complex part, signed, bits, and whether the row brings a new
+ * compute type (ew_math.h is included for it; float16 and bfloat16 compute in float32's). */
+/* clang-format off */
+#define EW_ROW (uint8_t, bool, DT_BOOL, uint8_t, b, EW_BOOL, \
+  EW_SAME, EW_TO_BOOL, EW_SCALAR_BOOL,  , void, 0, 8, 1)
+#include "ew_dtype.h"
+#define EW_ROW (int8_t, int8, DT_I8, int8_t, i8, EW_INT, \
+  EW_SAME, EW_CAST, EW_SCALAR_INT,  , void, 1, 8, 1)
+#include "ew_dtype.h"
+#define EW_ROW (int16_t, int16, DT_I16, int16_t, i16, EW_INT, \
+  EW_SAME, EW_CAST, EW_SCALAR_INT,  , void, 1, 16, 1)
+#include "ew_dtype.h"
+#define EW_ROW (int32_t, int32, DT_I32, int32_t, i32, EW_INT, \
+  EW_SAME, EW_CAST, EW_SCALAR_INT,  , void, 1, 32, 1)
+#include "ew_dtype.h"
+#define EW_ROW (int64_t, int64, DT_I64, int64_t, i64, EW_INT, \
+  EW_SAME, EW_CAST, EW_SCALAR_INT,  , void, 1, 64, 1)
+#include "ew_dtype.h"
+#define EW_ROW (uint8_t, uint8, DT_U8, uint8_t, u8, EW_INT, \
+  EW_SAME, EW_CAST, EW_SCALAR_INT,  , void, 0, 8, 1)
+#include "ew_dtype.h"
+#define EW_ROW (uint16_t, uint16, DT_U16, uint16_t, u16, EW_INT, \
+  EW_SAME, EW_CAST, EW_SCALAR_INT,  , void, 0, 16, 1)
+#include "ew_dtype.h"
+#define EW_ROW (uint32_t, uint32, DT_U32, uint32_t, u32, EW_INT, \
+  EW_SAME, EW_CAST, EW_SCALAR_INT,  , void, 0, 32, 1)
+#include "ew_dtype.h"
+#define EW_ROW (uint64_t, uint64, DT_U64, uint64_t, u64, EW_INT, \
+  EW_SAME, EW_CAST, EW_SCALAR_INT,  , void, 0, 64, 1)
+#include "ew_dtype.h"
+#define EW_ROW (float, float32, DT_F32, float, f, EW_FLOAT, \
+  EW_SAME, EW_CAST, EW_SCALAR_CAST, f, float, 0, 0, 1)
+#include "ew_dtype.h"
+#define EW_ROW (uint16_t, float16, DT_F16, float, f, EW_FLOAT, \
+  cprim_half_to_float, EW_TO_HALF, EW_SCALAR_HALF, f, float, 0, 0, 0)
+#include "ew_dtype.h"
+#define EW_ROW (uint16_t, bfloat16, DT_BF16, float, f, EW_FLOAT, \
+  cprim_bf16_to_float, EW_TO_BF16, EW_SCALAR_BF16, f, float, 0, 0, 0)
+#include "ew_dtype.h"
+#define EW_ROW (double, float64, DT_F64, double, d, EW_FLOAT, \
+  EW_SAME, EW_CAST, EW_SCALAR_CAST,  , double, 0, 0, 1)
+#include "ew_dtype.h"
+#define EW_ROW (float _Complex, complex64, DT_C64, float _Complex, cf, EW_COMPLEX, \
+  EW_SAME, EW_CAST, EW_SCALAR_CAST, f, float, 0, 0, 1)
+#include "ew_dtype.h"
+#define EW_ROW (double _Complex, complex128, DT_C128, double _Complex, cd, EW_COMPLEX, \
+  EW_SAME, EW_CAST, EW_SCALAR_CAST,  , double, 0, 0, 1)
+#include "ew_dtype.h"
+/* clang-format on */
 
 /* One kernel for every op of the table: data is the op's index. The core checked the dtypes
  * against the op's set and the shapes (every operand of one shape, compact). */

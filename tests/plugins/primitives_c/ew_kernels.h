@@ -1,5 +1,5 @@
 /* The kernels of every op of dlarray/elementwise_table.h for one storage dtype: included by
- * elementwise.c once per dtype, with
+ * ew_dtype.h once per dtype, with
  *   ST the storage type, TS its suffix in names, TI its DT_ index, CT / CS its compute type and
  *   that type's suffix (ew_math.h's functions), LOAD(v) storage -> compute, STORE(v) compute ->
  *   storage, SCALAR(s) a double attribute as NumPy applies it to this dtype (rounded to it, or

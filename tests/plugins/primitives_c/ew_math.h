@@ -1,6 +1,6 @@
 /* The functions the expressions of dlarray/elementwise_table.h call, spelled in C for one
  * compute type, with the semantics of dlarray/elementwise_math.h (NumPy's): included by
- * elementwise.c once per compute type, with
+ * ew_dtype.h once per compute type, with
  *   CT      the compute type, CS its suffix in function names (EWF(abs) is ew_abs_<CS>),
  *   EW_CLASS one of EW_FLOAT, EW_INT, EW_BOOL, EW_COMPLEX,
  *   EW_LM(fn) the C library's name of fn for CT (expf or exp; cexpf or cexp for complex),
