@@ -108,10 +108,17 @@ def test_launcher_reports_a_rank_killed_by_a_signal(tmp_path):
 
 def test_launcher_passes_sigterm_on_and_stops_every_rank(tmp_path):
     script = tmp_path / "sleep.py"
-    script.write_text("import time\ntime.sleep(120)\n")
+    script.write_text("import os, pathlib, time\n"
+                      "pathlib.Path(%r, 'up' + os.environ['RANK']).touch()\n"
+                      "time.sleep(120)\n" % str(tmp_path))
     proc = subprocess.Popen([sys.executable, "-m", "dlarray.distributed.run", "--nproc-per-node",
                              "2", str(script)], stderr=subprocess.PIPE, text=True)
-    time.sleep(2)
+    # The launcher takes the signal once its ranks run (it installs its handler before it starts
+    # them): a fixed sleep lost that race on a loaded machine.
+    deadline = time.monotonic() + 60
+    while not all((tmp_path / ("up%d" % r)).exists() for r in (0, 1)):
+        assert time.monotonic() < deadline and proc.poll() is None, "the ranks never started"
+        time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 128 + signal.SIGTERM
