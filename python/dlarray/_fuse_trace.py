@@ -175,7 +175,8 @@ def _operator(function, reflected):
                                      or (isinstance(other, _Var) and other.dtype.kind == "c")):
             raise TypeError("comparison: complex numbers have no order (< <= > >= take real "
                             "arrays)")
-        return binary(function, other, self) if reflected else binary(function, self, other)
+        compute = arithmetic if function in _ARITHMETIC else binary
+        return compute(function, other, self) if reflected else compute(function, self, other)
     return method
 
 
@@ -274,6 +275,33 @@ def binary(name: str, x1, x2) -> _Var:
         raise TypeError("nextafter: %s is not supported (float32 and float64 are)" % dtype)
     out = _BOOL if result == "bool" else dtype
     return _Var(_row(op, (_cast(a, dtype), _cast(b, dtype)), out))
+
+
+# The operators that NDArray computes itself (_operators._add ...): NumPy's promotion of any two
+# dtypes (no kind check: float32 + bool is float32), integers divided in float64.
+_ARITHMETIC = {"add": "matrix_elementwise_add", "subtract": "subtract",
+               "multiply": "matrix_elementwise_multiply", "divide": "matrix_elementwise_divide"}
+
+
+def arithmetic(name: str, x1, x2) -> _Var:
+    """The unfused ``_operators._binary`` of ``+ - * /``, as nodes."""
+    if isinstance(x1, _Var) and isinstance(x2, _Var):
+        a, b = x1.node, x2.node
+        dtype = _operators._promote(a.dtype, b.dtype)
+    else:
+        array, value = (x1, x2) if isinstance(x1, _Var) else (x2, x1)
+        dtype = _operators._promote(array.dtype, value)
+        if name == "divide" and dtype.kind in "biu":
+            dtype = _F64
+        _operators._check_integer_range(value, dtype)
+        a = x1.node if isinstance(x1, _Var) else _const(x1, dtype)
+        b = x2.node if isinstance(x2, _Var) else _const(x2, dtype)
+    if name == "divide" and dtype.kind in "biu":
+        dtype = _F64
+    if dtype == _BOOL:
+        raise TypeError("%s: input 0 has dtype bool, which the op does not take"
+                        % _ARITHMETIC[name])
+    return _Var(_row(_ARITHMETIC[name], (_cast(a, dtype), _cast(b, dtype)), dtype))
 
 
 def where(condition, x1, x2, /) -> _Var:
