@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""dlarray.fuse on ``a*b + c*d - e`` (float32, 5 inputs, 1 output): the fused call's median time
+next to the memory floor (6 arrays moved at this device's measured copy bandwidth), the unfused
+dlarray expression and, in the same run, NumPy and numexpr on the CPU (PyTorch eager and
+torch.compile, CuPy's fuse on a GPU, where installed). Issue 23's targets: <= 1.1x the floor on
+the CPU at 4096 x 4096 (so <= numexpr, >= 2x faster than NumPy); <= 1.05x the floor and <= 1.0x
+torch.compile on a GPU at 8192 x 8192; first call <= 2 s on the CPU with a cold cache (50 ms on
+CUDA), <= 1 ms with a warm disk cache; a cached call's host overhead <= 2 us (CPU), 5 us (GPU).
+
+    python bench/fuse.py                       # cpu, 4096 x 4096
+    python bench/fuse.py --device cuda:0       # 8192 x 8192
+    python bench/fuse.py --device opencl:0     # the same table (no target)
+
+The first-call times are measured in child processes with an empty and then a filled
+``DLARRAY_CACHE_DIR``.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+import dlarray as xp
+from report import median_time
+
+EXPRESSION = "a*b + c*d - e"
+
+
+def expression(a, b, c, d, e):
+    return a * b + c * d - e
+
+
+FIRST_CALL = r"""
+import sys, time, numpy as np, dlarray as xp
+ctx = xp.device(sys.argv[1])
+xs = [xp.asarray(np.ones((64, 64), np.float32), device=ctx) for _ in range(5)]
+f = xp.fuse(lambda a, b, c, d, e: a*b + c*d - e)
+t = time.perf_counter(); f(*xs); xp.synchronize(ctx); t = time.perf_counter() - t
+print(t, f.explain(*xs)["backend"])
+"""
+
+
+def first_call(device, cache):
+    env = dict(os.environ, DLARRAY_CACHE_DIR=cache)
+    out = subprocess.run([sys.executable, "-c", FIRST_CALL, device], env=env,
+                         capture_output=True, text=True, check=True).stdout.split()
+    return float(out[0]), out[1]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--n", type=int, default=None, help="the arrays are n x n")
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--min-time", type=float, default=0.2)
+    args = parser.parse_args()
+    ctx = xp.device(args.device)
+    gpu = ctx.device_type == 2
+    n = args.n or (8192 if gpu else 4096)
+    rng = np.random.default_rng(0)
+    host = [rng.standard_normal((n, n)).astype(np.float32) for _ in range(5)]
+    ours = [xp.asarray(h, device=ctx) for h in host]
+    fused = xp.fuse(expression)
+    got = fused(*ours).asnumpy()
+    np.testing.assert_allclose(got, expression(*host), rtol=1e-5, atol=1e-5)
+
+    def sync():
+        xp.synchronize(ctx)
+
+    def timed(fn):
+        return median_time(fn, args.repeat, args.min_time, sync)
+    rows = []
+    copy_out = xp.empty((n, n), ctx, np.float32)
+    t_copy = timed(lambda: xp.ops.copy(ours[0], copy_out))
+    bandwidth = 2 * host[0].nbytes / t_copy
+    floor = 6 * host[0].nbytes / bandwidth
+    t_fused = timed(lambda: fused(*ours))
+    rows.append(("memory floor (6 arrays at %.1f GB/s)" % (bandwidth / 1e9), floor))
+    rows.append(("dlarray.fuse (%s)" % fused.explain(*ours)["backend"], t_fused))
+    rows.append(("dlarray unfused", timed(lambda: expression(*ours))))
+    if not gpu:
+        rows.append(("NumPy", timed(lambda: expression(*host))))
+        try:
+            import numexpr
+            names = dict(zip("abcde", host))
+            rows.append(("numexpr (%d threads)" % numexpr.get_num_threads(),
+                         timed(lambda: numexpr.evaluate(EXPRESSION, local_dict=names))))
+        except ImportError:
+            print("numexpr is not installed (pip install numexpr): its row is left out")
+    else:
+        try:
+            import torch
+            dev = torch.device("cuda", ctx.device_id)
+            peer = [torch.from_numpy(h).to(dev) for h in host]
+            torch_sync = torch.cuda.synchronize
+            rows.append(("torch eager", median_time(lambda: expression(*peer), args.repeat,
+                                                    args.min_time, torch_sync)))
+            compiled = torch.compile(expression)
+            compiled(*peer)
+            rows.append(("torch.compile", median_time(lambda: compiled(*peer), args.repeat,
+                                                      args.min_time, torch_sync)))
+        except ImportError:
+            print("torch is not installed: its rows are left out")
+        try:
+            import cupy
+            peer = [cupy.asarray(h) for h in host]
+            cfused = cupy.fuse(expression)
+            rows.append(("cupy.fuse", median_time(lambda: cfused(*peer), args.repeat,
+                                                  args.min_time,
+                                                  cupy.cuda.Device().synchronize)))
+        except ImportError:
+            print("cupy is not installed: its row is left out")
+    print("%s, float32 %d x %d on %r (medians of %d)" % (EXPRESSION, n, n, ctx, args.repeat))
+    print("%-40s %10s %9s %9s" % ("", "ms", "/ floor", "fused /"))
+    for name, t in rows:
+        print("%-40s %10.3f %9.2f %9.2f" % (name, t * 1e3, t / floor, t_fused / t))
+    small = [xp.asarray(h[:1, :1].copy(), device=ctx) for h in host]
+    fused(*small)
+    print("cached call on 1 x 1 arrays (host overhead): %.2f us"
+          % (timed(lambda: fused(*small)) * 1e6))
+    with tempfile.TemporaryDirectory() as cache:
+        cold, backend = first_call(args.device, cache)
+        warm, _ = first_call(args.device, cache)
+    print("first call (%s): %.1f ms with a cold cache, %.1f ms with a warm disk cache"
+          % (backend, cold * 1e3, warm * 1e3))
+
+
+if __name__ == "__main__":
+    main()
