@@ -44,7 +44,7 @@ def _patched_namespace():
             continue
 
         def dispatch(*args, _real=real, _traced=traced, **kwargs):
-            if any(isinstance(a, _trace._Var) for a in args):
+            if any(isinstance(a, (_trace.TracedArray, _trace.Reduced)) for a in args):
                 return _traced(*args, **kwargs)
             return _real(*args, **kwargs)
         saved[name] = real
@@ -56,7 +56,7 @@ class _Plan:
     """What one signature of arguments runs: the trace, the arrays read and how, the output."""
 
     __slots__ = ("trace", "inputs", "layout", "ndim", "dims", "shape", "dtype", "run",
-                 "backend", "source")
+                 "backend", "source", "reduce")
 
 
 def _collapse(shape: tuple, strided: list) -> tuple:
@@ -141,7 +141,7 @@ class Fused:
         if kwargs:
             raise TypeError("dlarray.fuse: %s takes positional arguments only, got %s"
                             % (self.__name__, ", ".join(sorted(kwargs))))
-        if any(isinstance(a, _trace._Var) for a in args):
+        if any(isinstance(a, _trace.TracedArray) for a in args):
             return self.fn(*args)  # called inside another traced function: inlined
         arrays, sig = [], []
         for i, a in enumerate(args):
@@ -168,20 +168,23 @@ class Fused:
         out = _core.empty(plan.shape, ctx, plan.dtype)
         n = out.size
         if n == 0:
-            return out
-        if plan.run is None:
+            pass
+        elif plan.run is None:
             _interp.run(plan.trace, arrays, out, ctx)
-            return out
-        used = [arrays[k] for k in plan.inputs]
-        used = [a if a.is_contiguous else _compact(a) for a in used]
-        plan.run(used, out, n, plan.dims)
+        else:
+            used = [arrays[k] for k in plan.inputs]
+            used = [a if a.is_contiguous else _compact(a) for a in used]
+            plan.run(used, out, n, plan.dims)
+        if plan.reduce is not None:
+            function, kwargs = plan.reduce
+            return function(out, **kwargs)
         return out
 
     def _trace(self, args, arrays):
         proxies, k = [], 0
         for a in args:
             if isinstance(a, NDArray):
-                proxies.append(_trace._Var(_trace.Node("input", k, a.dtype, a.shape)))
+                proxies.append(_trace.TracedArray(_trace.Node("input", k, a.dtype, a.shape)))
                 k += 1
             else:
                 proxies.append(a)
@@ -192,14 +195,19 @@ class Fused:
             finally:
                 for name, real in saved.items():
                     setattr(module, name, real)
-        if not isinstance(result, _trace._Var):
+        if isinstance(result, _trace.Reduced):
+            from . import _statistics_api
+            return _trace.Trace(result.node), (getattr(_statistics_api, result.name),
+                                               result.kwargs)
+        if not isinstance(result, _trace.TracedArray):
             raise TypeError("dlarray.fuse: %s must return one array computed from its arguments, "
                             "got %s" % (self.__name__, type(result).__name__))
-        return _trace.Trace(result.node)
+        return _trace.Trace(result.node), None
 
     def _plan(self, args, arrays, ctx) -> _Plan:
         plan = _Plan()
-        plan.trace = trace = self._trace(args, arrays)
+        plan.trace, plan.reduce = self._trace(args, arrays)
+        trace = plan.trace
         plan.shape, plan.dtype = trace.output.shape, trace.output.dtype
         plan.inputs = sorted({node.arg for node in trace.nodes if node.kind == "input"})
         plan.layout, strided = {}, []
@@ -226,7 +234,8 @@ class Fused:
         Returns
         -------
         dict
-            ``expression`` (the traced DAG as text), ``backend`` ("cpp", "cuda", "opencl" or
+            ``expression`` (the traced DAG as text; a trailing reduction is named in
+            ``reduction``), ``backend`` ("cpp", "cuda", "opencl" or
             "interpreter"), ``source`` (the generated code, or None) and ``layout`` (per array
             read: "f" its elements in order, "s" one element, "d" broadcast through strides).
         """
@@ -235,7 +244,8 @@ class Fused:
             raise TypeError("dlarray.fuse: explain needs the call's arguments")
         plan = self._plan(args, arrays, arrays[0].ctx)
         return {"expression": plan.trace.text, "backend": plan.backend, "source": plan.source,
-                "layout": dict(plan.layout)}
+                "layout": dict(plan.layout),
+                "reduction": plan.reduce[0].__name__ if plan.reduce else None}
 
 
 def fuse(fn: Callable[..., Any] = None) -> Any:
@@ -246,7 +256,10 @@ def fuse(fn: Callable[..., Any] = None) -> Any:
     The function is traced at its first call for each signature of arguments (dtypes, shapes,
     device; Python scalars by value): called with proxies, it records the array API's elementwise
     functions (``dlarray.exp(x)``, ``dlarray.maximum(x, 0)`` ...), the operators, ``astype``,
-    ``where``, broadcasting and Python scalars, with the dtype rules of the unfused functions. The
+    ``where``, broadcasting and Python scalars, with the dtype rules of the unfused functions, and
+    at most one trailing reduction (``dlarray.sum``, ``max``, ``min`` or ``mean`` with their keyword
+    arguments, as the function's last operation: it runs as the device's reduction kernel on the
+    fused result, with the unfused function's rules). The
     traced expression becomes one kernel for the arrays' device: C++ built by the system
     compiler and kept in the disk cache on the CPU, OpenCL C built by the device's OpenCL
     compiler, CUDA through NVRTC. Expressions the generator does not write (float16, bfloat16 and
@@ -270,7 +283,8 @@ def fuse(fn: Callable[..., Any] = None) -> Any:
     ------
     TypeError
         At the first call: the function uses something fusion cannot take (indexing, ``@``,
-        reductions, a non-elementwise function, ``if`` on array values), naming it; or the
+        a non-elementwise function, ``if`` on array values, an operation after the reduction),
+        naming it; or the
         operands break the unfused function's dtype rules (its message).
     ValueError
         Shapes that do not broadcast, or arrays on different devices.

@@ -1,11 +1,12 @@
-"""dlarray.fuse's tracer: calling the decorated function on ``_Var`` proxies records a DAG of
+"""dlarray.fuse's tracer: calling the decorated function on ``TracedArray`` proxies records a DAG of
 elementwise table rows, casts, ``where`` and constants.
 
 The dtype rules are the unfused path's own (``_elementwise_api``'s tables ``_UNARY``,
 ``_UNARY_PREDICATES``, ``_BINARY`` and its checks, ``_operators._promote``): a node is made where
 the unfused code would run a kernel, with the dtype that kernel would produce, so the fused result
-is the unfused one. Anything else (indexing, ``@``, reshapes, reductions, Python control flow on
-values) raises TypeError naming the operation, at trace time.
+is the unfused one. Anything else (indexing, ``@``, reshapes, Python control flow on values, anything
+after a reduction) raises TypeError naming the operation, at trace time. One trailing
+reduction (``sum``, ``max``, ``min``, ``mean``) becomes a ``Reduced``.
 """
 from __future__ import annotations
 
@@ -97,10 +98,10 @@ def _fill(value, dtype, shape) -> Node:
 
 
 def _is_number(x) -> bool:
-    return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, _Var)
+    return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, TracedArray)
 
 
-class _Var:
+class TracedArray:
     """A traced value: the dlarray array the function will see, with ``dtype``, ``shape``,
     ``ndim``, the operators and ``astype``."""
 
@@ -169,10 +170,12 @@ _ORDERED = ("less", "less_equal", "greater", "greater_equal")
 
 def _operator(function, reflected):
     def method(self, other):
-        if not isinstance(other, _Var) and not _is_number(other):
+        if isinstance(other, Reduced):
+            raise _reduced_again()
+        if not isinstance(other, TracedArray) and not _is_number(other):
             raise _fail("an operand of type %s" % type(other).__name__)
         if function in _ORDERED and (self.dtype.kind == "c" or _operators._is_complex(other)
-                                     or (isinstance(other, _Var) and other.dtype.kind == "c")):
+                                     or (isinstance(other, TracedArray) and other.dtype.kind == "c")):
             raise TypeError("comparison: complex numbers have no order (< <= > >= take real "
                             "arrays)")
         compute = arithmetic if function in _ARITHMETIC else binary
@@ -181,49 +184,51 @@ def _operator(function, reflected):
 
 
 for _op, _function in _OPERATORS.items():
-    setattr(_Var, "__%s__" % _op, _operator(_function, False))
+    setattr(TracedArray, "__%s__" % _op, _operator(_function, False))
     if _op not in ("eq", "ne", "lt", "le", "gt", "ge"):
-        setattr(_Var, "__r%s__" % _op, _operator(_function, True))
+        setattr(TracedArray, "__r%s__" % _op, _operator(_function, True))
 del _op, _function
 
 
-def _var(x, where: str, arg: str) -> _Var:
-    if not isinstance(x, _Var):
+def _var(x, where: str, arg: str) -> TracedArray:
+    if isinstance(x, Reduced):
+        raise _reduced_again()
+    if not isinstance(x, TracedArray):
         raise TypeError("%s: %s must be a traced dlarray array, got %s"
                         % (where, arg, type(x).__name__))
     return x
 
 
-def unary(name: str, x) -> _Var:
+def unary(name: str, x) -> TracedArray:
     """The unfused ``_elementwise_api._unary`` / ``_predicate`` / ``_part``, as nodes."""
     x = _var(x, name, "x")
     node = x.node
     if name in ("real", "imag", "conj"):
         _ew._check_kind(node.dtype, "c numeric", name, "x")
         if node.dtype.kind != "c":
-            return x if name != "imag" else _Var(_fill(0, node.dtype, node.shape))
+            return x if name != "imag" else TracedArray(_fill(0, node.dtype, node.shape))
         dtype = node.dtype if name == "conj" else _ew._real_dtype(node.dtype)
-        return _Var(_row(name, (node,), dtype))
+        return TracedArray(_row(name, (node,), dtype))
     if name in _ew._UNARY_PREDICATES:
         op, kind = _ew._UNARY_PREDICATES[name]
         _ew._check_kind(node.dtype, kind, name, "x")
         if kind == "float" and node.dtype.kind in "biu":
             node = _cast(node, _F64)
-        return _Var(_row(op, (node,), _BOOL))
+        return TracedArray(_row(op, (node,), _BOOL))
     op, kind, ints = _ew._UNARY[name]
     _ew._check_kind(node.dtype, kind, name, "x")
     if node.dtype.kind in "biu":
         if ints == "same":
             return x
         if ints == "not" and node.dtype == _BOOL:
-            return _Var(_row("logical_not", (node,), _BOOL))
+            return TracedArray(_row("logical_not", (node,), _BOOL))
         if ints == "float":
             node = _cast(node, _F64)
     if op == "copy":
-        return _Var(node)
+        return TracedArray(node)
     if op == "abs" and node.dtype.kind == "c":
-        return _Var(_row("complex_abs", (node,), _ew._real_dtype(node.dtype)))
-    return _Var(_row(op, (node,), node.dtype))
+        return TracedArray(_row("complex_abs", (node,), _ew._real_dtype(node.dtype)))
+    return TracedArray(_row(op, (node,), node.dtype))
 
 
 def _scalar_node(value, like: Node, where: str, arg: str) -> Node:
@@ -247,19 +252,19 @@ def _out_of_range(name: str, node: Node, value):
     above = value > info.max
     truth = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
              "greater": not above, "greater_equal": not above}[name]
-    return _Var(_fill(truth, _BOOL, node.shape))
+    return TracedArray(_fill(truth, _BOOL, node.shape))
 
 
-def binary(name: str, x1, x2) -> _Var:
+def binary(name: str, x1, x2) -> TracedArray:
     """The unfused ``_elementwise_api._binary``, as nodes."""
     op, kind, result = _ew._BINARY[name]
-    if not isinstance(x1, _Var):
-        if not isinstance(x2, _Var):
+    if not isinstance(x1, TracedArray):
+        if not isinstance(x2, TracedArray):
             raise TypeError("%s: x1 or x2 must be a traced dlarray array" % name)
         if _ew._MIRROR.get(name) is not None:
             return binary(_ew._MIRROR[name], x2, x1)
         a, b = _scalar_node(x1, x2.node, name, "x1"), x2.node
-    elif not isinstance(x2, _Var):
+    elif not isinstance(x2, TracedArray):
         fixed = _out_of_range(name, x1.node, x2)
         if fixed is not None:
             return fixed
@@ -274,7 +279,7 @@ def binary(name: str, x1, x2) -> _Var:
     if name == "nextafter" and dtype.itemsize == 2:
         raise TypeError("nextafter: %s is not supported (float32 and float64 are)" % dtype)
     out = _BOOL if result == "bool" else dtype
-    return _Var(_row(op, (_cast(a, dtype), _cast(b, dtype)), out))
+    return TracedArray(_row(op, (_cast(a, dtype), _cast(b, dtype)), out))
 
 
 # The operators that NDArray computes itself (_operators._add ...): NumPy's promotion of any two
@@ -283,43 +288,43 @@ _ARITHMETIC = {"add": "matrix_elementwise_add", "subtract": "subtract",
                "multiply": "matrix_elementwise_multiply", "divide": "matrix_elementwise_divide"}
 
 
-def arithmetic(name: str, x1, x2) -> _Var:
+def arithmetic(name: str, x1, x2) -> TracedArray:
     """The unfused ``_operators._binary`` of ``+ - * /``, as nodes."""
-    if isinstance(x1, _Var) and isinstance(x2, _Var):
+    if isinstance(x1, TracedArray) and isinstance(x2, TracedArray):
         a, b = x1.node, x2.node
         dtype = _operators._promote(a.dtype, b.dtype)
     else:
-        array, value = (x1, x2) if isinstance(x1, _Var) else (x2, x1)
+        array, value = (x1, x2) if isinstance(x1, TracedArray) else (x2, x1)
         dtype = _operators._promote(array.dtype, value)
         if name == "divide" and dtype.kind in "biu":
             dtype = _F64
         _operators._check_integer_range(value, dtype)
-        a = x1.node if isinstance(x1, _Var) else _const(x1, dtype)
-        b = x2.node if isinstance(x2, _Var) else _const(x2, dtype)
+        a = x1.node if isinstance(x1, TracedArray) else _const(x1, dtype)
+        b = x2.node if isinstance(x2, TracedArray) else _const(x2, dtype)
     if name == "divide" and dtype.kind in "biu":
         dtype = _F64
     if dtype == _BOOL:
         raise TypeError("%s: input 0 has dtype bool, which the op does not take"
                         % _ARITHMETIC[name])
-    return _Var(_row(_ARITHMETIC[name], (_cast(a, dtype), _cast(b, dtype)), dtype))
+    return TracedArray(_row(_ARITHMETIC[name], (_cast(a, dtype), _cast(b, dtype)), dtype))
 
 
-def where(condition, x1, x2, /) -> _Var:
+def where(condition, x1, x2, /) -> TracedArray:
     """The unfused ``_elementwise_api.where``, as nodes."""
     condition = _var(condition, "where", "condition")
-    if not isinstance(x1, _Var) and not isinstance(x2, _Var):
+    if not isinstance(x1, TracedArray) and not isinstance(x2, TracedArray):
         raise TypeError("where: x1 or x2 must be a dlarray array")
-    a = x1.node if isinstance(x1, _Var) else _scalar_node(x1, x2.node, "where", "x1")
-    b = x2.node if isinstance(x2, _Var) else _scalar_node(x2, a, "where", "x2")
+    a = x1.node if isinstance(x1, TracedArray) else _scalar_node(x1, x2.node, "where", "x1")
+    b = x2.node if isinstance(x2, TracedArray) else _scalar_node(x2, a, "where", "x2")
     dtype = _operators._promote(a.dtype, b.dtype)
     shape = _shape("where", condition.shape, a.shape, b.shape)
     cond = condition.node
     if cond.dtype != _BOOL:
         cond = binary("not_equal", condition, 0).node
-    return _Var(Node("where", None, dtype, shape, (cond, _cast(a, dtype), _cast(b, dtype))))
+    return TracedArray(Node("where", None, dtype, shape, (cond, _cast(a, dtype), _cast(b, dtype))))
 
 
-def astype(x, dtype, /, *, copy=True, device=None) -> _Var:
+def astype(x, dtype, /, *, copy=True, device=None) -> TracedArray:
     """A cast node (the unfused ``astype``'s dtype parsing)."""
     from ._dtypes import _as_dtype
     x = _var(x, "astype", "x")
@@ -329,11 +334,53 @@ def astype(x, dtype, /, *, copy=True, device=None) -> _Var:
     if x.dtype.kind == "c" and target.kind != "c":
         raise TypeError("astype: complex %s to real %s is not allowed (take real() or abs())"
                         % (x.dtype, target))
-    return _Var(_cast(x.node, target))
+    return TracedArray(_cast(x.node, target))
 
 
 def clip(x, /, min=None, max=None):  # noqa: A002
     raise _fail("clip")
+
+
+REDUCTIONS = ("sum", "max", "min", "mean")
+
+
+class Reduced:
+    """The result of the one trailing reduction: ``name`` over the elementwise ``node``, with
+    the call's keyword arguments. It can only be returned."""
+
+    __slots__ = ("name", "node", "kwargs")
+
+    def __init__(self, name, node, kwargs):
+        self.name, self.node, self.kwargs = name, node, kwargs
+
+    def __getattr__(self, name):
+        raise _reduced_again()
+
+
+def _reduced_again() -> TypeError:
+    return TypeError("dlarray.fuse: a reduction must be the function's last operation (its result "
+                     "returned as it is): fusion takes at most one trailing reduction")
+
+
+def _no_more(self, *args, **kwargs):
+    raise _reduced_again()
+
+
+for _op in list(_OPERATORS) + ["neg", "pos", "abs", "invert", "bool", "getitem", "matmul"]:
+    setattr(Reduced, "__%s__" % _op, _no_more)
+    setattr(Reduced, "__r%s__" % _op, _no_more)
+del _op
+
+
+def reduction(name: str):
+    """``dlarray.<name>`` of a traced array: a Reduced (its rules are checked when it runs, by
+    the unfused function itself)."""
+    def reduce(x, /, **kwargs):
+        if isinstance(x, Reduced):
+            raise _reduced_again()
+        return Reduced(name, _var(x, name, "x").node, kwargs)
+    reduce.__name__ = name
+    return reduce
 
 
 def namespace() -> dict:
@@ -343,4 +390,5 @@ def namespace() -> dict:
     table.update({name: (lambda n: lambda x1, x2, /: binary(n, x1, x2))(name)
                   for name in _ew._BINARY})
     table.update(where=where, astype=astype)
+    table.update({name: reduction(name) for name in REDUCTIONS})
     return table
