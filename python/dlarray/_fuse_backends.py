@@ -26,6 +26,7 @@ import tempfile
 import threading
 
 from . import _cache, _core
+from . import _fuse_codegen as _codegen
 
 FORMAT = 1  # bumped when the generated code's calling convention changes
 _CPU_FLAGS = ["-O3", "-std=c++17", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno",
@@ -203,7 +204,6 @@ def build_opencl(source: str, ctx):
 # --- CUDA ------------------------------------------------------------------------------------
 
 _CUDA_THREADS = 256
-_CUDA_MAX_BLOCKS = 1 << 16  # a grid-stride loop covers the rest
 
 
 def build_cuda(source: str, ctx):
@@ -221,6 +221,6 @@ def build_cuda(source: str, ctx):
         raise BuildFailed(str(e)) from None
 
     def run(arrays, out, n, dims):
-        blocks = max(1, min(_CUDA_MAX_BLOCKS, -(-n // _CUDA_THREADS)))
+        blocks = max(1, -(-n // (_CUDA_THREADS * _codegen.CUDA_PER_THREAD)))
         kernel((blocks,), (_CUDA_THREADS,), tuple(arrays) + (out, n) + tuple(dims), ctx=ctx)
     return run
