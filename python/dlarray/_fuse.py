@@ -31,6 +31,7 @@ _LANGUAGES = {1: "cpp", 2: "cuda", 4: "opencl"}  # device type -> generated lang
 _trace_lock = threading.RLock()
 _kernels: dict = {}  # (expression, dtypes, layout, ndim, device) -> run function or None
 _warned: set = set()
+_MAX_PLANS = 1024  # traced signatures kept per fused function
 
 
 def _patched_namespace():
@@ -113,12 +114,14 @@ def _build(plan: _Plan, ctx, key) -> None:
         except _backends.NoCompiler as e:
             _log.log_fallback("dlarray.fuse on %r: %s; expressions run in the interpreter"
                               % (ctx, e), once_key=("fuse", ctx.device_type))
-        except _backends.BuildFailed as e:
+        except (_backends.BuildFailed, OSError, RuntimeError) as e:  # a library that will not
+            # load, an unwritable cache, an OpenCL call failing: the unfused path still runs
             if (plan.trace.text, repr(ctx)) not in _warned:
                 _warned.add((plan.trace.text, repr(ctx)))
+                lines = str(e).splitlines() or [type(e).__name__]
+                first = next((x for x in lines if "error" in x.lower()), lines[0])
                 warnings.warn("dlarray.fuse: the kernel generated for %s does not compile on %r "
-                              "(%s); it runs unfused" % (plan.trace.text, ctx,
-                                                         str(e).splitlines()[0][:300]),
+                              "(%s); it runs unfused" % (plan.trace.text, ctx, first[:300]),
                               RuntimeWarning, stacklevel=4)
         _kernels[full_key] = run
     plan.run = _kernels[full_key]
@@ -141,29 +144,33 @@ class Fused:
         if kwargs:
             raise TypeError("dlarray.fuse: %s takes positional arguments only, got %s"
                             % (self.__name__, ", ".join(sorted(kwargs))))
-        if any(isinstance(a, _trace.TracedArray) for a in args):
-            return self.fn(*args)  # called inside another traced function: inlined
-        arrays, sig = [], []
+        arrays, sig, ctx = [], [], None
         for i, a in enumerate(args):
             if isinstance(a, NDArray):
                 arrays.append(a)
-                sig.append((a.dtype, a.shape))
+                sig.append(a.dtype)
+                sig.append(a.shape)
+                c = a.ctx
+                if ctx is None:
+                    ctx = c
+                elif c != ctx:
+                    raise ValueError("dlarray.fuse: %s's arrays are on %r and %r; move them to "
+                                     "one device with to_device()" % (self.__name__, ctx, c))
+            elif isinstance(a, _trace.TracedArray):
+                return self.fn(*args)  # called inside another traced function: inlined
             elif isinstance(a, (numbers.Number, np.generic)):
                 sig.append((type(a), a.dtype if isinstance(a, np.generic) else None, a))
             else:
                 raise TypeError("dlarray.fuse: argument %d of %s must be a dlarray array or a "
                                 "Python scalar, got %s" % (i, self.__name__, type(a).__name__))
-        if not arrays:
+        if ctx is None:
             raise TypeError("dlarray.fuse: %s needs at least one dlarray array argument"
                             % self.__name__)
-        ctx = arrays[0].ctx
-        for a in arrays[1:]:
-            if a.ctx != ctx:
-                raise ValueError("dlarray.fuse: %s's arrays are on %r and %r; move them to one "
-                                 "device with to_device()" % (self.__name__, ctx, a.ctx))
         key = (tuple(sig), ctx.device_type, ctx.device_id)
         plan = self._plans.get(key)
         if plan is None:
+            if len(self._plans) >= _MAX_PLANS:  # many shapes or scalar values: start again
+                self._plans.clear()
             plan = self._plans[key] = self._plan(args, arrays, ctx)
         out = _core.empty(plan.shape, ctx, plan.dtype)
         n = out.size
@@ -173,8 +180,7 @@ class Fused:
             _interp.run(plan.trace, arrays, out, ctx)
         else:
             used = [arrays[k] for k in plan.inputs]
-            used = [a if a.is_contiguous else _compact(a) for a in used]
-            plan.run(used, out, n, plan.dims)
+            plan.run([a if a.is_contiguous else _compact(a) for a in used], out, n, plan.dims)
         if plan.reduce is not None:
             function, kwargs = plan.reduce
             return function(out, **kwargs)

@@ -4,8 +4,8 @@ elementwise table rows, casts, ``where`` and constants.
 The dtype rules are the unfused path's own (``_elementwise_api``'s tables ``_UNARY``,
 ``_UNARY_PREDICATES``, ``_BINARY`` and its checks, ``_operators._promote``): a node is made where
 the unfused code would run a kernel, with the dtype that kernel would produce, so the fused result
-is the unfused one. Anything else (indexing, ``@``, reshapes, Python control flow on values, anything
-after a reduction) raises TypeError naming the operation, at trace time. One trailing
+is the unfused one. Anything else (indexing, ``@``, reshapes, Python control flow on values,
+anything after a reduction) raises TypeError naming the operation, at trace time. One trailing
 reduction (``sum``, ``max``, ``min``, ``mean``) becomes a ``Reduced``.
 """
 from __future__ import annotations
@@ -174,8 +174,9 @@ def _operator(function, reflected):
             raise _reduced_again()
         if not isinstance(other, TracedArray) and not _is_number(other):
             raise _fail("an operand of type %s" % type(other).__name__)
-        if function in _ORDERED and (self.dtype.kind == "c" or _operators._is_complex(other)
-                                     or (isinstance(other, TracedArray) and other.dtype.kind == "c")):
+        complex_other = _operators._is_complex(other) or (isinstance(other, TracedArray)
+                                                          and other.dtype.kind == "c")
+        if function in _ORDERED and (self.dtype.kind == "c" or complex_other):
             raise TypeError("comparison: complex numbers have no order (< <= > >= take real "
                             "arrays)")
         compute = arithmetic if function in _ARITHMETIC else binary
