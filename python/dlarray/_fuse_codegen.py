@@ -345,6 +345,12 @@ def generate(trace, inputs: list, layout: dict, ndim: int, language: str) -> str
         lines += ["const long long %s = d[%d];" % (name, n) for n, name in enumerate(dims)]
         lines += ["for (long long i = begin; i < end; ++i) {"] + inner + ["}", "}"]
     elif language == "cuda":
+        # bool arrays as b_t*: a type dlarray.rtc does not check (it takes unsigned char* for
+        # uint8 arrays only, and bool* too).
+        ctype = {k: "b_t" if v == "unsigned char" and trace_input_dtype(trace, k) == np.bool_
+                 else v for k, v in ctype.items()}
+        if trace.output.dtype == np.bool_:
+            out_ctype = "b_t"
         params = ["const %s* __restrict__ in%d" % (ctype[k], k) for k in inputs]
         params += ["%s* __restrict__ out" % out_ctype, "long long n"]
         params += ["long long %s" % name for name in dims]

@@ -327,6 +327,35 @@ def test_generated_cuda_compiles_with_nvrtc():
     RawKernel(source, "dl_fused", options=("--fmad=false",)).compile(arch=90)
 
 
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint32, np.int64, np.float64],
+                         ids=lambda d: np.dtype(d).name)
+def test_generated_cuda_of_every_row_compiles(rng, dtype):
+    """Every function the generator writes for dtype, in CUDA, compiles with NVRTC (sm_90): one
+    dtype of each kind and width class (the others differ in the type's name alone)."""
+    from dlarray import _rtc_build
+    from dlarray._rtc_raw import RawKernel
+    if _rtc_build.status()["compile"]:
+        pytest.skip(_rtc_build.status()["compile"])
+    unary, binary = _row_names(dtype)
+    x = dlarray.asarray(_values(rng, dtype, (9,)))
+    groups = {}
+    for name in unary + binary:
+        f = getattr(dlarray, name)
+        out = f(x) if name in unary else f(x, x)
+        groups.setdefault(out.dtype, []).append(name)
+    sel = dlarray.asarray(np.zeros(9, np.int32))
+    for names in groups.values():
+        def select(a, b, s, names=names):
+            out = None
+            for k, name in enumerate(names):
+                f = getattr(dlarray, name)
+                value = f(a) if name in unary else f(a, b)
+                out = value if out is None else dlarray.where(s == k, value, out)
+            return out
+        source = _fuse._codegen.generate(*_fuse_plan_parts(select, x, x, sel), "cuda")
+        RawKernel(source, "dl_fused", options=("--fmad=false",)).compile(arch=90)
+
+
 def _fuse_plan_parts(f, *args):
     plan = dlarray.fuse(f)._plan(args, list(args), args[0].ctx)
     return plan.trace, plan.inputs, plan.layout, plan.ndim
