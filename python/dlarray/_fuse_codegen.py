@@ -282,60 +282,18 @@ def generate(trace, inputs: list, layout: dict, ndim: int, language: str) -> str
     """
     d = _DIALECTS[language]
     used: set = set()
-    var: dict = {}
-    body = []
-    for node in trace.nodes:
-        if node.dtype not in _TYPES:
-            raise Unsupported("dtype %s" % node.dtype)
-        tname = _TYPES[node.dtype][0]
-        name = "t%d" % node.index
-        var[node.index] = name
-        if node.kind == "input":
-            k = node.arg
-            index = {"f": "i", "s": "0", "d": "off%d" % k}[layout[k]]
-            if language == "opencl":
-                index = "o%d + %s" % (k, index)
-            code = "in%d[%s]" % (k, index)
-        elif node.kind == "const":
-            code = _literal(node.arg, language, d)
-        elif node.kind == "cast":
-            code = _cast(var[node.inputs[0].index], node.inputs[0].dtype, node.dtype, language, d)
-        elif node.kind == "where":
-            c, a, b = (var[i.index] for i in node.inputs)
-            code = "(%s ? %s : %s)" % (c, a, b)
-        else:
-            compute = node.inputs[0].dtype
-            if compute not in _TYPES:
-                raise Unsupported("dtype %s" % compute)
-            _, suffix, kind, _ = _TYPES[compute]
-            expr, predicate = _expression(node.arg, [var[i.index] for i in node.inputs], suffix,
-                                          kind, used)
-            code = ("((b_t)((%s) ? 1 : 0))" if predicate else "((%s)(%%s))" % tname) % expr
-        body.append("const %s %s = %s;" % (tname, name, code))
-    out_type = _TYPES[trace.output.dtype][0]
-    store = "out[%si] = %s;" % ("oo + " if language == "opencl" else "",
-                                var[trace.output.index])
+    body, out = _body(trace, layout, language, d, used)
+    store = "out[%si] = %s;" % ("oo + " if language == "opencl" else "", out)
     strided = [k for k in inputs if layout[k] == "d"]
-    offsets = []
-    if strided:
-        offsets.append("%s r = i;" % d["index"])
-        offsets += ["%s off%d = 0;" % (d["index"], k) for k in strided]
-        for j in reversed(range(ndim)):
-            if j > 0:
-                offsets.append("{ const %s c = r %% sh%d; r /= sh%d;" % (d["index"], j, j))
-            else:
-                offsets.append("{ const %s c = r;" % d["index"])
-            offsets += ["off%d += c * st%d_%d;" % (k, k, j) for k in strided]
-            offsets.append("}")
     dims = ["sh%d" % j for j in range(ndim)] if strided else []
     dims += ["st%d_%d" % (k, j) for k in strided for j in range(ndim)]
-    types = d["types"]
-    ctype = {k: types[_TYPES[trace_input_dtype(trace, k)][1]] for k in inputs}
-    out_ctype = types[_TYPES[trace.output.dtype][1]]
     lines = _prelude(trace, language, d)
     lines += [_helper_code(d, *item, _TYPES[_dtype_of(item)][3])
               for item in _dependencies(used)]
-    inner = offsets + body + [store]
+    inner = _offsets(strided, ndim, d) + body + [store]
+    types = d["types"]
+    ctype = {k: types[_TYPES[trace_input_dtype(trace, k)][1]] for k in inputs}
+    out_ctype = types[_TYPES[trace.output.dtype][1]]
     if language == "cpp":
         lines.append('extern "C" __attribute__((visibility("default"))) void dl_fused('
                      "void* const* p, const long long* d, long long begin, long long end) {")
@@ -371,6 +329,55 @@ def generate(trace, inputs: list, layout: dict, ndim: int, language: str) -> str
         lines.append("__kernel void dl_fused(%s) {" % ", ".join(params))
         lines += ["const long i = get_global_id(0);", "if (i >= n) return;"] + inner + ["}"]
     return "\n".join(lines) + "\n"
+
+
+def _body(trace, layout: dict, language: str, d: dict, used: set) -> tuple:
+    """(one declaration per node, the output's variable); ``used`` gathers the helpers."""
+    var: dict = {}
+    body = []
+    for node in trace.nodes:
+        if node.dtype not in _TYPES:
+            raise Unsupported("dtype %s" % node.dtype)
+        tname = _TYPES[node.dtype][0]
+        var[node.index] = name = "t%d" % node.index
+        if node.kind == "input":
+            k = node.arg
+            index = {"f": "i", "s": "0", "d": "off%d" % k}[layout[k]]
+            if language == "opencl":
+                index = "o%d + %s" % (k, index)
+            code = "in%d[%s]" % (k, index)
+        elif node.kind == "const":
+            code = _literal(node.arg, language, d)
+        elif node.kind == "cast":
+            code = _cast(var[node.inputs[0].index], node.inputs[0].dtype, node.dtype, language, d)
+        elif node.kind == "where":
+            c, a, b = (var[i.index] for i in node.inputs)
+            code = "(%s ? %s : %s)" % (c, a, b)
+        else:
+            compute = node.inputs[0].dtype
+            if compute not in _TYPES:
+                raise Unsupported("dtype %s" % compute)
+            _, suffix, kind, _ = _TYPES[compute]
+            expr, predicate = _expression(node.arg, [var[i.index] for i in node.inputs], suffix,
+                                          kind, used)
+            code = ("((b_t)((%s) ? 1 : 0))" if predicate else "((%s)(%%s))" % tname) % expr
+        body.append("const %s %s = %s;" % (tname, name, code))
+    return body, var[trace.output.index]
+
+
+def _offsets(strided: list, ndim: int, d: dict) -> list:
+    """Statements giving off<k>, the element of each broadcast input k at output element i."""
+    if not strided:
+        return []
+    lines = ["%s r = i;" % d["index"]] + ["%s off%d = 0;" % (d["index"], k) for k in strided]
+    for j in reversed(range(ndim)):
+        if j > 0:
+            lines.append("{ const %s c = r %% sh%d; r /= sh%d;" % (d["index"], j, j))
+        else:
+            lines.append("{ const %s c = r;" % d["index"])
+        lines += ["off%d += c * st%d_%d;" % (k, k, j) for k in strided]
+        lines.append("}")
+    return lines
 
 
 def trace_input_dtype(trace, k: int) -> np.dtype:
