@@ -383,3 +383,20 @@ def test_trailing_reduction_equals_unfused(ctx, rng, name):
     if name in ("max", "min"):  # the unfused rule: no maximum of nothing
         with pytest.raises(ValueError):
             dlarray.fuse(lambda x: getattr(dlarray, name)(x + 1))(empty)
+
+
+def test_threads_share_a_fused_function(ctx, rng):
+    """Calls from several threads at once (tracing, building and running) give their own
+    results; other threads' plain dlarray calls are untouched while one traces."""
+    import concurrent.futures
+    fused = dlarray.fuse(lambda a, b: dlarray.maximum(a, b) * b - a * 0.375)
+    inputs = [[dlarray.asarray(rng.standard_normal(n).astype(np.float32), device=ctx)
+               for _ in range(2)] for n in (10, 70000, 333, 70000)]
+
+    def work(k):
+        a, b = inputs[k]
+        plain = dlarray.maximum(a, b)  # while other threads may be tracing
+        return fused(a, b).asnumpy(), (plain * b - a * 0.375).asnumpy()
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        for got, want in pool.map(work, range(4)):
+            _same(got, want)
