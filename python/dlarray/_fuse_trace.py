@@ -115,8 +115,10 @@ class TracedArray:
     shape = property(lambda self: self.node.shape)
     ndim = property(lambda self: len(self.node.shape))
 
-    def astype(self, dtype, /, *, copy=True, device=None):
-        return astype(self, dtype)
+    def astype(self, dtype, copy=True):
+        """NDArray.astype's rules: any dtype spelling NumPy takes (the function takes dtypes)."""
+        from . import _core
+        return _cast_checked(self, np.dtype(_core.parse_dtype(dtype)))
 
     def __array_namespace__(self, api_version=None):
         import dlarray
@@ -331,7 +333,10 @@ def astype(x, dtype, /, *, copy=True, device=None) -> TracedArray:
     x = _var(x, "astype", "x")
     if device is not None:
         raise _fail("astype(..., device=) (a move between devices)")
-    target = np.dtype(_as_dtype(dtype, "astype: dtype"))
+    return _cast_checked(x, np.dtype(_as_dtype(dtype, "astype: dtype")))
+
+
+def _cast_checked(x: TracedArray, target: np.dtype) -> TracedArray:
     if x.dtype.kind == "c" and target.kind != "c":
         raise TypeError("astype: complex %s to real %s is not allowed (take real() or abs())"
                         % (x.dtype, target))

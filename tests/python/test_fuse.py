@@ -400,3 +400,15 @@ def test_threads_share_a_fused_function(ctx, rng):
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         for got, want in pool.map(work, range(4)):
             _same(got, want)
+
+
+@pytest.mark.parametrize("target", [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64,
+                                    np.bool_, np.float32])
+def test_float_casts_saturate_as_unfused(ctx, target):
+    """astype of out-of-range floats, infinities and NaN: the unfused conversion's result."""
+    values = np.array([np.nan, np.inf, -np.inf, 1e10, -1e10, 1e30, -0.5, 2.7, 300.0, -129.0,
+                       2.0**63, -2.0**63, 2.0**64, 4294967295.0, -0.0], np.float64)
+    for source in (np.float32, np.float64):
+        x = dlarray.asarray(values.astype(source), device=ctx)
+        f = lambda a: (a * 1.0).astype(target)  # noqa: E731  (times 1: a node before the cast)
+        _same(dlarray.fuse(f)(x).asnumpy(), f(x).asnumpy())
