@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core, ops
+from . import _core, _dtypes, ops
 from ._operators import _broadcast, _compact
 
-CHUNK = 1 << 16  # elements per chunk on the CPU: 256 KiB of float32 per temporary
+CHUNK = 1 << 18  # elements per chunk on the CPU: 1 MiB of float32 per temporary (L2-sized)
+_HALF = {np.dtype(np.float16)} | ({np.dtype(_dtypes.bfloat16)} if _dtypes.bfloat16 else set())
 
 
 def _leaf(node, arrays, shape, size, chunked, ctx):
@@ -66,6 +67,11 @@ def run(trace, arrays, out, ctx) -> None:
                 ops.astype(src[0], dst)
             elif node.kind == "where":
                 ops.where(*src, dst)
+            elif node.arg == "subtract" and node.dtype in _HALF:
+                # NDArray's a - b: a + b * -1, the same values; the CPU computes the subtract row
+                # one element at a time in 16-bit floats, and these two rows in vectors
+                ops.matrix_elementwise_multiply_by_const(src[1], -1.0, dst)
+                ops.matrix_elementwise_add(src[0], dst, dst)
             else:
                 getattr(ops, node.arg)(*src, dst)
 
