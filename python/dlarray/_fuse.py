@@ -18,12 +18,22 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _core, _log
-from . import _fuse_backends as _backends
-from . import _fuse_codegen as _codegen
-from . import _fuse_interp as _interp
-from . import _fuse_trace as _trace
 from ._core import NDArray
 from ._operators import _compact
+
+# The parts, imported when the first function is fused (not at `import dlarray`).
+_backends: Any = None
+_codegen: Any = None
+_interp: Any = None
+_trace: Any = None
+
+
+def _import_parts() -> None:
+    global _backends, _codegen, _interp, _trace
+    if _trace is None:
+        from . import _fuse_backends, _fuse_codegen, _fuse_interp, _fuse_trace
+        _backends, _codegen, _interp = _fuse_backends, _fuse_codegen, _fuse_interp
+        _trace = _fuse_trace
 
 __all__ = ["fuse", "Fused"]
 
@@ -136,6 +146,7 @@ class Fused:
     def __init__(self, fn: Callable[..., Any]):
         if not callable(fn):
             raise TypeError("dlarray.fuse: expected a function, got %s" % type(fn).__name__)
+        _import_parts()
         self.fn = fn
         self._plans: dict = {}
         functools.update_wrapper(self, fn)

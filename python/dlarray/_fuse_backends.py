@@ -15,7 +15,6 @@ with here); the caller then runs the expression unfused.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import ctypes
 import ctypes.util
 import os
@@ -54,6 +53,7 @@ def _threads() -> int:
 
 
 def _executor(workers: int):
+    import concurrent.futures
     with _lock:
         if not _pool or _pool[0][0] != workers:
             _pool[:] = [(workers, concurrent.futures.ThreadPoolExecutor(
