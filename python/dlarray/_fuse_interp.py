@@ -40,11 +40,25 @@ def run(trace, arrays, out, ctx) -> None:
     size = min(n, CHUNK) if chunked else n
     flat_out = out.reshape(-1)
     values: dict = {}  # node index -> (flat array, repeated: read [:m] rather than [b:e])
+    last_use = {i.index: node.index for node in trace.nodes for i in node.inputs}
+    free: dict = {}  # dtype -> temporaries no later node reads: a long chain needs few
+    consts: dict = {}  # (dtype, value) -> the filled array: a loop's constants are few
     for node in trace.nodes:
-        if node.kind in ("input", "const"):
+        if node.kind == "const":
+            key = (node.dtype, node.arg.tobytes())
+            if key not in consts:
+                consts[key] = _leaf(node, arrays, shape, size, chunked, ctx)
+            values[node.index] = consts[key]
+        elif node.kind == "input":
             values[node.index] = _leaf(node, arrays, shape, size, chunked, ctx)
         elif node is not trace.output:
-            values[node.index] = (_core.empty((size,), ctx, node.dtype), True)
+            spare = free.get(node.dtype)
+            values[node.index] = (spare.pop() if spare else
+                                  _core.empty((size,), ctx, node.dtype), True)
+        for i in {i.index: i for i in node.inputs}.values():  # once each, after the node is
+            # placed: its output never aliases an input
+            if last_use[i.index] == node.index and i.kind not in ("input", "const"):
+                free.setdefault(i.dtype, []).append(values[i.index][0])
     for begin in range(0, n, size):
         end = min(n, begin + size)
         m = end - begin

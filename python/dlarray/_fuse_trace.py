@@ -35,34 +35,50 @@ class Node:
 
 
 class Trace:
-    """Nodes in evaluation order (inputs first), the output node, and the expression's text."""
+    """Nodes in evaluation order (inputs first), the output node, and the expression's text (a
+    value used more than once is written once, as ``tN = ...``)."""
 
     def __init__(self, output: Node):
         self.nodes: list = []
-        seen: dict = {}
-
-        def visit(node):  # iterative-enough: expressions are shallow
+        seen: set = set()
+        stack = [(output, False)]
+        while stack:  # post-order, without recursion: a long chain of ops is a deep DAG
+            node, expanded = stack.pop()
             if id(node) in seen:
-                return
-            for i in node.inputs:
-                visit(i)
-            seen[id(node)] = node
-            node.index = len(self.nodes)
-            self.nodes.append(node)
-        visit(output)
+                continue
+            if expanded:
+                seen.add(id(node))
+                node.index = len(self.nodes)
+                self.nodes.append(node)
+                continue
+            stack.append((node, True))
+            stack.extend((i, False) for i in reversed(node.inputs) if id(i) not in seen)
         self.output = output
-        self.text = _text(output)
+        self.text = _text(self.nodes, output)
 
 
-def _text(node: Node) -> str:
-    if node.kind == "input":
-        return "x%d" % node.arg
-    if node.kind == "const":
-        return "%r:%s" % (node.arg.item(), node.dtype)
-    args = ", ".join(_text(i) for i in node.inputs)
-    if node.kind == "cast":
-        return "astype(%s, %s)" % (args, node.dtype)
-    return "%s(%s)" % (node.arg if node.kind == "row" else node.kind, args)
+def _text(nodes: list, output: Node) -> str:
+    uses = [0] * len(nodes)
+    for node in nodes:
+        for i in node.inputs:
+            uses[i.index] += 1
+    text, lets = {}, []
+    for node in nodes:
+        if node.kind == "input":
+            t = "x%d" % node.arg
+        elif node.kind == "const":
+            t = "%r:%s" % (node.arg.item(), node.dtype)
+        else:
+            args = ", ".join(text[i.index] for i in node.inputs)
+            if node.kind == "cast":
+                t = "astype(%s, %s)" % (args, node.dtype)
+            else:
+                t = "%s(%s)" % (node.arg if node.kind == "row" else node.kind, args)
+            if uses[node.index] > 1:
+                lets.append("t%d = %s" % (node.index, t))
+                t = "t%d" % node.index
+        text[node.index] = t
+    return "; ".join(lets + [text[output.index]])
 
 
 def _fail(operation: str) -> TypeError:

@@ -415,3 +415,26 @@ def test_float_casts_saturate_as_unfused(ctx, target):
         x = dlarray.asarray(values.astype(source), device=ctx)
         f = lambda a: (a * 1.0).astype(target)  # noqa: E731  (times 1: a node before the cast)
         _same(dlarray.fuse(f)(x).asnumpy(), f(x).asnumpy())
+
+
+def test_long_chains_and_shared_values(ctx, monkeypatch):
+    """1200 ops in a chain (deeper than Python's recursion limit), a value used many times; in
+    the interpreter too, whose temporaries and constants are reused rather than one per node."""
+    x = dlarray.asarray(np.linspace(-1, 1, 1000), device=ctx)
+
+    def chain(a):
+        for _ in range(600):
+            a = a * 0.5 + 0.25
+        return a
+
+    def shared(a):
+        b = a * a
+        for _ in range(30):
+            b = b * b + b  # b used twice per step: the expression's text stays linear
+        return b
+    for mode in ("", "interpret"):
+        monkeypatch.setenv("DLARRAY_FUSE", mode)
+        for f in (chain, shared):
+            fused = dlarray.fuse(f)
+            _same(fused(x).asnumpy(), f(x).asnumpy())
+            assert len(fused.explain(x)["expression"]) < 100000
