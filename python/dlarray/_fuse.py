@@ -149,6 +149,7 @@ class Fused:
         _import_parts()
         self.fn = fn
         self._plans: dict = {}
+        self.__name__ = type(fn).__name__  # a callable without one (functools.partial)
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> NDArray:
