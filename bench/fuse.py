@@ -49,6 +49,49 @@ def first_call(device, cache):
     return float(out[0]), out[1]
 
 
+def peer_rows(host, ctx, with_sum, timer):
+    """(name, seconds) of the peers found: NumPy and numexpr on the CPU; torch eager,
+    torch.compile and cupy.fuse on a GPU."""
+    rows = []
+    if ctx.device_type != 2:
+        reduce = np.sum if with_sum else (lambda v: v)
+        rows.append(("NumPy" + " + sum" * with_sum, timer(lambda: reduce(expression(*host)))))
+        try:
+            import numexpr
+            names = dict(zip("abcde", host))
+            text = "sum(%s)" % EXPRESSION if with_sum else EXPRESSION
+            rows.append(("numexpr (%d threads)" % numexpr.get_num_threads(),
+                         timer(lambda: numexpr.evaluate(text, local_dict=names))))
+        except ImportError:
+            print("numexpr is not installed (pip install numexpr): its row is left out")
+        return rows
+    try:
+        import torch
+        peer = [torch.from_numpy(h).to(torch.device("cuda", ctx.device_id)) for h in host]
+        eager = (lambda *v: torch.sum(expression(*v))) if with_sum else expression
+        compiled = torch.compile(eager)
+        compiled(*peer)
+        rows.append(("torch eager", timer(lambda: eager(*peer), torch.cuda.synchronize)))
+        rows.append(("torch.compile", timer(lambda: compiled(*peer), torch.cuda.synchronize)))
+    except ImportError:
+        print("torch is not installed: its rows are left out")
+    try:
+        import cupy
+        peer = [cupy.asarray(h) for h in host]
+        cfused = cupy.fuse((lambda *v: cupy.sum(expression(*v))) if with_sum else expression)
+        rows.append(("cupy.fuse", timer(lambda: cfused(*peer), cupy.cuda.Device().synchronize)))
+    except ImportError:
+        print("cupy is not installed: its row is left out")
+    return rows
+
+
+def print_table(title, rows, floor, ours):
+    print(title)
+    print("%-40s %10s %9s %9s" % ("", "ms", "/ floor", "fused /"))
+    for name, t in rows:
+        print("%-40s %10.3f %9.2f %9.2f" % (name, t * 1e3, t / floor, ours / t))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu")
@@ -57,91 +100,41 @@ def main():
     parser.add_argument("--min-time", type=float, default=0.2)
     args = parser.parse_args()
     ctx = xp.device(args.device)
-    gpu = ctx.device_type == 2
-    n = args.n or (8192 if gpu else 4096)
+    n = args.n or (8192 if ctx.device_type == 2 else 4096)
     rng = np.random.default_rng(0)
     host = [rng.standard_normal((n, n)).astype(np.float32) for _ in range(5)]
     ours = [xp.asarray(h, device=ctx) for h in host]
     fused = xp.fuse(expression)
-    got = fused(*ours).asnumpy()
-    np.testing.assert_allclose(got, expression(*host), rtol=1e-5, atol=1e-5)
-
-    def sync():
-        xp.synchronize(ctx)
-
-    def timed(fn):
-        return median_time(fn, args.repeat, args.min_time, sync)
-    rows = []
-    copy_out = xp.empty((n, n), ctx, np.float32)
-    t_copy = timed(lambda: xp.ops.copy(ours[0], copy_out))
-    bandwidth = 2 * host[0].nbytes / t_copy
-    floor = 6 * host[0].nbytes / bandwidth
-    t_fused = timed(lambda: fused(*ours))
-    rows.append(("memory floor (6 arrays at %.1f GB/s)" % (bandwidth / 1e9), floor))
-    rows.append(("dlarray.fuse (%s)" % fused.explain(*ours)["backend"], t_fused))
-    rows.append(("dlarray unfused", timed(lambda: expression(*ours))))
-    if not gpu:
-        rows.append(("NumPy", timed(lambda: expression(*host))))
-        try:
-            import numexpr
-            names = dict(zip("abcde", host))
-            rows.append(("numexpr (%d threads)" % numexpr.get_num_threads(),
-                         timed(lambda: numexpr.evaluate(EXPRESSION, local_dict=names))))
-        except ImportError:
-            print("numexpr is not installed (pip install numexpr): its row is left out")
-    else:
-        try:
-            import torch
-            dev = torch.device("cuda", ctx.device_id)
-            peer = [torch.from_numpy(h).to(dev) for h in host]
-            torch_sync = torch.cuda.synchronize
-            rows.append(("torch eager", median_time(lambda: expression(*peer), args.repeat,
-                                                    args.min_time, torch_sync)))
-            compiled = torch.compile(expression)
-            compiled(*peer)
-            rows.append(("torch.compile", median_time(lambda: compiled(*peer), args.repeat,
-                                                      args.min_time, torch_sync)))
-        except ImportError:
-            print("torch is not installed: its rows are left out")
-        try:
-            import cupy
-            peer = [cupy.asarray(h) for h in host]
-            cfused = cupy.fuse(expression)
-            rows.append(("cupy.fuse", median_time(lambda: cfused(*peer), args.repeat,
-                                                  args.min_time,
-                                                  cupy.cuda.Device().synchronize)))
-        except ImportError:
-            print("cupy is not installed: its row is left out")
-    print("%s, float32 %d x %d on %r (medians of %d)" % (EXPRESSION, n, n, ctx, args.repeat))
-    print("%-40s %10s %9s %9s" % ("", "ms", "/ floor", "fused /"))
-    for name, t in rows:
-        print("%-40s %10.3f %9.2f %9.2f" % (name, t * 1e3, t / floor, t_fused / t))
-    # With a trailing sum: the floor is the 5 inputs read once (today the fused kernel writes its
-    # result and the reduction reads it back: 7 arrays).
     fused_sum = xp.fuse(lambda a, b, c, d, e: xp.sum(a * b + c * d - e))
+    np.testing.assert_allclose(fused(*ours).asnumpy(), expression(*host), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(float(fused_sum(*ours).asnumpy()),
                                float(expression(*host).astype(np.float64).sum()), rtol=1e-3,
                                atol=1e-1 * n)
+
+    def timer(fn, sync=lambda: xp.synchronize(ctx)):
+        return median_time(fn, args.repeat, args.min_time, sync)
+    copy_out = xp.empty((n, n), ctx, np.float32)
+    bandwidth = 2 * host[0].nbytes / timer(lambda: xp.ops.copy(ours[0], copy_out))
+    floor = 6 * host[0].nbytes / bandwidth
+    t_fused = timer(lambda: fused(*ours))
+    rows = [("memory floor (6 arrays at %.1f GB/s)" % (bandwidth / 1e9), floor),
+            ("dlarray.fuse (%s)" % fused.explain(*ours)["backend"], t_fused),
+            ("dlarray unfused", timer(lambda: expression(*ours)))]
+    print_table("%s, float32 %d x %d on %r (medians of %d)" % (EXPRESSION, n, n, ctx,
+                                                               args.repeat),
+                rows + peer_rows(host, ctx, False, timer), floor, t_fused)
+    # With a trailing sum the floor is the 5 inputs read once (today the fused kernel writes its
+    # result and the reduction reads it back: 7 arrays).
     floor_sum = 5 * host[0].nbytes / bandwidth
-    t_sum = timed(lambda: fused_sum(*ours))
+    t_sum = timer(lambda: fused_sum(*ours))
     rows = [("memory floor (5 arrays read)", floor_sum), ("dlarray.fuse + sum", t_sum),
-            ("dlarray unfused + sum", timed(lambda: xp.sum(expression(*ours))))]
-    if not gpu:
-        rows.append(("NumPy + sum", timed(lambda: np.sum(expression(*host)))))
-        try:
-            import numexpr
-            names = dict(zip("abcde", host))
-            rows.append(("numexpr sum(...)", timed(
-                lambda: numexpr.evaluate("sum(%s)" % EXPRESSION, local_dict=names))))
-        except ImportError:
-            pass
-    print("sum(%s):" % EXPRESSION)
-    for name, t in rows:
-        print("%-40s %10.3f %9.2f %9.2f" % (name, t * 1e3, t / floor_sum, t_sum / t))
+            ("dlarray unfused + sum", timer(lambda: xp.sum(expression(*ours))))]
+    print_table("sum(%s):" % EXPRESSION, rows + peer_rows(host, ctx, True, timer), floor_sum,
+                t_sum)
     small = [xp.asarray(h[:1, :1].copy(), device=ctx) for h in host]
     fused(*small)
     print("cached call on 1 x 1 arrays (host overhead): %.2f us"
-          % (timed(lambda: fused(*small)) * 1e6))
+          % (timer(lambda: fused(*small)) * 1e6))
     with tempfile.TemporaryDirectory() as cache:
         cold, backend = first_call(args.device, cache)
         warm, _ = first_call(args.device, cache)
