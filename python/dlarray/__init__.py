@@ -314,3 +314,6 @@ __all__ += ["linalg"]
 # Area "fft" (issue 22): the array API's FFT extension, as the module dlarray.fft.
 from . import fft  # noqa: E402
 __all__ += ["fft"]
+# Area "fuse" (issue 23): dlarray.fuse, elementwise expressions as one generated kernel.
+from ._fuse import fuse  # noqa: E402
+__all__ += ["fuse"]

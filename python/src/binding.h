@@ -129,6 +129,7 @@ void BindDevices(py::module_& m);
 void BindCustom(py::module_& m);  // custom.cc: AOT custom ops (dlarray.custom)
 void BindRtc(py::module_& m);     // rtc.cc: NVRTC kernels (dlarray.rtc)
 void BindGraph(py::module_& m);   // graph.cc: CUDA graphs (the autodiff executor's replays)
+void BindFuseOpencl(py::module_& m);  // fuse_opencl.cc: OpenCL objects for dlarray.fuse
 
 }  // namespace dlarray
 

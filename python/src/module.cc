@@ -253,6 +253,7 @@ Examples
   BindCustom(m);
   BindRtc(m);
   BindGraph(m);
+  BindFuseOpencl(m);
 }
 
 }  // namespace dlarray

@@ -1,0 +1,322 @@
+"""``dlarray.fuse``: an elementwise expression of dlarray arrays run as one generated kernel.
+
+See :func:`fuse`. The parts: ``_fuse_trace`` (the proxies and the DAG, with the unfused path's
+dtype rules), ``_fuse_codegen`` (the DAG as C++, CUDA or OpenCL C from the elementwise table's
+expressions), ``_fuse_backends`` (building and launching per device type) and ``_fuse_interp``
+(the portable path: the unfused kernels over cache-sized chunks).
+"""
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+import os
+import threading
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _core, _log
+from ._core import NDArray
+from ._operators import _compact
+
+# The parts, imported when the first function is fused (not at `import dlarray`).
+_backends: Any = None
+_codegen: Any = None
+_interp: Any = None
+_trace: Any = None
+
+
+def _import_parts() -> None:
+    global _backends, _codegen, _interp, _trace
+    if _trace is None:
+        from . import _fuse_backends, _fuse_codegen, _fuse_interp, _fuse_trace
+        _backends, _codegen, _interp = _fuse_backends, _fuse_codegen, _fuse_interp
+        _trace = _fuse_trace
+
+__all__ = ["fuse", "Fused"]
+
+_LANGUAGES = {1: "cpp", 2: "cuda", 4: "opencl"}  # device type -> generated language
+_trace_lock = threading.RLock()
+_kernels: dict = {}  # (expression, dtypes, layout, ndim, device) -> run function or None
+_warned: set = set()
+_MAX_PLANS = 1024  # traced signatures kept per fused function
+
+
+def _patched_namespace():
+    """dlarray's elementwise functions, astype and where, each sending traced arguments to the
+    tracer and everything else to the real function (other threads keep working)."""
+    import dlarray
+    saved = {}
+    for name, traced in _trace.namespace().items():
+        real = getattr(dlarray, name, None)
+        if real is None:
+            continue
+
+        def dispatch(*args, _real=real, _traced=traced, **kwargs):
+            if any(isinstance(a, (_trace.TracedArray, _trace.Reduced)) for a in args):
+                return _traced(*args, **kwargs)
+            return _real(*args, **kwargs)
+        saved[name] = real
+        setattr(dlarray, name, dispatch)
+    return dlarray, saved
+
+
+class _Plan:
+    """What one signature of arguments runs: the trace, the arrays read and how, the output."""
+
+    __slots__ = ("trace", "inputs", "layout", "ndim", "dims", "shape", "dtype", "run",
+                 "backend", "source", "reduce")
+
+
+def _collapse(shape: tuple, strided: list) -> tuple:
+    """(sizes, strides per input) over the output's dimensions with size-1 ones dropped and
+    neighbours merged where every input steps through both alike; strides are 0 where an input
+    is broadcast."""
+    nd = len(shape)
+    rows = []
+    for s in strided:
+        s = (1,) * (nd - len(s)) + tuple(s)
+        row, acc = [0] * nd, 1
+        for j in reversed(range(nd)):
+            row[j] = 0 if s[j] == 1 else acc
+            acc *= s[j]
+        rows.append(row)
+    keep = [j for j in range(nd) if shape[j] != 1]
+    sizes = [shape[j] for j in keep]
+    rows = [[r[j] for j in keep] for r in rows]
+    j = len(sizes) - 1
+    while j > 0:
+        if all(r[j - 1] == r[j] * sizes[j] for r in rows):
+            sizes[j - 1] *= sizes[j]
+            del sizes[j]
+            for r in rows:
+                r[j - 1] = r[j]
+                del r[j]
+        j -= 1
+    return sizes or [1], [r or [0] for r in rows]
+
+
+def _build(plan: _Plan, ctx, key) -> None:
+    """Picks how ``plan`` runs on ``ctx``: a generated kernel (built once per key and device) or
+    the interpreter."""
+    plan.run, plan.backend, plan.source = None, "interpreter", None
+    language = _LANGUAGES.get(ctx.device_type)
+    if language is None or os.environ.get("DLARRAY_FUSE", "").strip() == "interpret":
+        return
+    try:
+        plan.source = _codegen.generate(plan.trace, plan.inputs, plan.layout, plan.ndim,
+                                        language)
+    except (_codegen.Unsupported, OSError) as e:
+        _log.logger.debug("dlarray.fuse: %s runs in the interpreter: %s", plan.trace.text, e)
+        return
+    full_key = key + (ctx.device_type, ctx.device_id)
+    if full_key not in _kernels:
+        run = None
+        try:
+            if language == "cpp":
+                run = _backends.build_cpu(plan.source)
+            elif language == "opencl":
+                run = _backends.build_opencl(plan.source, ctx)
+            else:
+                run = _backends.build_cuda(plan.source, ctx)
+        except _backends.NoCompiler as e:
+            _log.log_fallback("dlarray.fuse on %r: %s; expressions run in the interpreter"
+                              % (ctx, e), once_key=("fuse", ctx.device_type))
+        except (_backends.BuildFailed, OSError, RuntimeError) as e:  # a library that will not
+            # load, an unwritable cache, an OpenCL call failing: the unfused path still runs
+            if (plan.trace.text, repr(ctx)) not in _warned:
+                _warned.add((plan.trace.text, repr(ctx)))
+                lines = str(e).splitlines() or [type(e).__name__]
+                first = next((x for x in lines if "error" in x.lower()), lines[0])
+                warnings.warn("dlarray.fuse: the kernel generated for %s does not compile on %r "
+                              "(%s); it runs unfused" % (plan.trace.text, ctx, first[:300]),
+                              RuntimeWarning, stacklevel=4)
+        _kernels[full_key] = run
+    plan.run = _kernels[full_key]
+    if plan.run is not None:
+        plan.backend = language
+
+
+class Fused:
+    """A function traced once per signature of arguments and run as one kernel; made by
+    :func:`fuse`. Calling it takes the function's positional arguments."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        if not callable(fn):
+            raise TypeError("dlarray.fuse: expected a function, got %s" % type(fn).__name__)
+        _import_parts()
+        self.fn = fn
+        self._plans: dict = {}
+        self.__name__ = type(fn).__name__  # a callable without one (functools.partial)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> NDArray:
+        if kwargs:
+            raise TypeError("dlarray.fuse: %s takes positional arguments only, got %s"
+                            % (self.__name__, ", ".join(sorted(kwargs))))
+        arrays, sig, ctx = [], [], None
+        for i, a in enumerate(args):
+            if isinstance(a, NDArray):
+                arrays.append(a)
+                sig.append(a.dtype)
+                sig.append(a.shape)
+                c = a.ctx
+                if ctx is None:
+                    ctx = c
+                elif c != ctx:
+                    raise ValueError("dlarray.fuse: %s's arrays are on %r and %r; move them to "
+                                     "one device with to_device()" % (self.__name__, ctx, c))
+            elif isinstance(a, _trace.TracedArray):
+                return self.fn(*args)  # called inside another traced function: inlined
+            elif isinstance(a, (numbers.Number, np.generic)):
+                sig.append((type(a), a.dtype if isinstance(a, np.generic) else None, a))
+            else:
+                raise TypeError("dlarray.fuse: argument %d of %s must be a dlarray array or a "
+                                "Python scalar, got %s" % (i, self.__name__, type(a).__name__))
+        if ctx is None:
+            raise TypeError("dlarray.fuse: %s needs at least one dlarray array argument"
+                            % self.__name__)
+        key = (tuple(sig), ctx.device_type, ctx.device_id)
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) >= _MAX_PLANS:  # many shapes or scalar values: start again
+                self._plans.clear()
+            plan = self._plans[key] = self._plan(args, arrays, ctx)
+        out = _core.empty(plan.shape, ctx, plan.dtype)
+        n = out.size
+        if n == 0:
+            pass
+        elif plan.run is None:
+            _interp.run(plan.trace, arrays, out, ctx)
+        else:
+            used = [arrays[k] for k in plan.inputs]
+            plan.run([a if a.is_contiguous else _compact(a) for a in used], out, n, plan.dims)
+        if plan.reduce is not None:
+            function, kwargs = plan.reduce
+            return function(out, **kwargs)
+        return out
+
+    def _trace(self, args, arrays):
+        proxies, k = [], 0
+        for a in args:
+            if isinstance(a, NDArray):
+                proxies.append(_trace.TracedArray(_trace.Node("input", k, a.dtype, a.shape)))
+                k += 1
+            else:
+                proxies.append(a)
+        with _trace_lock:
+            module, saved = _patched_namespace()
+            try:
+                result = self.fn(*proxies)
+            finally:
+                for name, real in saved.items():
+                    setattr(module, name, real)
+        if isinstance(result, _trace.Reduced):
+            from . import _statistics_api
+            return _trace.Trace(result.node), (getattr(_statistics_api, result.name),
+                                               result.kwargs)
+        if not isinstance(result, _trace.TracedArray):
+            raise TypeError("dlarray.fuse: %s must return one array computed from its arguments, "
+                            "got %s" % (self.__name__, type(result).__name__))
+        return _trace.Trace(result.node), None
+
+    def _plan(self, args, arrays, ctx) -> _Plan:
+        plan = _Plan()
+        plan.trace, plan.reduce = self._trace(args, arrays)
+        trace = plan.trace
+        plan.shape, plan.dtype = trace.output.shape, trace.output.dtype
+        plan.inputs = sorted({node.arg for node in trace.nodes if node.kind == "input"})
+        plan.layout, strided = {}, []
+        for k in plan.inputs:
+            s = arrays[k].shape
+            if s == plan.shape:
+                plan.layout[k] = "f"
+            elif math.prod(s) == 1:
+                plan.layout[k] = "s"
+            else:
+                plan.layout[k] = "d"
+                strided.append(s)
+        sizes, rows = _collapse(plan.shape, strided)
+        plan.ndim = len(sizes)
+        plan.dims = (sizes + [v for r in rows for v in r]) if strided else []
+        key = (trace.text, tuple(arrays[k].dtype for k in plan.inputs),
+               tuple(plan.layout[k] for k in plan.inputs), plan.ndim if strided else 0)
+        _build(plan, ctx, key)
+        return plan
+
+    def explain(self, *args: Any) -> dict:
+        """How a call with these arguments runs (tracing and building it, without running).
+
+        Returns
+        -------
+        dict
+            ``expression`` (the traced DAG as text; a trailing reduction is named in
+            ``reduction``), ``backend`` ("cpp", "cuda", "opencl" or
+            "interpreter"), ``source`` (the generated code, or None) and ``layout`` (per array
+            read: "f" its elements in order, "s" one element, "d" broadcast through strides).
+        """
+        arrays = [a for a in args if isinstance(a, NDArray)]
+        if not arrays:
+            raise TypeError("dlarray.fuse: explain needs the call's arguments")
+        plan = self._plan(args, arrays, arrays[0].ctx)
+        return {"expression": plan.trace.text, "backend": plan.backend, "source": plan.source,
+                "layout": dict(plan.layout),
+                "reduction": plan.reduce[0].__name__ if plan.reduce else None}
+
+
+def fuse(fn: Callable[..., Any] = None) -> Any:
+    """Runs an elementwise function of dlarray arrays as one generated kernel (like
+    ``cupy.fuse``), so ``a*b + c*d - e`` reads each input and writes the result once instead of
+    making a temporary per operation.
+
+    The function is traced at its first call for each signature of arguments (dtypes, shapes,
+    device; Python scalars by value): called with proxies, it records the array API's elementwise
+    functions (``dlarray.exp(x)``, ``dlarray.maximum(x, 0)`` ...), the operators, ``astype``,
+    ``where``, broadcasting and Python scalars, with the dtype rules of the unfused functions, and
+    at most one trailing reduction (``dlarray.sum``, ``max``, ``min`` or ``mean`` with their keyword
+    arguments, as the function's last operation: it runs as the device's reduction kernel on the
+    fused result, with the unfused function's rules). The
+    traced expression becomes one kernel for the arrays' device: C++ built by the system
+    compiler and kept in the disk cache on the CPU, OpenCL C built by the device's OpenCL
+    compiler, CUDA through NVRTC. Expressions the generator does not write (float16, bfloat16 and
+    complex dtypes, a few integer functions) and devices without a generator run in the
+    interpreter: the unfused kernels over cache-sized chunks; a kernel that fails to compile
+    warns once, naming the expression and the device, and runs there too. The results are the
+    unfused function's (the same rows' expressions, no contraction into fused multiply-adds;
+    transcendental functions within an ulp of the backend's own kernels).
+
+    Parameters
+    ----------
+    fn : callable
+        A function of dlarray arrays and Python scalars (positional) returning one array.
+
+    Returns
+    -------
+    Fused
+        Call it as ``fn``; ``.explain(*args)`` says how a call runs; the original is ``.fn``.
+
+    Raises
+    ------
+    TypeError
+        At the first call: the function uses something fusion cannot take (indexing, ``@``,
+        a non-elementwise function, ``if`` on array values, an operation after the reduction),
+        naming it; or the
+        operands break the unfused function's dtype rules (its message).
+    ValueError
+        Shapes that do not broadcast, or arrays on different devices.
+
+    Examples
+    --------
+    >>> import dlarray, numpy as np
+    >>> @dlarray.fuse
+    ... def axpy(a, x, y):
+    ...     return a * x + y
+    >>> x = dlarray.asarray(np.arange(4, dtype=np.float32))
+    >>> axpy(2.0, x, x).asnumpy()
+    array([0., 3., 6., 9.], dtype=float32)
+    """
+    if fn is None:
+        return fuse
+    return Fused(fn)

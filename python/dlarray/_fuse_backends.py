@@ -1,0 +1,240 @@
+"""dlarray.fuse's kernel builders, one per device type: each takes the generated source
+(``_fuse_codegen``) and gives ``run(arrays, out, n, dims)``.
+
+- CPU: the C++ is built by the system compiler (``$CXX`` or ``c++``, as ``cpp_extension``) into a
+  shared library kept in the disk cache (``$DLARRAY_CACHE_DIR/fuse_cpu/<key>``, the cache
+  ``cpp_extension`` uses: atomic writes, a SHA-256 manifest), loaded with ctypes, and run on
+  ``get_num_threads()`` ranges (ctypes releases the GIL) for arrays of 64Ki elements and more.
+- OpenCL: the OpenCL C is built by the device's own OpenCL compiler in its context (the
+  "dlarray.opencl.v2" extension gives the context, queue and buffers) and queued on the
+  device's in-order queue, through the OpenCL library with ctypes.
+- CUDA: NVRTC through ``dlarray.rtc.RawKernel`` (its memory and disk caches).
+
+A builder raises ``BuildFailed`` (the compiler's message) or ``NoCompiler`` (nothing to build
+with here); the caller then runs the expression unfused.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+import threading
+
+from . import _cache, _core
+from . import _fuse_codegen as _codegen
+
+FORMAT = 1  # bumped when the generated code's calling convention changes
+_CPU_FLAGS = ["-O3", "-std=c++17", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno",
+              "-w"]
+_PARALLEL_MIN = 1 << 16  # elements below which one thread runs the kernel
+_lock = threading.Lock()
+
+
+class BuildFailed(RuntimeError):
+    """The generated code did not compile (the compiler's message)."""
+
+
+class NoCompiler(RuntimeError):
+    """No compiler for this device type here (the reason)."""
+
+
+# --- CPU -------------------------------------------------------------------------------------
+
+_pool: list = []
+
+
+def _threads() -> int:
+    from ._config import get_num_threads
+    return max(1, int(get_num_threads()))
+
+
+def _executor(workers: int):
+    import concurrent.futures
+    with _lock:
+        if not _pool or _pool[0][0] != workers:
+            _pool[:] = [(workers, concurrent.futures.ThreadPoolExecutor(
+                max_workers=workers, thread_name_prefix="dlarray-fuse"))]
+        return _pool[0][1]
+
+
+def _compiler() -> str:
+    cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
+    if not cxx or shutil.which(cxx.split()[0]) is None:
+        raise NoCompiler("no C++ compiler ($CXX, c++ or g++ on PATH)")
+    return cxx
+
+
+def build_cpu(source: str):
+    """The run function of C++ ``source`` (from the disk cache when there)."""
+    from .cpp_extension import _version
+    cxx = _compiler()
+    key = _cache.make_key("fuse_cpu", FORMAT, source, _CPU_FLAGS, _version(cxx.split()[0]))
+    entry = _cache.entry_dir("fuse_cpu", key)
+    library = entry / "fused.so"
+    with _cache.locked(entry):
+        if _cache.verified_file(library) is None:
+            with tempfile.TemporaryDirectory(dir=entry) as tmp:
+                src = pathlib.Path(tmp) / "fused.cc"
+                src.write_text(source)
+                out = pathlib.Path(tmp) / "fused.so"
+                done = subprocess.run(cxx.split() + _CPU_FLAGS + [str(src), "-o", str(out)],
+                                      capture_output=True, text=True)
+                if done.returncode != 0:
+                    raise BuildFailed((done.stdout + done.stderr).strip()[-2000:])
+                _cache.store_file(out, library)
+                (entry / "fused.cc").write_text(source)
+    function = ctypes.CDLL(str(library)).dl_fused
+    function.restype = None
+    function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong]
+
+    def run(arrays, out, n, dims):
+        pointers = (ctypes.c_void_p * (len(arrays) + 1))(
+            *[_core._rtc_span(a)[0] for a in arrays], _core._rtc_span(out)[0])
+        sizes = (ctypes.c_longlong * max(1, len(dims)))(*dims)
+        workers = _threads() if n >= _PARALLEL_MIN else 1
+        if workers == 1:
+            function(pointers, sizes, 0, n)
+            return
+        step = (-(-n // workers) + 63) // 64 * 64  # 64-element (cache line) boundaries
+        bounds = [(b, min(n, b + step)) for b in range(0, n, step)]
+        futures = [_executor(workers).submit(function, pointers, sizes, b, e)
+                   for b, e in bounds[1:]]
+        function(pointers, sizes, *bounds[0])
+        for f in futures:
+            f.result()
+    return run
+
+
+# --- OpenCL ----------------------------------------------------------------------------------
+
+_CL_DEVICE_SINGLE_FP_CONFIG = 0x101B
+_CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT = 1 << 7
+_CL_PROGRAM_BUILD_LOG = 0x1183
+_cl: list = []
+_programs: dict = {}  # (cl_context, source) -> (cl_kernel, lock)
+
+
+def _opencl():
+    if not _cl:
+        name = ctypes.util.find_library("OpenCL") or "libOpenCL.so.1"
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError as e:
+            raise NoCompiler("the OpenCL library cannot be loaded (%s)" % e) from None
+        vp, u32, i32 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int32
+        lib.clCreateProgramWithSource.restype = vp
+        lib.clCreateProgramWithSource.argtypes = [vp, u32, ctypes.POINTER(ctypes.c_char_p),
+                                                  vp, ctypes.POINTER(i32)]
+        lib.clBuildProgram.restype = i32
+        lib.clBuildProgram.argtypes = [vp, u32, ctypes.POINTER(vp), ctypes.c_char_p, vp, vp]
+        lib.clGetProgramBuildInfo.restype = i32
+        lib.clGetProgramBuildInfo.argtypes = [vp, vp, u32, ctypes.c_size_t, vp,
+                                              ctypes.POINTER(ctypes.c_size_t)]
+        lib.clGetDeviceInfo.restype = i32
+        lib.clGetDeviceInfo.argtypes = [vp, u32, ctypes.c_size_t, vp,
+                                        ctypes.POINTER(ctypes.c_size_t)]
+        lib.clCreateKernel.restype = vp
+        lib.clCreateKernel.argtypes = [vp, ctypes.c_char_p, ctypes.POINTER(i32)]
+        lib.clSetKernelArg.restype = i32
+        lib.clSetKernelArg.argtypes = [vp, u32, ctypes.c_size_t, vp]
+        lib.clEnqueueNDRangeKernel.restype = i32
+        lib.clEnqueueNDRangeKernel.argtypes = [vp, vp, u32, vp, ctypes.POINTER(ctypes.c_size_t),
+                                               ctypes.POINTER(ctypes.c_size_t), u32, vp, vp]
+        _cl.append(lib)
+    return _cl[0]
+
+
+def _check(err, what):
+    if err != 0:
+        raise RuntimeError("dlarray.fuse (OpenCL): %s failed with error %d" % (what, err))
+
+
+def _build_opencl_kernel(lib, context: int, device: int, source: str):
+    err = ctypes.c_int32(0)
+    text = ctypes.c_char_p(source.encode())
+    program = lib.clCreateProgramWithSource(context, 1, ctypes.byref(text), None,
+                                            ctypes.byref(err))
+    _check(err.value, "clCreateProgramWithSource")
+    dev = ctypes.c_void_p(device)
+    # Correctly rounded float division and sqrt where the device offers them, as the backend's
+    # own kernels are built (OpenCL otherwise allows 2.5 and 3 ulp).
+    config = ctypes.c_uint64(0)
+    lib.clGetDeviceInfo(device, _CL_DEVICE_SINGLE_FP_CONFIG, ctypes.sizeof(config),
+                        ctypes.byref(config), None)
+    options = (b"-cl-fp32-correctly-rounded-divide-sqrt"
+               if config.value & _CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT else b"")
+    if lib.clBuildProgram(program, 1, ctypes.byref(dev), options, None, None) != 0:
+        size = ctypes.c_size_t(0)
+        lib.clGetProgramBuildInfo(program, device, _CL_PROGRAM_BUILD_LOG, 0, None,
+                                  ctypes.byref(size))
+        log = ctypes.create_string_buffer(size.value + 1)
+        lib.clGetProgramBuildInfo(program, device, _CL_PROGRAM_BUILD_LOG, size.value, log, None)
+        raise BuildFailed(log.value.decode(errors="replace").strip()[-2000:])
+    kernel = lib.clCreateKernel(program, b"dl_fused", ctypes.byref(err))
+    _check(err.value, "clCreateKernel")
+    return kernel
+
+
+def build_opencl(source: str, ctx):
+    """The run function of OpenCL C ``source`` on OpenCL device ``ctx``."""
+    lib = _opencl()
+    context, queue, device = _core._opencl_objects(ctx)
+    with _lock:
+        entry = _programs.get((context, source))
+        if entry is None:
+            entry = _programs[(context, source)] = (
+                _build_opencl_kernel(lib, context, device, source), threading.Lock())
+    kernel, kernel_lock = entry
+    long_size = ctypes.sizeof(ctypes.c_long)
+
+    def run(arrays, out, n, dims):
+        args = []
+        for a in list(arrays) + [out]:
+            mem, offset = _core._opencl_buffer(a)
+            args += [("mem", mem), ("long", offset // a.dtype.itemsize)]
+        args += [("long", n)] + [("long", v) for v in dims]
+        local = 256
+        size = ctypes.c_size_t(-(-n // local) * local)
+        with kernel_lock:  # clSetKernelArg on one cl_kernel: one caller at a time
+            for index, (kind, value) in enumerate(args):
+                if kind == "mem":
+                    v = ctypes.c_void_p(value)
+                    _check(lib.clSetKernelArg(kernel, index, ctypes.sizeof(v), ctypes.byref(v)),
+                           "clSetKernelArg")
+                else:
+                    v = ctypes.c_long(value)
+                    _check(lib.clSetKernelArg(kernel, index, long_size, ctypes.byref(v)),
+                           "clSetKernelArg")
+            _check(lib.clEnqueueNDRangeKernel(queue, kernel, 1, None, ctypes.byref(size),
+                                              ctypes.byref(ctypes.c_size_t(local)), 0, None,
+                                              None), "clEnqueueNDRangeKernel")
+    return run
+
+
+# --- CUDA ------------------------------------------------------------------------------------
+
+_CUDA_THREADS = 256
+
+
+def build_cuda(source: str, ctx):
+    """The run function of CUDA ``source`` on GPU ``ctx`` (NVRTC through dlarray.rtc)."""
+    from . import _rtc_build
+    from ._rtc_raw import RawKernel
+    try:
+        _rtc_build.require("compile")
+    except RuntimeError as e:
+        raise NoCompiler(str(e)) from None
+    kernel = RawKernel(source, "dl_fused", options=("--fmad=false",))
+    try:
+        kernel.compile(ctx=ctx)
+    except _rtc_build.CompileError as e:
+        raise BuildFailed(str(e)) from None
+
+    def run(arrays, out, n, dims):
+        blocks = max(1, -(-n // (_CUDA_THREADS * _codegen.CUDA_PER_THREAD)))
+        kernel((blocks,), (_CUDA_THREADS,), tuple(arrays) + (out, n) + tuple(dims), ctx=ctx)
+    return run
