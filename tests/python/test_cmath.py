@@ -1,5 +1,5 @@
-"""The complex transcendental functions (dlarray/complex_math.h on cpu and cuda, OpenCL C on
-opencl) at the edges of the range, against NumPy (glibc's): parts near the largest and smallest
+"""The complex transcendental functions (dlarray/complex_math.h on cpu and cuda, the same
+algorithms in OpenCL C on opencl) at the edges of the range, against NumPy (glibc's): parts near the largest and smallest
 finite values (1e300, 1e-300, subnormals; 3e38 and 1e-40 for complex64), where z * z, e^x or
 |z|^2 overflow or underflow on the way to a representable result; near the branch points +-1 and
 +-i; signed zeros. test_api_complex.py draws moderate values and the Annex G special values."""
@@ -27,14 +27,6 @@ EDGES = {
 # A few ulp of the part type, relative to |result| (NumPy's: glibc's, correctly rounded or
 # nearly so).
 ULPS = 8
-# Known limits of the OpenCL C functions (backends/opencl/elementwise_complex.h), a separate
-# spelling that does not scale yet (a port of complex_math.h is the fix): what they get wrong at
-# the edges of the range. Not strict: which draws hit them differs by dtype.
-_NO_SCALING = "OpenCL C's complex %s does not scale: overflow or underflow on the way"
-OPENCL_EDGE = {name: _NO_SCALING % name for name in (
-    "acos", "acosh", "asin", "asinh", "atan", "atanh", "exp", "log", "sqrt", "sinh", "cosh")}
-
-
 def edge_grid(dtype):
     """Every pair of EDGES and their negatives as (real, imaginary)."""
     v = np.array(EDGES[dtype] + [-x for x in EDGES[dtype]])
@@ -77,36 +69,28 @@ def check(ctx, name, z, dtype):
                                       err_msg="%s: the sign of a zero %s part" % (name, part))
 
 
-def known_opencl_limit(request, ctx, name):
-    if repr(ctx).startswith("opencl") and name in OPENCL_EDGE:
-        request.applymarker(pytest.mark.xfail(reason=OPENCL_EDGE[name], strict=False))
-
-
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 @pytest.mark.parametrize("dtype", [C64, C128], ids=str)
-def test_edges_of_the_range(request, ctx, name, dtype):
+def test_edges_of_the_range(ctx, name, dtype):
     skip_unsupported(ctx, dtype)
-    known_opencl_limit(request, ctx, name)
     check(ctx, name, edge_grid(dtype), dtype)
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 @pytest.mark.parametrize("dtype", [C64, C128], ids=str)
-def test_whole_range(request, ctx, rng, name, dtype):
+def test_whole_range(ctx, rng, name, dtype):
     """Random parts over every exponent, in an array past 65536 elements (several blocks and
     threads), against NumPy."""
     skip_unsupported(ctx, dtype)
-    known_opencl_limit(request, ctx, name)
     check(ctx, name, random_range(rng, dtype, 65536 + 7), dtype)
 
 
 @pytest.mark.parametrize("dtype", [C64, C128], ids=str)
-def test_reported_cases(request, ctx, dtype):
+def test_reported_cases(ctx, dtype):
     """The cases that libcu++'s functions got wrong on CUDA (issue 21): inf for asinh of a
     large z (the answer is about 45), NaN for tan/tanh of a large part, Annex G's values
     beside a NaN part."""
     skip_unsupported(ctx, dtype)
-    known_opencl_limit(request, ctx, "atanh")  # atanh(1 + 1e-30j) is inf on OpenCL
     nan, inf = np.nan, np.inf
     cases = {
         "asinh": [(4e19, 1.0), (1.0, 4e19), (3e37, -3e37)],
