@@ -34,7 +34,6 @@ void SoftmaxKernel(const KernelContext& ctx);
 void SoftmaxCrossEntropyKernel(const KernelContext& ctx);
 void CopyKernel(const KernelContext& ctx);
 void AstypeKernel(const KernelContext& ctx);
-void CompareByConstKernel(const KernelContext& ctx);
 void GatherKernel(const KernelContext& ctx);
 void ScatterKernel(const KernelContext& ctx);
 void NonzeroKernel(const KernelContext& ctx);

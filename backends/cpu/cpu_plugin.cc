@@ -59,7 +59,6 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"softmax_cross_entropy", &cpu::SoftmaxCrossEntropyKernel},
       {"copy", &cpu::CopyKernel},
       {"astype", &cpu::AstypeKernel},
-      {"compare_by_const", &cpu::CompareByConstKernel},
       {"gather", &cpu::GatherKernel},
       {"scatter", &cpu::ScatterKernel},
       {"nonzero", &cpu::NonzeroKernel},

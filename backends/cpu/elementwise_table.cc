@@ -121,6 +121,29 @@ void compare_kernel(const KernelContext& ctx) {
   kByKind[static_cast<int>(ctx.attrs[0])](ctx);
 }
 
+// compare_by_const (cmp checked by the core): the element converted to double against the
+// attribute, by the row of DLARRAY_COMPARE_BY_CONST_OPS that cmp names.
+template <typename Pred>
+void CompareByConst(const KernelContext& ctx, Pred pred) {
+  DLArray* out = ctx.outputs[0];
+  const double s = ctx.attrs[0];
+  Dispatch<kAllTypes>(ctx.inputs[0]->dtype, ctx.op_name, [&](auto tag) {
+    MapTyped(
+        NumElements(out), Data<bool>(out),
+        [pred, s](auto x) { return pred(static_cast<double>(x), s); },
+        Data<const typename decltype(tag)::type>(ctx.inputs[0]));
+  });
+}
+void compare_by_const_kernel(const KernelContext& ctx) {
+#define DLARRAY_CPU_COMPARE_BY_CONST(cmp, x, s, expr) \
+  case cmp:                                           \
+    return CompareByConst(ctx, [](double x, double s) { return expr; });
+  switch (static_cast<int>(ctx.attrs[1])) {
+    DLARRAY_COMPARE_BY_CONST_OPS(DLARRAY_CPU_COMPARE_BY_CONST)
+  }
+#undef DLARRAY_CPU_COMPARE_BY_CONST
+}
+
 }  // namespace
 
 void RegisterTableKernels(Registry* registry) {
@@ -130,6 +153,7 @@ void RegisterTableKernels(Registry* registry) {
   DLARRAY_ELEMENTWISE_REGISTER_ALL
   register_one("where", &where_kernel);
   register_one("compare", &compare_kernel);
+  register_one("compare_by_const", &compare_by_const_kernel);
 }
 
 }  // namespace dlarray::cpu

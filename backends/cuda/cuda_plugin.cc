@@ -55,7 +55,6 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"softmax_cross_entropy", &SoftmaxCrossEntropyKernel},
       {"copy", &CopyKernel},
       {"astype", &AstypeKernel},
-      {"compare_by_const", &CompareByConstKernel},
       {"gather", &GatherKernel},
       {"scatter", &ScatterKernel},
       {"nonzero", &NonzeroKernel},

@@ -1,8 +1,8 @@
 // The CUDA kernels of the elementwise table for complex64/complex128 (see elementwise_complex.h):
 // the table's expressions as device functors on dlarray::Complex compute values, whose operators
-// and functions are dlarray/elementwise_complex.h's (libcu++'s cuda::std::complex functions,
-// C99 Annex G special values), run by the elementwise launcher. Only the complex dtypes of each
-// row are instantiated.
+// and functions are dlarray/elementwise_complex.h's (dlarray/complex_math.h's functions, the
+// CPU's too, with C99 Annex G special values), run by the elementwise launcher. Only the complex
+// dtypes of each row are instantiated.
 #include "dlarray/elementwise_complex.h"
 #include "dlarray/elementwise_table.h"
 #include "dlarray/plugin.h"

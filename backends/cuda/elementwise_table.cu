@@ -132,6 +132,38 @@ void compare_kernel(const KernelContext& ctx) {
   kByKind[static_cast<int>(ctx.attrs[0])](ctx);
 }
 
+// compare_by_const (cmp checked by the core): the element converted to double against the
+// attribute, by the row of DLARRAY_COMPARE_BY_CONST_OPS that cmp names.
+#define DLARRAY_CUDA_COMPARE_BY_CONST_FN(cmp, x, s, expr) \
+  struct CompareByConst##cmp {                            \
+    double s;                                             \
+    template <typename C>                                 \
+    __device__ bool operator()(C value) const {           \
+      const double x = static_cast<double>(value);        \
+      return expr;                                        \
+    }                                                     \
+  };
+DLARRAY_COMPARE_BY_CONST_OPS(DLARRAY_CUDA_COMPARE_BY_CONST_FN)
+#undef DLARRAY_CUDA_COMPARE_BY_CONST_FN
+template <typename F>
+void LaunchCompareByConst(const KernelContext& ctx, F f) {
+  const LaunchEnv env = Prepare(ctx);
+  DLArray* out = ctx.outputs[0];
+  Dispatch<kAllTypes>(ctx.inputs[0]->dtype, ctx.op_name, [&](auto tag) {
+    LaunchMap(env, Data<bool>(out), NumElements(out), f,
+              Data<const typename decltype(tag)::type>(ctx.inputs[0]));
+  });
+}
+void compare_by_const_kernel(const KernelContext& ctx) {
+#define DLARRAY_CUDA_COMPARE_BY_CONST(cmp, x, s, expr) \
+  case cmp:                                            \
+    return LaunchCompareByConst(ctx, CompareByConst##cmp{ctx.attrs[0]});
+  switch (static_cast<int>(ctx.attrs[1])) {
+    DLARRAY_COMPARE_BY_CONST_OPS(DLARRAY_CUDA_COMPARE_BY_CONST)
+  }
+#undef DLARRAY_CUDA_COMPARE_BY_CONST
+}
+
 }  // namespace
 
 void RegisterTableKernels(Registry* registry) {
@@ -141,6 +173,7 @@ void RegisterTableKernels(Registry* registry) {
   DLARRAY_ELEMENTWISE_REGISTER_ALL
   register_one("where", &where_kernel);
   register_one("compare", &compare_kernel);
+  register_one("compare_by_const", &compare_by_const_kernel);
 }
 
 }  // namespace cuda

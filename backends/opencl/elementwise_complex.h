@@ -10,7 +10,8 @@
  * functions keep C99 Annex G's special values (infinities, NaNs, signed zeros) as glibc and
  * NumPy give them: exp, log, sqrt, sinh, cosh, tanh, asinh, atanh are written out with those
  * cases; sin, cos, tan, asin, acos, atan follow from them (sin z = -i sinh(iz), ...), as the
- * standard defines them.
+ * standard defines them. The algorithms are dlarray/complex_math.h's (Hull et al.'s asin/acos,
+ * Kahan's atanh and tanh, scaled exp/sinh/cosh/sqrt/log), spelled again in OpenCL C.
  */
 #ifndef DLARRAY_BACKENDS_OPENCL_ELEMENTWISE_COMPLEX_H_
 #define DLARRAY_BACKENDS_OPENCL_ELEMENTWISE_COMPLEX_H_
@@ -63,19 +64,109 @@ CT dlc_sign(CT z) {
   const RT a = hypot(z.x, z.y);
   return DLC(z.x / a, z.y / a);
 }
+// The functions of dlarray/complex_math.h (which CPU and CUDA compile), spelled again in OpenCL
+// C: the same algorithms and constants (see that header for why each step is there).
+#if T_REAL_BITS == 64
+#define DLC_LN_MAX 709.0
+#define DLC_EXP_CAP 1500.0
+#define DLC_BIG 134217728.0
+#define DLC_TANH_CUT 22.0
+#define DLC_DIGITS 53
+#define DLC_EPS 2.220446049250313080847e-16
+#define DLC_MAX 1.79769313486231570815e+308
+#define DLC_MIN_NORMAL 2.22507385850720138309e-308
+#define DLC_LN2_HI 6.93147180369123816490e-01
+#define DLC_LN2_LO 1.90821492927058781614e-10
+#else
+#define DLC_LN_MAX 88.0f
+#define DLC_EXP_CAP 200.0f
+#define DLC_BIG 4096.0f
+#define DLC_TANH_CUT 9.0f
+#define DLC_DIGITS 24
+#define DLC_EPS 1.1920928955078125e-7f
+#define DLC_MAX 3.40282346638528859812e+38f
+#define DLC_MIN_NORMAL 1.17549435082228750797e-38f
+#define DLC_LN2_HI 0.693145751953125f
+#define DLC_LN2_LO 1.42860682030941723212e-6f
+#endif
+#define DLC_LN2 DLC_K(0.69314718055994530942)
+#define DLC_INV_LN2 DLC_K(1.44269504088896340736)
+RT dlc_exp_times(RT x, RT c, int scale) {
+  const RT capped = fmin(x, DLC_EXP_CAP);
+  const int k = (int)(capped * DLC_INV_LN2);
+  const RT r = (capped - (RT)k * DLC_LN2_HI) - (RT)k * DLC_LN2_LO;
+  return ldexp(exp(r) * ldexp(c, DLC_DIGITS), k - DLC_DIGITS + scale);
+}
+RT dlc_log_abs(RT x, RT y) {
+  RT a = fabs(x), b = fabs(y);
+  if (a < b) {
+    const RT t = a;
+    a = b;
+    b = t;
+  }
+  if (a >= (RT)0.5 && a <= (RT)2) return log1p((a - 1) * (a + 1) + b * b) / 2;
+  if (a > DLC_MAX / 4) return log(hypot(a / 4, b / 4)) + 2 * DLC_LN2;
+  if (a < DLC_MIN_NORMAL) {
+    return log(hypot(ldexp(a, 2 * DLC_DIGITS), ldexp(b, 2 * DLC_DIGITS))) -
+           (RT)(2 * DLC_DIGITS) * DLC_LN2;
+  }
+  return log(hypot(a, b));
+}
+typedef struct {
+  RT asin_re, acos_re, im;
+} dlc_arc;
+dlc_arc dlc_arc_first_quadrant(RT x, RT y) {
+  dlc_arc out;
+  if (x > DLC_BIG || y > DLC_BIG) {
+    out.asin_re = atan2(x, y);
+    out.acos_re = atan2(y, x);
+    out.im = dlc_log_abs(x, y) + DLC_LN2;
+    return out;
+  }
+  const RT xp1 = x + 1, xm1 = x - 1;
+  const RT r = hypot(xp1, y), s = hypot(xm1, y);
+  const RT a = (RT)0.5 * (r + s), b = x / a, y2 = y * y;
+  if (b <= (RT)0.6417) {
+    out.asin_re = asin(b);
+    out.acos_re = acos(b);
+  } else {
+    const RT apx = a + x;
+    const RT d = x <= 1 ? sqrt((RT)0.5 * apx * (y2 / (r + xp1) + (s - xm1)))
+                        : y * sqrt((RT)0.5 * apx * (1 / (r + xp1) + 1 / (s + xm1)));
+    out.asin_re = atan2(x, d);
+    out.acos_re = atan2(d, x);
+  }
+  if (x < 1 && y < DLC_EPS * (1 - x)) {
+    out.im = y / sqrt((1 - x) * (1 + x));
+  } else if (x == 1 && y < DLC_EPS) {
+    out.im = sqrt(y);
+  } else if (a <= (RT)1.5) {
+    const RT am1 = x < 1 ? (RT)0.5 * (y2 / (r + xp1) + y2 / (s - xm1))
+                         : (RT)0.5 * (y2 / (r + xp1) + (s + xm1));
+    out.im = log1p(am1 + sqrt(am1 * (a + 1)));
+  } else {
+    out.im = log(a + sqrt(a * a - 1));
+  }
+  return out;
+}
 CT dlc_exp(CT z) {
   const RT x = z.x, y = z.y;
-  if (y == 0 && !isnan(x)) return DLC(exp(x), y);
+  if (y == 0) return DLC(exp(x), y);
+  if (isfinite(x) && isfinite(y)) {
+    const RT c = cos(y), s = sin(y);
+    if (x < DLC_LN_MAX) {
+      const RT e = exp(x);
+      return DLC(e * c, e * s);
+    }
+    return DLC(dlc_exp_times(x, c, 0), dlc_exp_times(x, s, 0));
+  }
   if (isinf(x)) {
     if (x > 0) return isfinite(y) ? DLC(x * cos(y), x * sin(y)) : DLC(x, y - y);
     return isfinite(y) ? DLC(0 * cos(y), 0 * sin(y)) : DLC(0, 0);
   }
-  if (isnan(x)) return y == 0 ? DLC(x, y) : DLC(x, x);
-  if (!isfinite(y)) return DLC(y - y, y - y);
-  const RT e = exp(x);
-  return DLC(e * cos(y), e * sin(y));
+  return DLC(NAN, NAN);
 }
-CT dlc_log(CT z) { return DLC(log(hypot(z.x, z.y)), atan2(z.y, z.x)); }
+CT dlc_log(CT z) { return DLC(dlc_log_abs(z.x, z.y), atan2(z.y, z.x)); }
 CT dlc_sqrt(CT z) {
   const RT x = z.x, y = z.y;
   if (isinf(y)) return DLC(INFINITY, y);
@@ -86,8 +177,18 @@ CT dlc_sqrt(CT z) {
   }
   if (isnan(y)) return DLC(y, y);
   if (x == 0 && y == 0) return DLC(0, y);
-  // |z| / 4 first: |x| + |z| overflows for parts near the largest finite value.
-  const RT t = sqrt((RT)2) * sqrt(fabs(x) / 4 + hypot(x / 4, y / 4));
+  RT a = fabs(x), b = y;
+  int scale = 0;
+  if (a > DLC_MAX / 4 || fabs(b) > DLC_MAX / 4) {
+    a /= 4;
+    b /= 4;
+    scale = 1;
+  } else if (a < 4 * DLC_MIN_NORMAL && fabs(b) < 4 * DLC_MIN_NORMAL) {
+    a = ldexp(a, 2 * DLC_DIGITS);
+    b = ldexp(b, 2 * DLC_DIGITS);
+    scale = -DLC_DIGITS;
+  }
+  const RT t = ldexp(sqrt((a + hypot(a, b)) / 2), scale);
   if (x >= 0) return DLC(t, y / (2 * t));
   return DLC(fabs(y) / (2 * t), copysign(t, y));
 }
@@ -95,7 +196,9 @@ CT dlc_sinh(CT z) {
   const RT x = z.x, y = z.y;
   if (isfinite(x) && isfinite(y)) {
     if (y == 0) return DLC(sinh(x), y);
-    return DLC(sinh(x) * cos(y), cosh(x) * sin(y));
+    const RT c = cos(y), s = sin(y), ax = fabs(x);
+    if (ax < DLC_LN_MAX) return DLC(sinh(x) * c, cosh(x) * s);
+    return DLC(dlc_exp_times(ax, x < 0 ? -c : c, -1), dlc_exp_times(ax, s, -1));
   }
   if (y == 0) return DLC(sinh(x), y);
   if (x == 0) return DLC(x, y - y);
@@ -105,7 +208,11 @@ CT dlc_sinh(CT z) {
 CT dlc_cosh(CT z) {
   const RT x = z.x, y = z.y;
   if (y == 0) return DLC(cosh(x), copysign((RT)0, x) * y);
-  if (isfinite(x) && isfinite(y)) return DLC(cosh(x) * cos(y), sinh(x) * sin(y));
+  if (isfinite(x) && isfinite(y)) {
+    const RT c = cos(y), s = sin(y), ax = fabs(x);
+    if (ax < DLC_LN_MAX) return DLC(cosh(x) * c, sinh(x) * s);
+    return DLC(dlc_exp_times(ax, c, -1), dlc_exp_times(ax, x < 0 ? -s : s, -1));
+  }
   if (x == 0) return DLC(y - y, x);
   if (isinf(x)) return isfinite(y) ? DLC(INFINITY * cos(y), x * sin(y)) : DLC(x * x, y - y);
   return DLC(NAN, NAN);
@@ -115,11 +222,9 @@ CT dlc_tanh(CT z) {
   if (isinf(x)) return DLC(copysign((RT)1, x), copysign((RT)0, y));  // the standard's sign
   if (isnan(x)) return y == 0 ? DLC(x, y) : DLC(x, x);
   if (!isfinite(y)) return DLC(x == 0 ? x : y - y, y - y);
-  if (fabs(x) > 22) {  // tanh x is +-1 to the last bit; the imaginary part underflows
+  if (fabs(x) > DLC_TANH_CUT) {
     return DLC(copysign((RT)1, x), 4 * sin(y) * cos(y) * exp(-2 * fabs(x)));
   }
-  // Kahan's form: with t = tan y, b = 1 + t^2, s = sinh x, r = sqrt(1 + s^2),
-  // tanh z = (b r s + i t) / (1 + b s^2).
   const RT t = tan(y), b = 1 + t * t, s = sinh(x), r = sqrt(1 + s * s), d = 1 + b * s * s;
   return DLC(b * r * s / d, t / d);
 }
@@ -135,8 +240,8 @@ CT dlc_expm1(CT z) {
   const RT h = sin(z.y / 2);
   return DLC(expm1(z.x) * cos(z.y) - 2 * h * h, exp(z.x) * sin(z.y));
 }
-// asinh z = log(z + sqrt(z^2 + 1)), computed for |x| + i|y| and given z's signs back (asinh is
-// odd and commutes with conjugation); log1p form near 0, log(2z) where z^2 would overflow.
+// asinh(x + iy) = -i asin(-y + ix): for x, y >= 0 the imaginary and real parts of asin(y + ix)
+// (Hull et al.'s, dlc_arc_first_quadrant), z's signs given back.
 CT dlc_asinh(CT z) {
   const RT x = z.x, y = z.y;
   if (isnan(x) || isnan(y)) {
@@ -149,17 +254,11 @@ CT dlc_asinh(CT z) {
     const RT im = isinf(x) ? (isinf(y) ? DLC_PI_4 : (RT)0) : DLC_PI_2;
     return DLC(copysign((RT)INFINITY, x), copysign(im, y));
   }
-  const CT a = DLC(fabs(x), fabs(y));
-  CT w;
-  if (a.x > (RT)1e7 || a.y > (RT)1e7) {
-    w = dlc_log(a) + DLC(DLC_K(0.69314718055994530942), 0);
-  } else {
-    const CT s = dlc_sqrt(dlc_mul(a, a) + DLC(1, 0));
-    w = dlc_log1p(a + dlc_div(dlc_mul(a, a), s + DLC(1, 0)));
-  }
-  return DLC(copysign(w.x, x), copysign(w.y, y));
+  const dlc_arc p = dlc_arc_first_quadrant(fabs(y), fabs(x));
+  return DLC(copysign(p.im, x), copysign(p.asin_re, y));
 }
-// atanh z = (log1p(2z / (1 - z))) / 2, as its parts for |x| + i|y|, z's signs given back.
+// atanh z = log1p(4x / ((1 - x)^2 + y^2)) / 4 + i atan2(2y, (1 - x)(1 + x) - y^2) / 2 (Kahan's),
+// for |x| + i|y|, z's signs given back; log(|1 + z| / |1 - z|) / 2 near 1, 1 / z + i pi/2 far.
 CT dlc_atanh(CT z) {
   const RT x = z.x, y = z.y;
   if (isnan(x) || isnan(y)) {
@@ -171,14 +270,18 @@ CT dlc_atanh(CT z) {
   if (isinf(x) || isinf(y)) return DLC(copysign((RT)0, x), copysign(DLC_PI_2, y));
   const RT ax = fabs(x), ay = fabs(y);
   RT re, im;
-  if (ax > (RT)1e7 || ay > (RT)1e7) {  // 1 / z: |z|^2 would overflow
-    const RT h = hypot(ax, ay);
-    re = ax / h / h;
-    im = DLC_PI_2;
+  if (ax > DLC_BIG || ay > DLC_BIG) {
+    const RT h = hypot(ax / 4, ay / 4);
+    re = (ax / 4) / h / (4 * h);
+    im = DLC_PI_2 - (ay / 4) / h / (4 * h);
   } else {
-    const RT m = 1 - ax;
-    re = log1p(4 * ax / (m * m + ay * ay)) / 4;
-    im = atan2(2 * ay, m * (1 + ax) - ay * ay) / 2;
+    const RT xm = 1 - ax;
+    if (fabs(xm) < (RT)0.5 && ay < (RT)0.5) {
+      re = (dlc_log_abs(1 + ax, ay) - dlc_log_abs(xm, ay)) / 2;
+    } else {
+      re = log1p(4 * ax / (xm * xm + ay * ay)) / 4;
+    }
+    im = atan2(2 * ay, xm * (1 + ax) - ay * ay) / 2;
   }
   return DLC(copysign(re, x), copysign(im, y));
 }
@@ -191,8 +294,12 @@ CT dlc_tan(CT z) { return dlc_times_minus_i(dlc_tanh(dlc_times_i(z))); }
 CT dlc_asin(CT z) { return dlc_times_minus_i(dlc_asinh(dlc_times_i(z))); }
 CT dlc_atan(CT z) { return dlc_times_minus_i(dlc_atanh(dlc_times_i(z))); }
 CT dlc_acos(CT z) {
-  const CT s = dlc_asin(z);
-  return DLC(DLC_PI_2 - s.x, -s.y);
+  if (!dlc_isfinite(z)) {  // Annex G's values follow from asin's
+    const CT s = dlc_asin(z);
+    return DLC(DLC_PI_2 - s.x, -s.y);
+  }
+  const dlc_arc p = dlc_arc_first_quadrant(fabs(z.x), fabs(z.y));
+  return DLC(signbit(z.x) ? DLC_PI - p.acos_re : p.acos_re, signbit(z.y) ? p.im : -p.im);
 }
 // acosh z = +-i acos z, the sign making the real part >= 0 (Annex G's cases follow from acos's).
 CT dlc_acosh(CT z) {

@@ -6,6 +6,7 @@
  */
 #include "dlarray/elementwise_table.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -212,6 +213,18 @@ CT dlf_shift_right(CT a, CT b) {
 #define DLARRAY_CL_SOURCE_S(name, x, s, dtypes, expr, grads, doc) \
   DLARRAY_CL_SOURCE(name, #x ", " #s, "DL_MAP1S", "x, (TV)(s)", "x, s", dtypes, expr)
 
+// compare_by_const's rows: one kernel per cmp, x the element as KT (double, or with no
+// cl_khr_fp64 the element's own float / long / ulong, s then rewritten by the host: below), a
+// result the host fixed in advance when fixed >= 0.
+#define DLARRAY_CL_COMPARE_BY_CONST(cmp, x, s, expr)             \
+  "__kernel void dl_compare_by_const_" #cmp                      \
+  "(__global const T* xp, ulong xo, __global uchar* "            \
+  "yp, ulong yo, KT " #s                                         \
+  ", int fixed, uint nt, ulong n, ulong chunk) {\n  xp += xo;\n" \
+  "  DL_ONE_AT_A_TIME(DL_LOAD_NONE, const KT " #x                \
+  " = (KT)LD(xp, i);"                                            \
+  " yp[i] = fixed >= 0 ? fixed : (" #expr ") ? 1 : 0)\n}\n"
+
 // A complex part op: its expression on the complex CT, stored as the part type (T_REAL).
 #define DLARRAY_CL_PART(name, x, expr, doc)                                          \
   "#ifdef T_COMPLEX\n#define DL_F_" #name "(" #x ") (" #expr ")\nDL_PART1(dl_" #name \
@@ -236,14 +249,26 @@ const std::string kSource =
     DLARRAY_ELEMENTWISE_OPS(DLARRAY_CL_SOURCE_1, DLARRAY_CL_SOURCE_2, DLARRAY_CL_SOURCE_S) +
     DLARRAY_MATH_OPS(DLARRAY_CL_MATH_1, DLARRAY_CL_MATH_2) +
     DLARRAY_PREDICATE_OPS(DLARRAY_CL_PREDICATE_1, DLARRAY_CL_PREDICATE_2) +
-    DLARRAY_COMPLEX_PART_OPS(DLARRAY_CL_PART);
+    DLARRAY_COMPLEX_PART_OPS(DLARRAY_CL_PART) + "#if DL_IN_kRealTypes\n#define DL_LOAD_NONE(S)\n" +
+    DLARRAY_COMPARE_BY_CONST_OPS(DLARRAY_CL_COMPARE_BY_CONST) + "#endif\n";
 const ProgramSource kProgram{"elementwise_table", kSource.c_str()};
 
-// The program's options beyond the dtype's: T_BITS and T_SIGNED (the integer functions' width and
-// sign), T_REAL_BITS (a complex dtype's part width), and correctly rounded division where the
-// device has it (the divide ops). One program per dtype serves every entry.
+// compare_by_const's comparison type KT: double, or without cl_khr_fp64 the element's compute
+// type (float, long, ulong for uint64), the constant then rewritten into an exact comparison in
+// it (below).
+std::string CompareType(const DeviceInfo& info, DLArrayDType t) {
+  if (info.fp64) return "double";
+  if (t.code == kDLArrayUInt && t.bits == 64) return "ulong";
+  if (t.code == kDLArrayInt || t.code == kDLArrayUInt || t.code == kDLArrayBool) return "long";
+  return "float";
+}
+
+// The program's options beyond the dtype's: KT (above), T_BITS and T_SIGNED (the integer functions'
+// width and sign), T_REAL_BITS (a complex dtype's part width), and correctly rounded division where
+// the device has it (the divide ops). One program per dtype serves every entry.
 std::string TableOptions(const KernelContext& ctx, DLArrayDType t) {
-  return CorrectDivision(DeviceOf(ctx).info(ctx.device_id)) +
+  const DeviceInfo& info = DeviceOf(ctx).info(ctx.device_id);
+  return CorrectDivision(info) + " -DKT=" + CompareType(info, t) +
          " -DT_BITS=" + std::to_string(t.bits) +
          " -DT_SIGNED=" + (t.code == kDLArrayInt ? "1" : "0") +
          " -DT_REAL_BITS=" + std::to_string(t.code == kDLArrayComplex ? t.bits / 2 : 0);
@@ -325,6 +350,98 @@ void compare_kernel(const KernelContext& ctx) {
   kByKind[static_cast<int>(ctx.attrs[0])](ctx);
 }
 
+// Without cl_khr_fp64, `x <cmp> value` becomes `x <cmp'> bound` in KT or a constant result
+// (constant -1: none): a value between two representable ones turns `x < v` into
+// `x <= below(v)` and so on.
+struct Rewritten {
+  int cmp;
+  double bound;
+  int constant;
+};
+
+// lo < value < hi: the float neighbours of a value float does not hold.
+Rewritten Between(int cmp, float lo, float hi) {
+  switch (cmp) {
+    case 0:
+      return {cmp, 0, 0};
+    case 1:
+      return {cmp, 0, 1};
+    case 2:
+    case 3:  // x < v and x <= v: x <= lo
+      return {3, lo, -1};
+    default:  // x > v and x >= v: x >= hi
+      return {5, hi, -1};
+  }
+}
+
+Rewritten RewriteFloat(int cmp, double v) {
+  if (std::isnan(v)) return {cmp, 0, cmp == 1 ? 1 : 0};
+  const float f = static_cast<float>(v);
+  if (static_cast<double>(f) == v) return {cmp, v, -1};
+  const bool above = static_cast<double>(f) > v;
+  const float lo = above ? std::nextafter(f, -INFINITY) : f;
+  const float hi = above ? f : std::nextafter(f, INFINITY);
+  return Between(cmp, lo, hi);
+}
+
+// Integers mn <= x < top (powers of two, exact in double).
+Rewritten RewriteInt(int cmp, double v, double mn, double top) {
+  if (std::isnan(v)) return {cmp, 0, cmp == 1 ? 1 : 0};
+  const double fl = std::floor(v), ce = std::ceil(v);
+  if (fl == v && v >= mn && v < top) return {cmp, v, -1};
+  switch (cmp) {
+    case 0:
+      return {cmp, 0, 0};
+    case 1:
+      return {cmp, 0, 1};
+    case 2:
+    case 3:  // x < v and x <= v: x <= floor(v)
+      if (fl < mn) return {cmp, 0, 0};
+      if (fl >= top) return {cmp, 0, 1};
+      return {3, fl, -1};
+    default:  // x > v and x >= v: x >= ceil(v)
+      if (ce >= top) return {cmp, 0, 0};
+      if (ce < mn) return {cmp, 0, 1};
+      return {5, ce, -1};
+  }
+}
+
+Rewritten Rewrite(const std::string& kt, DLArrayDType t, int cmp, double value) {
+  if (kt == "float") return RewriteFloat(cmp, value);
+  if (kt == "ulong") return RewriteInt(cmp, value, 0.0, std::ldexp(1.0, 64));
+  if (t.code == kDLArrayBool) return RewriteInt(cmp, value, 0.0, 2.0);
+  const bool u = t.code == kDLArrayUInt;
+  const double top = std::ldexp(1.0, u ? t.bits : t.bits - 1);
+  return RewriteInt(cmp, value, u ? 0.0 : -top, top);
+}
+
+// compare_by_const (cmp checked by the core): the kernel of the row cmp names (or, rewritten
+// without cl_khr_fp64, of the rewritten comparison).
+void compare_by_const_kernel(const KernelContext& ctx) {
+  const DLArray* in = ctx.inputs[0];
+  const DLArrayDType t = in->dtype;
+  RequireReal(ctx, t);
+  const std::string kt = CompareType(DeviceOf(ctx).info(ctx.device_id), t);
+  const double value = ctx.attrs[0];
+  const int cmp = static_cast<int>(ctx.attrs[1]);
+  const Rewritten r = kt == "double" ? Rewritten{cmp, value, -1} : Rewrite(kt, t, cmp, value);
+  const std::string kernel = "dl_compare_by_const_" + std::to_string(r.cmp);
+  const std::string options =
+      BuildOptions(t, DeviceOf(ctx).info(ctx.device_id), TableOptions(ctx, t));
+  RunMap(ctx, kProgram, kernel.c_str(), {in}, ctx.outputs[0], options, [&](Launch& launch) {
+    if (kt == "double") {
+      launch.scalar<cl_double>(r.bound);
+    } else if (kt == "float") {
+      launch.scalar<cl_float>(static_cast<cl_float>(r.bound));
+    } else if (kt == "ulong") {
+      launch.scalar<cl_ulong>(r.constant < 0 ? static_cast<cl_ulong>(r.bound) : 0);
+    } else {
+      launch.scalar<cl_long>(r.constant < 0 ? static_cast<cl_long>(r.bound) : 0);
+    }
+    launch.scalar<cl_int>(r.constant);
+  });
+}
+
 }  // namespace
 
 void RegisterTableKernels(Registry* registry) {
@@ -334,6 +451,7 @@ void RegisterTableKernels(Registry* registry) {
   DLARRAY_ELEMENTWISE_REGISTER_ALL
   register_one("where", &where_kernel);
   register_one("compare", &compare_kernel);
+  register_one("compare_by_const", &compare_by_const_kernel);
 }
 
 }  // namespace dlarray::opencl

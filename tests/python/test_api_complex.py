@@ -38,21 +38,6 @@ def skip_unsupported(ctx, dtype):
             pytest.skip("no complex128 on this device")
 
 
-# Known wrong on CUDA (an H200, 2026-11-26): libcu++'s complex functions, which the CUDA table
-# calls, overflow or lose Annex G's special values here: tan and tanh give NaN for a large part
-# (sinh / cosh of it), acosh/asinh/asin/atan/atanh overflow for large |z| and miss NaN +- pi j/2.
-# Issue 21 keeps them open (own implementations, as the CPU's glibc has); xfail, not skip, so a
-# fixed one shows.
-CUDA_WRONG = {"matches": {"tan", "tanh", "acosh", "atan", "atanh", "asin", "asinh"},
-              "special": {"tan", "tanh", "acosh"}}
-
-
-def known_cuda_bug(request, ctx, name, which):
-    if repr(ctx).startswith("cuda") and name in CUDA_WRONG[which]:
-        request.applymarker(pytest.mark.xfail(
-            reason="libcu++'s complex %s on CUDA (see CUDA_WRONG)" % name, strict=False))
-
-
 def complex_data(rng, shape, dtype, scale=5.0, special=True):
     """Random complex values with parts in [-scale, scale], the special values mixed into either
     part (a fifth of the elements each)."""
@@ -126,9 +111,8 @@ def assert_complex_matches(got, ref, dtype, rtol=None, what=""):
 
 @pytest.mark.parametrize("name", sorted(UNARY))
 @pytest.mark.parametrize("dtype", COMPLEX, ids=str)
-def test_unary_matches_numpy(request, ctx, rng, name, dtype):
+def test_unary_matches_numpy(ctx, rng, name, dtype):
     skip_unsupported(ctx, dtype)
-    known_cuda_bug(request, ctx, name, "matches")
     ref_fn, scale = UNARY[name]
     for shape in SHAPES:
         a = complex_data(rng, shape, dtype, scale)
@@ -139,11 +123,10 @@ def test_unary_matches_numpy(request, ctx, rng, name, dtype):
 
 @pytest.mark.parametrize("name", sorted(UNARY))
 @pytest.mark.parametrize("dtype", COMPLEX, ids=str)
-def test_unary_special_values(request, ctx, name, dtype):
+def test_unary_special_values(ctx, name, dtype):
     """Every pair of NaN, +-inf, +-0.0 ... as (real, imaginary): the NaN, infinity and finite
     pattern of NumPy's result (C99 Annex G's), part by part."""
     skip_unsupported(ctx, dtype)
-    known_cuda_bug(request, ctx, name, "special")
     a = special_grid(dtype)
     ref = reference(name, a.astype(C128))
     got = getattr(dlarray, name)(dev(a, ctx))

@@ -11,11 +11,9 @@
  *
  * Why a struct of our own rather than std::complex as the compute type: the arithmetic must be
  * NumPy's (a * b without C99 Annex G's infinity recovery, a / b by Smith's method), which
- * std::complex's operators are not (GCC's call __mulsc3/__divsc3); the transcendental functions
- * are the C++ library's, which follow Annex G's special values (host: libstdc++ over glibc's
- * cexp, clog ...; device: libcu++'s cuda::std::complex, a port of libc++'s). A separate header,
- * not elementwise_math.h, because `<complex>` is heavy (libstdc++'s pulls in `<sstream>`) and only
- * the complex translation units need it.
+ * std::complex's operators are not (GCC's call __mulsc3/__divsc3). The transcendental functions
+ * are our own too (dlarray/complex_math.h, one implementation for host and device: libcu++'s
+ * overflow and lose Annex G's special values on CUDA), so no `<complex>` is needed.
  *
  * The OpenCL backend spells the same functions in OpenCL C on float2/double2
  * (backends/opencl/elementwise_complex.h).
@@ -25,34 +23,10 @@
 
 #include <cmath>
 
+#include "dlarray/complex_math.h"
 #include "dlarray/elementwise_math.h"
 
-#if defined(__CUDACC__)
-#include <cuda/std/complex>
-#else
-#include <complex>
-#endif
-
 namespace dlarray {
-
-namespace ew {
-#if defined(__CUDACC__)
-template <typename R>
-using LibComplex = ::cuda::std::complex<R>;
-#else
-template <typename R>
-using LibComplex = ::std::complex<R>;
-#endif
-
-template <typename R>
-DLARRAY_HOST_DEVICE LibComplex<R> ToLib(Complex<R> z) {
-  return LibComplex<R>(z.re, z.im);
-}
-template <typename R>
-DLARRAY_HOST_DEVICE Complex<R> FromLib(LibComplex<R> z) {
-  return Complex<R>{z.real(), z.imag()};
-}
-}  // namespace ew
 
 // The functions below overload elementwise_math.h's names (Abs, Sign, Pow, ...) for Complex:
 // hidden from Doxygen, whose references by name (docs/reference/cpp) would be ambiguous; this
@@ -169,43 +143,6 @@ DLARRAY_HOST_DEVICE Complex<R> Sign(Complex<R> x) {
   return Complex<R>{x.re / a, x.im / a};
 }
 
-// The C++ library's complex functions (Annex G's special values) under the table's names.
-#define DLARRAY_EW_COMPLEX_1(Name, fn)                \
-  template <typename R>                               \
-  DLARRAY_HOST_DEVICE Complex<R> Name(Complex<R> x) { \
-    using std::fn;                                    \
-    return ew::FromLib<R>(fn(ew::ToLib(x)));          \
-  }
-DLARRAY_EW_COMPLEX_1(Exp, exp)
-DLARRAY_EW_COMPLEX_1(Log, log)
-DLARRAY_EW_COMPLEX_1(Sqrt, sqrt)
-DLARRAY_EW_COMPLEX_1(Sin, sin)
-DLARRAY_EW_COMPLEX_1(Cos, cos)
-DLARRAY_EW_COMPLEX_1(Tan, tan)
-DLARRAY_EW_COMPLEX_1(Sinh, sinh)
-DLARRAY_EW_COMPLEX_1(Cosh, cosh)
-DLARRAY_EW_COMPLEX_1(Asin, asin)
-DLARRAY_EW_COMPLEX_1(Acos, acos)
-DLARRAY_EW_COMPLEX_1(Atan, atan)
-DLARRAY_EW_COMPLEX_1(Asinh, asinh)
-DLARRAY_EW_COMPLEX_1(Acosh, acosh)
-DLARRAY_EW_COMPLEX_1(Atanh, atanh)
-#undef DLARRAY_EW_COMPLEX_1
-
-/*!
- * \brief tanh x, the library's, except for an infinite real part and a finite imaginary one:
- *        +-1 + 0j with the imaginary part's sign (the standard's; Annex G's sign of sin(2 im) is
- *        what glibc gives).
- */
-template <typename R>
-DLARRAY_HOST_DEVICE Complex<R> Tanh(Complex<R> x) {
-  if (std::isinf(x.re) && std::isfinite(x.im)) {
-    return Complex<R>{std::copysign(R{1}, x.re), std::copysign(R{0}, x.im)};
-  }
-  using std::tanh;
-  return ew::FromLib<R>(tanh(ew::ToLib(x)));
-}
-
 /*! \brief Each part rounded to the nearest integer, half to even (the standard's round). */
 template <typename R>
 DLARRAY_HOST_DEVICE Complex<R> Rint(Complex<R> x) {
@@ -228,17 +165,19 @@ DLARRAY_HOST_DEVICE Complex<R> Log10(Complex<R> x) {
 }
 /*!
  * \brief e^x - 1, accurate near 0: real part expm1(re) cos(im) - 2 sin^2(im / 2) (no
- *        cancellation), imaginary part e^re sin(im). Infinite or NaN parts: exp(x) - 1, so that
- *        Annex G's special values of exp carry over as the standard asks (NumPy's formula gives
- *        inf + nan j for inf + 0j); +-0 + 0j gives +0 + 0j (exp(0) - 1).
+ *        cancellation), imaginary part e^re sin(im) (exactly im when that is +-0). Infinite or NaN
+ *        parts, or a real part where e^re overflows: exp(x) - 1, so that Annex G's special values
+ *        of exp carry over as the standard asks (NumPy's formula gives inf + nan j for inf + 0j);
+ *        +-0 + 0j gives +0 + 0j (exp(0) - 1).
  */
 template <typename R>
 DLARRAY_HOST_DEVICE Complex<R> Expm1(Complex<R> x) {
-  if (!IsFinite(x)) {
+  if (!IsFinite(x) || x.re >= ew::ComplexConsts<R>::kLnMax) {
     const Complex<R> e = Exp(x);
     return Complex<R>{e.re - R{1}, e.im};
   }
   if (x.re == R{0} && x.im == R{0}) return Complex<R>{R{0}, x.im};
+  if (x.im == R{0}) return Complex<R>{std::expm1(x.re), x.im};
   const R h = std::sin(x.im / R{2});
   return Complex<R>{std::expm1(x.re) * std::cos(x.im) - R{2} * h * h,
                     std::exp(x.re) * std::sin(x.im)};
@@ -259,7 +198,7 @@ DLARRAY_HOST_DEVICE Complex<R> Log1p(Complex<R> x) {
  * \brief a ** b as NumPy: b == 0 gives 1; 0 ** b is 0 for real(b) > 0 (NaN otherwise); b = 1, 2,
  *        3 are a, a * a, a * (a * a); another integer |b| < 100 is repeated squaring from 1
  *        (1 / that for b < 0): NumPy's sequence of products, so the NaN and infinite parts come
- *        out alike; otherwise the library's pow.
+ *        out alike; otherwise exp(b log a) with C99's product (glibc's cpow).
  */
 template <typename R>
 DLARRAY_HOST_DEVICE Complex<R> Pow(Complex<R> a, Complex<R> b) {
@@ -282,8 +221,7 @@ DLARRAY_HOST_DEVICE Complex<R> Pow(Complex<R> a, Complex<R> b) {
     }
     return invert ? one / result : result;
   }
-  using std::pow;
-  return ew::FromLib<R>(pow(ew::ToLib(a), ew::ToLib(b)));
+  return Exp(ew::MulAnnexG(b, Log(a)));
 }
 
 /// \endcond

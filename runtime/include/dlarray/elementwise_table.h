@@ -177,6 +177,28 @@
 // clang-format on
 
 /*!
+ * \brief The comparisons with a constant: compare_by_const (one input x, a scalar attribute s,
+ *        a bool output), whose integer attribute cmp picks a row of a fifth X-macro,
+ *        DLARRAY_COMPARE_BY_CONST_OPS(PC), which calls PC(cmp, x, s, expr) for cmp 0 ==, 1 !=,
+ *        2 <, 3 <=, 4 >, 5 >=. expr is evaluated with x the element converted to double and s
+ *        the attribute as the core passes it (a double): the constant is compared exactly, not
+ *        rounded to the array's dtype first (NumPy's rule for a Python float against an integer
+ *        or float32 array; Python brings integers beyond double's 2^53 as arrays). Every real
+ *        dtype and bool; NaN compares unequal to everything. A backend without double arithmetic
+ *        (OpenCL without cl_khr_fp64) rewrites x <cmp> s into an exact comparison in the
+ *        element's own type.
+ */
+// clang-format off
+#define DLARRAY_COMPARE_BY_CONST_OPS(PC)                                                          \
+  PC(0, x, s, x == s)                                                                           \
+  PC(1, x, s, x != s)                                                                           \
+  PC(2, x, s, x < s)                                                                            \
+  PC(3, x, s, x <= s)                                                                           \
+  PC(4, x, s, x > s)                                                                            \
+  PC(5, x, s, x >= s)
+// clang-format on
+
+/*!
  * \brief Registration of a backend's table kernels: where a function or lambda
  *        `register_one(const char* op, KernelFn fn)` is in scope and the backend has defined
  *        `<name>_kernel` for every op, DLARRAY_ELEMENTWISE_OPS(DLARRAY_ELEMENTWISE_REGISTER_1,
