@@ -84,9 +84,14 @@ if has test; then
   step "pytest (shard $shard: ${#tests[@]} entries)"
   log="$logs/pytest${SHARD:+_${shard_i}of${shard_n}}.log"
   # PYTEST_JOBS=<n> (with pytest-xdist installed): the files spread over n processes. Mind the
-  # GPU's memory: the large-array tests of several processes add up.
+  # GPU's memory: the large-array tests of several processes add up, and JAX would take 75 % of
+  # it per process at import (4 processes on an H200 ran out of memory in 13 tests), so JAX
+  # allocates as it goes then.
   jobs=()
-  [ -n "${PYTEST_JOBS:-}" ] && jobs=(-n "$PYTEST_JOBS" --dist loadfile)
+  if [ -n "${PYTEST_JOBS:-}" ]; then
+    jobs=(-n "$PYTEST_JOBS" --dist loadfile)
+    export XLA_PYTHON_CLIENT_PREALLOCATE=false
+  fi
   (cd tests/python && python3 -X faulthandler -m pytest -q -ra -p no:cacheprovider "${jobs[@]}" \
     "${tests[@]}") >"$log" 2>&1
   grep -E "^(FAILED|ERROR)" "$log" | head -30

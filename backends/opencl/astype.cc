@@ -17,6 +17,9 @@ namespace dlarray::opencl {
 namespace {
 
 const ProgramSource kProgram{"astype", R"CLC(
+// The spec makes convert_<O>_sat of NaN 0; NVIDIA's OpenCL gives the type's minimum, so NaN is
+// tested first.
+#define DL_FLOAT_TO_INT(f) ((f) != (f) ? (O)0 : DL_CAT(convert_, DL_CAT(O, _sat_rtz))(f))
 #if defined(O_COMPLEX) && defined(T_COMPLEX)
 #define DL_CONV(v) ((O)((O_REAL)(v).x, (O_REAL)(v).y))
 #elif defined(O_COMPLEX)
@@ -28,7 +31,7 @@ const ProgramSource kProgram{"astype", R"CLC(
 #elif defined(T_COMPLEX) && O_KIND == 2
 #define DL_CONV(v) ((float)(v).x)
 #elif defined(T_COMPLEX) && defined(O_INT)
-#define DL_CONV(v) DL_CAT(convert_, DL_CAT(O, _sat_rtz))((v).x)
+#define DL_CONV(v) DL_FLOAT_TO_INT((v).x)
 #elif defined(T_COMPLEX)
 #define DL_CONV(v) ((O)(v).x)
 #elif O_KIND == 1
@@ -42,7 +45,7 @@ const ProgramSource kProgram{"astype", R"CLC(
 #elif O_KIND == 3
 #define DL_CONV(v) (v)
 #elif defined(O_INT) && defined(T_FLOAT)
-#define DL_CONV(v) DL_CAT(convert_, DL_CAT(O, _sat_rtz))(v)
+#define DL_CONV(v) DL_FLOAT_TO_INT(v)
 #else
 #define DL_CONV(v) ((O)(v))
 #endif

@@ -37,8 +37,9 @@ def documented(readme):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         m = re.fullmatch(r"`(DLARRAY_\w+)`", cells[0]) if len(cells) == 3 else None
         if m:
-            values = set(re.findall(r"`([A-Z]+)`", cells[1]))  # not `DLARRAY_X` (a reference)
-            default = re.search(r"`(\w+)` \(default", cells[1])
+            # Words (ON, AUTO) and flags (-O3), not `DLARRAY_X` (a reference).
+            values = set(re.findall(r"`([-A-Z0-9]+)`", cells[1]))
+            default = re.search(r"`([-\w]+)` \(default", cells[1])
             rows[m.group(1)] = (values, default.group(1) if default else None)
     return rows
 
