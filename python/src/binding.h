@@ -126,9 +126,9 @@ void BindNumpyInterop(py::module_& m, py::class_<NDArray>& cls);
 void BindOps(py::module_& m);      // ops.cc: the op functions, invoke; calls BindOpTable
 void BindOpTable(py::module_& m);  // op_table.cc: op_names, op_info, infer_outputs
 void BindDevices(py::module_& m);
-void BindCustom(py::module_& m);  // custom.cc: AOT custom ops (dlarray.custom)
-void BindRtc(py::module_& m);     // rtc.cc: NVRTC kernels (dlarray.rtc)
-void BindGraph(py::module_& m);   // graph.cc: CUDA graphs (the autodiff executor's replays)
+void BindCustom(py::module_& m);      // custom.cc: AOT custom ops (dlarray.custom)
+void BindRtc(py::module_& m);         // rtc.cc: NVRTC kernels (dlarray.rtc)
+void BindGraph(py::module_& m);       // graph.cc: CUDA graphs (the autodiff executor's replays)
 void BindFuseOpencl(py::module_& m);  // fuse_opencl.cc: OpenCL objects for dlarray.fuse
 
 }  // namespace dlarray
