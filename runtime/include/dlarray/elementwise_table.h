@@ -185,8 +185,8 @@
  *        rounded to the array's dtype first (NumPy's rule for a Python float against an integer
  *        or float32 array; Python brings integers beyond double's 2^53 as arrays). Every real
  *        dtype and bool; NaN compares unequal to everything. A backend without double arithmetic
- *        (OpenCL without cl_khr_fp64) rewrites x <cmp> s into an exact comparison in the
- *        element's own type.
+ *        (OpenCL without cl_khr_fp64) rewrites the comparison of x with s into an exact one in
+ *        the element's own type.
  */
 // clang-format off
 #define DLARRAY_COMPARE_BY_CONST_OPS(PC)                                                          \
