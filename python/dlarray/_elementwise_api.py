@@ -275,18 +275,26 @@ def _scalar_operand(value, like: NDArray, where: str, arg: str):
     return _core.array(np.asarray(value, dtype=dtype), like.ctx, dtype)
 
 
-def _out_of_range_comparison(name: str, array: NDArray, value) -> NDArray | None:
+def _out_of_range_truth(name: str, dtype: np.dtype, value) -> bool | None:
     """NumPy 2 compares an integer array with a Python int its dtype cannot hold exactly: the
-    answer is the same for every element."""
-    if (_MIRROR.get(name) is None or array.dtype.kind not in "iu" or isinstance(value, bool)
+    answer, the same for every element (None where the comparison is an ordinary one)."""
+    if (_MIRROR.get(name) is None or dtype.kind not in "iu" or isinstance(value, bool)
             or not isinstance(value, int)):
         return None
-    info = np.iinfo(array.dtype)
+    info = np.iinfo(dtype)
     if info.min <= value <= info.max:
         return None
     above = value > info.max
-    truth = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
-             "greater": not above, "greater_equal": not above}[name]
+    return {"equal": False, "not_equal": True, "less": above, "less_equal": above,
+            "greater": not above, "greater_equal": not above}[name]
+
+
+def _out_of_range_comparison(name: str, array: NDArray, value) -> NDArray | None:
+    """The out-of-range comparison's answer (_out_of_range_truth) as a bool array of array's
+    shape, or None."""
+    truth = _out_of_range_truth(name, array.dtype, value)
+    if truth is None:
+        return None
     out = _core.empty(array.shape, array.ctx, np.bool_)
     ops.array_set(out, 1.0 if truth else 0.0)
     return out

@@ -10,7 +10,6 @@ reduction (``sum``, ``max``, ``min``, ``mean``) becomes a ``Reduced``.
 """
 from __future__ import annotations
 
-import builtins
 import numbers
 
 import numpy as np
@@ -262,16 +261,8 @@ def _scalar_node(value, like: Node, where: str, arg: str) -> Node:
 
 def _out_of_range(name: str, node: Node, value):
     """The unfused ``_out_of_range_comparison``: one truth for every element, as a constant."""
-    if (_ew._MIRROR.get(name) is None or node.dtype.kind not in "iu"
-            or isinstance(value, builtins.bool) or not isinstance(value, int)):
-        return None
-    info = np.iinfo(node.dtype)
-    if info.min <= value <= info.max:
-        return None
-    above = value > info.max
-    truth = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
-             "greater": not above, "greater_equal": not above}[name]
-    return TracedArray(_fill(truth, _BOOL, node.shape))
+    truth = _ew._out_of_range_truth(name, node.dtype, value)
+    return None if truth is None else TracedArray(_fill(truth, _BOOL, node.shape))
 
 
 def binary(name: str, x1, x2) -> TracedArray:

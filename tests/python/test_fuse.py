@@ -194,6 +194,18 @@ def test_scalar_arguments_are_constants_of_the_trace(ctx, rng):
         _same(scale(x, s).asnumpy(), (x * s).asnumpy())
 
 
+def test_comparisons_with_ints_out_of_the_dtype_range(ctx):
+    # NumPy 2's rule, as the unfused path: int8 against 1000 is one answer for every element.
+    a = np.array([-128, -1, 0, 5, 127], np.int8)
+    x = dlarray.asarray(a, device=ctx)
+    for op in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
+        for value in (1000, -1000):
+            f = lambda v, op=op, value=value: getattr(dlarray, op)(v * 1, value)  # noqa: E731
+            got = dlarray.fuse(f)(x).asnumpy()
+            np.testing.assert_array_equal(got, f(x).asnumpy())
+            np.testing.assert_array_equal(got, getattr(np, op)(a.astype(np.int64), value))
+
+
 def test_nested_fused_functions_inline(ctx, rng):
     x = dlarray.asarray(rng.standard_normal(100).astype(np.float64), device=ctx)
     inner = dlarray.fuse(lambda v: v * v)
