@@ -2,18 +2,20 @@
 # The GPU machine's check in one command: build and install (no package downloads), the doctest
 # and pytest suites, compute-sanitizer over the GPU tests, and the GPU benchmarks.
 #
-# Usage: scripts/gpu_check.sh [STAGE...]   stages: build test sanitize bench mnist array-api multigpu
-#        bench-api
-#        (default: the first five); "quick" = build test. Stages may be run in separate calls on a warm
-#        machine: later stages reuse the install in /tmp/dlarray_site. multigpu (two GPUs or
-#        more): the several-GPU and NCCL tests, bench/distributed.py through the launcher, and
-#        MNIST data-parallel on 2 GPUs against 1. array-api: the array API conformance suite on cuda:0
+# Usage: scripts/gpu_check.sh [STAGE...]   stages: build test sanitize sanitize-api bench mnist
+#        array-api multigpu bench-api
+#        (default: build test sanitize bench mnist); "quick" = build test. Stages may be run in
+#        separate calls on a warm machine: later stages reuse the install in /tmp/dlarray_site.
+#        sanitize-api: compute-sanitizer over the array API's kernels. multigpu (two GPUs or more):
+#        the several-GPU and NCCL tests, bench/distributed.py through the launcher, and MNIST
+#        data-parallel on 2 GPUs against 1. array-api: the array API conformance suite on cuda:0
 #        (scripts/array_api.sh; the suite from ARRAY_API_TESTS_DIR, e.g. a copy carried as .aapi, and
 #        its packages: hypothesis, ndindex, pytest-json-report).
 # BASELINE=<dir of an older source tree>: the build stage also builds that tree, and the bench stage
 #        runs its bench/ops.py in the same run, alternating with this tree's ROUNDS (default 3)
 #        times each, so "no op got slower" is measured, not remembered (bench/compare.py).
 # CUDA_ARCHS=<list> builds only those CUDA architectures (e.g. 90-real on an H100/H200).
+# SANITIZE_TIMEOUT=<s> (default 540): the limit of each compute-sanitizer process.
 # The CPU FFT needs third_party/pocketfft, which a build here fetches from PyPI (docs/fft.md): a
 #        machine without network needs it carried along (or -DDLARRAY_POCKETFFT_DIR).
 # PYTEST_JOBS=<n> (test stage, needs pytest-xdist): the pytest files in n processes.
@@ -99,15 +101,38 @@ if has test; then
   tail -1 "$log"
 fi
 
+# compute-sanitizer: <tool> runs pytest with -k <expression> over the test files; the log and the
+# exit status go to $logs/<tool><suffix>.log/.rc. JAX would take 75 % of the GPU per process at
+# import, so three sanitized processes ran out of memory (reported as errors by memcheck): it
+# allocates as it goes here.
+sanitize() {  # sanitize <tool> <log suffix> <pytest -k expression> <test files...>
+  local tool=$1 suffix=$2 k=$3
+  shift 3
+  (cd tests/python && DLARRAY_UNDER_SANITIZER=1 XLA_PYTHON_CLIENT_PREALLOCATE=false \
+     timeout "${SANITIZE_TIMEOUT:-540}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+     python3 -m pytest -q -p no:cacheprovider -m "not large" -k "$k" "$@") \
+    >"$logs/$tool$suffix.log" 2>&1
+  echo $? >"$logs/$tool$suffix.rc"
+}
+sanitize_summary() {  # sanitize_summary <log suffix> <tools...>: fails the script on any report
+  local suffix=$1 status=0 tool rc
+  shift
+  for tool in "$@"; do
+    rc=$(cat "$logs/$tool$suffix.rc")
+    echo "$tool$suffix exit $rc"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed|no tests ran" "$logs/$tool$suffix.log" | tail -3
+    [ "$rc" = 0 ] || status=1
+  done
+  [ "$status" = 0 ] || { echo "sanitize$suffix: FAILED (logs in $logs)"; final_status=1; }
+}
+
 if has sanitize; then
   # memcheck and synccheck: every GPU test of these files. racecheck: the tests of the kernels
   # that share memory or exchange values within a warp (reductions, softmax, cross-entropy, every
   # rtc kernel incl. the seeds' and the reorg layer's), but no training loop: under racecheck one
   # MNIST epoch takes minutes, the rest about 10 s. The three tools run at once (one GPU, separate
   # processes), each its own pytest; any report or failed test fails the stage. Tests are chosen by
-  # their device id, cuda(N) ("gpu" names the tests written for the GPU). JAX would take 75 % of
-  # the GPU per process at import, so three sanitized processes ran out of memory (reported as
-  # errors by memcheck): it allocates as it goes here.
+  # their device id, cuda(N) ("gpu" names the tests written for the GPU).
   gpu_tests=(test_cuda.py test_ops.py test_sigmoid_plugin.py test_seed_ctypes.py
              test_custom.py test_custom_autodiff.py test_custom_op_node.py test_rtc_gpu.py
              test_rtc_layers.py test_dtypes.py test_views.py test_operators.py test_interop_gpu.py
@@ -116,28 +141,34 @@ if has sanitize; then
               test_custom_seed.py)
   race_k="(gpu or cuda) and (reduce or softmax or entropy or shared or reorg or rtc_gpu or seed)"
   race_k+=" and not mnist and not mlp"
-  sanitize() {  # sanitize <tool> <pytest -k expression> <test files...>
-    local tool=$1 k=$2
-    shift 2
-    (cd tests/python && DLARRAY_UNDER_SANITIZER=1 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 540 \
-       compute-sanitizer --tool "$tool" --error-exitcode 9 \
-       python3 -m pytest -q -p no:cacheprovider -m "not large" -k "$k" "$@") \
-      >"$logs/$tool.log" 2>&1
-    echo $? >"$logs/$tool.rc"
-  }
   step "compute-sanitizer memcheck, synccheck, racecheck"
-  sanitize memcheck "gpu or cuda" "${gpu_tests[@]}" &
-  sanitize synccheck "gpu or cuda" "${gpu_tests[@]}" &
-  sanitize racecheck "$race_k" "${race_tests[@]}" &
+  sanitize memcheck "" "gpu or cuda" "${gpu_tests[@]}" &
+  sanitize synccheck "" "gpu or cuda" "${gpu_tests[@]}" &
+  sanitize racecheck "" "$race_k" "${race_tests[@]}" &
   wait
-  sanitize_status=0
-  for tool in memcheck synccheck racecheck; do
-    rc=$(cat "$logs/$tool.rc")
-    echo "$tool exit $rc"
-    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed|no tests ran" "$logs/$tool.log" | tail -3
-    [ "$rc" = 0 ] || sanitize_status=1
-  done
-  [ "$sanitize_status" = 0 ] || { echo "sanitize: FAILED (logs in $logs)"; final_status=1; }
+  sanitize_summary "" memcheck synccheck racecheck
+fi
+
+if has sanitize-api; then
+  # The array API's kernels (a separate call: the set above fills its 10 minutes): reductions
+  # and scans, complex math, linalg (cuSOLVER, batched), FFT, indexing, sort, fused kernels.
+  # memcheck over all of them in two processes; racecheck over the reductions and the sort,
+  # whose kernels share memory. Not test_fuse.py: NVRTC compiles each of its kernels under the
+  # tool, about 7 s a test (66 tests with no report in 500 s on an H100); run it alone after a
+  # change to the code generator.
+  api_a=(test_api_reduce.py test_api_reduce_cumulative.py test_cmath.py
+         test_cmath_compare_by_const.py test_api_index.py test_api_index_mixed.py)
+  api_b=(test_linalg_complex.py test_api_linalg_main.py test_api_linalg_factor.py
+         test_api_linalg_compose.py test_api_fft.py test_api_complex.py test_api_manip.py)
+  step "compute-sanitizer memcheck (array API kernels), racecheck (reductions, sort)"
+  sanitize memcheck _api_a "cuda" "${api_a[@]}" &
+  sanitize memcheck _api_b "cuda" "${api_b[@]}" &
+  sanitize racecheck _api "cuda and (reduc or sum or argm or sort or cumulative)" \
+    test_api_reduce.py test_api_reduce_cumulative.py test_api_index.py &
+  wait
+  sanitize_summary _api_a memcheck
+  sanitize_summary _api_b memcheck
+  sanitize_summary _api racecheck
 fi
 
 if has multigpu; then
