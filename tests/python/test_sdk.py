@@ -41,11 +41,12 @@ def prefix(tmp_path_factory):
     """A plain CMake build of the SDK (no Python module, no CUDA), installed with --prefix. One
     CPU instruction set path (DLARRAY_NATIVE): the install's layout is what is tested, and the
     three paths tripled the longest build of the suite (about 15 minutes on a loaded 2-core CI
-    machine). Unoptimised kernels (-O0): they compile about ten times faster than -O3's, and the
-    tests here run a handful of elements through them."""
+    machine). Unoptimised (-O0), the kernels and the rest: they compile about ten times faster
+    than -O3's, and the tests here run a handful of elements through them."""
     root = tmp_path_factory.mktemp("sdk")
     build(ROOT, root / "build", "-DDLARRAY_BUILD_PYTHON=OFF", "-DDLARRAY_CUDA=OFF",
-          "-DDLARRAY_SEED_API=OFF", "-DDLARRAY_NATIVE=ON", "-DDLARRAY_KERNEL_OPTIMIZE=-O0")
+          "-DDLARRAY_SEED_API=OFF", "-DDLARRAY_NATIVE=ON", "-DDLARRAY_KERNEL_OPTIMIZE=-O0",
+          "-DCMAKE_CXX_FLAGS_RELEASE=-O0 -DNDEBUG", "-DCMAKE_C_FLAGS_RELEASE=-O0 -DNDEBUG")
     run([CMAKE, "--install", root / "build", "--prefix", root / "prefix"])
     return root / "prefix"
 
