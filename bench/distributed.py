@@ -3,7 +3,7 @@
 
     NCCL_NVLS_ENABLE=0 python -m dlarray.distributed.run --nproc-per-node 2 bench/distributed.py
 
-1. all_reduce (sum, float32) bus bandwidth at 1 MB, 64 MB and 1 GB, ours next to
+1. all_reduce (sum, float32) bus bandwidth from 4 KB (latency) to 1 GB, ours next to
    torch.distributed's, and the ratio (target >= 0.95). Bus bandwidth is NCCL's measure:
    bytes / time x 2 (n - 1) / n.
 2. Peer copy bandwidth gpu(0) -> gpu(1) and back (rank 0 alone, the others idle): our
@@ -33,13 +33,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.p
                                 "examples"))
 import mnist  # noqa: E402
 
-SIZES = {"1MB": 1 << 20, "64MB": 64 << 20, "1GB": 1 << 30}
-ITERS = {"1MB": 200, "64MB": 40, "1GB": 8}
+SIZES = {"4KB": 4 << 10, "64KB": 64 << 10, "1MB": 1 << 20, "16MB": 16 << 20, "64MB": 64 << 20,
+         "1GB": 1 << 30}
+ITERS = {"4KB": 500, "64KB": 500, "1MB": 200, "16MB": 80, "64MB": 40, "1GB": 8}
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="1MB,64MB,1GB",
+    parser.add_argument("--sizes", default=",".join(SIZES),
                         help="all_reduce and copy sizes, from %s" % ",".join(SIZES))
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--steps", type=int, default=100, help="MNIST steps per round")

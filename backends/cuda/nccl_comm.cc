@@ -69,9 +69,14 @@ std::string Who(const DLArrayNcclComm* c) {
 }
 
 // Waits, polling with the mutex released, until NCCL finished the call that returned
-// ncclInProgress, or comm_abort.
+// ncclInProgress, or comm_abort. A non-blocking communicator returns ncclInProgress from
+// collectives too, which are queued within microseconds: the first 200 us spin (yielding the
+// core) rather than sleep, since a sleep costs a scheduler tick on every small collective; a
+// longer wait (init, a slow peer) sleeps, 50 us and then 1 ms at a time, not to hold a core.
 void WaitReady(DLArrayNcclComm* c, const char* what) {
-  for (int polls = 0;; ++polls) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  for (;;) {
     {
       std::lock_guard<std::mutex> lock(c->mu);
       if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, what);
@@ -81,10 +86,12 @@ void WaitReady(DLArrayNcclComm* c, const char* what) {
       if (state == kSuccess) return;
       if (state != kInProgress) ThrowNccl(c, what, state);
     }
-    if (polls < 64) {
+    const Clock::duration waited = Clock::now() - start;
+    if (waited < std::chrono::microseconds(200)) {
       std::this_thread::yield();
     } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(polls < 1000 ? 50 : 1000));
+      std::this_thread::sleep_for(
+          std::chrono::microseconds(waited < std::chrono::milliseconds(100) ? 50 : 1000));
     }
   }
 }

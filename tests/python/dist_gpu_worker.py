@@ -108,7 +108,7 @@ def collectives():
     dist.barrier()
     # Mistakes are ValueError / TypeError, and the group survives them.
     other = dlarray.gpu(1 - RANK) if dlarray.gpu(1) in dlarray.devices() else dlarray.cpu()
-    expect_error(ValueError, "but this rank's process group uses gpu(%d)" % ctx.device_id,
+    expect_error(ValueError, "but this rank's process group uses cuda(%d)" % ctx.device_id,
                  lambda: dist.all_reduce(dlarray.empty((4,), other)))
     expect_error(ValueError, "is on cpu(0)", lambda: dist.all_reduce(dlarray.empty((4,),
                                                                                    dlarray.cpu())))
