@@ -1,4 +1,5 @@
-"""Collectives across processes and GPUs, on NCCL: one process per GPU, on one host or several.
+"""Collectives across processes: on GPUs through NCCL (one process per GPU), on CPU arrays through
+MPI (one process per CPU rank), on one host or several.
 
     # python -m dlarray.distributed.run --nproc-per-node 2 train.py
     import dlarray, dlarray.distributed as dist
@@ -6,6 +7,14 @@
     x = dlarray.array(grad, dist.get_device())
     dist.all_reduce(x, op="mean")             # in place, on the GPU's stream, asynchronous
     dist.destroy_process_group()
+
+CPU arrays (and OpenCL arrays, staged through the host) go through MPI instead: the CPU plugin's
+"dlarray.mpi.v1" extension opens Open MPI's libmpi.so.40 at the first CPU group (see
+:func:`mpi_library`); ``mpirun -n N python train.py`` and ``srun`` work as they are (ranks from
+``OMPI_COMM_WORLD_*``, ``PMI_*``, ``SLURM_*``), and ``python -m dlarray.distributed.run --device
+cpu`` starts them through mpirun. The device is ``device=``, else ``DLARRAY_DIST_DEVICE``, else
+the GPU ``LOCAL_RANK`` when this process sees a GPU, else the CPU. MPI collectives return when
+this rank's part is done.
 
 NCCL is reached through the CUDA plugin (the "dlarray.nccl.v1" device extension) and opened at
 :func:`init_process_group` (or :func:`nccl_library`): from ``DLARRAY_NCCL_LIBRARY`` when set,
@@ -24,17 +33,19 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+import zlib
 from typing import Optional, Sequence
 
 from .. import _core
 from .._core import DLContext, NDArray
-from . import _group, _nccl
+from . import _group, _mpi, _nccl
 from .rendezvous import DistributedError, RendezvousTimeout
 
 __all__ = [
     "DistributedError", "RendezvousTimeout", "all_gather", "all_reduce", "all_reduce_coalesced",
     "barrier", "broadcast", "destroy_process_group", "get_device", "get_rank", "get_world_size",
-    "host_barrier", "init_process_group", "is_initialized", "nccl_library", "reduce_scatter",
+    "host_barrier", "init_process_group", "is_initialized", "mpi_library", "nccl_library",
+    "reduce_scatter",
 ]
 
 DEFAULT_TIMEOUT = 300.0
@@ -43,6 +54,8 @@ DEFAULT_MASTER_ADDR = "127.0.0.1"
 DEFAULT_MASTER_PORT = 29500
 
 _OPS = {"sum": 0, "prod": 1, "max": 2, "min": 3, "mean": 4, "avg": 4}
+_DEVICES = {"cpu": 1, "gpu": 2, "cuda": 2, "opencl": 4}
+_DEBUG_BYTES = 256  # each rank's description of a collective in debug mode
 
 _group_state = None
 _hooks_installed = False
@@ -120,6 +133,10 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
                                                               _group_state.world_size))
     world_size = _env_int("WORLD_SIZE", world_size, "world_size")
     rank = _env_int("RANK", rank, "rank")
+    launched = _mpi.launcher_ranks()  # mpirun / srun: they say who is who
+    if launched is not None and (rank is None or world_size is None):
+        rank = launched[0] if rank is None else rank
+        world_size = launched[1] if world_size is None else world_size
     if world_size is None or rank is None:
         missing = [n for n, v in (("rank", rank), ("world_size", world_size)) if v is None]
         raise ValueError("init_process_group: %s not given and %s not set: start the script "
@@ -132,7 +149,9 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
         raise ValueError("rank must be in [0, %d), got %d" % (world_size, rank))
     local_rank = _env_int("LOCAL_RANK", None, "LOCAL_RANK")
     if local_rank is None:
-        local_rank = rank
+        local_rank = launched[2] if launched is not None else rank
+    address_given = bool(master_addr or os.environ.get("MASTER_ADDR") or master_port
+                         or os.environ.get("MASTER_PORT"))
     host = master_addr or os.environ.get("MASTER_ADDR") or DEFAULT_MASTER_ADDR
     port = _env_int("MASTER_PORT", master_port, "master_port")
     port = DEFAULT_MASTER_PORT if port is None else port
@@ -143,21 +162,85 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
         raise ValueError("timeout must be positive, got %g" % timeout)
     exit_grace = _env_float("DLARRAY_DIST_EXIT_GRACE", None, DEFAULT_EXIT_GRACE)
     if device is None:
-        device = _core.DLContext(local_rank, 2)
+        device = _default_device(local_rank)
     elif not isinstance(device, _core.DLContext):
         raise TypeError("device must be a DLContext such as dlarray.gpu(0), got %s"
                         % type(device).__name__)
     # Everything that can fail alone fails before any other rank waits for this one.
     _group._check_device(device)
-    _group._open_nccl()
+    if _group._backend_for(device) == "mpi":
+        _group._open_mpi()
+    else:
+        _group._open_nccl()
     group = _group.ProcessGroup(rank, world_size, device, timeout, exit_grace)
+    group.debug = os.environ.get("DLARRAY_DIST_DEBUG", "").strip() not in ("", "0")
     try:
-        group.start(host, port)
+        group.start(host, port, address_given)
     except BaseException:
         group.destroy(graceful=False)
         raise
     _group_state = group
     _install_hooks()
+
+
+def _default_device(local_rank):
+    """DLARRAY_DIST_DEVICE's device, else the GPU local_rank when there is a GPU, else the CPU."""
+    name = os.environ.get("DLARRAY_DIST_DEVICE", "").strip().lower()
+    if name:
+        if name not in _DEVICES:
+            raise ValueError("DLARRAY_DIST_DEVICE must be one of %s, got %r"
+                             % (", ".join(sorted(_DEVICES)), name))
+        kind = _DEVICES[name]
+    else:
+        kind = 2 if _core.device_count(2) > 0 else 1
+    return _core.DLContext(0 if kind == 1 else local_rank, kind)
+
+
+def _run(group, what, fn, inputs, outputs, describe=""):
+    """Runs fn(comm, *inputs, *outputs) through the group. Arrays on a device whose collectives go
+    through the host (OpenCL) are copied to host arrays and the outputs copied back. In debug
+    mode (DLARRAY_DIST_DEBUG) the ranks first compare what each passes."""
+    if group.debug:
+        _agree(group, what, list(inputs) + list(outputs), describe)
+    if group.device.device_type != 4:
+        return group.call(what, lambda c: fn(c, *inputs, *outputs))
+    host, staged = _core.DLContext(0, 1), {}
+
+    def on_host(a):
+        if id(a) not in staged:
+            staged[id(a)] = a.copyto(host)
+        return staged[id(a)]
+
+    host_in, host_out = [on_host(a) for a in inputs], [on_host(a) for a in outputs]
+    group.call(what, lambda c: fn(c, *host_in, *host_out))
+    for a, h in zip(outputs, host_out):
+        h.copyto(a)
+
+
+def _agree(group, what, arrays, describe):
+    """Debug mode: every rank sends a description of its call (dtypes, shapes, op) to every
+    other; a difference raises ValueError on every rank, naming each rank's call. Costs one
+    all-gather of 256 bytes per rank and a wait, per collective."""
+    import numpy as np
+    from .. import ndarray
+    text = "%s %s%s" % (what, ", ".join("%s%s" % (a.dtype, tuple(a.shape)) for a in arrays),
+                        describe)
+    data = text.encode()
+    if len(data) > _DEBUG_BYTES:
+        data = data[:_DEBUG_BYTES - 12] + b" #%08x" % zlib.crc32(data)
+    mine = np.zeros(_DEBUG_BYTES, np.uint8)
+    mine[:len(data)] = np.frombuffer(data, np.uint8)
+    where = group.device if group.device.device_type != 4 else _core.DLContext(0, 1)
+    send = ndarray.array(mine, where, dtype="uint8")
+    recv = _core.empty((group.world_size * _DEBUG_BYTES,), where, "uint8")
+    group.call(what + " (debug check)", lambda c: c.all_gather(send, recv))
+    rows = recv.asnumpy().reshape(group.world_size, _DEBUG_BYTES)
+    if (rows == rows[0]).all():
+        return
+    calls = ["rank %d: %s" % (r, bytes(rows[r]).rstrip(b"\0").decode(errors="replace"))
+             for r in range(group.world_size)]
+    raise ValueError("%s: the ranks called it differently (DLARRAY_DIST_DEBUG): %s"
+                     % (what, "; ".join(calls)))
 
 
 def _require():
@@ -227,6 +310,23 @@ def nccl_library() -> tuple[str, str]:
     return _nccl.load()
 
 
+def mpi_library() -> tuple[str, str]:
+    """The MPI library dlarray uses for CPU arrays, opening it (and initialising MPI) if needed.
+
+    Returns
+    -------
+    tuple of (str, str)
+        Its path and version line, e.g. ``("/usr/lib/x86_64-linux-gnu/libmpi.so.40",
+        "Open MPI v4.1.4, package: Debian OpenMPI, ...")``.
+
+    Raises
+    ------
+    RuntimeError
+        When MPI was not found (the message says what to install and where it looked).
+    """
+    return _mpi.load()
+
+
 def all_reduce(array: NDArray, op: str = "sum") -> NDArray:
     """Reduces ``array`` over the ranks, in place: every rank ends with the same result.
 
@@ -253,7 +353,8 @@ def all_reduce(array: NDArray, op: str = "sum") -> NDArray:
     group = _require()
     _check_arrays(group, "all_reduce", array)
     code = _op(op)
-    group.call("all_reduce", lambda c: c.all_reduce(array, array, code))
+    _run(group, "all_reduce", lambda c, a, b: c.all_reduce(a, b, code), [array], [array],
+         " op %s" % op)
     return array
 
 
@@ -285,7 +386,8 @@ def all_reduce_coalesced(arrays: Sequence[NDArray], op: str = "sum") -> list[NDA
     _check_arrays(group, "all_reduce_coalesced", *arrays)
     code = _op(op)
     if arrays:
-        group.call("all_reduce_coalesced", lambda c: c.all_reduce_group(arrays, code))
+        _run(group, "all_reduce_coalesced", lambda c, *xs: c.all_reduce_group(list(xs), code),
+             [], arrays, " op %s" % op)
     return arrays
 
 
@@ -315,7 +417,8 @@ def broadcast(array: NDArray, src: int = 0) -> NDArray:
     if not isinstance(src, int) or not 0 <= src < group.world_size:
         raise ValueError("broadcast: src must be a rank in [0, %d), got %r"
                          % (group.world_size, src))
-    group.call("broadcast", lambda c: c.broadcast(array, array, src))
+    _run(group, "broadcast", lambda c, a, b: c.broadcast(a, b, src), [array], [array],
+         " src %d" % src)
     return array
 
 
@@ -351,7 +454,7 @@ def all_gather(array: NDArray, out: Optional[NDArray] = None) -> NDArray:
         if tuple(out.shape) != want:
             raise ValueError("all_gather: out has shape %s but %d ranks of %s need %s"
                              % (tuple(out.shape), group.world_size, tuple(array.shape), want))
-    group.call("all_gather", lambda c: c.all_gather(array, out))
+    _run(group, "all_gather", lambda c, a, b: c.all_gather(a, b), [array], [out])
     return out
 
 
@@ -396,7 +499,8 @@ def reduce_scatter(array: NDArray, op: str = "sum",
         if tuple(out.shape) != want:
             raise ValueError("reduce_scatter: out has shape %s, expected %s"
                              % (tuple(out.shape), want))
-    group.call("reduce_scatter", lambda c: c.reduce_scatter(array, out, code))
+    _run(group, "reduce_scatter", lambda c, a, b: c.reduce_scatter(a, b, code), [array], [out],
+         " op %s" % op)
     return out
 
 
@@ -410,6 +514,9 @@ def barrier() -> None:
         When the group failed, also while waiting.
     """
     group = _require()
+    if group.backend == "mpi":
+        group.call("barrier", lambda c: c.barrier())
+        return
     flag = group.barrier_array()
     group.call("barrier", lambda c: c.all_reduce(flag, flag, _OPS["sum"]))
     try:
