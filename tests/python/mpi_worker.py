@@ -135,7 +135,9 @@ def train_mnist(distributed, epochs=2, batch=100):
 
 
 def main():
-    dist.init_process_group()
+    # Both ranks share the one OpenCL device here (LOCAL_RANK would pick opencl(1)).
+    opencl = os.environ.get("DLARRAY_DIST_DEVICE") == "opencl"
+    dist.init_process_group(device=dlarray.opencl(0) if opencl else None)
     device = repr(dist.get_device())
     if SCENARIO == "collectives":
         failures, checked, errors, coalesced = collectives()
@@ -161,6 +163,25 @@ def main():
         report(started=time.time())
         dist.all_reduce(x)
         report(error="the all-reduce returned")
+    elif SCENARIO == "opencl":  # DLARRAY_DIST_DEVICE=opencl: staged through host arrays
+        rank, ctx = dist.get_rank(), dist.get_device()
+        failures = []
+        for dtype in ("float32", "int32"):
+            mine, other = data(dtype, (4, 3), rank), data(dtype, (4, 3), 1 - rank)
+            a0, a1 = (mine, other) if rank == 0 else (other, mine)
+            x = dlarray.array(mine, ctx, dtype=dtype)
+            dist.all_reduce(x, op="max")
+            b = dlarray.array(mine, ctx, dtype=dtype)
+            dist.broadcast(b, src=0)
+            g = dist.all_gather(dlarray.array(mine, ctx, dtype=dtype))
+            r = dist.reduce_scatter(dlarray.array(mine, ctx, dtype=dtype))
+            checks = [(x, np.maximum(a0, a1)), (b, a0), (g, np.concatenate([a0, a1])),
+                      (r, (a0 + a1)[2 * rank:2 * rank + 2])]
+            for i, (got, want) in enumerate(checks):
+                if got.ctx != ctx or not np.array_equal(got.asnumpy(), want):
+                    failures.append("%s check %d" % (dtype, i))
+        dist.barrier()
+        report(failures=failures, device=repr(ctx))
     elif SCENARIO == "mnist":
         losses, accuracy, checksum = train_mnist(True)
         report(losses=[float(v) for v in losses], accuracy=accuracy, checksum=checksum)

@@ -39,7 +39,7 @@ def results(out, ranks=2):
 def mpirun(out, scenario, timeout=120, **extra):
     cmd = [MPIRUN, "-n", "2", "--oversubscribe", sys.executable, WORKER, scenario, str(out)]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                          env=mpi_env(DLARRAY_DIST_DEVICE="cpu", **extra))
+                          env=mpi_env(**dict({"DLARRAY_DIST_DEVICE": "cpu"}, **extra)))
 
 
 def launcher(out, scenario, *args, **extra):
@@ -70,6 +70,14 @@ def test_debug_mode_names_each_rank_s_dtype(tmp_path):
         assert "rank 0: all_reduce float32(4,), float32(4,) op sum" in r["error"]
         assert "rank 1: all_reduce float64(4,), float64(4,) op sum" in r["error"]
         assert r["after"] == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.skipif(dlarray.opencl(0) not in dlarray.devices(), reason="no OpenCL device")
+def test_opencl_arrays_go_through_the_host(tmp_path):
+    done = mpirun(tmp_path, "opencl", DLARRAY_DIST_DEVICE="opencl", DLARRAY_DIST_DEBUG="1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for r in results(tmp_path):
+        assert r["failures"] == [] and r["device"] == "opencl(0)"
 
 
 def test_rank_count_that_does_not_match_mpirun(tmp_path):
@@ -120,6 +128,20 @@ def test_data_parallel_mnist_on_two_cpu_ranks_matches_one_process(tmp_path):
         assert r["losses"] == pytest.approx(losses, rel=1e-4)
         assert abs(r["accuracy"] - accuracy) <= 0.005
     assert accuracy > 0.85
+
+
+@pytest.mark.skipif(dlarray.gpu(0) in dlarray.devices(), reason="this machine has a GPU")
+def test_without_a_gpu_one_process_group_is_on_the_cpu():
+    code = ("import dlarray, numpy as np, dlarray.distributed as dist\n"
+            "dist.init_process_group(rank=0, world_size=1, master_port=%s)\n"
+            "x = dlarray.array(np.arange(3), dist.get_device(), dtype='int32')\n"
+            "dist.all_reduce(x, op='mean'); dist.barrier()\n"
+            "print(dist.get_device(), x.asnumpy().tolist()); dist.destroy_process_group()\n"
+            % launcher_module._free_port("127.0.0.1"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, env=mpi_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["cpu(0)", "[0,", "1,", "2]"]
 
 
 def test_mpi_missing_is_a_clear_error():

@@ -87,6 +87,7 @@ class ProcessGroup:
         self.rank, self.world_size, self.device = rank, world_size, device
         self.backend = _backend_for(device)
         self.debug = False  # DLARRAY_DIST_DEBUG: ranks compare each collective's arguments
+        self.staged = device.device_type == _OPENCL  # collectives on host copies
         self.timeout, self.exit_grace = timeout, exit_grace
         self.failure = None
         self.comm = None
