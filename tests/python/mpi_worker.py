@@ -103,6 +103,10 @@ def collectives():
                 half = shape[0] // world
                 if not np.array_equal(part, (a0 + a1)[rank * half:(rank + 1) * half]):
                     failures.append("reduce_scatter %s %s" % (dtype, shape))
+    try:
+        dist.all_reduce(dlarray.array(np.ones(3), dlarray.opencl(0)))
+    except ValueError as e:
+        errors["opencl array"] = str(e)
     grads = [dlarray.array(np.full((3, 4), rank + 1.0, np.float32), cpu),
              dlarray.array(np.full(5, 2.0 * rank), cpu, dtype="float64")]
     dist.all_reduce_coalesced(grads, op="mean")

@@ -196,27 +196,29 @@ def _default_device(local_rank):
     return _core.DLContext(0 if kind == 1 else local_rank, kind)
 
 
-def _run(group, what, fn, inputs, outputs, describe=""):
-    """Runs fn(comm, *inputs, *outputs) through the group. Arrays on a device whose collectives go
-    through the host (OpenCL) are copied to host arrays and the outputs copied back. In debug
-    mode (DLARRAY_DIST_DEBUG) the ranks first compare what each passes."""
-    if not group.staged:
-        if group.debug:
-            _agree(group, what, list(inputs) + list(outputs), describe)
-        return group.call(what, lambda c: fn(c, *inputs, *outputs))
+def _run(group, what, method, inputs, outputs, args=(), describe="", as_list=False):
+    """Runs comm.<method>(*inputs, *outputs, *args) through the group (the outputs as one list
+    with as_list). A device whose collectives go through the host (OpenCL) gets host copies, and
+    its outputs are copied back. In debug mode (DLARRAY_DIST_DEBUG) the ranks first compare what
+    each passes."""
     if group.debug:
         _agree(group, what, list(inputs) + list(outputs), describe)
-    host, staged = _core.DLContext(0, 1), {}
-
-    def on_host(a):
-        if id(a) not in staged:
-            staged[id(a)] = a.copyto(host)
-        return staged[id(a)]
-
-    host_in, host_out = [on_host(a) for a in inputs], [on_host(a) for a in outputs]
-    group.call(what, lambda c: fn(c, *host_in, *host_out))
-    for a, h in zip(outputs, host_out):
-        h.copyto(a)
+    if group.staged:
+        host, copies = _core.DLContext(0, 1), {}
+        for a in (*inputs, *outputs):  # an array both read and written is copied once
+            if id(a) not in copies:
+                copies[id(a)] = a.copyto(host)
+        staged_in = [copies[id(a)] for a in inputs]
+        staged_out = [copies[id(a)] for a in outputs]
+    else:
+        staged_in, staged_out = inputs, outputs
+    if as_list:
+        group.call(what, method, list(staged_out), *args)
+    else:
+        group.call(what, method, *staged_in, *staged_out, *args)
+    if group.staged:
+        for a, h in zip(outputs, staged_out):
+            h.copyto(a)
 
 
 def _agree(group, what, arrays, describe):
@@ -235,7 +237,7 @@ def _agree(group, what, arrays, describe):
     where = _core.DLContext(0, 1) if group.staged else group.device
     send = ndarray.array(mine, where, dtype="uint8")
     recv = _core.empty((group.world_size * _DEBUG_BYTES,), where, "uint8")
-    group.call(what + " (debug check)", lambda c: c.all_gather(send, recv))
+    group.call(what + " (debug check)", "all_gather", send, recv)
     rows = recv.asnumpy().reshape(group.world_size, _DEBUG_BYTES)
     if (rows == rows[0]).all():
         return
@@ -255,7 +257,9 @@ def _check_arrays(group, what, *arrays):
     for a in arrays:
         if not isinstance(a, _core.NDArray):
             raise TypeError("%s: expected an NDArray, got %s" % (what, type(a).__name__))
-        if a.ctx != group.device:
+        # A CPU group's communicator checks itself that arrays are in host memory (the device
+        # property costs a microsecond, as much as a small MPI all-reduce).
+        if not group.host_only and a.ctx != group.device:
             raise ValueError("%s: the array is on %r but this rank's process group uses %r"
                              % (what, a.ctx, group.device))
 
@@ -355,8 +359,7 @@ def all_reduce(array: NDArray, op: str = "sum") -> NDArray:
     group = _require()
     _check_arrays(group, "all_reduce", array)
     code = _op(op)
-    _run(group, "all_reduce", lambda c, a, b: c.all_reduce(a, b, code), [array], [array],
-         " op %s" % op)
+    _run(group, "all_reduce", "all_reduce", (array,), (array,), (code,), " op %s" % op)
     return array
 
 
@@ -388,8 +391,8 @@ def all_reduce_coalesced(arrays: Sequence[NDArray], op: str = "sum") -> list[NDA
     _check_arrays(group, "all_reduce_coalesced", *arrays)
     code = _op(op)
     if arrays:
-        _run(group, "all_reduce_coalesced", lambda c, *xs: c.all_reduce_group(list(xs), code),
-             [], arrays, " op %s" % op)
+        _run(group, "all_reduce_coalesced", "all_reduce_group", (), arrays, (code,),
+             " op %s" % op, as_list=True)
     return arrays
 
 
@@ -419,8 +422,7 @@ def broadcast(array: NDArray, src: int = 0) -> NDArray:
     if not isinstance(src, int) or not 0 <= src < group.world_size:
         raise ValueError("broadcast: src must be a rank in [0, %d), got %r"
                          % (group.world_size, src))
-    _run(group, "broadcast", lambda c, a, b: c.broadcast(a, b, src), [array], [array],
-         " src %d" % src)
+    _run(group, "broadcast", "broadcast", (array,), (array,), (src,), " src %d" % src)
     return array
 
 
@@ -456,7 +458,7 @@ def all_gather(array: NDArray, out: Optional[NDArray] = None) -> NDArray:
         if tuple(out.shape) != want:
             raise ValueError("all_gather: out has shape %s but %d ranks of %s need %s"
                              % (tuple(out.shape), group.world_size, tuple(array.shape), want))
-    _run(group, "all_gather", lambda c, a, b: c.all_gather(a, b), [array], [out])
+    _run(group, "all_gather", "all_gather", (array,), (out,))
     return out
 
 
@@ -501,8 +503,7 @@ def reduce_scatter(array: NDArray, op: str = "sum",
         if tuple(out.shape) != want:
             raise ValueError("reduce_scatter: out has shape %s, expected %s"
                              % (tuple(out.shape), want))
-    _run(group, "reduce_scatter", lambda c, a, b: c.reduce_scatter(a, b, code), [array], [out],
-         " op %s" % op)
+    _run(group, "reduce_scatter", "reduce_scatter", (array,), (out,), (code,), " op %s" % op)
     return out
 
 
@@ -517,10 +518,10 @@ def barrier() -> None:
     """
     group = _require()
     if group.backend == "mpi":
-        group.call("barrier", lambda c: c.barrier())
+        group.call("barrier", "barrier")
         return
     flag = group.barrier_array()
-    group.call("barrier", lambda c: c.all_reduce(flag, flag, _OPS["sum"]))
+    group.call("barrier", "all_reduce", flag, flag, _OPS["sum"])
     try:
         _core.synchronize(group.device)
     except RuntimeError as e:

@@ -88,6 +88,7 @@ class ProcessGroup:
         self.backend = _backend_for(device)
         self.debug = False  # DLARRAY_DIST_DEBUG: ranks compare each collective's arguments
         self.staged = device.device_type == _OPENCL  # collectives on host copies
+        self.host_only = device.device_type == _CPU and self.backend == "mpi"
         self.timeout, self.exit_grace = timeout, exit_grace
         self.failure = None
         self.comm = None
@@ -159,11 +160,13 @@ class ProcessGroup:
         if self.destroyed:
             raise DistributedError("the process group was destroyed")
 
-    def call(self, what, fn):
-        """Runs fn(comm); NCCL failures fail the whole group, argument errors do not."""
-        self.check()
+    def call(self, what, method, *args):
+        """Runs comm.<method>(*args); communicator failures fail the whole group, argument
+        errors do not."""
+        if self.failure is not None or self.destroyed:
+            self.check()
         try:
-            return fn(self.comm)
+            return getattr(self.comm, method)(*args)
         except (ValueError, TypeError):
             raise
         except RuntimeError as e:
