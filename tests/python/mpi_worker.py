@@ -99,7 +99,8 @@ def collectives():
             if not np.array_equal(g, want):
                 failures.append("all_gather %s %s" % (dtype, shape))
             if shape and shape[0] % world == 0 and dtype != "bool":
-                part = dist.reduce_scatter(dlarray.array(mine, cpu, dtype=dtype), op="sum").asnumpy()
+                part = dist.reduce_scatter(dlarray.array(mine, cpu, dtype=dtype),
+                                           op="sum").asnumpy()
                 half = shape[0] // world
                 if not np.array_equal(part, (a0 + a1)[rank * half:(rank + 1) * half]):
                     failures.append("reduce_scatter %s %s" % (dtype, shape))

@@ -91,12 +91,15 @@ def _env_float(name, value, default):
 def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = None, *,
                        master_addr: Optional[str] = None, master_port: Optional[int] = None,
                        device: Optional[DLContext] = None, timeout: Optional[float] = None) -> None:
-    """Joins this process to a group of ``world_size`` processes, one GPU each.
+    """Joins this process to a group of ``world_size`` processes, one GPU (or CPU rank) each.
 
     Arguments not given come from the environment that ``python -m dlarray.distributed.run``
     (or torchrun) sets: ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK`` (the GPU), ``MASTER_ADDR``
-    (default 127.0.0.1), ``MASTER_PORT`` (default 29500). Rank 0 listens on that port; the
-    others connect, receive the NCCL unique id, and every rank creates its communicator.
+    (default 127.0.0.1), ``MASTER_PORT`` (default 29500); without ``RANK``/``WORLD_SIZE``,
+    from ``mpirun``'s or ``srun``'s (``OMPI_COMM_WORLD_*``, ``PMI_*``, ``PMIX_*``,
+    ``SLURM_*``). Rank 0 listens on that port; the others connect, receive the NCCL unique id
+    (or the MPI port joining several MPI jobs), and every rank creates its communicator. One MPI
+    job holding every rank needs no ``MASTER_ADDR``: rank 0 sends its address over MPI.
 
     Parameters
     ----------
@@ -109,7 +112,9 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
     master_port : int, optional
         Rank 0's port; default ``MASTER_PORT`` or 29500.
     device : DLContext, optional
-        This rank's GPU; default ``dlarray.gpu(LOCAL_RANK)`` (``LOCAL_RANK`` defaults to rank).
+        This rank's GPU (NCCL), or ``dlarray.cpu()`` / an OpenCL device (MPI); default
+        ``DLARRAY_DIST_DEVICE``, else ``dlarray.gpu(LOCAL_RANK)`` when this process sees a GPU,
+        else ``dlarray.cpu()`` (``LOCAL_RANK`` defaults to rank).
     timeout : float, optional
         Seconds the rendezvous, barriers, :func:`destroy_process_group` and each collective
         may wait for the other ranks; default ``DLARRAY_DIST_TIMEOUT`` or 300.
@@ -117,10 +122,11 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
     Raises
     ------
     ValueError
-        For a bad rank, world size, port or device (missing ones name the variable to set).
+        For a bad rank, world size, port or device (missing ones name the variable to set), or a
+        world size the MPI job's ranks do not make up.
     RuntimeError
-        When there is no GPU, the GPU does not exist, or NCCL was not found (it says where
-        it looked); also when a group is already initialised.
+        When there is no GPU, the GPU does not exist, or NCCL (MPI for CPU arrays) was not
+        found (it says where it looked); also when a group is already initialised.
     RendezvousTimeout
         When the ranks did not all join within the timeout (names the missing ranks).
     DistributedError
@@ -296,7 +302,7 @@ def get_world_size() -> int:
 
 
 def get_device() -> DLContext:
-    """This rank's GPU, a DLContext (raises RuntimeError before init)."""
+    """This rank's device (its GPU, or the CPU), a DLContext (raises RuntimeError before init)."""
     return _require().device
 
 
@@ -339,14 +345,14 @@ def all_reduce(array: NDArray, op: str = "sum") -> NDArray:
     Parameters
     ----------
     array : NDArray
-        On this rank's GPU; same shape and dtype on every rank.
+        On this rank's device; same shape and dtype on every rank.
     op : str
         ``"sum"``, ``"mean"``, ``"max"``, ``"min"`` or ``"prod"``.
 
     Returns
     -------
     NDArray
-        ``array`` (queued on the GPU's stream; not waited for).
+        ``array`` (on a GPU queued on its stream, not waited for; on MPI done).
 
     Raises
     ------
@@ -370,7 +376,7 @@ def all_reduce_coalesced(arrays: Sequence[NDArray], op: str = "sum") -> list[NDA
     Parameters
     ----------
     arrays : sequence of NDArray
-        On this rank's GPU; the same list, in the same order, on every rank.
+        On this rank's device; the same list, in the same order, on every rank.
     op : str
         As in :func:`all_reduce`.
 
@@ -402,7 +408,7 @@ def broadcast(array: NDArray, src: int = 0) -> NDArray:
     Parameters
     ----------
     array : NDArray
-        On this rank's GPU; same shape and dtype on every rank.
+        On this rank's device; same shape and dtype on every rank.
     src : int
         The rank whose data is sent.
 
@@ -432,7 +438,7 @@ def all_gather(array: NDArray, out: Optional[NDArray] = None) -> NDArray:
     Parameters
     ----------
     array : NDArray
-        On this rank's GPU; same shape and dtype on every rank. A 0-d array counts as one row.
+        On this rank's device; same shape and dtype on every rank. A 0-d array counts as one row.
     out : NDArray, optional
         Shape ``(world_size * array.shape[0], *array.shape[1:])``; made when not given.
 
@@ -470,7 +476,7 @@ def reduce_scatter(array: NDArray, op: str = "sum",
     Parameters
     ----------
     array : NDArray
-        On this rank's GPU; ``array.shape[0]`` divisible by the world size.
+        On this rank's device; ``array.shape[0]`` divisible by the world size.
     op : str
         As in :func:`all_reduce`.
     out : NDArray, optional
