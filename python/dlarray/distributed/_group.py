@@ -80,6 +80,26 @@ def _check_device(ctx):
            "" if visible is None else ", CUDA_VISIBLE_DEVICES=%r" % visible))
 
 
+def _own_address():
+    """This host's address for the other ranks: its name's, unless that is a loopback address
+    (Debian maps the host name to 127.0.1.1) while the MPI job spans other hosts; then the
+    address of the interface of the default route (a UDP connect sends nothing)."""
+    try:
+        addr = socket.gethostbyname(socket.gethostname())
+    except OSError:
+        addr = "127.0.0.1"
+    local, size = (os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE"),
+                   os.environ.get("OMPI_COMM_WORLD_SIZE"))
+    if not addr.startswith("127.") or (local is not None and local == size):
+        return addr
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: only a route lookup
+            return probe.getsockname()[0]
+    except OSError:
+        return addr
+
+
 class ProcessGroup:
     """One rank's membership: rank, world size, device, rendezvous, communicator, watchdog."""
 
@@ -234,10 +254,7 @@ class ProcessGroup:
         from .. import ndarray
         text = b""
         if self.rank == 0:
-            try:
-                addr = socket.gethostbyname(socket.gethostname())
-            except OSError:
-                addr = "127.0.0.1"
+            addr = _own_address()
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
                 s.bind(("", 0))
                 text = ("%s %d" % (addr, s.getsockname()[1])).encode()
