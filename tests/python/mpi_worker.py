@@ -187,6 +187,12 @@ def main():
                     failures.append("%s check %d" % (dtype, i))
         dist.barrier()
         report(failures=failures, device=repr(ctx))
+    elif SCENARIO == "skips":  # rank 1 never joins the all-reduce: the timeout ends rank 0
+        x = dlarray.array(np.ones(8), dlarray.cpu())
+        if dist.get_rank() == 1:
+            time.sleep(60)
+        dist.all_reduce(x)
+        report(error="the all-reduce returned")
     elif SCENARIO == "mnist":
         losses, accuracy, checksum = train_mnist(True)
         report(losses=[float(v) for v in losses], accuracy=accuracy, checksum=checksum)

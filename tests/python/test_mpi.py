@@ -89,6 +89,15 @@ def test_opencl_arrays_go_through_the_host(tmp_path):
         assert r["failures"] == [] and r["device"] == "opencl(0)"
 
 
+def test_a_collective_a_rank_skips_ends_within_the_timeout(tmp_path):
+    start = time.monotonic()
+    done = mpirun(tmp_path, "skips", DLARRAY_DIST_TIMEOUT="3", timeout=60)
+    assert done.returncode != 0
+    assert time.monotonic() - start < 30
+    assert "a collective has waited" in done.stderr and "DLARRAY_DIST_TIMEOUT=3" in done.stderr
+    assert "an MPI call is still waiting" in done.stderr
+
+
 def test_rank_count_that_does_not_match_mpirun(tmp_path):
     done = mpirun(tmp_path, "collectives", WORLD_SIZE="3", timeout=60)
     assert done.returncode != 0

@@ -202,11 +202,11 @@ def _default_device(local_rank):
     return _core.DLContext(0 if kind == 1 else local_rank, kind)
 
 
-def _run(group, what, method, inputs, outputs, args=(), describe="", as_list=False):
+def _run(group, what, method, inputs, outputs, args=(), describe=(), as_list=False):
     """Runs comm.<method>(*inputs, *outputs, *args) through the group (the outputs as one list
     with as_list). A device whose collectives go through the host (OpenCL) gets host copies, and
     its outputs are copied back. In debug mode (DLARRAY_DIST_DEBUG) the ranks first compare what
-    each passes."""
+    each passes (``describe``: a (name, value) pair that must agree besides the arrays)."""
     if group.debug:
         _agree(group, what, list(inputs) + list(outputs), describe)
     if group.staged:
@@ -234,7 +234,7 @@ def _agree(group, what, arrays, describe):
     import numpy as np
     from .. import ndarray
     text = "%s %s%s" % (what, ", ".join("%s%s" % (a.dtype, tuple(a.shape)) for a in arrays),
-                        describe)
+                        " %s %s" % describe if describe else "")
     data = text.encode()
     if len(data) > _DEBUG_BYTES:
         data = data[:_DEBUG_BYTES - 12] + b" #%08x" % zlib.crc32(data)
@@ -365,7 +365,7 @@ def all_reduce(array: NDArray, op: str = "sum") -> NDArray:
     group = _require()
     _check_arrays(group, "all_reduce", array)
     code = _op(op)
-    _run(group, "all_reduce", "all_reduce", (array,), (array,), (code,), " op %s" % op)
+    _run(group, "all_reduce", "all_reduce", (array,), (array,), (code,), ("op", op))
     return array
 
 
@@ -398,7 +398,7 @@ def all_reduce_coalesced(arrays: Sequence[NDArray], op: str = "sum") -> list[NDA
     code = _op(op)
     if arrays:
         _run(group, "all_reduce_coalesced", "all_reduce_group", (), arrays, (code,),
-             " op %s" % op, as_list=True)
+             ("op", op), as_list=True)
     return arrays
 
 
@@ -428,7 +428,7 @@ def broadcast(array: NDArray, src: int = 0) -> NDArray:
     if not isinstance(src, int) or not 0 <= src < group.world_size:
         raise ValueError("broadcast: src must be a rank in [0, %d), got %r"
                          % (group.world_size, src))
-    _run(group, "broadcast", "broadcast", (array,), (array,), (src,), " src %d" % src)
+    _run(group, "broadcast", "broadcast", (array,), (array,), (src,), ("src", src))
     return array
 
 
@@ -509,7 +509,7 @@ def reduce_scatter(array: NDArray, op: str = "sum",
         if tuple(out.shape) != want:
             raise ValueError("reduce_scatter: out has shape %s, expected %s"
                              % (tuple(out.shape), want))
-    _run(group, "reduce_scatter", "reduce_scatter", (array,), (out,), (code,), " op %s" % op)
+    _run(group, "reduce_scatter", "reduce_scatter", (array,), (out,), (code,), ("op", op))
     return out
 
 
