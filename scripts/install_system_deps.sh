@@ -10,6 +10,9 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build python3 python3-venv python3-dev libboost-dev
           doctest-dev libopenblas-dev clang-format clang libc++-dev libc++abi-dev libclang-rt-dev
           libomp-dev opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo libclblast-dev)
+# openmpi-bin: mpirun and libmpi.so.40 for dlarray.distributed on CPU arrays (tests/python/test_mpi.py);
+# dlarray opens libmpi at run time, so no MPI headers are needed to build.
+packages+=(openmpi-bin)
 docs_packages=(doxygen graphviz)
 if [ "${1:-}" = docs ]; then
   packages=("${docs_packages[@]}")

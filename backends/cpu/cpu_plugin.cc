@@ -10,6 +10,7 @@
 #include "dlarray/plugin.h"
 #include "fft.h"
 #include "linalg_kernels.h"
+#include "mpi_ext.h"
 #include "parallel.h"
 
 namespace {
@@ -85,6 +86,7 @@ void RegisterKernels(dlarray::Registry* registry) {
 
 const void* dlarray::cpu::FindExtension(const std::string& name) {
   if (name == DLARRAY_EXT_MEM_INFO_V1) return &kMemInfo;
+  if (name == DLARRAY_EXT_MPI_V1) return dlarray::cpu::MpiExtension();
   return name == DLARRAY_EXT_PARALLEL_V1 ? &kParallel : nullptr;
 }
 

@@ -119,6 +119,8 @@ py::array AsNumpy(const NDArray& self);
 std::shared_ptr<void> PythonOwner(py::object obj);
 
 void BindDistributed(py::module_& m);  // distributed.cc: NCCL (dlarray.distributed)
+// distributed_mpi.cc: MPI (dlarray.distributed on CPU arrays)
+void BindDistributedMpi(py::module_& m);
 void BindNDArray(py::module_& m);
 void BindViews(py::class_<NDArray>& cls);
 void BindDLPack(py::module_& m, py::class_<NDArray>& cls);

@@ -247,6 +247,7 @@ Examples
 
   BindDevices(m);
   BindDistributed(m);
+  BindDistributedMpi(m);
   BindNDArray(m);
   BindOps(m);
   RegisterExitHook();

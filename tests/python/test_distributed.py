@@ -153,8 +153,11 @@ def test_collectives_before_init_raise():
 
 @pytest.mark.skipif(dlarray.gpu(0) in dlarray.devices(), reason="this machine has a GPU")
 def test_without_a_gpu_init_says_so():
-    with pytest.raises(RuntimeError, match="dlarray.distributed needs a GPU .* and there is none"):
-        dist.init_process_group(rank=0, world_size=1, master_port=free_port())
+    # Without device=, a process without a GPU takes the CPU path (test_mpi.py).
+    with pytest.raises(RuntimeError, match="dlarray.distributed needs a GPU .* and there is none"
+                                           ".*device=dlarray.cpu"):
+        dist.init_process_group(rank=0, world_size=1, master_port=free_port(),
+                                device=dlarray.gpu(0))
     assert not dist.is_initialized()
 
 

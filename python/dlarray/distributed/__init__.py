@@ -1,4 +1,5 @@
-"""Collectives across processes and GPUs, on NCCL: one process per GPU, on one host or several.
+"""Collectives across processes: on GPUs through NCCL (one process per GPU), on CPU arrays through
+MPI (one process per CPU rank), on one host or several.
 
     # python -m dlarray.distributed.run --nproc-per-node 2 train.py
     import dlarray, dlarray.distributed as dist
@@ -6,6 +7,14 @@
     x = dlarray.array(grad, dist.get_device())
     dist.all_reduce(x, op="mean")             # in place, on the GPU's stream, asynchronous
     dist.destroy_process_group()
+
+CPU arrays (and OpenCL arrays, staged through the host) go through MPI instead: the CPU plugin's
+"dlarray.mpi.v1" extension opens Open MPI's libmpi.so.40 at the first CPU group (see
+:func:`mpi_library`); ``mpirun -n N python train.py`` and ``srun`` work as they are (ranks from
+``OMPI_COMM_WORLD_*``, ``PMI_*``, ``SLURM_*``), and ``python -m dlarray.distributed.run --device
+cpu`` starts them through mpirun. The device is ``device=``, else ``DLARRAY_DIST_DEVICE``, else
+the GPU ``LOCAL_RANK`` when this process sees a GPU, else the CPU. MPI collectives return when
+this rank's part is done.
 
 NCCL is reached through the CUDA plugin (the "dlarray.nccl.v1" device extension) and opened at
 :func:`init_process_group` (or :func:`nccl_library`): from ``DLARRAY_NCCL_LIBRARY`` when set,
@@ -24,17 +33,19 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+import zlib
 from typing import Optional, Sequence
 
 from .. import _core
 from .._core import DLContext, NDArray
-from . import _group, _nccl
+from . import _group, _mpi, _nccl
 from .rendezvous import DistributedError, RendezvousTimeout
 
 __all__ = [
     "DistributedError", "RendezvousTimeout", "all_gather", "all_reduce", "all_reduce_coalesced",
     "barrier", "broadcast", "destroy_process_group", "get_device", "get_rank", "get_world_size",
-    "host_barrier", "init_process_group", "is_initialized", "nccl_library", "reduce_scatter",
+    "host_barrier", "init_process_group", "is_initialized", "mpi_library", "nccl_library",
+    "reduce_scatter",
 ]
 
 DEFAULT_TIMEOUT = 300.0
@@ -43,6 +54,8 @@ DEFAULT_MASTER_ADDR = "127.0.0.1"
 DEFAULT_MASTER_PORT = 29500
 
 _OPS = {"sum": 0, "prod": 1, "max": 2, "min": 3, "mean": 4, "avg": 4}
+_DEVICES = {"cpu": 1, "gpu": 2, "cuda": 2, "opencl": 4}
+_DEBUG_BYTES = 256  # each rank's description of a collective in debug mode
 
 _group_state = None
 _hooks_installed = False
@@ -78,12 +91,15 @@ def _env_float(name, value, default):
 def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = None, *,
                        master_addr: Optional[str] = None, master_port: Optional[int] = None,
                        device: Optional[DLContext] = None, timeout: Optional[float] = None) -> None:
-    """Joins this process to a group of ``world_size`` processes, one GPU each.
+    """Joins this process to a group of ``world_size`` processes, one GPU (or CPU rank) each.
 
     Arguments not given come from the environment that ``python -m dlarray.distributed.run``
     (or torchrun) sets: ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK`` (the GPU), ``MASTER_ADDR``
-    (default 127.0.0.1), ``MASTER_PORT`` (default 29500). Rank 0 listens on that port; the
-    others connect, receive the NCCL unique id, and every rank creates its communicator.
+    (default 127.0.0.1), ``MASTER_PORT`` (default 29500); without ``RANK``/``WORLD_SIZE``,
+    from ``mpirun``'s or ``srun``'s (``OMPI_COMM_WORLD_*``, ``PMI_*``, ``PMIX_*``,
+    ``SLURM_*``). Rank 0 listens on that port; the others connect, receive the NCCL unique id
+    (or the MPI port joining several MPI jobs), and every rank creates its communicator. One MPI
+    job holding every rank needs no ``MASTER_ADDR``: rank 0 sends its address over MPI.
 
     Parameters
     ----------
@@ -96,7 +112,9 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
     master_port : int, optional
         Rank 0's port; default ``MASTER_PORT`` or 29500.
     device : DLContext, optional
-        This rank's GPU; default ``dlarray.gpu(LOCAL_RANK)`` (``LOCAL_RANK`` defaults to rank).
+        This rank's GPU (NCCL), or ``dlarray.cpu()`` / an OpenCL device (MPI); default
+        ``DLARRAY_DIST_DEVICE``, else ``dlarray.gpu(LOCAL_RANK)`` when this process sees a GPU,
+        else ``dlarray.cpu()`` (``LOCAL_RANK`` defaults to rank).
     timeout : float, optional
         Seconds the rendezvous, barriers, :func:`destroy_process_group` and each collective
         may wait for the other ranks; default ``DLARRAY_DIST_TIMEOUT`` or 300.
@@ -104,10 +122,11 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
     Raises
     ------
     ValueError
-        For a bad rank, world size, port or device (missing ones name the variable to set).
+        For a bad rank, world size, port or device (missing ones name the variable to set), or a
+        world size the MPI job's ranks do not make up.
     RuntimeError
-        When there is no GPU, the GPU does not exist, or NCCL was not found (it says where
-        it looked); also when a group is already initialised.
+        When there is no GPU, the GPU does not exist, or NCCL (MPI for CPU arrays) was not
+        found (it says where it looked); also when a group is already initialised.
     RendezvousTimeout
         When the ranks did not all join within the timeout (names the missing ranks).
     DistributedError
@@ -120,6 +139,10 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
                                                               _group_state.world_size))
     world_size = _env_int("WORLD_SIZE", world_size, "world_size")
     rank = _env_int("RANK", rank, "rank")
+    launched = _mpi.launcher_ranks()  # mpirun / srun: they say who is who
+    if launched is not None and (rank is None or world_size is None):
+        rank = launched[0] if rank is None else rank
+        world_size = launched[1] if world_size is None else world_size
     if world_size is None or rank is None:
         missing = [n for n, v in (("rank", rank), ("world_size", world_size)) if v is None]
         raise ValueError("init_process_group: %s not given and %s not set: start the script "
@@ -132,7 +155,9 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
         raise ValueError("rank must be in [0, %d), got %d" % (world_size, rank))
     local_rank = _env_int("LOCAL_RANK", None, "LOCAL_RANK")
     if local_rank is None:
-        local_rank = rank
+        local_rank = launched[2] if launched is not None else rank
+    address_given = bool(master_addr or os.environ.get("MASTER_ADDR") or master_port
+                         or os.environ.get("MASTER_PORT"))
     host = master_addr or os.environ.get("MASTER_ADDR") or DEFAULT_MASTER_ADDR
     port = _env_int("MASTER_PORT", master_port, "master_port")
     port = DEFAULT_MASTER_PORT if port is None else port
@@ -143,21 +168,89 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
         raise ValueError("timeout must be positive, got %g" % timeout)
     exit_grace = _env_float("DLARRAY_DIST_EXIT_GRACE", None, DEFAULT_EXIT_GRACE)
     if device is None:
-        device = _core.DLContext(local_rank, 2)
+        device = _default_device(local_rank)
     elif not isinstance(device, _core.DLContext):
         raise TypeError("device must be a DLContext such as dlarray.gpu(0), got %s"
                         % type(device).__name__)
     # Everything that can fail alone fails before any other rank waits for this one.
     _group._check_device(device)
-    _group._open_nccl()
+    if _group._backend_for(device) == "mpi":
+        _group._open_mpi()
+    else:
+        _group._open_nccl()
     group = _group.ProcessGroup(rank, world_size, device, timeout, exit_grace)
+    group.debug = os.environ.get("DLARRAY_DIST_DEBUG", "").strip() not in ("", "0")
     try:
-        group.start(host, port)
+        group.start(host, port, address_given)
     except BaseException:
         group.destroy(graceful=False)
         raise
     _group_state = group
     _install_hooks()
+
+
+def _default_device(local_rank):
+    """DLARRAY_DIST_DEVICE's device, else the GPU local_rank when there is a GPU, else the CPU."""
+    name = os.environ.get("DLARRAY_DIST_DEVICE", "").strip().lower()
+    if name:
+        if name not in _DEVICES:
+            raise ValueError("DLARRAY_DIST_DEVICE must be one of %s, got %r"
+                             % (", ".join(sorted(_DEVICES)), name))
+        kind = _DEVICES[name]
+    else:
+        kind = 2 if _core.device_count(2) > 0 else 1
+    return _core.DLContext(0 if kind == 1 else local_rank, kind)
+
+
+def _run(group, what, method, inputs, outputs, args=(), describe=(), as_list=False):
+    """Runs comm.<method>(*inputs, *outputs, *args) through the group (the outputs as one list
+    with as_list). A device whose collectives go through the host (OpenCL) gets host copies, and
+    its outputs are copied back. In debug mode (DLARRAY_DIST_DEBUG) the ranks first compare what
+    each passes (``describe``: a (name, value) pair that must agree besides the arrays)."""
+    if group.debug:
+        _agree(group, what, list(inputs) + list(outputs), describe)
+    if group.staged:
+        host, copies = _core.DLContext(0, 1), {}
+        for a in (*inputs, *outputs):  # an array both read and written is copied once
+            if id(a) not in copies:
+                copies[id(a)] = a.copyto(host)
+        staged_in = [copies[id(a)] for a in inputs]
+        staged_out = [copies[id(a)] for a in outputs]
+    else:
+        staged_in, staged_out = inputs, outputs
+    if as_list:
+        group.call(what, method, list(staged_out), *args)
+    else:
+        group.call(what, method, *staged_in, *staged_out, *args)
+    if group.staged:
+        for a, h in zip(outputs, staged_out):
+            h.copyto(a)
+
+
+def _agree(group, what, arrays, describe):
+    """Debug mode: every rank sends a description of its call (dtypes, shapes, op) to every
+    other; a difference raises ValueError on every rank, naming each rank's call. Costs one
+    all-gather of 256 bytes per rank and a wait, per collective."""
+    import numpy as np
+    from .. import ndarray
+    text = "%s %s%s" % (what, ", ".join("%s%s" % (a.dtype, tuple(a.shape)) for a in arrays),
+                        " %s %s" % describe if describe else "")
+    data = text.encode()
+    if len(data) > _DEBUG_BYTES:
+        data = data[:_DEBUG_BYTES - 12] + b" #%08x" % zlib.crc32(data)
+    mine = np.zeros(_DEBUG_BYTES, np.uint8)
+    mine[:len(data)] = np.frombuffer(data, np.uint8)
+    where = _core.DLContext(0, 1) if group.staged else group.device
+    send = ndarray.array(mine, where, dtype="uint8")
+    recv = _core.empty((group.world_size * _DEBUG_BYTES,), where, "uint8")
+    group.call(what + " (debug check)", "all_gather", send, recv)
+    rows = recv.asnumpy().reshape(group.world_size, _DEBUG_BYTES)
+    if (rows == rows[0]).all():
+        return
+    calls = ["rank %d: %s" % (r, bytes(rows[r]).rstrip(b"\0").decode(errors="replace"))
+             for r in range(group.world_size)]
+    raise ValueError("%s: the ranks called it differently (DLARRAY_DIST_DEBUG): %s"
+                     % (what, "; ".join(calls)))
 
 
 def _require():
@@ -170,7 +263,9 @@ def _check_arrays(group, what, *arrays):
     for a in arrays:
         if not isinstance(a, _core.NDArray):
             raise TypeError("%s: expected an NDArray, got %s" % (what, type(a).__name__))
-        if a.ctx != group.device:
+        # A CPU group's communicator checks itself that arrays are in host memory (the device
+        # property costs a microsecond, as much as a small MPI all-reduce).
+        if not group.host_only and a.ctx != group.device:
             raise ValueError("%s: the array is on %r but this rank's process group uses %r"
                              % (what, a.ctx, group.device))
 
@@ -207,7 +302,7 @@ def get_world_size() -> int:
 
 
 def get_device() -> DLContext:
-    """This rank's GPU, a DLContext (raises RuntimeError before init)."""
+    """This rank's device (its GPU, or the CPU), a DLContext (raises RuntimeError before init)."""
     return _require().device
 
 
@@ -227,20 +322,37 @@ def nccl_library() -> tuple[str, str]:
     return _nccl.load()
 
 
+def mpi_library() -> tuple[str, str]:
+    """The MPI library dlarray uses for CPU arrays, opening it (and initialising MPI) if needed.
+
+    Returns
+    -------
+    tuple of (str, str)
+        Its path and version line, e.g. ``("/usr/lib/x86_64-linux-gnu/libmpi.so.40",
+        "Open MPI v4.1.4, package: Debian OpenMPI, ...")``.
+
+    Raises
+    ------
+    RuntimeError
+        When MPI was not found (the message says what to install and where it looked).
+    """
+    return _mpi.load()
+
+
 def all_reduce(array: NDArray, op: str = "sum") -> NDArray:
     """Reduces ``array`` over the ranks, in place: every rank ends with the same result.
 
     Parameters
     ----------
     array : NDArray
-        On this rank's GPU; same shape and dtype on every rank.
+        On this rank's device; same shape and dtype on every rank.
     op : str
         ``"sum"``, ``"mean"``, ``"max"``, ``"min"`` or ``"prod"``.
 
     Returns
     -------
     NDArray
-        ``array`` (queued on the GPU's stream; not waited for).
+        ``array`` (on a GPU queued on its stream, not waited for; on MPI done).
 
     Raises
     ------
@@ -253,7 +365,7 @@ def all_reduce(array: NDArray, op: str = "sum") -> NDArray:
     group = _require()
     _check_arrays(group, "all_reduce", array)
     code = _op(op)
-    group.call("all_reduce", lambda c: c.all_reduce(array, array, code))
+    _run(group, "all_reduce", "all_reduce", (array,), (array,), (code,), ("op", op))
     return array
 
 
@@ -264,7 +376,7 @@ def all_reduce_coalesced(arrays: Sequence[NDArray], op: str = "sum") -> list[NDA
     Parameters
     ----------
     arrays : sequence of NDArray
-        On this rank's GPU; the same list, in the same order, on every rank.
+        On this rank's device; the same list, in the same order, on every rank.
     op : str
         As in :func:`all_reduce`.
 
@@ -285,7 +397,8 @@ def all_reduce_coalesced(arrays: Sequence[NDArray], op: str = "sum") -> list[NDA
     _check_arrays(group, "all_reduce_coalesced", *arrays)
     code = _op(op)
     if arrays:
-        group.call("all_reduce_coalesced", lambda c: c.all_reduce_group(arrays, code))
+        _run(group, "all_reduce_coalesced", "all_reduce_group", (), arrays, (code,),
+             ("op", op), as_list=True)
     return arrays
 
 
@@ -295,7 +408,7 @@ def broadcast(array: NDArray, src: int = 0) -> NDArray:
     Parameters
     ----------
     array : NDArray
-        On this rank's GPU; same shape and dtype on every rank.
+        On this rank's device; same shape and dtype on every rank.
     src : int
         The rank whose data is sent.
 
@@ -315,7 +428,7 @@ def broadcast(array: NDArray, src: int = 0) -> NDArray:
     if not isinstance(src, int) or not 0 <= src < group.world_size:
         raise ValueError("broadcast: src must be a rank in [0, %d), got %r"
                          % (group.world_size, src))
-    group.call("broadcast", lambda c: c.broadcast(array, array, src))
+    _run(group, "broadcast", "broadcast", (array,), (array,), (src,), ("src", src))
     return array
 
 
@@ -325,7 +438,7 @@ def all_gather(array: NDArray, out: Optional[NDArray] = None) -> NDArray:
     Parameters
     ----------
     array : NDArray
-        On this rank's GPU; same shape and dtype on every rank. A 0-d array counts as one row.
+        On this rank's device; same shape and dtype on every rank. A 0-d array counts as one row.
     out : NDArray, optional
         Shape ``(world_size * array.shape[0], *array.shape[1:])``; made when not given.
 
@@ -351,7 +464,7 @@ def all_gather(array: NDArray, out: Optional[NDArray] = None) -> NDArray:
         if tuple(out.shape) != want:
             raise ValueError("all_gather: out has shape %s but %d ranks of %s need %s"
                              % (tuple(out.shape), group.world_size, tuple(array.shape), want))
-    group.call("all_gather", lambda c: c.all_gather(array, out))
+    _run(group, "all_gather", "all_gather", (array,), (out,))
     return out
 
 
@@ -363,7 +476,7 @@ def reduce_scatter(array: NDArray, op: str = "sum",
     Parameters
     ----------
     array : NDArray
-        On this rank's GPU; ``array.shape[0]`` divisible by the world size.
+        On this rank's device; ``array.shape[0]`` divisible by the world size.
     op : str
         As in :func:`all_reduce`.
     out : NDArray, optional
@@ -396,7 +509,7 @@ def reduce_scatter(array: NDArray, op: str = "sum",
         if tuple(out.shape) != want:
             raise ValueError("reduce_scatter: out has shape %s, expected %s"
                              % (tuple(out.shape), want))
-    group.call("reduce_scatter", lambda c: c.reduce_scatter(array, out, code))
+    _run(group, "reduce_scatter", "reduce_scatter", (array,), (out,), (code,), ("op", op))
     return out
 
 
@@ -410,8 +523,11 @@ def barrier() -> None:
         When the group failed, also while waiting.
     """
     group = _require()
+    if group.backend == "mpi":
+        group.call("barrier", "barrier")
+        return
     flag = group.barrier_array()
-    group.call("barrier", lambda c: c.all_reduce(flag, flag, _OPS["sum"]))
+    group.call("barrier", "all_reduce", flag, flag, _OPS["sum"])
     try:
         _core.synchronize(group.device)
     except RuntimeError as e:

@@ -1,20 +1,23 @@
-"""The process group: a rendezvous, an NCCL communicator, and the watchdog that keeps a failure
-from turning into a hang.
+"""The process group: a rendezvous, a communicator (NCCL for GPUs, MPI for CPU arrays), and the
+watchdog that keeps a failure from turning into a hang.
 
 When any rank fails (its process ends, it raises, NCCL reports an error, or a collective waits
 longer than the timeout), every rank's watchdog aborts its NCCL communicator at once, so GPU
-waits return; every later collective raises :class:`DistributedError` with the reason. A process
+waits return; every later collective raises :class:`DistributedError` with the reason. An MPI
+call cannot be interrupted: a rank waiting inside one when the group fails prints the reason
+and exits with code 1 at once. A process
 still running ``DLARRAY_DIST_EXIT_GRACE`` seconds after that (default 30) is ended with exit
 code 1, so that nothing keeps waiting for a peer that is gone.
 """
 
 import os
+import socket
 import sys
 import threading
 import time
 
 from .. import _core
-from . import _nccl
+from . import _mpi, _nccl
 from .rendezvous import DistributedError, Rendezvous
 
 _WATCH_SECONDS = 0.5   # how often the watchdog asks NCCL for asynchronous errors
@@ -33,11 +36,32 @@ def _unique_id():
     return _core.nccl_unique_id()
 
 
+def _backend_for(ctx):
+    """"nccl" for GPUs; "mpi" for CPU arrays and devices staged through the host (OpenCL)."""
+    return "nccl" if ctx.device_type == _GPU else "mpi"
+
+
+def _open_mpi():
+    return _mpi.load()
+
+
+def _new_mpi_communicator(world_size, rank):
+    return _core.MpiCommunicator(world_size, rank)
+
+
+_GPU, _CPU, _OPENCL = 2, 1, 4
+
+
 def _check_device(ctx):
-    """Raises RuntimeError unless ctx is a usable GPU."""
-    if ctx.device_type != 2:
-        raise ValueError("dlarray.distributed runs on GPUs (NCCL): device must be a gpu "
-                         "context, got %r" % (ctx,))
+    """Raises unless ctx is a usable GPU, the CPU, or an OpenCL device."""
+    if ctx.device_type in (_CPU, _OPENCL):
+        if ctx.device_type == _OPENCL and ctx not in _core.devices():
+            raise RuntimeError("%r does not exist: this process sees %d OpenCL device(s)"
+                               % (ctx, _core.device_count(_OPENCL)))
+        return
+    if ctx.device_type != _GPU:
+        raise ValueError("dlarray.distributed runs on GPUs (NCCL) and CPU arrays (MPI): "
+                         "device must be a gpu, cpu or opencl context, got %r" % (ctx,))
     if ctx in _core.devices():
         return
     count = _core.device_count(2)
@@ -46,7 +70,8 @@ def _check_device(ctx):
         why = ("the CUDA plugin is not built" if cuda is None
                else "cuda plugin %s: %s" % (cuda["status"], cuda["reason"]))
         raise RuntimeError("dlarray.distributed needs a GPU (NCCL runs through the CUDA plugin), "
-                           "and there is none: %s" % why)
+                           "and there is none: %s (for CPU arrays through MPI pass "
+                           "device=dlarray.cpu() or set DLARRAY_DIST_DEVICE=cpu)" % why)
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     raise RuntimeError(
         "cuda(%d) does not exist: this process sees %d GPU(s)%s (the device comes from "
@@ -55,11 +80,35 @@ def _check_device(ctx):
            "" if visible is None else ", CUDA_VISIBLE_DEVICES=%r" % visible))
 
 
+def _own_address():
+    """This host's address for the other ranks: its name's, unless that is a loopback address
+    (Debian maps the host name to 127.0.1.1) while the MPI job spans other hosts; then the
+    address of the interface of the default route (a UDP connect sends nothing)."""
+    try:
+        addr = socket.gethostbyname(socket.gethostname())
+    except OSError:
+        addr = "127.0.0.1"
+    local, size = (os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE"),
+                   os.environ.get("OMPI_COMM_WORLD_SIZE"))
+    if not addr.startswith("127.") or (local is not None and local == size):
+        return addr
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: only a route lookup
+            return probe.getsockname()[0]
+    except OSError:
+        return addr
+
+
 class ProcessGroup:
-    """One rank's membership: rank, world size, GPU, rendezvous, communicator, watchdog."""
+    """One rank's membership: rank, world size, device, rendezvous, communicator, watchdog."""
 
     def __init__(self, rank, world_size, device, timeout, exit_grace):
         self.rank, self.world_size, self.device = rank, world_size, device
+        self.backend = _backend_for(device)
+        self.debug = False  # DLARRAY_DIST_DEBUG: ranks compare each collective's arguments
+        self.staged = device.device_type == _OPENCL  # collectives on host copies
+        self.host_only = device.device_type == _CPU and self.backend == "mpi"
         self.timeout, self.exit_grace = timeout, exit_grace
         self.failure = None
         self.comm = None
@@ -78,14 +127,25 @@ class ProcessGroup:
             if self.failure is not None or self.destroyed:
                 return
             self.failure = reason
-        print("dlarray.distributed: rank %d: %s; aborting the NCCL communicator"
-              % (self.rank, reason), file=sys.stderr, flush=True)
+        print("dlarray.distributed: rank %d: %s; aborting the %s communicator"
+              % (self.rank, reason, self.backend.upper()), file=sys.stderr, flush=True)
+        busy = False
+        if self.backend == "mpi":
+            _mpi.mark_failed()
         if self.comm is not None:
             try:
-                self.comm.abort()
+                busy = self.comm.abort() is True
             except Exception as e:  # noqa: BLE001 - the abort is best effort; the reason stands
                 print("dlarray.distributed: rank %d: abort failed: %s" % (self.rank, e),
                       file=sys.stderr, flush=True)
+        if busy:  # MPI: a call is waiting for a peer and cannot be stopped
+            print("dlarray.distributed: rank %d: an MPI call is still waiting for the failed "
+                  "rank(s) and cannot be interrupted; exiting with code 1" % self.rank,
+                  file=sys.stderr, flush=True)
+            try:
+                sys.stdout.flush()
+            finally:
+                os._exit(1)
         if self.exit_grace >= 0:
             threading.Thread(target=self._exit_later, daemon=True,
                              name="dlarray-exit-%d" % self.rank).start()
@@ -120,11 +180,13 @@ class ProcessGroup:
         if self.destroyed:
             raise DistributedError("the process group was destroyed")
 
-    def call(self, what, fn):
-        """Runs fn(comm); NCCL failures fail the whole group, argument errors do not."""
-        self.check()
+    def call(self, what, method, *args):
+        """Runs comm.<method>(*args); communicator failures fail the whole group, argument
+        errors do not."""
+        if self.failure is not None or self.destroyed:
+            self.check()
         try:
-            return fn(self.comm)
+            return getattr(self.comm, method)(*args)
         except (ValueError, TypeError):
             raise
         except RuntimeError as e:
@@ -135,30 +197,81 @@ class ProcessGroup:
 
     # -- life ----------------------------------------------------------------------------
 
-    def start(self, host, port):
-        """Rendezvous, then NCCL init; abortable by the rendezvous's failure reports."""
+    def start(self, host, port, address_given=True):
+        """Rendezvous and communicator; abortable by the rendezvous's failure reports."""
+        if self.backend == "mpi":
+            self._start_mpi(host, port, address_given)
+        else:
+            self._start_nccl(host, port)
+        self.check()
+        self._watchdog = threading.Thread(target=self._watch, daemon=True,
+                                          name="dlarray-watchdog-%d" % self.rank)
+        self._watchdog.start()
+
+    def _init_comm(self, what, payload):
+        """comm.init(payload) within the timeout; a failure fails the group."""
+        limit = threading.Timer(self.timeout, self.fail, args=(
+            "%s did not complete within %g s (DLARRAY_DIST_TIMEOUT)" % (what, self.timeout),))
+        limit.daemon = True
+        limit.start()
+        try:
+            self.comm.init(payload)
+        except RuntimeError as e:
+            if self.failure is not None:
+                raise DistributedError(self.failure) from e
+            self.fail("%s failed: %s" % (what, e))
+            raise DistributedError(self.failure or str(e)) from e
+        finally:
+            limit.cancel()
+
+    def _start_mpi(self, host, port, address_given):
+        """One MPI job holding every rank (mpirun -n WORLD_SIZE): its world is the group, and
+        the rendezvous (for liveness) meets at rank 0's address, sent over MPI unless given.
+        Several jobs (the launcher's nodes): the rendezvous first, carrying rank 0's MPI port,
+        through which the jobs join."""
+        _job_rank, job_size = _core.mpi_world()
+        if job_size > self.world_size or self.world_size % job_size:
+            raise ValueError("world_size is %d but MPI_COMM_WORLD has %d ranks (mpirun -n / srun "
+                             "-n), which do not make whole jobs of it: start as many ranks as "
+                             "WORLD_SIZE says" % (self.world_size, job_size))
+        self.comm = _new_mpi_communicator(self.world_size, self.rank)
+        if job_size == self.world_size:
+            self._init_comm("MPI init", b"")
+            if not address_given:
+                host, port = self._share_address()
+            self.rendezvous = Rendezvous(self.rank, self.world_size, host, port, self.timeout,
+                                         on_failure=self.on_failure)
+            self.rendezvous.join(b"")
+            return
+        self.rendezvous = Rendezvous(self.rank, self.world_size, host, port, self.timeout,
+                                     on_failure=self.on_failure)
+        payload = self.rendezvous.join(_core.mpi_open_port if self.rank == 0 else b"")
+        self._init_comm("joining the MPI jobs", payload)
+
+    def _share_address(self):
+        """Rank 0's address and a free port, broadcast over MPI (no MASTER_ADDR needed)."""
+        import numpy as np
+        from .. import ndarray
+        text = b""
+        if self.rank == 0:
+            addr = _own_address()
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("", 0))
+                text = ("%s %d" % (addr, s.getsockname()[1])).encode()
+        buf = np.zeros(256, np.uint8)
+        buf[:len(text)] = np.frombuffer(text, np.uint8)
+        shared = ndarray.array(buf, _core.DLContext(0, _CPU), dtype="uint8")
+        self.comm.broadcast(shared, shared, 0)
+        addr, number = bytes(shared.asnumpy()).rstrip(b"\0").decode().split()
+        return addr, int(number)
+
+    def _start_nccl(self, host, port):
         self.comm = _new_communicator(self.device.device_id, self.world_size, self.rank)
         self.rendezvous = Rendezvous(self.rank, self.world_size, host, port, self.timeout,
                                      on_failure=self.on_failure)
         uid = self.rendezvous.join(_unique_id if self.rank == 0 else b"")
         # Every rank is alive and about to join: NCCL gets the same timeout to finish.
-        limit = threading.Timer(self.timeout, self.fail, args=(
-            "NCCL init did not complete within %g s (DLARRAY_DIST_TIMEOUT)" % self.timeout,))
-        limit.daemon = True
-        limit.start()
-        try:
-            self.comm.init(uid)
-        except RuntimeError as e:
-            if self.failure is not None:
-                raise DistributedError(self.failure) from e
-            self.fail("NCCL init failed: %s" % e)
-            raise DistributedError(self.failure or str(e)) from e
-        finally:
-            limit.cancel()
-        self.check()
-        self._watchdog = threading.Thread(target=self._watch, daemon=True,
-                                          name="dlarray-watchdog-%d" % self.rank)
-        self._watchdog.start()
+        self._init_comm("NCCL init", uid)
 
     def _watch(self):
         while not self._stop.wait(_WATCH_SECONDS):

@@ -1,0 +1,208 @@
+// MPI for dlarray.distributed's CPU path: the "dlarray.mpi.v1" extension of whichever device
+// plugin offers it (the CPU plugin), found by name through the core. MpiCommunicator has the
+// methods of NcclCommunicator that the process group uses, so one group serves both. Every call
+// that may wait releases the GIL: the watchdog thread reads pending_seconds and aborts meanwhile.
+#include <pybind11/stl.h>
+
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "binding.h"
+#include "dlarray/ext/mpi.h"
+
+namespace dlarray {
+namespace {
+
+template <typename F>
+void CallMpi(const std::string& what, F&& call) {
+  ClearPluginError();
+  if (call() != 0) ThrowPluginError(what);
+}
+
+const DLArrayMpiExtV1* MpiApi() {
+  int device_type = -1;
+  const auto* api = static_cast<const DLArrayMpiExtV1*>(
+      RequireExtension(DLARRAY_EXT_MPI_V1, "dlarray.distributed on CPU arrays", &device_type));
+  if (!DLARRAY_STRUCT_HAS(api, DLArrayMpiExtV1, finalize)) {
+    throw BackendError("the " + DeviceTypeName(device_type) +
+                       " plugin's " DLARRAY_EXT_MPI_V1 " table is incomplete");
+  }
+  return api;
+}
+
+// One rank's MPI communicator. Calls hold mu_ shared (abort and pending_seconds too, from the
+// watchdog); destroy() holds it exclusively, so no call outlives the communicator.
+class MpiCommunicator {
+ public:
+  MpiCommunicator(int world_size, int rank)
+      : api_(MpiApi()), world_size_(world_size), rank_(rank) {}
+  ~MpiCommunicator() {
+    if (comm_ == nullptr) return;
+    py::gil_scoped_release release;
+    (void)api_->comm_destroy(comm_);
+    ClearPluginError();
+  }
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  // Joins the group: payload is rank 0's port name (empty when one MPI job holds every rank).
+  void Init(const py::bytes& payload) {
+    std::string port = payload;
+    DLArrayMpiComm* comm = nullptr;
+    {
+      py::gil_scoped_release release;
+      std::unique_lock<std::shared_mutex> lock(mu_);
+      CallMpi("mpi comm_create", [&] {
+        return api_->comm_create(world_size_, rank_, port.empty() ? nullptr : port.c_str(), &comm);
+      });
+      comm_ = comm;
+    }
+  }
+
+  void AllReduce(const NDArray& send, const NDArray& recv, int op) {
+    Use("all_reduce",
+        [&](DLArrayMpiComm* c) { return api_->all_reduce(c, send.dl(), recv.dl(), op); });
+  }
+  void Broadcast(const NDArray& send, const NDArray& recv, int root) {
+    Use("broadcast",
+        [&](DLArrayMpiComm* c) { return api_->broadcast(c, send.dl(), recv.dl(), root); });
+  }
+  void AllGather(const NDArray& send, const NDArray& recv) {
+    Use("all_gather", [&](DLArrayMpiComm* c) { return api_->all_gather(c, send.dl(), recv.dl()); });
+  }
+  void ReduceScatter(const NDArray& send, const NDArray& recv, int op) {
+    Use("reduce_scatter",
+        [&](DLArrayMpiComm* c) { return api_->reduce_scatter(c, send.dl(), recv.dl(), op); });
+  }
+  // MPI has no group launch: one all-reduce per array, in order.
+  void AllReduceGroup(const std::vector<NDArray>& arrays, int op) {
+    for (const NDArray& a : arrays) AllReduce(a, a, op);
+  }
+  void Barrier() {
+    Use("barrier", [&](DLArrayMpiComm* c) { return api_->barrier(c); });
+  }
+  void AsyncError() {}  // MPI reports failures from the call that meets them
+
+  double PendingSeconds() {
+    double s = 0;
+    py::gil_scoped_release release;
+    std::shared_lock<std::shared_mutex> lock(mu_, std::try_to_lock);
+    // Held exclusively while joining: the process group's own timer limits the join.
+    if (!lock.owns_lock()) return 0.0;
+    if (comm_ != nullptr)
+      CallMpi("mpi pending_seconds", [&] { return api_->pending_seconds(comm_, &s); });
+    return s;
+  }
+
+  // Marks the communicator failed; true when a call is still inside MPI (it cannot be stopped).
+  bool Abort() {
+    py::gil_scoped_release release;
+    std::shared_lock<std::shared_mutex> lock(mu_, std::try_to_lock);
+    if (!lock.owns_lock()) return true;  // still joining the other ranks
+    int32_t busy = 0;
+    if (comm_ != nullptr) CallMpi("mpi comm_abort", [&] { return api_->comm_abort(comm_, &busy); });
+    return busy != 0;
+  }
+
+  void Finalize() { Barrier(); }
+
+  void Destroy() {
+    py::gil_scoped_release release;
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    DLArrayMpiComm* c = comm_;
+    comm_ = nullptr;
+    if (c != nullptr) CallMpi("mpi comm_destroy", [&] { return api_->comm_destroy(c); });
+  }
+
+ private:
+  template <typename F>
+  void Use(const char* what, F&& call) {
+    py::gil_scoped_release release;
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    if (comm_ == nullptr) {
+      throw Error(ErrorKind::kValue, std::string("mpi ") + what +
+                                         ": the communicator is not initialised or was destroyed");
+    }
+    CallMpi(std::string("mpi ") + what, [&] { return call(comm_); });
+  }
+
+  const DLArrayMpiExtV1* api_;
+  int world_size_, rank_;
+  std::shared_mutex mu_;
+  DLArrayMpiComm* comm_ = nullptr;  // guarded by mu_
+};
+
+}  // namespace
+
+void BindDistributedMpi(py::module_& m) {
+  m.def(
+      "mpi_load",
+      [](const std::vector<std::string>& candidates) {
+        const DLArrayMpiExtV1* api = MpiApi();
+        std::vector<const char*> c;
+        for (const std::string& s : candidates) c.push_back(s.c_str());
+        const char* path = nullptr;
+        const char* version = nullptr;
+        {
+          py::gil_scoped_release release;
+          CallMpi("mpi load", [&] { return api->load(c.data(), static_cast<int32_t>(c.size())); });
+          CallMpi("mpi library", [&] { return api->library(&path, &version); });
+        }
+        return py::make_tuple(std::string(path != nullptr ? path : ""),
+                              std::string(version != nullptr ? version : ""));
+      },
+      py::arg("candidates"),
+      "Opens the MPI library (once) and initialises MPI; returns (path, version text).");
+  m.def(
+      "mpi_world",
+      [] {
+        const DLArrayMpiExtV1* api = MpiApi();
+        int32_t rank = 0, size = 0;
+        py::gil_scoped_release release;
+        CallMpi("mpi world", [&] { return api->world(&rank, &size); });
+        return std::make_pair(rank, size);
+      },
+      "(rank, size) of this process in MPI_COMM_WORLD.");
+  m.def(
+      "mpi_open_port",
+      [] {
+        const DLArrayMpiExtV1* api = MpiApi();
+        std::string name(DLARRAY_MPI_PORT_BYTES, '\0');
+        {
+          py::gil_scoped_release release;
+          CallMpi("mpi open_port", [&] { return api->open_port(&name[0]); });
+        }
+        return py::bytes(name.c_str());
+      },
+      "A new MPI port name (bytes) for jobs joining this one.");
+  m.def(
+      "mpi_finalize",
+      [] {
+        const DLArrayMpiExtV1* api = MpiApi();
+        py::gil_scoped_release release;
+        CallMpi("mpi finalize", [&] { return api->finalize(); });
+      },
+      "MPI_Finalize, when dlarray initialised MPI.");
+
+  py::class_<MpiCommunicator>(m, "MpiCommunicator",
+                              "One rank's MPI communicator (dlarray.distributed's CPU path).")
+      .def(py::init<int, int>(), py::arg("world_size"), py::arg("rank"))
+      .def("init", &MpiCommunicator::Init, py::arg("port"))
+      .def("all_reduce", &MpiCommunicator::AllReduce, py::arg("send"), py::arg("recv"),
+           py::arg("op"))
+      .def("broadcast", &MpiCommunicator::Broadcast, py::arg("send"), py::arg("recv"),
+           py::arg("root"))
+      .def("all_gather", &MpiCommunicator::AllGather, py::arg("send"), py::arg("recv"))
+      .def("reduce_scatter", &MpiCommunicator::ReduceScatter, py::arg("send"), py::arg("recv"),
+           py::arg("op"))
+      .def("all_reduce_group", &MpiCommunicator::AllReduceGroup, py::arg("arrays"), py::arg("op"))
+      .def("barrier", &MpiCommunicator::Barrier)
+      .def("async_error", &MpiCommunicator::AsyncError)
+      .def("pending_seconds", &MpiCommunicator::PendingSeconds)
+      .def("abort", &MpiCommunicator::Abort)
+      .def("finalize", &MpiCommunicator::Finalize)
+      .def("destroy", &MpiCommunicator::Destroy);
+}
+
+}  // namespace dlarray
