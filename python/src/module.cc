@@ -249,6 +249,7 @@ Examples
   BindDistributed(m);
   BindNDArray(m);
   BindOps(m);
+  BindFastPath(m);
   RegisterExitHook();
   BindCustom(m);
   BindRtc(m);

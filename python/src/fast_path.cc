@@ -1,0 +1,223 @@
+// The arithmetic operators' fast path: x + y, x - y, x * y, x / y (and the reflected forms) as
+// C++ methods of NDArray that take the common case themselves and hand everything else to the
+// general Python path (dlarray/_operators.py) unchanged.
+//
+// The common case: both operands exact NDArrays (no subclass), compact, on one device, of one
+// shape; or an NDArray and a Python float or int. Which op such a call runs, and the dtype of its
+// result, the general path decides: the first call for each (operator, left dtype, right dtype or
+// scalar type) asks its planner (_operators._fast_plan) and the answer is kept. The planner
+// answers only where the general path would make exactly that one op call into a new array (no
+// cast, no broadcast, no check that depends on the value beyond an int scalar's range, checked
+// here); everything else, errors included, takes the general path. Per call that leaves: type
+// checks, one lookup, one allocation and one validated invoke.
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+
+#include "binding.h"
+
+namespace dlarray {
+namespace {
+
+// Python scalars as the right operand's key, next to dtype codes (which are below 256).
+constexpr uint32_t kPyFloat = 1u << 30, kPyInt = 1u << 31;
+
+// What an operator does for one key: run op (-1: take the general path) into a new array of
+// dtype out, with the scalar attribute times sign.
+struct Plan {
+  int op = -1;
+  DLArrayDType out{};
+  double sign = 1.0;
+};
+
+struct Operator {
+  py::object slow;  // the general path: slow(self, other)
+  py::object plan;  // the planner: plan(name, left dtype, right dtype or float or int)
+  py::str name;     // the operator's name for the planner ("add", "sub", ...)
+  std::unordered_map<uint64_t, Plan> plans;
+};
+
+// The methods are C functions of fixed identity (a method descriptor has no closure): one per
+// slot, instantiated from a template.
+constexpr int kMaxOperators = 8;
+Operator* g_operators[kMaxOperators] = {};
+PyMethodDef g_defs[kMaxOperators] = {};
+int g_num_operators = 0;
+
+uint32_t DTypeKey(DLArrayDType t) {
+  return static_cast<uint32_t>(t.code) | static_cast<uint32_t>(t.bits) << 8 |
+         static_cast<uint32_t>(t.lanes) << 16;
+}
+
+// The NDArray behind obj when obj is exactly an NDArray made by its constructor, else nullptr.
+const NDArray* ExactArray(PyObject* obj) {
+  static PyTypeObject* const type = py::detail::get_type_info(typeid(NDArray))->type;
+  if (Py_TYPE(obj) != type) return nullptr;
+  auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
+  return vh.holder_constructed() ? vh.value_ptr<NDArray>() : nullptr;
+}
+
+// The plan for (left dtype, right): an array of the left's dtype, a Python float or int.
+const Plan& Lookup(Operator& f, DLArrayDType left, uint32_t right) {
+  const uint64_t key = static_cast<uint64_t>(DTypeKey(left)) << 32 | right;
+  auto found = f.plans.find(key);
+  if (found != f.plans.end()) return found->second;
+  Plan plan;
+  const py::object dtype = DTypeToNumpy(left);
+  const py::handle other = right == kPyFloat ? reinterpret_cast<PyObject*>(&PyFloat_Type)
+                           : right == kPyInt ? reinterpret_cast<PyObject*>(&PyLong_Type)
+                                             : dtype.ptr();
+  py::object answer = f.plan(f.name, dtype, other);
+  if (!answer.is_none()) {
+    const py::tuple t = answer.cast<py::tuple>();
+    plan.op = RequireOp(t[0].cast<std::string>());
+    plan.out = DTypeFromNumpy(t[1]);
+    plan.sign = t[2].cast<double>();
+  }
+  return f.plans.emplace(key, plan).first->second;
+}
+
+// Whether an int scalar may go in as the op's double attribute for an integer result: NumPy 2
+// raises for values the dtype cannot hold and the general path takes those past 2**53 exactly.
+bool IntFits(long long v, DLArrayDType out) {
+  if (out.code != kDLArrayInt && out.code != kDLArrayUInt) return true;
+  if (v < -(1LL << 53) || v > (1LL << 53)) return false;
+  const int bits = out.bits;
+  if (out.code == kDLArrayUInt) return v >= 0 && (bits >= 53 || v < (1LL << bits));
+  return bits >= 54 || (v >= -(1LL << (bits - 1)) && v < (1LL << (bits - 1)));
+}
+
+// The fast path; nullptr in *taken = false: the general path must run.
+PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
+  *taken = false;
+  const NDArray* a = ExactArray(self);
+  if (a == nullptr || !a->array->is_compact()) return nullptr;
+  const Array& x = *a->array;
+  const DLArray* ins[2] = {x.dl(), nullptr};
+  int num_inputs = 1;
+  double attr = 0.0;
+  uint32_t right;
+  long long int_value = 0;
+  if (const NDArray* b = ExactArray(other)) {
+    const Array& y = *b->array;
+    if (!y.is_compact() || y.ctx() != x.ctx() || y.shape() != x.shape()) return nullptr;
+    right = DTypeKey(y.dtype());
+    if (right != DTypeKey(x.dtype())) return nullptr;  // the general path casts
+    ins[1] = y.dl();
+    num_inputs = 2;
+  } else if (PyFloat_CheckExact(other)) {
+    right = kPyFloat;
+    attr = PyFloat_AS_DOUBLE(other);
+  } else if (PyLong_CheckExact(other)) {
+    int overflow = 0;
+    int_value = PyLong_AsLongLongAndOverflow(other, &overflow);
+    if (overflow != 0) return nullptr;
+    right = kPyInt;
+    attr = static_cast<double>(int_value);
+  } else {
+    return nullptr;
+  }
+  const Plan& plan = Lookup(f, x.dtype(), right);
+  if (plan.op < 0 || (right == kPyInt && !IntFits(int_value, plan.out))) return nullptr;
+  *taken = true;
+  NDArray out{Array::Empty(x.shape(), x.ctx(), plan.out)};
+  DLArray* outs[1] = {out.dl()};
+  attr *= plan.sign;
+  const int num_attrs = num_inputs == 1 ? 1 : 0;
+  if (ShouldReleaseGilForOp(x.dl())) {
+    ReleaseGil r;
+    Invoke(plan.op, ins, num_inputs, outs, 1, &attr, num_attrs);
+  } else {
+    Invoke(plan.op, ins, num_inputs, outs, 1, &attr, num_attrs);
+  }
+  // py::cast without its type lookups (a hash of the type's name each time).
+  static const py::detail::type_info* const info = py::detail::get_type_info(typeid(NDArray));
+  auto move = [](const void* p) -> void* {
+    return new NDArray(std::move(*static_cast<NDArray*>(const_cast<void*>(p))));
+  };
+  return py::detail::type_caster_generic::cast(&out, py::return_value_policy::move, nullptr, info,
+                                               nullptr, move)
+      .ptr();
+}
+
+using FastMethod = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t);  // METH_FASTCALL
+
+template <int kSlot>
+PyObject* Method(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  Operator& f = *g_operators[kSlot];
+  if (nargs == 1) {
+    try {
+      CallGuard guard;
+      bool taken = false;
+      PyObject* result = Fast(f, self, args[0], &taken);
+      if (taken) return result;
+    } catch (py::error_already_set& e) {
+      e.restore();
+      return nullptr;
+    } catch (...) {
+      py::detail::try_translate_exceptions();  // the module's translators
+      return nullptr;
+    }
+  }
+  PyObject* call[2] = {self, nargs >= 1 ? args[0] : nullptr};
+  return PyObject_Vectorcall(f.slow.ptr(), call, static_cast<size_t>(nargs == 1 ? 2 : 1), nullptr);
+}
+
+template <int... kSlots>
+constexpr std::array<FastMethod, sizeof...(kSlots)> Methods(std::integer_sequence<int, kSlots...>) {
+  return {&Method<kSlots>...};
+}
+
+py::object MakeOperator(const std::string& dunder, const std::string& name, py::object slow,
+                        py::object plan) {
+  static const auto methods = Methods(std::make_integer_sequence<int, kMaxOperators>());
+  static std::string names[kMaxOperators];
+  int k = 0;  // a method made again (the module reloaded) takes its old slot
+  while (k < g_num_operators && names[k] != dunder) ++k;
+  if (k == kMaxOperators) {
+    throw Error(ErrorKind::kValue, "_fast_operator: at most " + std::to_string(kMaxOperators) +
+                                       " operators have a fast path");
+  }
+  if (k == g_num_operators) ++g_num_operators;
+  delete g_operators[k];
+  g_operators[k] = new Operator{std::move(slow), std::move(plan), py::str(name), {}};
+  names[k] = dunder;
+  g_defs[k] = {
+      names[k].c_str(), reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methods[k])),
+      METH_FASTCALL, "The operator (a C++ fast path for compact operands, else the general path)."};
+  PyTypeObject* type = py::detail::get_type_info(typeid(NDArray))->type;
+  PyObject* descr = PyDescr_NewMethod(type, &g_defs[k]);
+  if (descr == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(descr);
+}
+
+}  // namespace
+
+void BindFastPath(py::module_& m) {
+  m.def("_fast_operator", &MakeOperator, py::arg("dunder"), py::arg("name"), py::arg("slow"),
+        py::arg("plan"),
+        R"doc(An arithmetic operator of NDArray with a C++ fast path (dlarray._operators uses it).
+
+Parameters
+----------
+dunder : str
+    The method's name (``"__add__"``).
+name : str
+    The operator's name, passed to ``plan``.
+slow : callable
+    ``slow(self, other)``: the general path, for every call the fast path does not take.
+plan : callable
+    ``plan(name, dtype, other)`` with ``other`` a dtype (an array of self's shape) or the type
+    float or int: ``(op name, result dtype, sign of the scalar)`` where the general path would
+    run exactly that op into a new array, else None. Asked once per combination.
+
+Returns
+-------
+method descriptor
+    To set as ``NDArray.<dunder>``.
+)doc");
+}
+
+}  // namespace dlarray
