@@ -398,22 +398,20 @@ def _fast_plan(name, dtype, other):
     return scalar_op, result, sign
 
 
-def _fast(dunder, name, slow):
-    return _core._fast_operator(dunder, name, slow, _fast_plan)
+# The methods with the fast path: dunder -> (the name _fast_plan takes, the general path).
+_FAST_METHODS = {"__add__": ("add", _add), "__radd__": ("add", _add), "__sub__": ("sub", _sub),
+                 "__mul__": ("mul", _mul), "__rmul__": ("mul", _mul),
+                 "__truediv__": ("truediv", _div)}
 
 
 def install(cls):
     """Adds the operators to ``cls`` (NDArray)."""
     cls.__array_priority__ = 100.0  # NumPy defers to our reflected operators
-    cls.__add__ = _fast("__add__", "add", lambda self, other: _add(self, other))
-    cls.__radd__ = _fast("__radd__", "add", lambda self, other: _add(self, other))
-    cls.__sub__ = _fast("__sub__", "sub", lambda self, other: _sub(self, other))
+    for dunder, (name, general) in _FAST_METHODS.items():
+        setattr(cls, dunder, _core._fast_operator(dunder, name, general, _fast_plan))
     cls.__rsub__ = lambda self, other: (
         _binary(self, other, _sub_arrays, None, reverse_scalar=_rsub_scalar) if _is_scalar(other)
         else _sub(_as_array(other, self), self))
-    cls.__mul__ = _fast("__mul__", "mul", lambda self, other: _mul(self, other))
-    cls.__rmul__ = _fast("__rmul__", "mul", lambda self, other: _mul(self, other))
-    cls.__truediv__ = _fast("__truediv__", "truediv", lambda self, other: _div(self, other))
     cls.__rtruediv__ = lambda self, other: (
         _binary(self, other, ops.matrix_elementwise_divide, None, int_to_float=True,
                 reverse_scalar=_rdiv_scalar)

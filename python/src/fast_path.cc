@@ -25,7 +25,7 @@ namespace {
 constexpr uint32_t kPyFloat = 1u << 30, kPyInt = 1u << 31;
 
 // What an operator does for one key: run op (-1: take the general path) into a new array of
-// dtype out, with the scalar attribute times sign.
+// dtype out, with the scalar attribute negated where sign is -1.
 struct Plan {
   int op = -1;
   DLArrayDType out{};
@@ -124,7 +124,7 @@ PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
   *taken = true;
   NDArray out{Array::Empty(x.shape(), x.ctx(), plan.out)};
   DLArray* outs[1] = {out.dl()};
-  attr *= plan.sign;
+  if (plan.sign < 0) attr = -attr;  // as Python negates: a NaN's sign flips too
   const int num_attrs = num_inputs == 1 ? 1 : 0;
   if (ShouldReleaseGilForOp(x.dl())) {
     ReleaseGil r;
