@@ -214,11 +214,12 @@ def _add(a, b, out=None):
 
 
 def _sub_arrays(x, y, out):
-    if x.dtype != np.bool_:
+    from ._kernels import has_kernel
+    if x.dtype != np.bool_ and has_kernel("subtract", x.ctx):
         ops.subtract(x, y, out)
         return
     neg = _core.empty(y.shape, y.ctx, y.dtype)
-    _negate_into(y, neg)
+    _negate_into(y, neg)  # a - b == a + (-b) exactly (IEEE), and with wrap-around for integers
     ops.matrix_elementwise_add(x, neg, out)
 
 
@@ -384,7 +385,8 @@ def _fast_plan(name, dtype, other):
     (``other`` is the type; the fast path checks an int's range itself: _check_integer_range
     and _beyond_double): (op, result dtype, scalar sign), or None where _binary would do more
     (cast, the exact path of integers, several ops) or raise. The fast path asks once per
-    combination; the tests compare both paths for every dtype."""
+    combination, and takes the general path on a device without a kernel for the op; the
+    tests compare both paths for every dtype."""
     array_op, scalar_op, sign, int_to_float = _FAST[name]
     if isinstance(other, np.dtype):
         if other != dtype or (int_to_float and dtype.kind in "biu"):

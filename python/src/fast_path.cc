@@ -8,7 +8,8 @@
 // scalar type) asks its planner (_operators._fast_plan) and the answer is kept. The planner
 // answers only where the general path would make exactly that one op call into a new array (no
 // cast, no broadcast, no check that depends on the value beyond an int scalar's range, checked
-// here); everything else, errors included, takes the general path. Per call that leaves: type
+// here); everything else, errors included, takes the general path, and so does a device whose
+// plugin has no kernel for the op (the general path may compose it). Per call that leaves: type
 // checks, one lookup, one allocation and one validated invoke.
 #include <array>
 #include <cmath>
@@ -59,24 +60,27 @@ const NDArray* ExactArray(PyObject* obj) {
   return vh.holder_constructed() ? vh.value_ptr<NDArray>() : nullptr;
 }
 
+// A planner's answer: None, or (op name, result dtype[, sign]).
+Plan ReadPlan(const py::object& answer) {
+  Plan plan;
+  if (answer.is_none()) return plan;
+  const py::tuple t = answer.cast<py::tuple>();
+  plan.op = RequireOp(t[0].cast<std::string>());
+  plan.out = DTypeFromNumpy(t[1]);
+  if (t.size() > 2) plan.sign = t[2].cast<double>();
+  return plan;
+}
+
 // The plan for (left dtype, right): an array of the left's dtype, a Python float or int.
 const Plan& Lookup(Operator& f, DLArrayDType left, uint32_t right) {
   const uint64_t key = static_cast<uint64_t>(DTypeKey(left)) << 32 | right;
   auto found = f.plans.find(key);
   if (found != f.plans.end()) return found->second;
-  Plan plan;
   const py::object dtype = DTypeToNumpy(left);
   const py::handle other = right == kPyFloat ? reinterpret_cast<PyObject*>(&PyFloat_Type)
                            : right == kPyInt ? reinterpret_cast<PyObject*>(&PyLong_Type)
                                              : dtype.ptr();
-  py::object answer = f.plan(f.name, dtype, other);
-  if (!answer.is_none()) {
-    const py::tuple t = answer.cast<py::tuple>();
-    plan.op = RequireOp(t[0].cast<std::string>());
-    plan.out = DTypeFromNumpy(t[1]);
-    plan.sign = t[2].cast<double>();
-  }
-  return f.plans.emplace(key, plan).first->second;
+  return f.plans.emplace(key, ReadPlan(f.plan(f.name, dtype, other))).first->second;
 }
 
 // Whether an int scalar may go in as the op's double attribute for an integer result: NumPy 2
@@ -88,6 +92,9 @@ bool IntFits(long long v, DLArrayDType out) {
   if (out.code == kDLArrayUInt) return v >= 0 && (bits >= 53 || v < (1LL << bits));
   return bits >= 54 || (v >= -(1LL << (bits - 1)) && v < (1LL << (bits - 1)));
 }
+
+PyObject* Run(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
+              const double* attrs, int num_attrs);
 
 // The fast path; nullptr in *taken = false: the general path must run.
 PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
@@ -120,17 +127,25 @@ PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
     return nullptr;
   }
   const Plan& plan = Lookup(f, x.dtype(), right);
-  if (plan.op < 0 || (right == kPyInt && !IntFits(int_value, plan.out))) return nullptr;
+  if (plan.op < 0 || !HasKernel(plan.op, x.ctx().device_type) ||
+      (right == kPyInt && !IntFits(int_value, plan.out))) {
+    return nullptr;
+  }
   *taken = true;
+  if (plan.sign < 0) attr = -attr;  // as Python negates: a NaN's sign flips too
+  return Run(plan, x, ins, num_inputs, &attr, num_inputs == 1 ? 1 : 0);
+}
+
+// One validated invoke of plan's op into a new array of x's shape; the result as a new reference.
+PyObject* Run(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
+              const double* attrs, int num_attrs) {
   NDArray out{Array::Empty(x.shape(), x.ctx(), plan.out)};
   DLArray* outs[1] = {out.dl()};
-  if (plan.sign < 0) attr = -attr;  // as Python negates: a NaN's sign flips too
-  const int num_attrs = num_inputs == 1 ? 1 : 0;
   if (ShouldReleaseGilForOp(x.dl())) {
     ReleaseGil r;
-    Invoke(plan.op, ins, num_inputs, outs, 1, &attr, num_attrs);
+    Invoke(plan.op, ins, num_inputs, outs, 1, attrs, num_attrs);
   } else {
-    Invoke(plan.op, ins, num_inputs, outs, 1, &attr, num_attrs);
+    Invoke(plan.op, ins, num_inputs, outs, 1, attrs, num_attrs);
   }
   // py::cast without its type lookups (a hash of the type's name each time).
   static const py::detail::type_info* const info = py::detail::get_type_info(typeid(NDArray));
@@ -193,9 +208,83 @@ py::object MakeOperator(const std::string& dunder, const std::string& name, py::
   return py::reinterpret_steal<py::object>(descr);
 }
 
+// A function of one array (dlarray.exp, ...) with the same fast path: the planner is asked per
+// dtype; anything but one compact exact NDArray, positionally, goes to the general path.
+struct Function {
+  py::object general;  // the general path: general(*args, **kwargs)
+  py::object plan;     // plan(name, dtype): (op name, result dtype) or None
+  py::str name;
+  std::unordered_map<uint32_t, Plan> plans;
+  std::string name_text, doc;
+  PyMethodDef def{};
+};
+
+PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  auto& f = *static_cast<Function*>(PyCapsule_GetPointer(self, nullptr));
+  const NDArray* a = nargs == 1 && kwnames == nullptr ? ExactArray(args[0]) : nullptr;
+  if (a != nullptr && a->array->is_compact()) {
+    try {
+      CallGuard guard;
+      const Array& x = *a->array;
+      const uint32_t key = DTypeKey(x.dtype());
+      auto found = f.plans.find(key);
+      if (found == f.plans.end()) {
+        found = f.plans.emplace(key, ReadPlan(f.plan(f.name, DTypeToNumpy(x.dtype())))).first;
+      }
+      if (found->second.op >= 0 && HasKernel(found->second.op, x.ctx().device_type)) {
+        const DLArray* ins[1] = {x.dl()};
+        return Run(found->second, x, ins, 1, nullptr, 0);
+      }
+    } catch (py::error_already_set& e) {
+      e.restore();
+      return nullptr;
+    } catch (...) {
+      py::detail::try_translate_exceptions();
+      return nullptr;
+    }
+  }
+  return PyObject_Vectorcall(f.general.ptr(), args, static_cast<size_t>(nargs), kwnames);
+}
+
+py::object MakeFunction(const std::string& name, py::object general, py::object plan,
+                        const std::string& doc) {
+  // Lives as long as the process: the function object points into it.
+  auto* f = new Function{std::move(general), std::move(plan), py::str(name), {}, name, doc, {}};
+  f->def = {f->name_text.c_str(),
+            reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallFunction)),
+            METH_FASTCALL | METH_KEYWORDS, f->doc.c_str()};
+  py::object self =
+      py::reinterpret_steal<py::object>(PyCapsule_New(static_cast<void*>(f), nullptr, nullptr));
+  if (!self) throw py::error_already_set();
+  py::str module("dlarray");
+  PyObject* fn = PyCFunction_NewEx(&f->def, self.ptr(), module.ptr());
+  if (fn == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(fn);
+}
+
 }  // namespace
 
 void BindFastPath(py::module_& m) {
+  m.def("_fast_function", &MakeFunction, py::arg("name"), py::arg("general"), py::arg("plan"),
+        py::arg("doc"),
+        R"doc(A function of one array with a C++ fast path (dlarray._elementwise_api uses it).
+
+Parameters
+----------
+name : str
+    The function's name, passed to ``plan``.
+general : callable
+    The general path, called with the arguments of every call the fast path does not take.
+plan : callable
+    ``plan(name, dtype)``: ``(op name, result dtype)`` where the general path would run exactly
+    that op on a compact array of dtype into a new array, else None. Asked once per dtype.
+doc : str
+    The help text; a first line ``name(signature)`` then ``--`` gives its signature.
+
+Returns
+-------
+builtin function
+)doc");
   m.def("_fast_operator", &MakeOperator, py::arg("dunder"), py::arg("name"), py::arg("slow"),
         py::arg("plan"),
         R"doc(An arithmetic operator of NDArray with a C++ fast path (dlarray._operators uses it).
