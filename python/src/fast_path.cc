@@ -26,11 +26,11 @@ namespace {
 constexpr uint32_t kPyFloat = 1u << 30, kPyInt = 1u << 31;
 
 // What an operator does for one key: run op (-1: take the general path) into a new array of
-// dtype out, with the scalar attribute negated where sign is -1.
+// dtype out; number: an operator's scalar sign (-1: negated), a reduction's kind attribute.
 struct Plan {
   int op = -1;
   DLArrayDType out{};
-  double sign = 1.0;
+  double number = 1.0;
 };
 
 struct Operator {
@@ -60,14 +60,14 @@ const NDArray* ExactArray(PyObject* obj) {
   return vh.holder_constructed() ? vh.value_ptr<NDArray>() : nullptr;
 }
 
-// A planner's answer: None, or (op name, result dtype[, sign]).
+// A planner's answer: None, or (op name, result dtype[, number]).
 Plan ReadPlan(const py::object& answer) {
   Plan plan;
   if (answer.is_none()) return plan;
   const py::tuple t = answer.cast<py::tuple>();
   plan.op = RequireOp(t[0].cast<std::string>());
   plan.out = DTypeFromNumpy(t[1]);
-  if (t.size() > 2) plan.sign = t[2].cast<double>();
+  if (t.size() > 2) plan.number = t[2].cast<double>();
   return plan;
 }
 
@@ -95,6 +95,8 @@ bool IntFits(long long v, DLArrayDType out) {
 
 PyObject* Run(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
               const double* attrs, int num_attrs);
+PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
+                 const double* attrs, int num_attrs, NDArray out, DLArray* target);
 
 // The fast path; nullptr in *taken = false: the general path must run.
 PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
@@ -132,7 +134,7 @@ PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
     return nullptr;
   }
   *taken = true;
-  if (plan.sign < 0) attr = -attr;  // as Python negates: a NaN's sign flips too
+  if (plan.number < 0) attr = -attr;  // as Python negates: a NaN's sign flips too
   return Run(plan, x, ins, num_inputs, &attr, num_inputs == 1 ? 1 : 0);
 }
 
@@ -140,7 +142,27 @@ PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
 PyObject* Run(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
               const double* attrs, int num_attrs) {
   NDArray out{Array::Empty(x.shape(), x.ctx(), plan.out)};
-  DLArray* outs[1] = {out.dl()};
+  return Finish(plan, x, ins, num_inputs, attrs, num_attrs, std::move(out), out.dl());
+}
+
+// A reduction of every element of x (non-empty, at least 1-D) into a new 0-d array: the reduce
+// op on x seen as (1, size, 1) into the result seen as (1, 1), as the general path reshapes.
+PyObject* RunWhole(const Plan& plan, const Array& x) {
+  NDArray out{Array::Empty({}, x.ctx(), plan.out)};
+  int64_t in_shape[3] = {1, x.size(), 1}, out_shape[2] = {1, 1};
+  DLArray in = *x.dl(), result = *out.dl();
+  in.ndim = 3;
+  in.shape = in_shape;
+  result.ndim = 2;
+  result.shape = out_shape;
+  const DLArray* ins[1] = {&in};
+  return Finish(plan, x, ins, 1, &plan.number, 1, std::move(out), &result);
+}
+
+// Runs plan's op into `target` (out or a view of it) and returns out as a new reference.
+PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
+                 const double* attrs, int num_attrs, NDArray out, DLArray* target) {
+  DLArray* outs[1] = {target};
   if (ShouldReleaseGilForOp(x.dl())) {
     ReleaseGil r;
     Invoke(plan.op, ins, num_inputs, outs, 1, attrs, num_attrs);
@@ -216,6 +238,7 @@ struct Function {
   py::str name;
   std::unordered_map<uint32_t, Plan> plans;
   std::string name_text, doc;
+  bool whole;  // a reduction of every element (sum(x)), else elementwise (exp(x))
   PyMethodDef def{};
 };
 
@@ -231,9 +254,13 @@ PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
       if (found == f.plans.end()) {
         found = f.plans.emplace(key, ReadPlan(f.plan(f.name, DTypeToNumpy(x.dtype())))).first;
       }
-      if (found->second.op >= 0 && HasKernel(found->second.op, x.ctx().device_type)) {
-        const DLArray* ins[1] = {x.dl()};
-        return Run(found->second, x, ins, 1, nullptr, 0);
+      const Plan& plan = found->second;
+      if (plan.op >= 0 && HasKernel(plan.op, x.ctx().device_type)) {
+        if (!f.whole) {
+          const DLArray* ins[1] = {x.dl()};
+          return Run(plan, x, ins, 1, nullptr, 0);
+        }
+        if (x.size() > 0 && !x.shape().empty()) return RunWhole(plan, x);
       }
     } catch (py::error_already_set& e) {
       e.restore();
@@ -247,9 +274,10 @@ PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
 }
 
 py::object MakeFunction(const std::string& name, py::object general, py::object plan,
-                        const std::string& doc) {
+                        const std::string& doc, bool whole) {
   // Lives as long as the process: the function object points into it.
-  auto* f = new Function{std::move(general), std::move(plan), py::str(name), {}, name, doc, {}};
+  auto* f =
+      new Function{std::move(general), std::move(plan), py::str(name), {}, name, doc, whole, {}};
   f->def = {f->name_text.c_str(),
             reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallFunction)),
             METH_FASTCALL | METH_KEYWORDS, f->doc.c_str()};
@@ -266,7 +294,7 @@ py::object MakeFunction(const std::string& name, py::object general, py::object 
 
 void BindFastPath(py::module_& m) {
   m.def("_fast_function", &MakeFunction, py::arg("name"), py::arg("general"), py::arg("plan"),
-        py::arg("doc"),
+        py::arg("doc"), py::arg("whole") = false,
         R"doc(A function of one array with a C++ fast path (dlarray._elementwise_api uses it).
 
 Parameters
@@ -278,8 +306,12 @@ general : callable
 plan : callable
     ``plan(name, dtype)``: ``(op name, result dtype)`` where the general path would run exactly
     that op on a compact array of dtype into a new array, else None. Asked once per dtype.
+    With ``whole``: ``("reduce", result dtype, kind)`` for the reduction of every element of a
+    non-empty array of at least one dimension into a 0-d array.
 doc : str
     The help text; a first line ``name(signature)`` then ``--`` gives its signature.
+whole : bool
+    A reduction of every element (``sum(x)``) rather than an elementwise function.
 
 Returns
 -------

@@ -196,3 +196,85 @@ def test_bfloat16_scalar_stays_bfloat16():
         pytest.skip("no ml_dtypes")
     x = dlarray.array(np.ones(4, BF16), dtype=BF16)
     assert (x * 2.5).dtype == BF16 and (x + 1).dtype == BF16
+
+
+def _skip_device_dtype(ctx, dtype):
+    skip_unsupported(ctx, dtype)
+    if dtype.kind == "c" and "complex64" not in dlarray.__array_namespace_info__().dtypes(
+            device=ctx):
+        pytest.skip("no complex on this device")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_unary_functions_match_the_general_path(ctx, rng, dtype):
+    """dlarray.exp and the other functions of one array (builtins with the fast path) against
+    _elementwise_api's general path, positional and keyword calls, views."""
+    from dlarray import _elementwise_api as ew
+    _skip_device_dtype(ctx, dtype)
+    general = {**{n: (lambda n: lambda x: ew._unary(n, x))(n) for n in ew._UNARY},
+               **{n: (lambda n: lambda x: ew._predicate(n, x))(n) for n in ew._UNARY_PREDICATES}}
+    for shape in [(), (0,), (1,), (7, 13), (1025,)]:
+        x, _ = _arrays(ctx, rng, shape, dtype)
+        for name, slow in general.items():
+            with np.errstate(all="ignore"):
+                fast = _outcome(lambda: getattr(dlarray, name)(x))
+                want = _outcome(lambda: slow(x))
+            _same(fast, want, (name, dtype, shape))
+    x, _ = _arrays(ctx, rng, (6, 4), dtype)
+    view = x[:, ::2]
+    for name in ("abs", "isnan", "negative"):
+        _same(_outcome(lambda: getattr(dlarray, name)(view)), _outcome(lambda: general[name](view)),
+              (name, "view"))
+        with pytest.raises(TypeError, match="positional"):  # x is positional-only, as before
+            getattr(dlarray, name)(x=x)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_whole_reductions_match_the_general_path(ctx, rng, dtype):
+    """sum/prod/min/max(x) (the fast path: every element into a 0-d array) against the general
+    path, and the calls it leaves to it (axis, keepdims, dtype, empty, 0-d, views)."""
+    from dlarray import _statistics_api as st
+    _skip_device_dtype(ctx, dtype)
+    general = {"sum": lambda x, **k: st._accumulate(x, "sum", k.get("axis"), False, None, "sum"),
+               "prod": lambda x, **k: st._accumulate(x, "prod", k.get("axis"), False, None,
+                                                     "prod"),
+               "min": lambda x, **k: st._extreme(x, "min", k.get("axis"), False),
+               "max": lambda x, **k: st._extreme(x, "max", k.get("axis"), False)}
+    for shape in [(), (0,), (1,), (7, 13), (3, 1, 5), (65536 + 3,)]:
+        x, _ = _arrays(ctx, rng, shape, dtype)
+        if dtype.kind == "f" or dtype == BF16:  # small values: products stay finite
+            x = dlarray.array(np.clip(x.asnumpy(), -1.01, 1.01), ctx, dtype=dtype)
+        for name, slow in general.items():
+            with np.errstate(all="ignore"):
+                fast = _outcome(lambda: getattr(dlarray, name)(x))
+                want = _outcome(lambda: slow(x))
+            _same(fast, want, (name, dtype, shape))
+            if len(shape) == 2:
+                _same(_outcome(lambda: getattr(dlarray, name)(x, axis=1)),
+                      _outcome(lambda: slow(x, axis=1)), (name, dtype, "axis"))
+                _same(_outcome(lambda: getattr(dlarray, name)(x[:, ::2])),
+                      _outcome(lambda: slow(x[:, ::2])), (name, dtype, "view"))
+
+
+def test_reductions_against_numpy(rng):
+    for dtype in (np.float32, np.int32, np.uint8, np.float64, np.int64):
+        for shape in [(1,), (7, 13), (65536 + 3,)]:
+            a = data(rng, shape, np.dtype(dtype), special=False)
+            x = dlarray.array(a, dtype=dtype)
+            for name in ("sum", "max", "min"):
+                got, want = getattr(dlarray, name)(x), getattr(np, name)(a)
+                assert got.shape == () and got.dtype == want.dtype, (name, dtype)
+                np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5)
+    assert dlarray.sum(dlarray.array(np.ones(3, np.float32)), keepdims=True).shape == (1,)
+
+
+def test_function_signatures():
+    import inspect
+    assert str(inspect.signature(dlarray.exp)) == "(x, /)"
+    assert str(inspect.signature(dlarray.sum)) == "(x, /, *, axis=None, dtype=None, keepdims=False)"
+    assert str(inspect.signature(dlarray.max)) == "(x, /, *, axis=None, keepdims=False)"
+    assert "Parameters" in dlarray.sum.__doc__ and "elementwise" in dlarray.exp.__doc__
+    with pytest.raises(TypeError, match="exp: x must be a dlarray array"):
+        dlarray.exp(1.0)
+    with pytest.raises(TypeError, match="sum: x must be a dlarray NDArray"):
+        dlarray.sum([1.0])
