@@ -220,10 +220,16 @@ py::object MakeOperator(const std::string& dunder, const std::string& name, py::
   if (k == g_num_operators) ++g_num_operators;
   delete g_operators[k];
   g_operators[k] = new Operator{std::move(slow), std::move(plan), py::str(name), {}};
+  static std::string docs[kMaxOperators];
   names[k] = dunder;
-  g_defs[k] = {
-      names[k].c_str(), reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methods[k])),
-      METH_FASTCALL, "The operator (a C++ fast path for compact operands, else the general path)."};
+  // The signature line gives inspect.signature "(self, other, /)".
+  docs[k] = dunder + "($self, other, /)\n--\n\nThe operator " + name +
+            " (a C++ fast path for compact operands, else the general path).\n\nParameters\n"
+            "----------\nother : NDArray or scalar\n    The other operand.\n\nReturns\n-------\n"
+            "NDArray\n";
+  g_defs[k] = {names[k].c_str(),
+               reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methods[k])),
+               METH_FASTCALL, docs[k].c_str()};
   PyTypeObject* type = py::detail::get_type_info(typeid(NDArray))->type;
   PyObject* descr = PyDescr_NewMethod(type, &g_defs[k]);
   if (descr == nullptr) throw py::error_already_set();
