@@ -8,6 +8,7 @@ targets: at most 1.0x NumPy on cpu (4096 x 4096), at most 1.0x PyTorch on a GPU 
     python bench/elementwise.py --device cuda:0      # against PyTorch on the same GPU, 8192 x 8192
     python bench/elementwise.py --device opencl:0    # the same table against NumPy (no target)
     python bench/elementwise.py --only exp add --n 1024
+    python bench/elementwise.py --per-call           # only the 1-element rows
 
 Inputs are drawn inside each function's domain (log of positive values, acosh of values >= 1, ...).
 Each result is checked against NumPy first (float32 tolerance). The last rows time one call on a
@@ -18,7 +19,7 @@ import argparse
 import numpy as np
 
 import dlarray as xp
-from report import median_time
+from report import cpu_model, median_time
 
 # name -> (the low and high of its inputs, arity); the peer's function has the same name in NumPy
 # and PyTorch except where PEER_NAMES says.
@@ -86,6 +87,8 @@ def main():
     parser.add_argument("--only", nargs="*", default=None, help="functions to time")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--min-time", type=float, default=0.05)
+    parser.add_argument("--per-call", action="store_true",
+                        help="only the per-call rows (1-element operands)")
     args = parser.parse_args()
     ctx = xp.device(args.device)
     torch = None
@@ -96,6 +99,10 @@ def main():
     sync_ours = lambda: xp.synchronize(ctx)  # noqa: E731
     sync_peer = torch.cuda.synchronize if torch else (lambda: None)
     rng = np.random.default_rng(0)
+    print(f"{cpu_model()}; dlarray {xp.__version__}, numpy {np.__version__}")
+    if args.per_call:
+        per_call(ctx, torch, args, sync_ours, sync_peer)
+        return
     print(f"float32 {n} x {n} on {ctx}, peer {peer_name}, medians of {args.repeat}")
     print(f"{'function':14} {'ours ms':>10} {peer_name + ' ms':>10} {'ratio':>7}")
     names = args.only or sorted(UNARY) + sorted(BINARY)
@@ -114,17 +121,34 @@ def main():
         print(f"{name:14} {ours * 1e3:10.3f} {peer * 1e3:10.3f} {ours / peer:7.2f}", flush=True)
     worst = max(ratios)
     print(f"{len(ratios)} functions: median ratio {np.median(ratios):.2f}, worst {worst:.2f}")
-    # The per-call overhead: one element, so the time is all dispatch.
+    per_call(ctx, torch, args, sync_ours, sync_peer)
+
+
+# The per-call rows: (label, function of the operands x, y); the same expression runs on ours
+# and on the peer's arrays (NumPy's functions for the namespaced ones).
+PER_CALL = [("x + y", lambda m, x, y: x + y), ("x * 2", lambda m, x, y: x * 2),
+            ("x - 1.5", lambda m, x, y: x - 1.5), ("x / y", lambda m, x, y: x / y),
+            ("exp(x)", lambda m, x, y: m.exp(x)), ("sum(x)", lambda m, x, y: m.sum(x)),
+            ("x[0]", lambda m, x, y: x[0])]
+
+
+def per_call(ctx, torch, args, sync_ours, sync_peer):
+    """The per-call overhead: 1-element float32 operands, so the time is all dispatch. The
+    rounds of ours and the peer's alternate, so that a busy machine slows both alike."""
+    peer_name = "torch" if torch else "numpy"
     print(f"{'1-element op':14} {'ours us':>10} {peer_name + ' us':>10} {'ratio':>7}")
-    for name in ("add", "exp", "sum"):
-        host = [np.ones(1, np.float32)] * (2 if name == "add" else 1)
-        ours_in = [xp.asarray(a, device=ctx) for a in host]
-        peer_in = [torch.from_numpy(a).to(torch.device("cuda", ctx.device_id)) for a in host] \
-            if torch else host
-        ours_fn, peer_fn = getattr(xp, name), peer_function(name, peer_name, torch)
-        ours = median_time(lambda: ours_fn(*ours_in), args.repeat, args.min_time, sync_ours)
-        peer = median_time(lambda: peer_fn(*peer_in), args.repeat, args.min_time, sync_peer)
-        print(f"{name:14} {ours * 1e6:10.2f} {peer * 1e6:10.2f} {ours / peer:7.2f}", flush=True)
+    host = [np.ones(1, np.float32), np.full(1, 2, np.float32)]
+    ours_in = [xp.asarray(a, device=ctx) for a in host]
+    peer_in = [torch.from_numpy(a).to(torch.device("cuda", ctx.device_id)) for a in host] \
+        if torch else host
+    peer_ns = torch if torch else np
+    for label, fn in PER_CALL:
+        ours, peer = [], []
+        for _ in range(args.repeat):
+            ours.append(median_time(lambda: fn(xp, *ours_in), 1, args.min_time, sync_ours))
+            peer.append(median_time(lambda: fn(peer_ns, *peer_in), 1, args.min_time, sync_peer))
+        o, p = np.median(ours), np.median(peer)
+        print(f"{label:14} {o * 1e6:10.2f} {p * 1e6:10.2f} {o / p:7.2f}", flush=True)
 
 
 if __name__ == "__main__":

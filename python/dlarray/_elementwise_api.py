@@ -353,14 +353,33 @@ def _binary(name: str, x1, x2, out: NDArray | None = None):
 
 # --- the public functions, generated from the tables ------------------------------------------
 
+def _unary_plan(name: str, dtype: np.dtype):
+    """The one op _unary or _predicate runs for a compact array of dtype: (op, result dtype), or
+    None where it does more (a cast, a copy) or raises. The C++ fast path (_core._fast_function)
+    asks once per dtype; test_speed_fast_path compares both paths for every dtype."""
+    if name in _UNARY:
+        op, kind, ints = _UNARY[name]
+        result = dtype
+    else:
+        op, kind = _UNARY_PREDICATES[name]
+        ints, result = ("float" if kind == "float" else "op"), np.dtype(np.bool_)
+    code = "f" if dtype.name == "bfloat16" else dtype.kind
+    if code not in _KINDS[kind] or (dtype.kind in "biu" and ints != "op"):
+        return None
+    if op == "abs" and dtype.kind == "c":
+        return "complex_abs", _real_dtype(dtype)
+    return op, result
+
+
 def _make_unary(name: str, run):
     def function(x: NDArray, /) -> NDArray:
         return run(name, x)
     function.__name__ = function.__qualname__ = name
-    function.__doc__ = ("The array API's ``%s``, elementwise (op ``%s`` of the elementwise "
-                        "table).\n\nParameters\n----------\nx : NDArray\n\nReturns\n-------\n"
-                        "NDArray\n    x's shape, on x's device." % (name, name))
-    return function
+    doc = ("The array API's ``%s``, elementwise (op ``%s`` of the elementwise "
+           "table).\n\nParameters\n----------\nx : NDArray\n\nReturns\n-------\n"
+           "NDArray\n    x's shape, on x's device." % (name, name))
+    # A builtin with the C++ fast path; its first line gives inspect.signature "(x, /)".
+    return _core._fast_function(name, function, _unary_plan, "%s(x, /)\n--\n\n%s" % (name, doc))
 
 
 def _make_binary(name: str):

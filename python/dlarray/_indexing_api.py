@@ -315,6 +315,10 @@ def setitem(x: NDArray, key: Any, value: Any) -> None:
         w[...] = target
 
 
+# Keys of basic indexing alone, told by their exact type.
+_BASIC_KEYS = frozenset({int, slice, type(Ellipsis), type(None)})
+
+
 def install(cls: Any) -> None:
     """Routes NDArray's [] to getitem/setitem when the key holds an array; basic indexing stays
     with the C++ views."""
@@ -323,13 +327,16 @@ def install(cls: Any) -> None:
     # The binding's parameter names (arg0, arg1) and docstrings, so that introspection sees
     # what it saw before.
     def __getitem__(self: NDArray, arg0: Any) -> NDArray:
+        if type(arg0) in _BASIC_KEYS:  # x[0], x[1:]: no item to look at (the per-call time)
+            view: NDArray = basic_get(self, arg0)
+            return view
         if _advanced(arg0):
             return getitem(self, arg0)
         result: NDArray = basic_get(self, arg0)
         return result
 
     def __setitem__(self: NDArray, arg0: Any, arg1: Any) -> None:
-        if _advanced(arg0):
+        if type(arg0) not in _BASIC_KEYS and _advanced(arg0):
             setitem(self, arg0, arg1)
         else:
             basic_set(self, arg0, arg1)

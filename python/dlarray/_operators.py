@@ -214,6 +214,10 @@ def _add(a, b, out=None):
 
 
 def _sub_arrays(x, y, out):
+    from ._kernels import has_kernel
+    if x.dtype != np.bool_ and has_kernel("subtract", x.ctx):
+        ops.subtract(x, y, out)
+        return
     neg = _core.empty(y.shape, y.ctx, y.dtype)
     _negate_into(y, neg)  # a - b == a + (-b) exactly (IEEE), and with wrap-around for integers
     ops.matrix_elementwise_add(x, neg, out)
@@ -364,18 +368,52 @@ _FUNCTION_OPERATORS = {"pow": "pow", "floordiv": "floor_divide", "mod": "remaind
                        "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift"}
 
 
+# The operators with a C++ fast path (python/src/fast_path.cc): name -> (the op for two arrays
+# of one dtype, the op for an array and a scalar, the scalar's sign there, int_to_float), as
+# _add, _sub, _mul and _div call _binary.
+_FAST = {"add": ("matrix_elementwise_add", "matrix_elementwise_add_by_const", 1.0, False),
+         "sub": ("subtract", "matrix_elementwise_add_by_const", -1.0, False),
+         "mul": ("matrix_elementwise_multiply", "matrix_elementwise_multiply_by_const", 1.0,
+                 False),
+         "truediv": ("matrix_elementwise_divide", "matrix_elementwise_divide_by_const", 1.0,
+                     True)}
+
+
+def _fast_plan(name, dtype, other):
+    """The one op _binary runs for ``x <name> other`` with x a compact array of dtype and other
+    a compact array of dtype and x's shape (``other`` is then dtype) or a Python float or int
+    (``other`` is the type; the fast path checks an int's range itself: _check_integer_range
+    and _beyond_double): (op, result dtype, scalar sign), or None where _binary would do more
+    (cast, the exact path of integers, several ops) or raise. The fast path asks once per
+    combination, and takes the general path on a device without a kernel for the op; the
+    tests compare both paths for every dtype."""
+    array_op, scalar_op, sign, int_to_float = _FAST[name]
+    if isinstance(other, np.dtype):
+        if other != dtype or (int_to_float and dtype.kind in "biu"):
+            return None
+        if name == "sub" and dtype == np.bool_:
+            return None  # _sub_arrays: two ops
+        return array_op, dtype, 1.0
+    result = _promote(dtype, other(0))
+    if result != dtype or result.kind == "c" or (int_to_float and result.kind in "biu"):
+        return None
+    return scalar_op, result, sign
+
+
+# The methods with the fast path: dunder -> (the name _fast_plan takes, the general path).
+_FAST_METHODS = {"__add__": ("add", _add), "__radd__": ("add", _add), "__sub__": ("sub", _sub),
+                 "__mul__": ("mul", _mul), "__rmul__": ("mul", _mul),
+                 "__truediv__": ("truediv", _div)}
+
+
 def install(cls):
     """Adds the operators to ``cls`` (NDArray)."""
     cls.__array_priority__ = 100.0  # NumPy defers to our reflected operators
-    cls.__add__ = lambda self, other: _add(self, other)
-    cls.__radd__ = lambda self, other: _add(self, other)
-    cls.__sub__ = lambda self, other: _sub(self, other)
+    for dunder, (name, general) in _FAST_METHODS.items():
+        setattr(cls, dunder, _core._fast_operator(dunder, name, general, _fast_plan))
     cls.__rsub__ = lambda self, other: (
         _binary(self, other, _sub_arrays, None, reverse_scalar=_rsub_scalar) if _is_scalar(other)
         else _sub(_as_array(other, self), self))
-    cls.__mul__ = lambda self, other: _mul(self, other)
-    cls.__rmul__ = lambda self, other: _mul(self, other)
-    cls.__truediv__ = lambda self, other: _div(self, other)
     cls.__rtruediv__ = lambda self, other: (
         _binary(self, other, ops.matrix_elementwise_divide, None, int_to_float=True,
                 reverse_scalar=_rdiv_scalar)

@@ -22,8 +22,8 @@ import numpy as np
 from . import _core, ops
 from ._core import NDArray
 from ._cumulative_api import cumulative_prod, cumulative_sum, diff
-from ._reduction import (BOOL, HALVES, INT64, AxisLike, check_array, compute_dtype, documented,
-                         normalize_axes, reduce, sum_dtype)
+from ._reduction import (_KINDS, BOOL, HALVES, INT64, AxisLike, check_array, compute_dtype,
+                         documented, normalize_axes, reduce, sum_dtype)
 
 __all__ = ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod", "cumulative_sum",
            "diff", "max", "mean", "min", "prod", "std", "sum", "var"]
@@ -235,3 +235,30 @@ def _install_methods(cls: type) -> None:
 
 
 _install_methods(NDArray)
+
+
+def _whole_plan(name: str, dtype: np.dtype) -> Optional[tuple]:
+    """The one reduce call ``sum/prod/min/max(x)`` (no other argument) makes for a compact,
+    non-empty array of dtype with at least one dimension: ("reduce", dtype, kind), or None where
+    the general path casts (the sum of int8 is int64, float16 adds in float32) or raises
+    (complex min). The C++ fast path (_core._fast_function) asks once per dtype."""
+    if name in ("min", "max"):
+        result = None if dtype.kind == "c" else dtype
+    else:
+        result = {"b": INT64, "i": INT64, "u": np.dtype(np.uint64)}.get(dtype.kind, dtype)
+    if result != dtype or compute_dtype(dtype) != dtype:
+        return None
+    return "reduce", dtype, float(_KINDS[name])
+
+
+def _with_fast_path(fn: Any) -> Any:
+    signature = "(x, /, *, axis=None, dtype=None, keepdims=False)" if fn.__name__ in (
+        "sum", "prod") else "(x, /, *, axis=None, keepdims=False)"
+    return _core._fast_function(fn.__name__, fn, _whole_plan,
+                                "%s%s\n--\n\n%s" % (fn.__name__, signature, fn.__doc__), True)
+
+
+# Replaced through globals(): the typed definitions above stay what type checkers see.
+for _fn in (sum, prod, min, max):
+    globals()[_fn.__name__] = _with_fast_path(_fn)
+del _fn

@@ -125,8 +125,9 @@ void BindNDArray(py::module_& m);
 void BindViews(py::class_<NDArray>& cls);
 void BindDLPack(py::module_& m, py::class_<NDArray>& cls);
 void BindNumpyInterop(py::module_& m, py::class_<NDArray>& cls);
-void BindOps(py::module_& m);      // ops.cc: the op functions, invoke; calls BindOpTable
-void BindOpTable(py::module_& m);  // op_table.cc: op_names, op_info, infer_outputs
+void BindOps(py::module_& m);       // ops.cc: the op functions, invoke; calls BindOpTable
+void BindFastPath(py::module_& m);  // fast_path.cc: the arithmetic operators' C++ fast path
+void BindOpTable(py::module_& m);   // op_table.cc: op_names, op_info, infer_outputs
 void BindDevices(py::module_& m);
 void BindCustom(py::module_& m);      // custom.cc: AOT custom ops (dlarray.custom)
 void BindRtc(py::module_& m);         // rtc.cc: NVRTC kernels (dlarray.rtc)

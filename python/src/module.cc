@@ -250,6 +250,7 @@ Examples
   BindDistributedMpi(m);
   BindNDArray(m);
   BindOps(m);
+  BindFastPath(m);
   RegisterExitHook();
   BindCustom(m);
   BindRtc(m);

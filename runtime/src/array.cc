@@ -159,18 +159,22 @@ void Array::SetLayout(const std::vector<int64_t>& shape, const std::vector<int64
   shape_ = shape;
   dl_.ndim = static_cast<int32_t>(shape_.size());
   dl_.shape = shape_.data();
-  std::vector<int64_t> compact(shape_.size());
+  // Canonical compact strides, then the given ones where they differ; a compact array keeps
+  // the canonical strides and a null pointer: kernels and consumers see a plain compact array.
+  strides_.resize(shape_.size());
   int64_t step = 1;
   for (int i = dl_.ndim - 1; i >= 0; --i) {
-    compact[i] = step;
+    strides_[i] = step;
     // Saturates: a shape this large is refused by the size check that follows (Empty).
     if (__builtin_mul_overflow(step, std::max<int64_t>(shape_[i], 1), &step)) step = INT64_MAX;
   }
-  strides_ = strides.empty() ? compact : strides;
+  dl_.strides = nullptr;
+  if (strides.empty() || strides == strides_) return;
+  const std::vector<int64_t> compact = strides_;
+  strides_ = strides;
   dl_.strides = strides_.data();
   if (IsCompact(&dl_)) {
-    // Canonical strides and a null pointer: kernels and consumers see a plain compact array.
-    strides_ = std::move(compact);
+    strides_ = compact;
     dl_.strides = nullptr;
   }
 }

@@ -131,7 +131,7 @@ void CheckOperand(const OpInfo& s, const DLArray* a, const char* kind, int i,
                   const DLArray* first) {
   auto what = [&] { return std::string(kind) + " " + std::to_string(i); };
   if (a == nullptr) Fail(s, what() + " is null");
-  CheckArrayFields(a, s.name + ": " + what(), s.accepts_strided);
+  CheckArrayFields(a, OperandName(s.name, kind, i), s.accepts_strided);
   if (a->ctx != first->ctx) {
     throw DeviceError(
         s.name + ": operands are on different devices: " + ContextToString(first->ctx) + " and " +

@@ -12,16 +12,17 @@ namespace dlarray {
 
 bool IsSupportedDType(DLArrayDType t) { return IsStorageDType(t); }
 
-int64_t CheckArrayFields(const DLArray* a, const std::string& what, bool allow_strided) {
-  if (a == nullptr) throw Error(ErrorKind::kValue, what + " is null");
+int64_t CheckArrayFields(const DLArray* a, const OperandName& name, bool allow_strided) {
+  auto what = [&] { return name.str(); };
+  if (a == nullptr) throw Error(ErrorKind::kValue, what() + " is null");
   if (a->ndim < 0 || a->ndim > 64) {
-    throw ShapeError(what + " has ndim " + std::to_string(a->ndim) + " (0 to 64 are supported)");
+    throw ShapeError(what() + " has ndim " + std::to_string(a->ndim) + " (0 to 64 are supported)");
   }
   if (a->ndim > 0 && a->shape == nullptr) {
-    throw ShapeError(what + " has ndim " + std::to_string(a->ndim) + " but no shape");
+    throw ShapeError(what() + " has ndim " + std::to_string(a->ndim) + " but no shape");
   }
   if (!IsSupportedDType(a->dtype)) {
-    throw DTypeError(what + " has the unsupported dtype " + DTypeToString(a->dtype) +
+    throw DTypeError(what() + " has the unsupported dtype " + DTypeToString(a->dtype) +
                      " (supported: bool, int8-64, uint8-64, float16/32/64, bfloat16; one lane)");
   }
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
@@ -31,32 +32,33 @@ int64_t CheckArrayFields(const DLArray* a, const std::string& what, bool allow_s
   for (int i = 0; i < a->ndim; ++i) {
     const int64_t d = a->shape[i];
     if (d < 0) {
-      throw ShapeError(what + " has shape " + ShapeToString(a) + ": every dimension must be >= 0");
+      throw ShapeError(what() + " has shape " + ShapeToString(a) +
+                       ": every dimension must be >= 0");
     }
     if (d == 0) {
       empty = true;
       continue;
     }
     if (count > kMax / d) {
-      throw ShapeError(what + " has shape " + ShapeToString(a) +
+      throw ShapeError(what() + " has shape " + ShapeToString(a) +
                        ": its element count overflows int64");
     }
     count *= d;
   }
   if (count > kMax / elem) {
-    throw ShapeError(what + " has shape " + ShapeToString(a) + ": its size in bytes (" +
+    throw ShapeError(what() + " has shape " + ShapeToString(a) + ": its size in bytes (" +
                      DTypeToString(a->dtype) + ") overflows int64");
   }
   if (empty) return 0;  // zero-size: no element is read, data may be null, any strides
-  if (a->data == nullptr) throw Error(ErrorKind::kValue, what + " has no data (null pointer)");
+  if (a->data == nullptr) throw Error(ErrorKind::kValue, what() + " has no data (null pointer)");
   // Kernels read whole elements (and vectors of them): data + byte_offset must be a multiple of
   // the element size.
   if ((reinterpret_cast<uintptr_t>(a->data) + a->byte_offset) % static_cast<uint64_t>(elem) != 0) {
-    throw Error(ErrorKind::kValue, what + ": data + byte_offset is not aligned to its " +
+    throw Error(ErrorKind::kValue, what() + ": data + byte_offset is not aligned to its " +
                                        std::to_string(elem) + "-byte elements");
   }
   if (!allow_strided && !IsCompact(a)) {
-    throw ShapeError(what + " of shape " + ShapeToString(a) +
+    throw ShapeError(what() + " of shape " + ShapeToString(a) +
                      " is a strided (non-contiguous) view, and only compact row-major arrays are "
                      "accepted here: make it compact with .copy() first");
   }

@@ -17,6 +17,27 @@ namespace dlarray {
 bool IsSupportedDType(DLArrayDType t);
 
 /*!
+ * \brief How an error message names the array being checked: a fixed text, or an op's operand
+ *        ("<op>: input 1"). The text is built only when a check fails: Invoke checks every
+ *        operand of every call, and building strings there cost more than the checks.
+ */
+class OperandName {
+ public:
+  OperandName(const char* text) : text_(text) {}  // NOLINT(runtime/explicit): literals convert
+  OperandName(const std::string& op, const char* kind, int index)
+      : op_(&op), text_(kind), index_(index) {}
+  std::string str() const {
+    if (op_ == nullptr) return text_;
+    return *op_ + ": " + text_ + " " + std::to_string(index_);
+  }
+
+ private:
+  const std::string* op_ = nullptr;
+  const char* text_;
+  int index_ = 0;
+};
+
+/*!
  * \brief Validates the fields of an array: ndim in [0, 64], a shape when ndim > 0, every
  *        dimension >= 0, an element count and byte size that fit in int64, a supported dtype,
  *        and, unless the array is zero-size (then data may be null): data (with byte_offset)
@@ -24,7 +45,7 @@ bool IsSupportedDType(DLArrayDType t);
  *        allow_strided. Throws a dlarray::Error naming `what`.
  *        The context is not checked here (see CheckContext). Returns the element count.
  */
-int64_t CheckArrayFields(const DLArray* a, const std::string& what, bool allow_strided = false);
+int64_t CheckArrayFields(const DLArray* a, const OperandName& name, bool allow_strided = false);
 
 /*!
  * \brief Throws unless ctx is served by a loaded plugin with that id (for cpu(0) it is enough that

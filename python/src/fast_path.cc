@@ -1,0 +1,350 @@
+// The arithmetic operators' fast path: x + y, x - y, x * y, x / y (and the reflected forms) as
+// C++ methods of NDArray that take the common case themselves and hand everything else to the
+// general Python path (dlarray/_operators.py) unchanged.
+//
+// The common case: both operands exact NDArrays (no subclass), compact, on one device, of one
+// shape; or an NDArray and a Python float or int. Which op such a call runs, and the dtype of its
+// result, the general path decides: the first call for each (operator, left dtype, right dtype or
+// scalar type) asks its planner (_operators._fast_plan) and the answer is kept. The planner
+// answers only where the general path would make exactly that one op call into a new array (no
+// cast, no broadcast, no check that depends on the value beyond an int scalar's range, checked
+// here); everything else, errors included, takes the general path, and so does a device whose
+// plugin has no kernel for the op (the general path may compose it). Per call that leaves: type
+// checks, one lookup, one allocation and one validated invoke.
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+
+#include "binding.h"
+
+namespace dlarray {
+namespace {
+
+// Python scalars as the right operand's key, next to dtype codes (which are below 256).
+constexpr uint32_t kPyFloat = 1u << 30, kPyInt = 1u << 31;
+
+// What an operator does for one key: run op (-1: take the general path) into a new array of
+// dtype out; number: an operator's scalar sign (-1: negated), a reduction's kind attribute.
+struct Plan {
+  int op = -1;
+  DLArrayDType out{};
+  double number = 1.0;
+};
+
+struct Operator {
+  py::object slow;  // the general path: slow(self, other)
+  py::object plan;  // the planner: plan(name, left dtype, right dtype or float or int)
+  py::str name;     // the operator's name for the planner ("add", "sub", ...)
+  std::unordered_map<uint64_t, Plan> plans;
+};
+
+// The methods are C functions of fixed identity (a method descriptor has no closure): one per
+// slot, instantiated from a template.
+constexpr int kMaxOperators = 8;
+Operator* g_operators[kMaxOperators] = {};
+PyMethodDef g_defs[kMaxOperators] = {};
+int g_num_operators = 0;
+
+uint32_t DTypeKey(DLArrayDType t) {
+  return static_cast<uint32_t>(t.code) | static_cast<uint32_t>(t.bits) << 8 |
+         static_cast<uint32_t>(t.lanes) << 16;
+}
+
+// The NDArray behind obj when obj is exactly an NDArray made by its constructor, else nullptr.
+const NDArray* ExactArray(PyObject* obj) {
+  static PyTypeObject* const type = py::detail::get_type_info(typeid(NDArray))->type;
+  if (Py_TYPE(obj) != type) return nullptr;
+  auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
+  return vh.holder_constructed() ? vh.value_ptr<NDArray>() : nullptr;
+}
+
+// A planner's answer: None, or (op name, result dtype[, number]).
+Plan ReadPlan(const py::object& answer) {
+  Plan plan;
+  if (answer.is_none()) return plan;
+  const py::tuple t = answer.cast<py::tuple>();
+  plan.op = RequireOp(t[0].cast<std::string>());
+  plan.out = DTypeFromNumpy(t[1]);
+  if (t.size() > 2) plan.number = t[2].cast<double>();
+  return plan;
+}
+
+// The plan for (left dtype, right): an array of the left's dtype, a Python float or int.
+const Plan& Lookup(Operator& f, DLArrayDType left, uint32_t right) {
+  const uint64_t key = static_cast<uint64_t>(DTypeKey(left)) << 32 | right;
+  auto found = f.plans.find(key);
+  if (found != f.plans.end()) return found->second;
+  const py::object dtype = DTypeToNumpy(left);
+  const py::handle other = right == kPyFloat ? reinterpret_cast<PyObject*>(&PyFloat_Type)
+                           : right == kPyInt ? reinterpret_cast<PyObject*>(&PyLong_Type)
+                                             : dtype.ptr();
+  return f.plans.emplace(key, ReadPlan(f.plan(f.name, dtype, other))).first->second;
+}
+
+// Whether an int scalar may go in as the op's double attribute for an integer result: NumPy 2
+// raises for values the dtype cannot hold and the general path takes those past 2**53 exactly.
+bool IntFits(long long v, DLArrayDType out) {
+  if (out.code != kDLArrayInt && out.code != kDLArrayUInt) return true;
+  if (v < -(1LL << 53) || v > (1LL << 53)) return false;
+  const int bits = out.bits;
+  if (out.code == kDLArrayUInt) return v >= 0 && (bits >= 53 || v < (1LL << bits));
+  return bits >= 54 || (v >= -(1LL << (bits - 1)) && v < (1LL << (bits - 1)));
+}
+
+PyObject* Run(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
+              const double* attrs, int num_attrs);
+PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
+                 const double* attrs, int num_attrs, NDArray out, DLArray* target);
+
+// The fast path; nullptr in *taken = false: the general path must run.
+PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
+  *taken = false;
+  const NDArray* a = ExactArray(self);
+  if (a == nullptr || !a->array->is_compact()) return nullptr;
+  const Array& x = *a->array;
+  const DLArray* ins[2] = {x.dl(), nullptr};
+  int num_inputs = 1;
+  double attr = 0.0;
+  uint32_t right;
+  long long int_value = 0;
+  if (const NDArray* b = ExactArray(other)) {
+    const Array& y = *b->array;
+    if (!y.is_compact() || y.ctx() != x.ctx() || y.shape() != x.shape()) return nullptr;
+    right = DTypeKey(y.dtype());
+    if (right != DTypeKey(x.dtype())) return nullptr;  // the general path casts
+    ins[1] = y.dl();
+    num_inputs = 2;
+  } else if (PyFloat_CheckExact(other)) {
+    right = kPyFloat;
+    attr = PyFloat_AS_DOUBLE(other);
+  } else if (PyLong_CheckExact(other)) {
+    int overflow = 0;
+    int_value = PyLong_AsLongLongAndOverflow(other, &overflow);
+    if (overflow != 0) return nullptr;
+    right = kPyInt;
+    attr = static_cast<double>(int_value);
+  } else {
+    return nullptr;
+  }
+  const Plan& plan = Lookup(f, x.dtype(), right);
+  if (plan.op < 0 || !HasKernel(plan.op, x.ctx().device_type) ||
+      (right == kPyInt && !IntFits(int_value, plan.out))) {
+    return nullptr;
+  }
+  *taken = true;
+  if (plan.number < 0) attr = -attr;  // as Python negates: a NaN's sign flips too
+  return Run(plan, x, ins, num_inputs, &attr, num_inputs == 1 ? 1 : 0);
+}
+
+// One validated invoke of plan's op into a new array of x's shape; the result as a new reference.
+PyObject* Run(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
+              const double* attrs, int num_attrs) {
+  NDArray out{Array::Empty(x.shape(), x.ctx(), plan.out)};
+  return Finish(plan, x, ins, num_inputs, attrs, num_attrs, std::move(out), out.dl());
+}
+
+// A reduction of every element of x (non-empty, at least 1-D) into a new 0-d array: the reduce
+// op on x seen as (1, size, 1) into the result seen as (1, 1), as the general path reshapes.
+PyObject* RunWhole(const Plan& plan, const Array& x) {
+  NDArray out{Array::Empty({}, x.ctx(), plan.out)};
+  int64_t in_shape[3] = {1, x.size(), 1}, out_shape[2] = {1, 1};
+  DLArray in = *x.dl(), result = *out.dl();
+  in.ndim = 3;
+  in.shape = in_shape;
+  result.ndim = 2;
+  result.shape = out_shape;
+  const DLArray* ins[1] = {&in};
+  return Finish(plan, x, ins, 1, &plan.number, 1, std::move(out), &result);
+}
+
+// Runs plan's op into `target` (out or a view of it) and returns out as a new reference.
+PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
+                 const double* attrs, int num_attrs, NDArray out, DLArray* target) {
+  DLArray* outs[1] = {target};
+  if (ShouldReleaseGilForOp(x.dl())) {
+    ReleaseGil r;
+    Invoke(plan.op, ins, num_inputs, outs, 1, attrs, num_attrs);
+  } else {
+    Invoke(plan.op, ins, num_inputs, outs, 1, attrs, num_attrs);
+  }
+  // py::cast without its type lookups (a hash of the type's name each time).
+  static const py::detail::type_info* const info = py::detail::get_type_info(typeid(NDArray));
+  auto move = [](const void* p) -> void* {
+    return new NDArray(std::move(*static_cast<NDArray*>(const_cast<void*>(p))));
+  };
+  return py::detail::type_caster_generic::cast(&out, py::return_value_policy::move, nullptr, info,
+                                               nullptr, move)
+      .ptr();
+}
+
+using FastMethod = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t);  // METH_FASTCALL
+
+template <int kSlot>
+PyObject* Method(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  Operator& f = *g_operators[kSlot];
+  if (nargs == 1) {
+    try {
+      CallGuard guard;
+      bool taken = false;
+      PyObject* result = Fast(f, self, args[0], &taken);
+      if (taken) return result;
+    } catch (py::error_already_set& e) {
+      e.restore();
+      return nullptr;
+    } catch (...) {
+      py::detail::try_translate_exceptions();  // the module's translators
+      return nullptr;
+    }
+  }
+  PyObject* call[2] = {self, nargs >= 1 ? args[0] : nullptr};
+  return PyObject_Vectorcall(f.slow.ptr(), call, static_cast<size_t>(nargs == 1 ? 2 : 1), nullptr);
+}
+
+template <int... kSlots>
+constexpr std::array<FastMethod, sizeof...(kSlots)> Methods(std::integer_sequence<int, kSlots...>) {
+  return {&Method<kSlots>...};
+}
+
+py::object MakeOperator(const std::string& dunder, const std::string& name, py::object slow,
+                        py::object plan) {
+  static const auto methods = Methods(std::make_integer_sequence<int, kMaxOperators>());
+  static std::string names[kMaxOperators];
+  int k = 0;  // a method made again (the module reloaded) takes its old slot
+  while (k < g_num_operators && names[k] != dunder) ++k;
+  if (k == kMaxOperators) {
+    throw Error(ErrorKind::kValue, "_fast_operator: at most " + std::to_string(kMaxOperators) +
+                                       " operators have a fast path");
+  }
+  if (k == g_num_operators) ++g_num_operators;
+  delete g_operators[k];
+  g_operators[k] = new Operator{std::move(slow), std::move(plan), py::str(name), {}};
+  static std::string docs[kMaxOperators];
+  names[k] = dunder;
+  // The signature line gives inspect.signature "(self, other, /)".
+  docs[k] = dunder + "($self, other, /)\n--\n\nThe operator " + name +
+            " (a C++ fast path for compact operands, else the general path).\n\nParameters\n"
+            "----------\nother : NDArray or scalar\n    The other operand.\n\nReturns\n-------\n"
+            "NDArray\n";
+  g_defs[k] = {names[k].c_str(),
+               reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methods[k])),
+               METH_FASTCALL, docs[k].c_str()};
+  PyTypeObject* type = py::detail::get_type_info(typeid(NDArray))->type;
+  PyObject* descr = PyDescr_NewMethod(type, &g_defs[k]);
+  if (descr == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(descr);
+}
+
+// A function of one array (dlarray.exp, ...) with the same fast path: the planner is asked per
+// dtype; anything but one compact exact NDArray, positionally, goes to the general path.
+struct Function {
+  py::object general;  // the general path: general(*args, **kwargs)
+  py::object plan;     // plan(name, dtype): (op name, result dtype) or None
+  py::str name;
+  std::unordered_map<uint32_t, Plan> plans;
+  std::string name_text, doc;
+  bool whole;  // a reduction of every element (sum(x)), else elementwise (exp(x))
+  PyMethodDef def{};
+};
+
+PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  auto& f = *static_cast<Function*>(PyCapsule_GetPointer(self, nullptr));
+  const NDArray* a = nargs == 1 && kwnames == nullptr ? ExactArray(args[0]) : nullptr;
+  if (a != nullptr && a->array->is_compact()) {
+    try {
+      CallGuard guard;
+      const Array& x = *a->array;
+      const uint32_t key = DTypeKey(x.dtype());
+      auto found = f.plans.find(key);
+      if (found == f.plans.end()) {
+        found = f.plans.emplace(key, ReadPlan(f.plan(f.name, DTypeToNumpy(x.dtype())))).first;
+      }
+      const Plan& plan = found->second;
+      if (plan.op >= 0 && HasKernel(plan.op, x.ctx().device_type)) {
+        if (!f.whole) {
+          const DLArray* ins[1] = {x.dl()};
+          return Run(plan, x, ins, 1, nullptr, 0);
+        }
+        if (x.size() > 0 && !x.shape().empty()) return RunWhole(plan, x);
+      }
+    } catch (py::error_already_set& e) {
+      e.restore();
+      return nullptr;
+    } catch (...) {
+      py::detail::try_translate_exceptions();
+      return nullptr;
+    }
+  }
+  return PyObject_Vectorcall(f.general.ptr(), args, static_cast<size_t>(nargs), kwnames);
+}
+
+py::object MakeFunction(const std::string& name, py::object general, py::object plan,
+                        const std::string& doc, bool whole) {
+  // Lives as long as the process: the function object points into it.
+  auto* f =
+      new Function{std::move(general), std::move(plan), py::str(name), {}, name, doc, whole, {}};
+  f->def = {f->name_text.c_str(),
+            reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallFunction)),
+            METH_FASTCALL | METH_KEYWORDS, f->doc.c_str()};
+  py::object self =
+      py::reinterpret_steal<py::object>(PyCapsule_New(static_cast<void*>(f), nullptr, nullptr));
+  if (!self) throw py::error_already_set();
+  py::str module("dlarray");
+  PyObject* fn = PyCFunction_NewEx(&f->def, self.ptr(), module.ptr());
+  if (fn == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(fn);
+}
+
+}  // namespace
+
+void BindFastPath(py::module_& m) {
+  m.def("_fast_function", &MakeFunction, py::arg("name"), py::arg("general"), py::arg("plan"),
+        py::arg("doc"), py::arg("whole") = false,
+        R"doc(A function of one array with a C++ fast path (dlarray._elementwise_api uses it).
+
+Parameters
+----------
+name : str
+    The function's name, passed to ``plan``.
+general : callable
+    The general path, called with the arguments of every call the fast path does not take.
+plan : callable
+    ``plan(name, dtype)``: ``(op name, result dtype)`` where the general path would run exactly
+    that op on a compact array of dtype into a new array, else None. Asked once per dtype.
+    With ``whole``: ``("reduce", result dtype, kind)`` for the reduction of every element of a
+    non-empty array of at least one dimension into a 0-d array.
+doc : str
+    The help text; a first line ``name(signature)`` then ``--`` gives its signature.
+whole : bool
+    A reduction of every element (``sum(x)``) rather than an elementwise function.
+
+Returns
+-------
+builtin function
+)doc");
+  m.def("_fast_operator", &MakeOperator, py::arg("dunder"), py::arg("name"), py::arg("slow"),
+        py::arg("plan"),
+        R"doc(An arithmetic operator of NDArray with a C++ fast path (dlarray._operators uses it).
+
+Parameters
+----------
+dunder : str
+    The method's name (``"__add__"``).
+name : str
+    The operator's name, passed to ``plan``.
+slow : callable
+    ``slow(self, other)``: the general path, for every call the fast path does not take.
+plan : callable
+    ``plan(name, dtype, other)`` with ``other`` a dtype (an array of self's shape) or the type
+    float or int: ``(op name, result dtype, sign of the scalar)`` where the general path would
+    run exactly that op into a new array, else None. Asked once per combination.
+
+Returns
+-------
+method descriptor
+    To set as ``NDArray.<dunder>``.
+)doc");
+}
+
+}  // namespace dlarray
