@@ -389,15 +389,17 @@ def _dtype_of(item) -> np.dtype:
     return next(dt for dt, v in _TYPES.items() if v[1] == suffix)
 
 
-def _prelude(trace, language: str, d: dict) -> list:
+def _prelude(trace, language: str, d: dict, extra: tuple = ()) -> list:
+    """Includes, pragmas and the type names; ``extra``: dtypes the kernel uses besides the
+    trace's nodes' (a reduction's accumulator)."""
     lines = []
+    f64 = any(n.dtype == np.float64 for n in trace.nodes) or np.dtype(np.float64) in extra
     if language == "cpp":
         lines.append("#include <cmath>")
     if language == "opencl":
         lines.append("#pragma OPENCL FP_CONTRACT OFF")
-        if any(n.dtype == np.float64 for n in trace.nodes):
+        if f64:
             lines.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
     lines += ["typedef %s %s;" % (d["types"][v[1]], v[0]) for v in _TYPES.values()
-              if language != "opencl" or v[1] != "f64"
-              or any(n.dtype == np.float64 for n in trace.nodes)]
+              if language != "opencl" or v[1] != "f64" or f64]
     return lines
