@@ -196,6 +196,20 @@ def _build_opencl_kernel(lib, context: int, device: int, source: str):
     return kernel
 
 
+_CL_DEVICE_TYPE = 0x1000
+_CL_DEVICE_TYPE_CPU = 1 << 1
+
+
+def opencl_is_cpu(ctx) -> bool:
+    """Whether OpenCL device ``ctx`` is a CPU (PoCL's pthread device, Intel's CPU runtime)."""
+    lib = _opencl()
+    _, _, device = _core._opencl_objects(ctx)
+    kind = ctypes.c_uint64(0)
+    _check(lib.clGetDeviceInfo(device, _CL_DEVICE_TYPE, ctypes.sizeof(kind), ctypes.byref(kind),
+                               None), "clGetDeviceInfo")
+    return bool(kind.value & _CL_DEVICE_TYPE_CPU)
+
+
 def opencl_launcher(source: str, ctx):
     """``launch(arrays, scalars, global_size, local_size)`` of kernel ``dl_fused`` of OpenCL C
     ``source`` on OpenCL device ``ctx``: each array is passed as its buffer and its offset in

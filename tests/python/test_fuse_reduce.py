@@ -11,6 +11,14 @@ import dlarray
 from dlarray import _fuse
 from test_fuse import _values
 
+from dlarray import _fuse_reduce
+
+
+@pytest.fixture(autouse=True)
+def opencl_cpus_fuse(monkeypatch):
+    """PoCL (a CPU) keeps the two-kernel path by default: here it runs the OpenCL kernel."""
+    monkeypatch.setattr(_fuse_reduce, "OPENCL_CPUS", True)
+
 NAMES = ["sum", "max", "min", "mean"]
 DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.uint64, np.float32, np.float64]
 
