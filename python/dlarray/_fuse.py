@@ -167,6 +167,53 @@ def _build(plan: _Plan, ctx, key) -> None:
         plan.backend = language
 
 
+def _prepare(plan: _Plan, arrays, ctx) -> None:
+    """The elementwise plan of ``plan.trace``: how each input is read (``arrays``: anything with
+    the inputs' shape and dtype, by position), the sizes and strides, the kernel."""
+    trace = plan.trace
+    plan.shape, plan.dtype = trace.output.shape, trace.output.dtype
+    plan.layout, strided = {}, []
+    for k in plan.inputs:
+        s = arrays[k].shape
+        if s == plan.shape:
+            plan.layout[k] = "f"
+        elif math.prod(s) == 1:
+            plan.layout[k] = "s"
+        else:
+            plan.layout[k] = "d"
+            strided.append(s)
+    sizes, rows = _collapse(plan.shape, strided)
+    plan.ndim = len(sizes)
+    plan.dims = (sizes + [v for r in rows for v in r]) if strided else []
+    key = (trace.text, tuple(arrays[k].dtype for k in plan.inputs),
+           tuple(plan.layout[k] for k in plan.inputs), plan.ndim if strided else 0)
+    _build(plan, ctx, key)
+
+
+def compile_trace(trace, arrays: list, ctx) -> tuple:
+    """For a caller that builds the DAG itself (the autodiff Executor): ``(run, backend)``, where
+    ``run(inputs, out)`` computes ``trace`` into ``out`` (compact, of the trace's shape and
+    dtype) from ``inputs`` (compact, by the trace's input positions, each of the output's shape,
+    broadcast to it or of one element). ``arrays`` stand for the inputs (their shape and dtype)
+    now: the kernel is built here, not at the first run (a CUDA graph being recorded must only
+    see launches)."""
+    _import_parts()
+    plan = _Plan()
+    plan.trace, plan.reduce, plan.reducer = trace, None, None
+    plan.inputs = sorted({node.arg for node in trace.nodes if node.kind == "input"})
+    _prepare(plan, arrays, ctx)
+    n, used, dims, kernel = math.prod(plan.shape), plan.inputs, plan.dims, plan.run
+    if kernel is None:
+        def run(inputs, out):
+            if n:
+                _interp.run(trace, inputs, out, ctx)
+    else:
+        def run(inputs, out):
+            if n:
+                kernel([inputs[k] for k in used], out, n, dims)
+    return run, plan.backend
+
+
 class Fused:
     """A function traced once per signature of arguments and run as one kernel; made by
     :func:`fuse`. Calling it takes the function's positional arguments."""
@@ -264,23 +311,7 @@ class Fused:
             if plan.reducer is not None:
                 plan.layout = dict(plan.reducer.layout)
                 return plan
-        plan.shape, plan.dtype = trace.output.shape, trace.output.dtype
-        plan.layout, strided = {}, []
-        for k in plan.inputs:
-            s = arrays[k].shape
-            if s == plan.shape:
-                plan.layout[k] = "f"
-            elif math.prod(s) == 1:
-                plan.layout[k] = "s"
-            else:
-                plan.layout[k] = "d"
-                strided.append(s)
-        sizes, rows = _collapse(plan.shape, strided)
-        plan.ndim = len(sizes)
-        plan.dims = (sizes + [v for r in rows for v in r]) if strided else []
-        key = (trace.text, tuple(arrays[k].dtype for k in plan.inputs),
-               tuple(plan.layout[k] for k in plan.inputs), plan.ndim if strided else 0)
-        _build(plan, ctx, key)
+        _prepare(plan, arrays, ctx)
         return plan
 
     def explain(self, *args: Any) -> dict:
