@@ -28,8 +28,11 @@ from . import _cache, _core
 from . import _fuse_codegen as _codegen
 
 FORMAT = 1  # bumped when the generated code's calling convention changes
+# -fno-trapping-math changes no value (rounding stays IEEE, no contraction): it lets the
+# compiler turn a row's ?: over floats (relu_gradient's "x > 0 ? grad : 0 * grad") into a select,
+# so such loops vectorize (25,600 float32 relu_gradient: 29 us scalar).
 _CPU_FLAGS = ["-O3", "-std=c++17", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno",
-              "-w"]
+              "-fno-trapping-math", "-march=native", "-w"]
 _PARALLEL_MIN = 1 << 16  # elements below which one thread runs the kernel
 _lock = threading.Lock()
 
@@ -68,12 +71,31 @@ def _compiler() -> str:
     return cxx
 
 
+_cpu_id: list = []
+
+
+def _cpu_identity() -> str:
+    """This CPU's model and instruction set extensions: the code is built for them
+    (-march=native), so a disk cache shared between machines keeps one build per kind."""
+    if not _cpu_id:
+        import platform
+        text = platform.machine() + platform.processor()
+        try:
+            lines = pathlib.Path("/proc/cpuinfo").read_text().splitlines()
+            text += "".join(x for x in lines if x.startswith(("model name", "flags")))[:20000]
+        except OSError:
+            pass
+        _cpu_id.append(text)
+    return _cpu_id[0]
+
+
 def cpu_function(source: str, argtypes: list):
     """The ``dl_fused`` function of C++ ``source`` (built, or from the disk cache), taking
     ``argtypes``."""
     from .cpp_extension import _version
     cxx = _compiler()
-    key = _cache.make_key("fuse_cpu", FORMAT, source, _CPU_FLAGS, _version(cxx.split()[0]))
+    key = _cache.make_key("fuse_cpu", FORMAT, source, _CPU_FLAGS, _version(cxx.split()[0]),
+                          _cpu_identity())
     entry = _cache.entry_dir("fuse_cpu", key)
     library = entry / "fused.so"
     with _cache.locked(entry):
@@ -117,10 +139,20 @@ def build_cpu(source: str):
     function = cpu_function(source, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong,
                                      ctypes.c_longlong])
 
+    sizes_of: dict = {}  # dims -> their ctypes array (a plan's dims are the same each call)
+
     def run(arrays, out, n, dims):
         p = pointers(list(arrays) + [out])
-        sizes = (ctypes.c_longlong * max(1, len(dims)))(*dims)
-        workers = _threads() if n >= _PARALLEL_MIN else 1
+        key = tuple(dims)
+        sizes = sizes_of.get(key)
+        if sizes is None:
+            if len(sizes_of) > 256:  # many shapes: start again
+                sizes_of.clear()
+            sizes = sizes_of[key] = (ctypes.c_longlong * max(1, len(dims)))(*dims)
+        if n < _PARALLEL_MIN:  # one thread: the call alone (a few microseconds saved)
+            function(p, sizes, 0, n)
+            return
+        workers = _threads()
         step = (-(-n // workers) + 63) // 64 * 64  # 64-element (cache line) boundaries
         run_parallel(function, [(p, sizes, b, min(n, b + step)) for b in range(0, n, step)])
     return run
