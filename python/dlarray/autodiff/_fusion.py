@@ -9,7 +9,8 @@ is folded into the node that uses it when that node can join too and is its only
 once, not returned by the executor). The chains are built from the nodes' own rows, so the
 generated code evaluates the expressions the op kernels evaluate, one rounding per op (no
 contraction into fused multiply-adds). A chain's inputs are float32 (the plan's buffers; a fed
-NDArray of another dtype is refused when it is bound).
+NDArray of another dtype is refused when it is bound). Only generated kernels are used: where
+the chain would run in the interpreter, its nodes run their own ops.
 """
 from __future__ import annotations
 
@@ -124,3 +125,16 @@ def build(group: Group, shapes: dict, ctx) -> None:
     def call(*arrays):
         run(arrays[:-1], arrays[-1])
     group.run = call
+
+
+def fused_groups(order: list, fed, eval_nodes: list, shapes: dict, ctx) -> dict:
+    """{root: Group} of the chains that run as a generated kernel on ``ctx``, built now. A
+    device without a code generator (a third-party plugin's), or a chain that would run in
+    the interpreter (no compiler, ``DLARRAY_FUSE=interpret``, a compile failure), runs its
+    nodes' own ops: the kernels a backend serves autodiff with stay those of its ops."""
+    if _fuse._LANGUAGES.get(ctx.device_type) is None:
+        return {}
+    groups = find_groups(order, fed, eval_nodes)
+    for group in groups.values():
+        build(group, shapes, ctx)
+    return {root: g for root, g in groups.items() if g.backend != "interpreter"}

@@ -252,16 +252,12 @@ class _DevicePlan:
         self.arrays = {}
         self.calls = []
         self.groups = {}
+        ops = [node.op for node in order if node not in fed]
         if fuse:  # a chain's members have no buffer or call of their own: its root runs it
             from . import _fusion
-            self.groups = _fusion.find_groups(order, fed, eval_nodes)
+            self.groups = _fusion.fused_groups(order, fed, eval_nodes, shapes, ctx)
             folded = {n for g in self.groups.values() for n in g.members if n is not g.root}
-            ops = [node.op for node in order if node not in fed]
             order = [node for node in order if node not in folded]
-            for group in self.groups.values():
-                _fusion.build(group, shapes, ctx)
-        else:
-            ops = [node.op for node in order if node not in fed]
         inputs_of = {node: self.groups[node].inputs if node in self.groups else node.inputs
                      for node in order}
         self.fused_feeds = {i for g in self.groups.values() for i in g.inputs if i in fed}
