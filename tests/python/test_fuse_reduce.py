@@ -162,6 +162,22 @@ def test_threads_over_outputs_and_over_the_reduced_range(ctx, rng):
         dlarray.set_num_threads(saved)
 
 
+def test_column_blocks_and_their_cascade(ctx, rng):
+    """The last axis kept (the CPU folds blocks of 1024 outputs row by row, a GPU thread per
+    output): more outputs than a block, more rows than a block of the cascade."""
+    saved = dlarray.get_num_threads()
+    try:
+        dlarray.set_num_threads(1)
+        for shape in ((3, 2100), (5000, 7)):
+            a = _values(rng, np.float32, shape)
+            b = _values(rng, np.float32, shape[-1:])
+            _run(ctx, "sum", np.float32, lambda x, y: x * y, [a, b], {"axis": 0})
+            i = _values(rng, np.int64, shape)
+            _run(ctx, "max", np.int64, lambda x: x * 3, [i], {"axis": 0})
+    finally:
+        dlarray.set_num_threads(saved)
+
+
 def test_cases_left_to_the_two_kernel_path(ctx, rng):
     """Nothing to reduce, nothing to write, axis=(), complex and 16-bit results: the unfused
     reduction after the elementwise kernel, with its results and errors."""
