@@ -3,7 +3,8 @@
 See :func:`fuse`. The parts: ``_fuse_trace`` (the proxies and the DAG, with the unfused path's
 dtype rules), ``_fuse_codegen`` (the DAG as C++, CUDA or OpenCL C from the elementwise table's
 expressions), ``_fuse_backends`` (building and launching per device type) and ``_fuse_interp``
-(the portable path: the unfused kernels over cache-sized chunks).
+(the portable path: the unfused kernels over cache-sized chunks); ``_fuse_reduce`` (a trailing
+reduction in the same kernel).
 """
 from __future__ import annotations
 
@@ -25,15 +26,16 @@ from ._operators import _compact
 _backends: Any = None
 _codegen: Any = None
 _interp: Any = None
+_reduce: Any = None
 _trace: Any = None
 
 
 def _import_parts() -> None:
-    global _backends, _codegen, _interp, _trace
+    global _backends, _codegen, _interp, _reduce, _trace
     if _trace is None:
-        from . import _fuse_backends, _fuse_codegen, _fuse_interp, _fuse_trace
+        from . import _fuse_backends, _fuse_codegen, _fuse_interp, _fuse_reduce, _fuse_trace
         _backends, _codegen, _interp = _fuse_backends, _fuse_codegen, _fuse_interp
-        _trace = _fuse_trace
+        _reduce, _trace = _fuse_reduce, _fuse_trace
 
 __all__ = ["fuse", "Fused"]
 
@@ -67,7 +69,7 @@ class _Plan:
     """What one signature of arguments runs: the trace, the arrays read and how, the output."""
 
     __slots__ = ("trace", "inputs", "layout", "ndim", "dims", "shape", "dtype", "run",
-                 "backend", "source", "reduce")
+                 "backend", "source", "reduce", "reducer")
 
 
 def _collapse(shape: tuple, strided: list) -> tuple:
@@ -98,6 +100,51 @@ def _collapse(shape: tuple, strided: list) -> tuple:
     return sizes or [1], [r or [0] for r in rows]
 
 
+def _compile(language: str, plan: _Plan, ctx, full_key, build) -> Any:
+    """``build()`` once per ``full_key``: its result, or None (a missing compiler logged, a
+    compile failure warned once) where the expression runs unfused."""
+    if full_key in _kernels:
+        return _kernels[full_key]
+    run = None
+    try:
+        run = build()
+    except _backends.NoCompiler as e:
+        _log.log_fallback("dlarray.fuse on %r: %s; expressions run in the interpreter"
+                          % (ctx, e), once_key=("fuse", ctx.device_type))
+    except (_backends.BuildFailed, OSError, RuntimeError) as e:  # a library that will not
+        # load, an unwritable cache, an OpenCL call failing: the unfused path still runs
+        if (plan.trace.text, repr(ctx)) not in _warned:
+            _warned.add((plan.trace.text, repr(ctx)))
+            lines = str(e).splitlines() or [type(e).__name__]
+            first = next((x for x in lines if "error" in x.lower()), lines[0])
+            warnings.warn("dlarray.fuse: the kernel generated for %s does not compile on %r "
+                          "(%s); it runs unfused" % (plan.trace.text, ctx, first[:300]),
+                          RuntimeWarning, stacklevel=5)
+    _kernels[full_key] = run
+    return run
+
+
+def _build_reducer(plan: _Plan, args, arrays, ctx) -> None:
+    """The trailing reduction in the generated kernel where the generator writes it for ``ctx``
+    (``plan.reducer``), else None: the elementwise kernel, then the unfused reduction."""
+    plan.reducer = None
+    language = _LANGUAGES.get(ctx.device_type)
+    if language is None or os.environ.get("DLARRAY_FUSE", "").strip() == "interpret":
+        return
+    try:
+        red = _reduce.plan(plan.trace, plan.reduce, arrays, plan.inputs, ctx, language)
+    except (_codegen.Unsupported, OSError) as e:
+        _log.logger.debug("dlarray.fuse: %s reduces unfused: %s", plan.trace.text, e)
+        return
+    if red is None:
+        return
+    full_key = ("reduce", red.source, ctx.device_type, ctx.device_id)
+    red.launch = _compile(language, plan, ctx, full_key,
+                          lambda: _reduce.build(red, ctx))
+    if red.launch is not None:
+        plan.reducer, plan.backend, plan.source = red, language, red.source
+
+
 def _build(plan: _Plan, ctx, key) -> None:
     """Picks how ``plan`` runs on ``ctx``: a generated kernel (built once per key and device) or
     the interpreter."""
@@ -111,32 +158,60 @@ def _build(plan: _Plan, ctx, key) -> None:
     except (_codegen.Unsupported, OSError) as e:
         _log.logger.debug("dlarray.fuse: %s runs in the interpreter: %s", plan.trace.text, e)
         return
-    full_key = key + (ctx.device_type, ctx.device_id)
-    if full_key not in _kernels:
-        run = None
-        try:
-            if language == "cpp":
-                run = _backends.build_cpu(plan.source)
-            elif language == "opencl":
-                run = _backends.build_opencl(plan.source, ctx)
-            else:
-                run = _backends.build_cuda(plan.source, ctx)
-        except _backends.NoCompiler as e:
-            _log.log_fallback("dlarray.fuse on %r: %s; expressions run in the interpreter"
-                              % (ctx, e), once_key=("fuse", ctx.device_type))
-        except (_backends.BuildFailed, OSError, RuntimeError) as e:  # a library that will not
-            # load, an unwritable cache, an OpenCL call failing: the unfused path still runs
-            if (plan.trace.text, repr(ctx)) not in _warned:
-                _warned.add((plan.trace.text, repr(ctx)))
-                lines = str(e).splitlines() or [type(e).__name__]
-                first = next((x for x in lines if "error" in x.lower()), lines[0])
-                warnings.warn("dlarray.fuse: the kernel generated for %s does not compile on %r "
-                              "(%s); it runs unfused" % (plan.trace.text, ctx, first[:300]),
-                              RuntimeWarning, stacklevel=4)
-        _kernels[full_key] = run
-    plan.run = _kernels[full_key]
+    builders = {"cpp": lambda: _backends.build_cpu(plan.source),
+                "opencl": lambda: _backends.build_opencl(plan.source, ctx),
+                "cuda": lambda: _backends.build_cuda(plan.source, ctx)}
+    plan.run = _compile(language, plan, ctx, key + (ctx.device_type, ctx.device_id),
+                        builders[language])
     if plan.run is not None:
         plan.backend = language
+
+
+def _prepare(plan: _Plan, arrays, ctx) -> None:
+    """The elementwise plan of ``plan.trace``: how each input is read (``arrays``: anything with
+    the inputs' shape and dtype, by position), the sizes and strides, the kernel."""
+    trace = plan.trace
+    plan.shape, plan.dtype = trace.output.shape, trace.output.dtype
+    plan.layout, strided = {}, []
+    for k in plan.inputs:
+        s = arrays[k].shape
+        if s == plan.shape:
+            plan.layout[k] = "f"
+        elif math.prod(s) == 1:
+            plan.layout[k] = "s"
+        else:
+            plan.layout[k] = "d"
+            strided.append(s)
+    sizes, rows = _collapse(plan.shape, strided)
+    plan.ndim = len(sizes)
+    plan.dims = (sizes + [v for r in rows for v in r]) if strided else []
+    key = (trace.text, tuple(arrays[k].dtype for k in plan.inputs),
+           tuple(plan.layout[k] for k in plan.inputs), plan.ndim if strided else 0)
+    _build(plan, ctx, key)
+
+
+def compile_trace(trace, arrays: list, ctx) -> tuple:
+    """For a caller that builds the DAG itself (the autodiff Executor): ``(run, backend)``, where
+    ``run(inputs, out)`` computes ``trace`` into ``out`` (compact, of the trace's shape and
+    dtype) from ``inputs`` (compact, by the trace's input positions, each of the output's shape,
+    broadcast to it or of one element). ``arrays`` stand for the inputs (their shape and dtype)
+    now: the kernel is built here, not at the first run (a CUDA graph being recorded must only
+    see launches)."""
+    _import_parts()
+    plan = _Plan()
+    plan.trace, plan.reduce, plan.reducer = trace, None, None
+    plan.inputs = sorted({node.arg for node in trace.nodes if node.kind == "input"})
+    _prepare(plan, arrays, ctx)
+    n, used, dims, kernel = math.prod(plan.shape), plan.inputs, plan.dims, plan.run
+    if kernel is None:
+        def run(inputs, out):
+            if n:
+                _interp.run(trace, inputs, out, ctx)
+    else:
+        def run(inputs, out):
+            if n:
+                kernel([inputs[k] for k in used], out, n, dims)
+    return run, plan.backend
 
 
 class Fused:
@@ -184,6 +259,9 @@ class Fused:
             if len(self._plans) >= _MAX_PLANS:  # many shapes or scalar values: start again
                 self._plans.clear()
             plan = self._plans[key] = self._plan(args, arrays, ctx)
+        if plan.reducer is not None:
+            return _reduce.run(plan.reducer, [a if a.is_contiguous else _compact(a)
+                                              for a in arrays], ctx)
         out = _core.empty(plan.shape, ctx, plan.dtype)
         n = out.size
         if n == 0:
@@ -224,26 +302,16 @@ class Fused:
 
     def _plan(self, args, arrays, ctx) -> _Plan:
         plan = _Plan()
+        plan.reducer = None
         plan.trace, plan.reduce = self._trace(args, arrays)
         trace = plan.trace
-        plan.shape, plan.dtype = trace.output.shape, trace.output.dtype
         plan.inputs = sorted({node.arg for node in trace.nodes if node.kind == "input"})
-        plan.layout, strided = {}, []
-        for k in plan.inputs:
-            s = arrays[k].shape
-            if s == plan.shape:
-                plan.layout[k] = "f"
-            elif math.prod(s) == 1:
-                plan.layout[k] = "s"
-            else:
-                plan.layout[k] = "d"
-                strided.append(s)
-        sizes, rows = _collapse(plan.shape, strided)
-        plan.ndim = len(sizes)
-        plan.dims = (sizes + [v for r in rows for v in r]) if strided else []
-        key = (trace.text, tuple(arrays[k].dtype for k in plan.inputs),
-               tuple(plan.layout[k] for k in plan.inputs), plan.ndim if strided else 0)
-        _build(plan, ctx, key)
+        if plan.reduce is not None:
+            _build_reducer(plan, args, arrays, ctx)
+            if plan.reducer is not None:
+                plan.layout = dict(plan.reducer.layout)
+                return plan
+        _prepare(plan, arrays, ctx)
         return plan
 
     def explain(self, *args: Any) -> dict:
@@ -253,7 +321,8 @@ class Fused:
         -------
         dict
             ``expression`` (the traced DAG as text; a trailing reduction is named in
-            ``reduction``), ``backend`` ("cpp", "cuda", "opencl" or
+            ``reduction``, and ``reduction_fused`` says whether it runs in the same kernel),
+            ``backend`` ("cpp", "cuda", "opencl" or
             "interpreter"), ``source`` (the generated code, or None) and ``layout`` (per array
             read: "f" its elements in order, "s" one element, "d" broadcast through strides).
         """
@@ -263,7 +332,8 @@ class Fused:
         plan = self._plan(args, arrays, arrays[0].ctx)
         return {"expression": plan.trace.text, "backend": plan.backend, "source": plan.source,
                 "layout": dict(plan.layout),
-                "reduction": plan.reduce[0].__name__ if plan.reduce else None}
+                "reduction": plan.reduce[0].__name__ if plan.reduce else None,
+                "reduction_fused": plan.reducer is not None}
 
 
 def fuse(fn: Callable[..., Any] = None) -> Any:

@@ -301,7 +301,11 @@ def generate(trace, inputs: list, layout: dict, ndim: int, language: str) -> str
                   for n, k in enumerate(inputs)]
         lines.append("%s* __restrict out = (%s*)p[%d];" % (out_ctype, out_ctype, len(inputs)))
         lines += ["const long long %s = d[%d];" % (name, n) for n, name in enumerate(dims)]
-        lines += ["for (long long i = begin; i < end; ++i) {"] + inner + ["}", "}"]
+        if strided:  # the offsets once per run along the last axis, not per element
+            lines += _cpp_rows(strided, ndim, d, body, store)
+        else:
+            lines += ["for (long long i = begin; i < end; ++i) {"] + inner + ["}"]
+        lines.append("}")
     elif language == "cuda":
         # bool arrays as b_t*: a type dlarray.rtc does not check (it takes unsigned char* for
         # uint8 arrays only, and bool* too).
@@ -365,6 +369,23 @@ def _body(trace, layout: dict, language: str, d: dict, used: set) -> tuple:
     return body, var[trace.output.index]
 
 
+def _cpp_rows(strided: list, ndim: int, d: dict, body: list, store: str) -> list:
+    """The C++ loop where inputs are read broadcast: the offsets (divisions by the sizes) at
+    the start of each run along the last axis, then a step of the last axis' stride per
+    element (the loop the compiler vectorizes)."""
+    last = ndim - 1
+    lines = ["for (long long i0 = begin; i0 < end;) {"]
+    lines += ["long long b%d;" % k for k in strided]
+    lines += ["{ const long long i = i0;"] + _offsets(strided, ndim, d)
+    lines += ["b%d = off%d;" % (k, k) for k in strided] + ["}"]
+    lines += ["const long long left = sh%d - i0 %% sh%d;" % (last, last),
+              "const long long stop = end - i0 < left ? end : i0 + left;",
+              "for (long long i = i0; i < stop; ++i) {"]
+    lines += ["const long long off%d = b%d + (i - i0) * st%d_%d;" % (k, k, k, last)
+              for k in strided]
+    return lines + body + [store, "}", "i0 = stop;", "}"]
+
+
 def _offsets(strided: list, ndim: int, d: dict) -> list:
     """Statements giving off<k>, the element of each broadcast input k at output element i."""
     if not strided:
@@ -389,15 +410,17 @@ def _dtype_of(item) -> np.dtype:
     return next(dt for dt, v in _TYPES.items() if v[1] == suffix)
 
 
-def _prelude(trace, language: str, d: dict) -> list:
+def _prelude(trace, language: str, d: dict, extra: tuple = ()) -> list:
+    """Includes, pragmas and the type names; ``extra``: dtypes the kernel uses besides the
+    trace's nodes' (a reduction's accumulator)."""
     lines = []
+    f64 = any(n.dtype == np.float64 for n in trace.nodes) or np.dtype(np.float64) in extra
     if language == "cpp":
         lines.append("#include <cmath>")
     if language == "opencl":
         lines.append("#pragma OPENCL FP_CONTRACT OFF")
-        if any(n.dtype == np.float64 for n in trace.nodes):
+        if f64:
             lines.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
     lines += ["typedef %s %s;" % (d["types"][v[1]], v[0]) for v in _TYPES.values()
-              if language != "opencl" or v[1] != "f64"
-              or any(n.dtype == np.float64 for n in trace.nodes)]
+              if language != "opencl" or v[1] != "f64" or f64]
     return lines

@@ -224,7 +224,9 @@ def test_cpu_executor_ignores_cuda_graph():
     for _ in range(3):
         out, = ex.run({x: np.array([-1.0, 2.0])}, convert_to_numpy_ret_vals=True)
     np.testing.assert_array_equal(out, [0.0, 2.0])
-    assert ex.graph_stats() == {"captures": 0, "replays": 0, "eager_runs": 0, "notes": []}
+    stats = ex.graph_stats()  # (its other keys say what fusion did)
+    assert {k: stats[k] for k in ("captures", "replays", "eager_runs", "notes")} == {
+        "captures": 0, "replays": 0, "eager_runs": 0, "notes": []}
 
 
 def test_recording_needs_a_gpu_context():

@@ -392,7 +392,12 @@ def test_trailing_reduction_equals_unfused(ctx, rng, name):
         fused = dlarray.fuse(f)
         got, want = fused(a, b), f(a, b)
         assert got.dtype == want.dtype and got.shape == want.shape
-        _same(got.asnumpy(), want.asnumpy())
+        if name in ("sum", "mean") and got.dtype.kind == "f":  # in one kernel: reassociated
+            x = (a * b - a).asnumpy().astype(np.float64)
+            bound = 2 * max(x.size, 1) * np.finfo(got.dtype).eps * np.abs(x[np.isfinite(x)]).sum()
+            np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=0, atol=bound)
+        else:
+            _same(got.asnumpy(), want.asnumpy())
         assert fused.explain(a, b)["reduction"] == name
     empty = dlarray.asarray(np.ones((0,), np.float32), device=ctx)
     if name in ("max", "min"):  # the unfused rule: no maximum of nothing

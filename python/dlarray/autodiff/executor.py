@@ -31,11 +31,16 @@ class Executor:
     cuda_graph : bool, optional
         On a GPU: record each plan's ops once as a CUDA graph and replay it (one launch per
         run instead of one per op). True by default; False runs the ops one by one.
+    fuse : bool, optional
+        On a device: run each chain of elementwise nodes (bias + relu, a relu-gradient mask
+        times a gradient, ...) as one generated kernel (``dlarray.fuse``'s code generator),
+        built when the plan is made. True by default; False runs every node's op.
 
     Raises
     ------
     TypeError
-        When an element of ``eval_node_list`` is not a Node, or ``cuda_graph`` is not a bool.
+        When an element of ``eval_node_list`` is not a Node, or ``cuda_graph`` or ``fuse`` is
+        not a bool.
 
     ``ctx=None`` computes with NumPy; a dlarray context (``dlarray.cpu(0)``,
     ``dlarray.gpu(0)``) runs the runtime's ops on that device. Feed values are NumPy arrays
@@ -73,10 +78,11 @@ class Executor:
     """
 
     def __init__(self, eval_node_list: Iterable[Node], ctx: Optional[DLContext] = None,
-                 cuda_graph: bool = True) -> None:
-        if not isinstance(cuda_graph, bool):
-            raise TypeError("cuda_graph must be True or False, got %s" % type(cuda_graph).__name__)
-        self.cuda_graph = cuda_graph
+                 cuda_graph: bool = True, fuse: bool = True) -> None:
+        for name, flag in (("cuda_graph", cuda_graph), ("fuse", fuse)):
+            if not isinstance(flag, bool):
+                raise TypeError("%s must be True or False, got %s" % (name, type(flag).__name__))
+        self.cuda_graph, self.fuse = cuda_graph, fuse
         eval_node_list = list(eval_node_list)
         for node in eval_node_list:
             if not isinstance(node, Node):
@@ -175,7 +181,7 @@ class Executor:
         if self.ctx is None:
             return _NumpyPlan(self.eval_node_list, order, fed_shapes)
         return _DevicePlan(self.eval_node_list, order, shapes, fed_shapes, self.ctx,
-                           self.cuda_graph)
+                           self.cuda_graph, self.fuse)
 
     def graph_stats(self) -> dict[str, Any]:
         """What CUDA graphs did for this executor's plans.
@@ -185,10 +191,18 @@ class Executor:
         dict
             ``captures`` (graphs recorded), ``replays`` (runs that launched a graph),
             ``eager_runs`` (runs op by op) and ``notes`` (why plans run op by op, one line
-            per plan that does).
+            per plan that does); what fusion did over the plans: ``fused_kernels`` (chains run
+            as one kernel), ``fused_nodes`` (the nodes they compute) and ``fused`` (per chain:
+            its expression over its inputs x0, x1 ... and how it runs, "cpp", "cuda",
+            "opencl" or "interpreter").
         """
-        stats = {"captures": 0, "replays": 0, "eager_runs": 0, "notes": []}
+        stats: dict[str, Any] = {"captures": 0, "replays": 0, "eager_runs": 0, "notes": [],
+                                 "fused_kernels": 0, "fused_nodes": 0, "fused": []}
         for plan in self._plans.values():
+            for group in getattr(plan, "groups", {}).values():
+                stats["fused_kernels"] += 1
+                stats["fused_nodes"] += len(group.members)
+                stats["fused"].append("%s (%s)" % (group.text, group.backend))
             graph = getattr(plan, "graph", None)
             if graph is None:
                 continue
@@ -229,7 +243,7 @@ class _DevicePlan:
     dying input of its shape. Evaluated nodes keep their buffers; constants are computed once.
     """
 
-    def __init__(self, eval_nodes, order, shapes, fed, ctx, cuda_graph=False):
+    def __init__(self, eval_nodes, order, shapes, fed, ctx, cuda_graph=False, fuse=False):
         self.eval_nodes = eval_nodes
         self.ctx = ctx
         self.bound = {node: None for node in order if node in fed}
@@ -237,9 +251,19 @@ class _DevicePlan:
         self.staging = {}
         self.arrays = {}
         self.calls = []
+        self.groups = {}
+        ops = [node.op for node in order if node not in fed]
+        if fuse:  # a chain's members have no buffer or call of their own: its root runs it
+            from . import _fusion
+            self.groups = _fusion.fused_groups(order, fed, eval_nodes, shapes, ctx)
+            folded = {n for g in self.groups.values() for n in g.members if n is not g.root}
+            order = [node for node in order if node not in folded]
+        inputs_of = {node: self.groups[node].inputs if node in self.groups else node.inputs
+                     for node in order}
+        self.fused_feeds = {i for g in self.groups.values() for i in g.inputs if i in fed}
         last_use = {}
         for i, node in enumerate(order):
-            for inp in node.inputs:
+            for inp in inputs_of[node]:
                 last_use[inp] = i
         for node in eval_nodes:
             last_use[node] = len(order)
@@ -254,9 +278,12 @@ class _DevicePlan:
                 fn, args = node.op.kernel(node, [], out)
                 fn(*args)
                 continue
-            dying = [inp for inp in dict.fromkeys(node.inputs)
+            group = self.groups.get(node)
+            dying = [inp for inp in dict.fromkeys(inputs_of[node])
                      if inp in pooled and last_use[inp] == i]
-            reusable = [inp for inp in dying if node.op.inplace and shapes[inp] == shape]
+            # A fused kernel reads its inputs through restrict pointers: never in place.
+            inplace = node.op.inplace and group is None
+            reusable = [inp for inp in dying if inplace and shapes[inp] == shape]
             if reusable:
                 out = self.arrays[reusable[0]]
                 dying.remove(reusable[0])
@@ -266,8 +293,12 @@ class _DevicePlan:
                 free[shapes[inp]].append(self.arrays[inp])
             self.arrays[node] = out
             pooled.add(node)
-            inputs = [_FeedSlot(inp) if inp in fed else self.arrays[inp] for inp in node.inputs]
-            fn, args = node.op.kernel(node, inputs, out)
+            inputs = [_FeedSlot(inp) if inp in fed else self.arrays[inp]
+                      for inp in inputs_of[node]]
+            if group is not None:
+                fn, args = group.run, inputs + [out]
+            else:
+                fn, args = node.op.kernel(node, inputs, out)
             for j, arg in enumerate(args):
                 if isinstance(arg, _FeedSlot):
                     self.slots[arg.node].append((args, j))
@@ -276,11 +307,15 @@ class _DevicePlan:
         self.graph = None
         if cuda_graph and dlarray.is_gpu_ctx(ctx):
             from ._cuda_graph import GraphRunner
-            self.graph = GraphRunner(self, [node.op for node in order if node not in fed])
+            self.graph = GraphRunner(self, ops)
 
     def bind(self, node, array):
         """Makes the plan's calls read ``array`` for the fed ``node``."""
         if array is not self.bound[node]:
+            if node in self.fused_feeds and array.dtype != np.float32:
+                raise TypeError("feed for node '%s': a fused chain reads it as float32, got %s "
+                                "(feed float32, or make the Executor with fuse=False)"
+                                % (node.name, array.dtype))
             for args, j in self.slots[node]:
                 args[j] = array
             self.bound[node] = array
