@@ -15,7 +15,13 @@ archives into a shared library exports nothing. The objects are taken out of the
 their defined global symbols made default-visible (the ELF symbol tables patched in place), then
 linked into OUT_SO, whose soname is OUT_SO's file name. -Bsymbolic binds the library's own
 references to its own definitions, as the hidden visibility did (the code was compiled for that:
-PC-relative references to its data), and -s drops the debug information. The unwinder is the system's libgcc_s, as
+PC-relative references to its data), and -s drops the debug information.
+
+Every exported symbol gets the version DLARRAY_LIBCXX_1 (a version script), and the libraries
+linked against it ask for that version. Without it, names that libc++abi and GCC's libstdc++ share
+(__cxa_throw, operator new, std::exception's type_info, ...) could bind across the two when one
+of them is in the process's global scope: a libstdc++ user would run libc++abi's exception code,
+or ours libstdc++'s. Versioned references bind only to a definition of the same version. The unwinder is the system's libgcc_s, as
 for the rest of the wheel (scripts/zig/c++ says why).
 """
 import os
@@ -69,6 +75,9 @@ def extract(archive, folder):
     return objects
 
 
+VERSION_SCRIPT = "DLARRAY_LIBCXX_1 { global: *; };\n"
+
+
 def main(zig, libcxx, libcxxabi, out):
     out = pathlib.Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -78,8 +87,11 @@ def main(zig, libcxx, libcxxabi, out):
             objects += extract(archive, pathlib.Path(tmp) / str(n))
         exported = sum(export_symbols(o) for o in objects)
         part = out.with_name(out.name + ".part")
+        script = pathlib.Path(tmp) / "version.map"
+        script.write_text(VERSION_SCRIPT)
         subprocess.run([zig, "cc", "-target", "x86_64-linux-gnu.2.28", "-shared", "-o", str(part),
-                        "-Wl,-soname," + out.name, "-Wl,-Bsymbolic", "-s", *map(str, objects),
+                        "-Wl,-soname," + out.name, "-Wl,-Bsymbolic", "-s",
+                        "-Wl,--version-script=" + str(script), *map(str, objects),
                         "/lib/x86_64-linux-gnu/libgcc_s.so.1", "-Wl,--allow-shlib-undefined"],
                        check=True)
         shutil.move(str(part), str(out))

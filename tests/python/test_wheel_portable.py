@@ -133,6 +133,10 @@ def test_one_shared_libcxx_serves_every_cxx_library(portable_wheel):
     for name in ("dlarray/libdlarray_runtime", "dlarray/_core.", "dlarray/plugins/cpu_backend.so",
                  "dlarray/lib/cpu_backend_baseline.so"):
         assert [u for u in users if u.startswith(name)], (name, users)
+    # Its symbols are versioned (DLARRAY_LIBCXX_1) and asked for so: they never bind to GCC's
+    # libstdc++ (__cxa_throw, std::exception, ...) nor its users to them.
+    for user in users:
+        assert (soname, "DLARRAY_LIBCXX_1") in needs(libraries[user])[1], user
 
 
 # Run from outside the repository in the fresh virtualenv: arithmetic and a matmul (the bundled
