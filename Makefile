@@ -8,7 +8,7 @@ DOCS   := build/docs
 export DLARRAY_TEST_PLUGIN_DIR := $(CURDIR)/$(BUILD)/test_plugins
 export DLARRAY_WHEEL_DIR := $(CURDIR)/$(WHEELS)
 
-.PHONY: demo check test isa-test install wheel portable-wheel deps venv cpp-test py-test bench docs docs-deps format clean sanitize fuzz
+.PHONY: demo check test isa-test install wheel cuda-wheel deps venv cpp-test py-test bench docs docs-deps format clean sanitize fuzz
 
 demo: install
 	$(PY) examples/mnist.py --model mlp
@@ -39,21 +39,15 @@ install: venv
 	  --config-settings=cmake.define.DLARRAY_BUILD_TESTS=ON .
 	$(PY) -m pip install -q --no-deps --force-reinstall $(WHEELS)/dlarray-*.whl
 
-# A wheel for other machines: a release build (no tests) in build/release, repaired by auditwheel
-# into build/dist: manylinux (the lowest tag this toolchain's glibc allows), carrying its OpenMP
-# and BLAS; the CUDA libraries stay outside (NVIDIA's CUDA wheels or the system's provide them).
+# The wheels for other machines, into build/dist. dlarray (core, CPU, OpenCL): manylinux_2_28, built
+# by zig's clang from PyPI (ziglang) against glibc 2.28 with one shared libc++, in a build of its
+# own (build/portable; docs/install.md says why). dlarray-cuda (the CUDA plugin, `pip install
+# dlarray[cuda]`): taken from `make install`'s wheel, which nvcc and the system's GCC built.
 wheel: venv
-	rm -rf build/dist
-	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w build/dist/linux \
-	  --config-settings=build-dir=build/release .
-	$(PY) scripts/repair_wheel.py build/dist/linux/dlarray-*.whl build/dist
+	PY=$(PY) bash scripts/build_portable_wheel.sh build/dist
 
-# A wheel for glibc >= 2.28 (manylinux_2_28: Debian 10+, Ubuntu 20.04, RHEL 8) into
-# build/dist-portable: zig's clang from PyPI (ziglang) links against glibc 2.28 and a static libc++
-# (docs/install.md says why). Core, CPU and OpenCL; no CUDA plugin. A full build of its own in
-# build/portable (minutes): CI does not run it yet.
-portable-wheel: venv
-	PY=$(PY) bash scripts/build_portable_wheel.sh build/dist-portable
+cuda-wheel: install
+	$(PY) scripts/build_cuda_wheel.py $(WHEELS)/dlarray-*.whl build/dist
 
 # The CPU op tests once per instruction set path this CPU runs (baseline, avx2, avx512).
 isa-test: install

@@ -264,7 +264,19 @@ def get_matmul_precision() -> str:
     return _matmul_precision
 
 
-from . import ops, ndarray, gpu_op, cpp_extension, rtc  # noqa: E402  (they use names above)
+from . import ops, ndarray, gpu_op  # noqa: E402  (they use names above)
+# Area "wheel" (issue 25): dlarray.cpp_extension and dlarray.rtc are imported at their first use
+# (their compilers, hashing and subprocess machinery are not needed to import dlarray).
+_LAZY_MODULES = ("cpp_extension", "rtc")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_MODULES:
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError("module 'dlarray' has no attribute %r" % (name,))
+
+
 
 # The array API standard's dtypes and inspection. Last: `bool` is the dtype from here on.
 __array_api_version__ = "2024.12"

@@ -15,7 +15,9 @@ that loads but is not usable keeps the core's status and reason (``open failed``
 mismatch``, ``duplicate``, ...). The ``origin`` of either is ``entry point <name> (<value>)``.
 """
 
+import importlib
 import os
+import re
 import sys
 
 from . import _core
@@ -28,11 +30,63 @@ _origins = {}
 _failures = []
 
 
+class _EntryPoint:
+    """One ``name = module:attr`` line of a distribution's entry_points.txt."""
+
+    __slots__ = ("name", "value")
+
+    def __init__(self, name, value):
+        self.name, self.value = name, value
+
+    def load(self):
+        module, _, attrs = self.value.partition(":")
+        obj = importlib.import_module(module.strip())
+        attrs = attrs.split("[", 1)[0].strip()  # "mod:attr [extra]": the extra changes nothing
+        for attr in attrs.split(".") if attrs else ():
+            obj = getattr(obj, attr)
+        return obj
+
+
+def _group(text):
+    """The entries of GROUP in the text of an entry_points.txt (INI: [group], name = value)."""
+    section = None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+        elif section == GROUP and "=" in line:
+            name, value = line.split("=", 1)
+            yield _EntryPoint(name.strip(), value.strip())
+
+
 def _entry_points():
-    from importlib import metadata
-    if sys.version_info >= (3, 10):
-        return list(metadata.entry_points(group=GROUP))
-    return list(metadata.entry_points().get(GROUP, ()))
+    """The GROUP entry points of the distributions on sys.path, the first of each name winning
+    (as importlib.metadata orders them). Read here, not with importlib.metadata: importing it
+    (email, zipfile, csv, ...) was the largest part of ``import dlarray``'s own time."""
+    seen = set()
+    found = []
+    for folder in sys.path:
+        try:
+            names = sorted(os.listdir(folder or "."))
+        except OSError:  # a zip file or a missing folder on the path
+            continue
+        for entry in names:
+            if not entry.endswith((".dist-info", ".egg-info")):
+                continue
+            dist = re.sub(r"[-_.]+", "_", entry.rsplit(".", 1)[0].split("-", 1)[0]).lower()
+            if dist in seen:
+                continue
+            seen.add(dist)
+            try:
+                with open(os.path.join(folder or ".", entry, "entry_points.txt"),
+                          encoding="utf-8") as f:
+                    text = f.read()
+            except OSError:  # no entry points (or not a folder)
+                continue
+            found += _group(text)
+    return found
 
 
 def _failure(origin, name, reason):

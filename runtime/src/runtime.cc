@@ -63,6 +63,16 @@ std::string ContextToString(DLContext ctx) {
 
 std::string DTypeToString(DLArrayDType t) { return FormatDType(t); }
 
+// Where a device type's plugin comes from when it is not installed or cannot open (a library it
+// links is missing): the CUDA plugin is its own package (dlarray-cuda), which brings NVIDIA's
+// runtime wheels. Said in the error users meet, not only in `python -m dlarray`.
+static std::string InstallHint(int device_type) {
+  if (device_type != kDLArrayCUDA) return "";
+  return "; `pip install dlarray[cuda]` installs the CUDA plugin (the dlarray-cuda package) with "
+         "the NVIDIA runtime wheels it needs (nvidia-cuda-runtime, nvidia-cublas, "
+         "nvidia-cuda-nvrtc)";
+}
+
 void RuntimeState::ThrowNoDevice(DLContext ctx) {
   const std::string where = ContextToString(ctx);
   if (ctx.device_type <= 0 || ctx.device_type >= DLARRAY_MAX_DEVICE_TYPES) {
@@ -91,17 +101,19 @@ void RuntimeState::ThrowNoDevice(DLContext ctx) {
     if (serves) best = p.get();
   }
   if (best != nullptr) {
-    throw BackendError(where + ": the " + best->info.name + " plugin (" + best->info.path +
-                       ") that serves " + DeviceTypeName(ctx.device_type) +
-                       " devices is not usable: " + PluginStatusName(best->info.status) + ": " +
-                       best->info.reason);
+    throw BackendError(
+        where + ": the " + best->info.name + " plugin (" + best->info.path + ") that serves " +
+        DeviceTypeName(ctx.device_type) + " devices is not usable: " +
+        PluginStatusName(best->info.status) + ": " + best->info.reason +
+        (best->info.status == PluginStatus::kOpenFailed ? InstallHint(ctx.device_type) : ""));
   }
   std::string dirs;
   for (const std::string& d : search_path) dirs += (dirs.empty() ? "" : ", ") + d;
   throw BackendError(where + ": no plugin serving " + DeviceTypeName(ctx.device_type) +
                      " devices is installed (looked for " + DeviceTypeName(ctx.device_type) +
                      "_backend.so in " + (dirs.empty() ? "no folder" : dirs) +
-                     "; set DLARRAY_PLUGIN_PATH or call dlarray.load_plugin)");
+                     "; set DLARRAY_PLUGIN_PATH or call dlarray.load_plugin)" +
+                     InstallHint(ctx.device_type));
 }
 
 std::vector<PluginInfo> Plugins() { return RuntimeState::Get().Records(); }

@@ -1,14 +1,15 @@
-"""The portable wheel (`make portable-wheel`, scripts/build_portable_wheel.sh, docs/install.md):
+"""The portable wheel (`make wheel`, scripts/build_portable_wheel.sh, docs/install.md):
 
 - auditwheel tags it manylinux_2_28_x86_64 and `auditwheel show` finds nothing that needs more,
   the OpenCL ICD loader (left to the driver) apart;
 - read independently of auditwheel, no library in it asks for a glibc symbol version newer than
-  2.28, and none needs the system's libstdc++ (libc++ is linked in statically);
+  2.28, none needs the system's libstdc++, and every C++ library shares the wheel's one libc++
+  (scripts/zig/shared_libcxx.py), which exports the standard exception types;
 - installed into a fresh virtualenv (with NumPy from PyPI or its cache), it runs the MNIST example
   and `python -m dlarray --check --quick` from outside the repository, and C++ exceptions thrown in
   one of its libraries still reach Python as the documented exceptions.
 
-The wheel is a build of its own (minutes): without one in build/dist-portable (or
+The wheel is a build of its own (minutes): without one in build/dist (or
 DLARRAY_PORTABLE_WHEEL) these tests skip, saying how to make it.
 """
 import json
@@ -32,7 +33,7 @@ def find_portable_wheel():
     given = os.environ.get("DLARRAY_PORTABLE_WHEEL")
     if given:
         return pathlib.Path(given)
-    wheels = sorted((ROOT / "build" / "dist-portable").glob("dlarray-*%s*.whl" % TAG))
+    wheels = sorted((ROOT / "build" / "dist").glob("dlarray-*%s*.whl" % TAG))
     return wheels[-1] if wheels else None
 
 
@@ -40,7 +41,7 @@ def find_portable_wheel():
 def portable_wheel():
     wheel = find_portable_wheel()
     if wheel is None:
-        pytest.skip("no portable wheel in build/dist-portable: `make portable-wheel` builds it "
+        pytest.skip("no portable wheel in build/dist: `make wheel` builds it "
                     "(a separate build, minutes), or set DLARRAY_PORTABLE_WHEEL")
     return wheel
 
@@ -121,9 +122,26 @@ def test_no_library_needs_a_newer_glibc_or_the_system_libstdcxx(portable_wheel):
     assert not too_new, too_new
 
 
+def test_one_shared_libcxx_serves_every_cxx_library(portable_wheel):
+    # One libc++ (one type_info per standard exception type), not a copy in each library: a
+    # std::exception thrown in the core and caught in the Python module or a plugin is one type.
+    libraries = dict(shared_libraries(portable_wheel))
+    libcxx = [n for n in libraries if re.search(r"/libdlarray_c\+\+[-.]", n)]
+    assert len(libcxx) == 1, sorted(libraries)
+    soname = libcxx[0].rsplit("/", 1)[1]
+    users = [n for n, data in libraries.items() if soname in needs(data)[0]]
+    for name in ("dlarray/libdlarray_runtime", "dlarray/_core.", "dlarray/plugins/cpu_backend.so",
+                 "dlarray/lib/cpu_backend_baseline.so"):
+        assert [u for u in users if u.startswith(name)], (name, users)
+    # Its symbols are versioned (DLARRAY_LIBCXX_1) and asked for so: they never bind to GCC's
+    # libstdc++ (__cxa_throw, std::exception, ...) nor its users to them.
+    for user in users:
+        assert (soname, "DLARRAY_LIBCXX_1") in needs(libraries[user])[1], user
+
+
 # Run from outside the repository in the fresh virtualenv: arithmetic and a matmul (the bundled
 # OpenBLAS) against NumPy on every device the wheel finds, and errors that start as C++
-# exceptions in the core or a plugin (each library has its own static libc++) reaching Python.
+# exceptions in the core or a plugin (through the wheel's one shared libc++) reaching Python.
 SMOKE = r"""
 import json, numpy as np, dlarray
 out = {"devices": [repr(c) for c in dlarray.devices()], "ok": [], "errors": []}
@@ -144,6 +162,10 @@ for ctx in dlarray.devices():
         dlarray.ops.relu(dlarray.array(np.ones(3, np.float32), ctx), dlarray.empty((4,), ctx))
     except Exception as e:
         out["errors"].append(type(e).__name__ + ": " + str(e))
+try:  # no CUDA plugin in this wheel: the error says which package brings it
+    dlarray.array(np.ones(2, np.float32), dlarray.gpu(0))
+except Exception as e:
+    out["cuda_error"] = str(e)
 print(json.dumps(out))
 """
 
@@ -165,6 +187,7 @@ def test_fresh_venv_runs_the_smoke_test_on_every_device(fresh_venv, tmp_path):
     assert out["ok"] and all(out["ok"]), out
     assert len(out["errors"]) == len(out["devices"]), out
     assert all("shape" in e.lower() for e in out["errors"]), out["errors"]
+    assert "pip install dlarray[cuda]" in out["cuda_error"], out
 
 
 def test_fresh_venv_runs_the_check_and_the_mnist_example(fresh_venv, tmp_path):
