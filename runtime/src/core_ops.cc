@@ -324,10 +324,23 @@ void InferMatrixMultiply(const DLArrayShapeCall& c) {
     throw ShapeError(std::string(c.op_name) + ": every operand must be 2-D");
   }
   const bool ta = c.attrs[0] == 1.0, tb = c.attrs[1] == 1.0;  // validated when the op runs
+  const int64_t ka = c.input_shapes[0][ta ? 0 : 1], kb = c.input_shapes[1][tb ? 1 : 0];
+  if (ka != kb) {  // refused before anything is allocated (autodiff plans shapes with this)
+    throw ShapeError(std::string(c.op_name) + " (trans_a=" + (ta ? "True" : "False") +
+                     ", trans_b=" + (tb ? "True" : "False") + "): inner dimensions " +
+                     std::to_string(ka) + " and " + std::to_string(kb) + " differ");
+  }
   SetShape(c, 0, {c.input_shapes[0][ta ? 1 : 0], c.input_shapes[1][tb ? 0 : 1]});
 }
 
-void InferOneElement(const DLArrayShapeCall& c) { SetShape(c, 0, {1}); }
+// softmax_cross_entropy: y and y_ of one shape, one element out.
+void InferOneElement(const DLArrayShapeCall& c) {
+  const bool same =
+      c.input_ndims[0] == c.input_ndims[1] &&
+      std::equal(c.input_shapes[0], c.input_shapes[0] + c.input_ndims[0], c.input_shapes[1]);
+  if (!same) throw ShapeError(std::string(c.op_name) + ": y and y_ must have the same shape");
+  SetShape(c, 0, {1});
+}
 
 void InferReduce(const DLArrayShapeCall& c) {
   const int nd = c.input_ndims[0];

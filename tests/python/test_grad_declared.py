@@ -22,9 +22,9 @@ def test_dlsys_nodes_come_from_declarations():
     assert ad.matmul_op.name == "matrix_multiply"
     assert ad.broadcastto_op.name == "broadcast_to"
     # the dlsys spelling, defaults and help
-    assert str(inspect.signature(ad.matmul_op)) == "(a, b, trans_A=False, trans_B=False) -> Node"
+    assert str(inspect.signature(ad.matmul_op)).startswith("(a, b, trans_A=False, trans_B=False)")
     assert "op(a) @ op(b)" in ad.matmul_op.__doc__
-    assert str(inspect.signature(ad.broadcastto_op)) == "(x, like) -> Node"
+    assert str(inspect.signature(ad.broadcastto_op)).startswith("(x, like)")
 
 
 def test_matmul_gradient_declarations():
@@ -82,39 +82,48 @@ def test_matmul_gradients_odd_shapes(exec_ctx, rng, trans_a, trans_b, m, k, n):
     np.testing.assert_allclose(got[2], grad_op_b.T if trans_b else grad_op_b, rtol=rtol, atol=atol)
 
 
+def sum_all(node, ndim):
+    """A (1,) node summing every element of ``node`` (of ``ndim`` dimensions)."""
+    for _ in range(max(ndim, 1)):
+        node = ad.reducesumaxiszero_op(node)
+    return node
+
+
 @pytest.mark.parametrize("exec_ctx", CONTEXTS, ids=IDS)
 @pytest.mark.parametrize("shape", [(1,), (5,), (1, 1), (3, 257), (2, 3, 4)], ids=str)
 def test_reduce_and_broadcast_gradients(exec_ctx, rng, shape):
     """reduce_sum_axis_zero's declared gradient (a broadcast back to x) and broadcast_to's (a
     reduce), on 1-element arrays and rows crossing a block size."""
-    x, w, like = ad.Variable("x"), ad.Variable("w"), ad.Variable("like")
-    x_val, like_val = rng.standard_normal(shape), np.zeros((4,) + shape)
-    s = ad.reducesumaxiszero_op(x)
-    w_val = rng.standard_normal(s_shape := (shape[1:] if len(shape) > 1 else (1,)))
-    b = ad.broadcastto_op(x, like)
-    w2 = ad.Variable("w2")
-    w2_val = rng.standard_normal((4,) + shape)
-    loss = ad.reducesumaxiszero_op(s * w) + ad.reducesumaxiszero_op(b * w2)
-    for _ in range(len(s_shape) - 1):
-        loss = ad.reducesumaxiszero_op(loss)
-    loss_nodes = [s, b] + ad.gradients(loss, [x])
-    feed = {x: x_val, w: w_val, like: like_val, w2: w2_val}
-    got = ad.Executor(loss_nodes, ctx=exec_ctx).run(feed, convert_to_numpy_ret_vals=True)
+    x, w, like, w2 = ad.Variable("x"), ad.Variable("w"), ad.Variable("like"), ad.Variable("w2")
+    sum_shape = shape[1:] if len(shape) > 1 else (1,)
+    feed = {x: rng.standard_normal(shape), w: rng.standard_normal(sum_shape),
+            like: np.zeros((4,) + shape), w2: rng.standard_normal((4,) + shape)}
+    s, b = ad.reducesumaxiszero_op(x), ad.broadcastto_op(x, like)
+    loss = sum_all(s * w, len(sum_shape)) + sum_all(b * w2, len(shape) + 1)
+    got = ad.Executor([s, b] + ad.gradients(loss, [x]), ctx=exec_ctx).run(
+        feed, convert_to_numpy_ret_vals=True)
     tol = 1e-10 if exec_ctx is None else 1e-5
+    x_val = feed[x]
     np.testing.assert_allclose(got[0], x_val.sum(axis=0) if len(shape) > 1 else [x_val.sum()],
                                rtol=tol, atol=tol)
     np.testing.assert_allclose(got[1], np.broadcast_to(x_val, (4,) + shape), rtol=tol, atol=tol)
-    expected = np.broadcast_to(w_val, shape) + w2_val.sum(axis=0)
+    expected = np.broadcast_to(feed[w], shape) + feed[w2].sum(axis=0)
     np.testing.assert_allclose(got[2], expected, rtol=10 * tol, atol=10 * tol)
 
 
 @pytest.mark.parametrize("exec_ctx", CONTEXTS, ids=IDS)
 def test_errors_name_the_node(exec_ctx):
     x, w = ad.Variable("x"), ad.Variable("w")
-    with pytest.raises(ValueError, match=r"matmul_op node 'MatMul\(x,w,0,1\)'.*'x' \(2, 3\), "
+    with pytest.raises(ValueError, match=r"matmul_op node 'MatMul\(x,w,0,1\)': .*inner "
+                                         r"dimensions 3 and 4 differ; got 'x' \(2, 3\), "
                                          r"'w' \(2, 4\)"):
         ad.Executor([ad.matmul_op(x, w, False, True)], exec_ctx).run(
             {x: np.ones((2, 3)), w: np.ones((2, 4))})
+    y_, y = ad.Variable("y_"), ad.Variable("y")
+    with pytest.raises(ValueError, match=r"softmaxcrossentropy_op node .*same shape; got "
+                                         r"'y' \(2, 3\), 'y_' \(2, 4\)"):
+        ad.Executor([ad.softmaxcrossentropy_op(y, y_)], exec_ctx).run(
+            {y: np.ones((2, 3)), y_: np.ones((2, 4))})
 
 
 def _run_grad31(test_plugin_dir, case, body=""):
