@@ -292,8 +292,17 @@ def _declared(name, label, node_name, cls=DeclaredOp, aliases=None, defaults=Non
         [inspect.Parameter(n, kind) for n in op.input_names] +
         [inspect.Parameter(spelling.get(n, n), kind, default=op.defaults.get(n, none))
          for n in op.info["attr_names"]], return_annotation=Node)
-    if cls is DeclaredOp:
-        op.__doc__ = "The graph node of ``dlarray.ops.%s``: ``%s``." % (name, op.info["doc"])
+    if cls is DeclaredOp:  # (the composite ones have their class's docstring)
+        lines = ["The graph node of ``dlarray.ops.%s``: ``%s``." % (name, op.info["doc"]), "",
+                 "Parameters", "----------"]
+        params = list(op.__signature__.parameters.values())
+        for p in params[:len(op.input_names)]:
+            lines += ["%s : Node" % p.name, "    Input node."]
+        for p, t in zip(params[len(op.input_names):], op.info["attr_types"]):
+            lines += ["%s : %s%s" % (p.name, t, "" if p.default is none else ", optional"),
+                      "    Attribute" + ("." if p.default is none else
+                                         " (default %r)." % p.default)]
+        op.__doc__ = "\n".join(lines + ["", "Returns", "-------", "Node"])
     return op
 
 
