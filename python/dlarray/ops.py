@@ -52,7 +52,14 @@ def _doc(info):
             ("d" if kind == "output_grad" else "") +
             (info["input_names"] if kind == "input" else info["output_names"])[i]
             for kind, i in g["args"])
-        lines.append("Gradient of %s: %s(%s)." % (info["input_names"][g["input"]], g["op"], args))
+        for name, (kind, value) in g.get("attrs", {}).items():
+            args += ", %s=%s%s" % (name, "not " if kind == "not" else "",
+                                   value if kind != "value" else "%g" % value)
+        when = ""
+        if "when" in g:
+            when = " where %s%s" % ("" if g["when"][1] else "not ", g["when"][0])
+        lines.append("Gradient of %s%s: %s(%s)." % (info["input_names"][g["input"]], when,
+                                                     g["op"], args))
     lines += ["", "Parameters", "----------"]
     for name, kind, default in _parameters(info):
         if kind == "input":

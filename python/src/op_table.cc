@@ -64,6 +64,8 @@ py::dict OpInfoDict(const std::string& name) {
   d["call_order"] = order;
   d["accepts_strided"] = s.accepts_strided;
   d["fills_when_empty"] = s.fills_when_empty;
+  // InferOutputs' rule: without either the caller shapes the outputs (broadcast_to).
+  d["infers_shape"] = s.infer_shape != nullptr || s.validate == nullptr;
   py::list grads;
   for (const GradientInfo& g : s.gradients) {
     py::list args;
@@ -72,6 +74,21 @@ py::dict OpInfoDict(const std::string& name) {
     gd["input"] = g.input;
     gd["op"] = g.op;
     gd["args"] = args;
+    // Present only when declared (ABI 3.1): attrs, name -> ("value", number) | ("attr", forward
+    // name) | ("not", forward name); when, (forward name, holds where nonzero).
+    if (!g.attrs.empty()) {
+      py::dict attrs;
+      for (const GradientInfo::Attr& a : g.attrs) {
+        if (a.source < 0) {
+          attrs[py::str(a.name)] = py::make_tuple("value", a.value);
+        } else {
+          attrs[py::str(a.name)] =
+              py::make_tuple(a.negate ? "not" : "attr", s.attr_names[a.source]);
+        }
+      }
+      gd["attrs"] = attrs;
+    }
+    if (g.when_attr >= 0) gd["when"] = py::make_tuple(s.attr_names[g.when_attr], g.when_nonzero);
     grads.append(gd);
   }
   d["gradients"] = grads;
@@ -163,7 +180,8 @@ dict
     (the positional order); ``attr_types`` (``"float"``, ``"bool"`` or ``"int"``) and
     ``attr_defaults`` (None: required); ``dtypes``, ``dtype_rule`` (``"alike"``,
     ``"fixed"``: outputs of ``output_dtype``, or ``"per_operand"``); ``allow_inplace``,
-    ``accepts_strided``, ``fills_when_empty``; ``gradients``; ``devices`` (the device types
+    ``accepts_strided``, ``fills_when_empty``; ``infers_shape`` (False: the caller shapes the
+    outputs, as for ``broadcast_to``); ``gradients``; ``devices`` (the device types
     with a kernel for it, e.g. ``["cpu", "gpu"]``).
 
 Raises

@@ -324,10 +324,23 @@ void InferMatrixMultiply(const DLArrayShapeCall& c) {
     throw ShapeError(std::string(c.op_name) + ": every operand must be 2-D");
   }
   const bool ta = c.attrs[0] == 1.0, tb = c.attrs[1] == 1.0;  // validated when the op runs
+  const int64_t ka = c.input_shapes[0][ta ? 0 : 1], kb = c.input_shapes[1][tb ? 1 : 0];
+  if (ka != kb) {  // refused before anything is allocated (autodiff plans shapes with this)
+    throw ShapeError(std::string(c.op_name) + " (trans_a=" + (ta ? "True" : "False") +
+                     ", trans_b=" + (tb ? "True" : "False") + "): inner dimensions " +
+                     std::to_string(ka) + " and " + std::to_string(kb) + " differ");
+  }
   SetShape(c, 0, {c.input_shapes[0][ta ? 1 : 0], c.input_shapes[1][tb ? 0 : 1]});
 }
 
-void InferOneElement(const DLArrayShapeCall& c) { SetShape(c, 0, {1}); }
+// softmax_cross_entropy: y and y_ of one shape, one element out.
+void InferOneElement(const DLArrayShapeCall& c) {
+  const bool same =
+      c.input_ndims[0] == c.input_ndims[1] &&
+      std::equal(c.input_shapes[0], c.input_shapes[0] + c.input_ndims[0], c.input_shapes[1]);
+  if (!same) throw ShapeError(std::string(c.op_name) + ": y and y_ must have the same shape");
+  SetShape(c, 0, {1});
+}
 
 void InferReduce(const DLArrayShapeCall& c) {
   const int nd = c.input_ndims[0];
@@ -405,13 +418,20 @@ struct CoreOpRow {
 const CoreOpRow kCoreOps[] = {
     {"array_set", "", "value", "out value", kAllTypes, kInplace, V<ValidateArraySet>, nullptr,
      "out[:] = value"},
+    // Its gradient is dlsys's: right for x of out's shape less the first axis.
     {"broadcast_to", "x", "", nullptr, kAllTypes, 0, V<ValidateBroadcastTo>, nullptr,
-     "out = broadcast of x to out's shape (NumPy rules)"},
+     "out = broadcast of x to out's shape (NumPy rules)", "x=reduce_sum_axis_zero(dout)"},
+    // Its gradient takes x's shape from x (the one argument past broadcast_to's input).
     {"reduce_sum_axis_zero", "x", "", nullptr, kNumeric, kFillZero, V<ValidateReduceSumAxisZero>,
-     I<InferReduceSumAxisZero>, "out = x.sum(axis=0)"},
+     I<InferReduceSumAxisZero>, "out = x.sum(axis=0)", "x=broadcast_to(dout,x)"},
+    // d op(a) = dout op(b)^T and d op(b) = op(a)^T dout, written for a and b as stored.
     {"matrix_multiply", "a b", "trans_a:bool trans_b:bool", "a trans_a b trans_b out", kFloats,
      kFillZero, V<ValidateMatrixMultiply>, I<InferMatrixMultiply>,
-     "out = op(a) @ op(b), op transposing when trans_a / trans_b"},
+     "out = op(a) @ op(b), op transposing when trans_a / trans_b",
+     "a?!trans_a=matrix_multiply(dout,b,trans_a=0,trans_b=!trans_b) "
+     "a?trans_a=matrix_multiply(b,dout,trans_a=trans_b,trans_b=1) "
+     "b?!trans_b=matrix_multiply(a,dout,trans_a=!trans_a,trans_b=0) "
+     "b?trans_b=matrix_multiply(dout,a,trans_a=1,trans_b=trans_a)"},
     {"softmax", "x", "", nullptr, kFloats, kInplace, V<ValidateSoftmax>, I<InferLikeInput0>,
      "row-wise softmax over the last axis"},
     {"softmax_cross_entropy", "y y_", "", nullptr, kFloats, kFillNaN,
@@ -515,34 +535,45 @@ std::vector<const char*> Pointers(const std::vector<std::string>& words) {
   return out;
 }
 
-// The gradients of a row: "input=op(arg,...)" words; the strings are kept in `ops`.
+// The gradients of a row: "input=op(arg,...)" words, where an argument is dout, out, an input's
+// name or an attribute setting "name=value" (DLArrayGradient.attrs), and "input?when=op(...)"
+// holds only under the condition `when` (DLArrayGradient.when). The strings are kept in `text`.
 std::vector<DLArrayGradient> Gradients(const CoreOpRow& row, const std::vector<std::string>& inputs,
-                                       std::vector<std::string>* ops,
+                                       std::vector<std::string>* text,
                                        std::vector<std::vector<DLArrayGradArg>>* args) {
   const std::vector<std::string> specs = Words(row.gradients);
-  ops->reserve(specs.size());
+  text->reserve(3 * specs.size());  // op, attrs and when of each: no reallocation moves them
   args->reserve(specs.size());
   std::vector<DLArrayGradient> out;
   for (const std::string& spec : specs) {
-    const size_t eq = spec.find('='), open = spec.find('(');
-    const auto input = std::find(inputs.begin(), inputs.end(), spec.substr(0, eq));
-    ops->push_back(spec.substr(eq + 1, open - eq - 1));
+    const size_t eq = spec.find('='), open = spec.find('('), ask = spec.find('?');
+    const auto input = std::find(inputs.begin(), inputs.end(), spec.substr(0, std::min(eq, ask)));
+    const std::string& op = text->emplace_back(spec.substr(eq + 1, open - eq - 1));
+    std::string attrs;
     args->emplace_back();
     std::string list = spec.substr(open + 1, spec.size() - open - 2);
     for (size_t start = 0; start <= list.size();) {
       const size_t comma = std::min(list.find(',', start), list.size());
       const std::string a = list.substr(start, comma - start);
       const auto in = std::find(inputs.begin(), inputs.end(), a);
+      start = comma + 1;
+      if (a.find('=') != std::string::npos) {
+        attrs += a + " ";
+        continue;
+      }
       args->back().push_back(
           a == "dout" ? DLArrayGradArg{kDLArrayGradOutputGrad, 0}
           : a == "out"
               ? DLArrayGradArg{kDLArrayGradOutput, 0}
               : DLArrayGradArg{kDLArrayGradInput, static_cast<int32_t>(in - inputs.begin())});
-      start = comma + 1;
     }
-    out.push_back({sizeof(DLArrayGradient), ops->back().c_str(), args->back().data(),
-                   static_cast<int32_t>(input - inputs.begin()),
-                   static_cast<int32_t>(args->back().size())});
+    const std::string& attr_text = text->emplace_back(attrs);
+    const std::string& when =
+        text->emplace_back(ask < eq ? spec.substr(ask + 1, eq - ask - 1) : std::string());
+    out.push_back(
+        {sizeof(DLArrayGradient), op.c_str(), args->back().data(),
+         static_cast<int32_t>(input - inputs.begin()), static_cast<int32_t>(args->back().size()),
+         attr_text.empty() ? nullptr : attr_text.c_str(), when.empty() ? nullptr : when.c_str()});
   }
   return out;  // a misspelt name gives an index declare_op refuses
 }
@@ -565,9 +596,9 @@ int DeclareRow(const CoreOpRow& row, DLArrayRegistry* registry) {
   }
   const std::vector<const char*> input_ptrs = Pointers(inputs), attr_ptrs = Pointers(attrs),
                                  order_ptrs = Pointers(order);
-  std::vector<std::string> grad_ops;
+  std::vector<std::string> grad_text;
   std::vector<std::vector<DLArrayGradArg>> grad_args;
-  const std::vector<DLArrayGradient> grads = Gradients(row, inputs, &grad_ops, &grad_args);
+  const std::vector<DLArrayGradient> grads = Gradients(row, inputs, &grad_text, &grad_args);
   static const char* const kOut[] = {"out"};
   DLArrayOpSchema s{};
   s.struct_size = sizeof(DLArrayOpSchema);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <set>
+#include <sstream>
 #include <utility>
 
 #include "core_ops.h"
@@ -120,6 +122,69 @@ void ReadAbi3Fields(const DLArrayOpSchema* s, OpInfo* op) {
   ReadCallOrder(s->call_order != nullptr ? s->call_order : names.data(), op);
 }
 
+// The index of the forward attribute `name`, or a BackendError naming `where`.
+int AttrIndex(const OpInfo& op, const std::string& name, const std::string& where) {
+  const auto it = std::find(op.attr_names.begin(), op.attr_names.end(), name);
+  if (it == op.attr_names.end()) Bad(where + ": '" + name + "' is not an attribute of " + op.name);
+  return static_cast<int>(it - op.attr_names.begin());
+}
+
+// Space-separated words of a C string (nullptr: none).
+std::vector<std::string> SplitWords(const char* text) {
+  std::vector<std::string> out;
+  std::istringstream in(text != nullptr ? text : "");
+  for (std::string word; in >> word;) out.push_back(word);
+  return out;
+}
+
+// One declared gradient, checked against the forward op (its inputs, outputs and attributes).
+GradientInfo ReadGradient(const DLArrayGradient& c, const OpInfo& op, const std::string& where) {
+  if (c.input < 0 || c.input >= op.num_inputs) Bad(where + ": input index out of range");
+  if (!IsIdentifier(c.op)) Bad(where + ": the gradient op is not a name");
+  if (c.num_args < 1 || c.num_args > DLARRAY_MAX_OPERANDS || c.args == nullptr) {
+    Bad(where + ": needs 1.." + std::to_string(DLARRAY_MAX_OPERANDS) + " arguments");
+  }
+  GradientInfo info;
+  info.input = c.input;
+  info.op = c.op;
+  for (int a = 0; a < c.num_args; ++a) {
+    const DLArrayGradArg arg = c.args[a];
+    const int limit = arg.kind == kDLArrayGradInput ? op.num_inputs : op.num_outputs;
+    if (arg.kind < kDLArrayGradInput || arg.kind > kDLArrayGradOutputGrad || arg.index < 0 ||
+        arg.index >= limit) {
+      Bad(where + ": argument " + std::to_string(a) + " names no input, output or gradient");
+    }
+    info.args.push_back({static_cast<DLArrayGradArgKind>(arg.kind), arg.index});
+  }
+  if (!DLARRAY_STRUCT_HAS(&c, DLArrayGradient, when)) return info;  // before ABI 3.1
+  for (const std::string& word : SplitWords(c.attrs)) {
+    const size_t eq = word.find('=');
+    GradientInfo::Attr attr;
+    attr.name = word.substr(0, eq);
+    if (eq == std::string::npos || !IsIdentifier(attr.name.c_str())) {
+      Bad(where + ": attrs word '" + word + "' is not name=value");
+    }
+    std::string value = word.substr(eq + 1);
+    attr.negate = !value.empty() && value[0] == '!';
+    if (attr.negate) value.erase(0, 1);
+    char* end = nullptr;
+    attr.value = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0') {  // not a number: a forward attribute
+      attr.source = AttrIndex(op, value, where);
+    } else if (attr.negate) {
+      Bad(where + ": attrs word '" + word + "': '!' applies to attribute names");
+    }
+    info.attrs.push_back(std::move(attr));
+  }
+  const std::vector<std::string> when = SplitWords(c.when);
+  if (when.size() > 1) Bad(where + ": 'when' is one attribute name, optionally after '!'");
+  if (!when.empty()) {
+    info.when_nonzero = when[0][0] != '!';
+    info.when_attr = AttrIndex(op, when[0].substr(info.when_nonzero ? 0 : 1), where);
+  }
+  return info;
+}
+
 OpInfo FromC(const DLArrayOpSchema* s, const std::string& plugin) {
   if (s == nullptr) Bad("declare_op: the schema is null");
   if (s->struct_size < offsetof(DLArrayOpSchema, num_gradients) + sizeof(int32_t)) {
@@ -168,31 +233,20 @@ OpInfo FromC(const DLArrayOpSchema* s, const std::string& plugin) {
   op.validate = s->validate;
   op.validate_data = s->validate_data;
   ReadAbi3Fields(s, &op);
+  // An input has at most two declarations (one per value of an attribute).
   if (s->num_gradients < 0 || (s->num_gradients > 0 && s->gradients == nullptr) ||
-      s->num_gradients > s->num_inputs) {
+      s->num_gradients > 2 * s->num_inputs) {
     Bad("declare_op(" + op.name + "): bad gradient list");
   }
-  std::set<int> differentiated;
   for (int g = 0; g < s->num_gradients; ++g) {
-    const DLArrayGradient& c = s->gradients[g];
     const std::string where = "declare_op(" + op.name + "): gradient " + std::to_string(g);
-    if (c.input < 0 || c.input >= op.num_inputs) Bad(where + ": input index out of range");
-    if (!differentiated.insert(c.input).second) Bad(where + ": input declared twice");
-    if (!IsIdentifier(c.op)) Bad(where + ": the gradient op is not a name");
-    if (c.num_args < 1 || c.num_args > DLARRAY_MAX_OPERANDS || c.args == nullptr) {
-      Bad(where + ": needs 1.." + std::to_string(DLARRAY_MAX_OPERANDS) + " arguments");
-    }
-    GradientInfo info;
-    info.input = c.input;
-    info.op = c.op;
-    for (int a = 0; a < c.num_args; ++a) {
-      const DLArrayGradArg arg = c.args[a];
-      const int limit = arg.kind == kDLArrayGradInput ? op.num_inputs : op.num_outputs;
-      if (arg.kind < kDLArrayGradInput || arg.kind > kDLArrayGradOutputGrad || arg.index < 0 ||
-          arg.index >= limit) {
-        Bad(where + ": argument " + std::to_string(a) + " names no input, output or gradient");
+    GradientInfo info = ReadGradient(s->gradients[g], op, where);
+    for (const GradientInfo& other : op.gradients) {
+      // Two declarations of one input must hold under opposite values of one attribute.
+      if (other.input == info.input && (info.when_attr < 0 || other.when_attr != info.when_attr ||
+                                        other.when_nonzero == info.when_nonzero)) {
+        Bad(where + ": input declared twice (without opposite 'when' conditions)");
       }
-      info.args.push_back({static_cast<DLArrayGradArgKind>(arg.kind), arg.index});
     }
     op.gradients.push_back(std::move(info));
   }

@@ -1,4 +1,4 @@
-"""``dlarray.linalg``'s ``solve``, ``inv``, ``cholesky``, ``det`` and ``slogdet`` as
+"""``dlarray.linalg``'s ``solve``, ``inv``, ``cholesky``, ``det``, ``slogdet`` and ``matmul`` as
 differentiable nodes of ``dlarray.autodiff`` graphs (CustomOps whose forward and backward run
 ``dlarray.linalg`` on the executor's device)::
 
@@ -11,18 +11,24 @@ The backward passes are the standard matrix-calculus results for real matrices:
 - ``Y = inv(A)``: ``dA = -Y.T @ dY @ Y.T``;
 - ``L = cholesky(A)``: ``S = L^-T Phi(L.T @ dL) L^-1`` with Phi the lower triangle, its diagonal
   halved; ``dA = (S + S.T) / 2`` (symmetric: the gradient along symmetric perturbations);
-- ``d = det(A)``: ``dA = dd * d * inv(A).T``; ``logabsdet(A)``: ``dA = dl * inv(A).T``.
+- ``d = det(A)``: ``dA = dd * d * inv(A).T``; ``logabsdet(A)``: ``dA = dl * inv(A).T``;
+- ``C = matmul(A, B)`` (stacks, batch dimensions broadcast): ``dA = dC @ B.T`` and
+  ``dB = A.T @ dC``, each summed over the batch dimensions its input was broadcast along.
+
+(``dlarray.autodiff.fft`` has the FFT nodes.)
 """
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 import dlarray
 
 from .custom_op import CustomOp
 from .graph import Node
 
-__all__ = ["cholesky", "det", "inv", "logabsdet", "solve"]
+__all__ = ["cholesky", "det", "inv", "logabsdet", "matmul", "solve"]
 
 
 def _t(x: Any) -> Any:
@@ -96,6 +102,50 @@ class _LogAbsDet(_Det):
     def backward(self, out_grad, in_data, out_data, in_grad):
         scale = dlarray.expand_dims(out_grad[0], axis=(-2, -1))
         _store(in_grad[0], scale * _t(dlarray.linalg.inv(in_data[0])))
+
+
+def _sum_to(x: Any, shape: Any) -> Any:
+    """``x`` summed over the leading dimensions that broadcasting added or stretched from 1,
+    down to ``shape`` (the adjoint of broadcasting ``shape`` to ``x.shape``)."""
+    shape = tuple(shape)
+    lead = x.ndim - len(shape)
+    if lead:
+        x = dlarray.sum(x, axis=tuple(range(lead)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and x.shape[i] != 1)
+    return dlarray.sum(x, axis=stretched, keepdims=True) if stretched else x
+
+
+class _MatMul(CustomOp):
+    def list_arguments(self):
+        return ["a", "b"]
+
+    def infer_shape(self, in_shape):
+        a, b = (tuple(s) for s in in_shape)
+        if len(a) < 2 or len(b) < 2:
+            raise ValueError("matmul: a and b must be stacks of matrices (2 or more "
+                             "dimensions), got %s and %s" % (a, b))
+        if a[-1] != b[-2]:
+            raise ValueError("matmul: inner dimensions differ: a %s, b %s" % (a, b))
+        try:
+            batch = np.broadcast_shapes(a[:-2], b[:-2])
+        except ValueError:
+            raise ValueError("matmul: the batch dimensions of a %s and b %s do not broadcast"
+                             % (a, b)) from None
+        return in_shape, [list(batch) + [a[-2], b[-1]]]
+
+    def forward(self, in_data, out_data):
+        _store(out_data[0], dlarray.matmul(in_data[0], in_data[1]))
+
+    def backward(self, out_grad, in_data, out_data, in_grad):
+        a, b, g = in_data[0], in_data[1], out_grad[0]
+        _store(in_grad[0], _sum_to(dlarray.matmul(g, _t(b)), a.shape))
+        _store(in_grad[1], _sum_to(dlarray.matmul(_t(a), g), b.shape))
+
+
+def matmul(a: Node, b: Node) -> Node:
+    """The node ``dlarray.matmul(a, b)`` of stacks of matrices (batch dimensions broadcast; for
+    plain 2-D matrices ``dlarray.autodiff.matmul_op`` is the same without the copies)."""
+    return _MatMul()(a, b)
 
 
 def solve(a: Node, b: Node) -> Node:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -9,59 +10,7 @@ import numpy.typing as npt
 
 import dlarray
 
-from .graph import Node, Op, _check_number, _describe, _error, _name, _rows, _same_shapes
-
-
-class MatMulOp(Op):
-    """Matrix product ``op(a) @ op(b)``, ``op`` transposing when its flag is set.
-
-    Parameters
-    ----------
-    a, b : Node
-        2-D inputs whose inner dimensions agree.
-    trans_A, trans_B : bool, optional
-        Whether to transpose ``a``, ``b``.
-    """
-    graph_safe = True  # a runtime op on the device's stream
-
-    label = "matmul_op"
-
-    def __call__(self, a: Node, b: Node, trans_A: bool = False, trans_B: bool = False) -> Node:
-        node = Node(self, [a, b], _name("MatMul(%s,%s,%s,%s)", a.name, b.name, trans_A, trans_B))
-        node.matmul_attr_trans_A = bool(trans_A)
-        node.matmul_attr_trans_B = bool(trans_B)
-        return node
-
-    def infer_shape(self, node, input_shapes):
-        a, b = (tuple(s) for s in input_shapes)
-        if len(a) != 2 or len(b) != 2:
-            raise _error(node, "inputs must be 2-D, got %s" % _describe(node.inputs, input_shapes))
-        m, k = a[::-1] if node.matmul_attr_trans_A else a
-        k2, n = b[::-1] if node.matmul_attr_trans_B else b
-        if k != k2:
-            raise _error(node, "inner dimensions differ (%d vs %d), got %s (trans_A=%s, "
-                         "trans_B=%s)" % (k, k2, _describe(node.inputs, input_shapes),
-                                          node.matmul_attr_trans_A, node.matmul_attr_trans_B))
-        return (m, n)
-
-    def compute(self, node, input_vals):
-        a, b = input_vals
-        return np.matmul(a.T if node.matmul_attr_trans_A else a,
-                         b.T if node.matmul_attr_trans_B else b)
-
-    def kernel(self, node, inputs, out):
-        return dlarray.ops.matrix_multiply, [inputs[0], node.matmul_attr_trans_A, inputs[1],
-                                             node.matmul_attr_trans_B, out]
-
-    def gradient(self, node, output_grad):
-        # C = op(A) op(B): d op(A) = G op(B)^T and d op(B) = op(A)^T G, transposed back.
-        a, b = node.inputs
-        trans_a, trans_b = node.matmul_attr_trans_A, node.matmul_attr_trans_B
-        grad_a = (matmul_op(b, output_grad, trans_b, True) if trans_a
-                  else matmul_op(output_grad, b, False, not trans_b))
-        grad_b = (matmul_op(output_grad, a, True, trans_a) if trans_b
-                  else matmul_op(a, output_grad, not trans_a, False))
-        return [grad_a, grad_b]
+from .graph import Node, Op, _check_number, _describe, _error, _name, _rows
 
 
 class PlaceholderOp(Op):
@@ -116,71 +65,6 @@ class ZerosLikeOp(_FillOp):
     value = 0.0
 
 
-class ReduceSumAxisZeroOp(Op):
-    """The sum over the first axis: ``a.sum(axis=0)`` (shape ``(1,)`` for a 1-D ``a``).
-
-    Parameters
-    ----------
-    a : Node
-    """
-    graph_safe = True  # a runtime op on the device's stream
-
-    label = "reducesumaxiszero_op"
-
-    def __call__(self, a: Node) -> Node:
-        return Node(self, [a], _name("ReduceSumAxisZero(%s)", a.name))
-
-    def infer_shape(self, node, input_shapes):
-        shape = tuple(input_shapes[0])
-        return shape[1:] if len(shape) > 1 else (1,)
-
-    def compute(self, node, input_vals):
-        a = input_vals[0]
-        return a.sum(axis=0) if a.ndim > 1 else a.sum(keepdims=True)
-
-    def kernel(self, node, inputs, out):
-        return dlarray.ops.reduce_sum_axis_zero, [inputs[0], out]
-
-    def gradient(self, node, output_grad):
-        return [broadcastto_op(output_grad, node.inputs[0])]
-
-
-class BroadcastToOp(Op):
-    """``a`` broadcast (NumPy rules) to the shape of ``b``; ``b``'s value is not read.
-
-    As in dlsys the gradient for ``a`` is ``reducesumaxiszero_op``, which is right for the
-    common case of ``a`` of shape (k..) and ``b`` of shape (n, k..).
-
-    Parameters
-    ----------
-    a : Node
-    b : Node
-        The node whose shape the result takes.
-    """
-    graph_safe = True  # a runtime op on the device's stream
-
-    label = "broadcastto_op"
-
-    def __call__(self, a: Node, b: Node) -> Node:
-        return Node(self, [a, b], _name("BroadcastTo(%s,%s.shape)", a.name, b.name))
-
-    def infer_shape(self, node, input_shapes):
-        src, dst = (tuple(s) for s in input_shapes)
-        if len(src) > len(dst) or any(s not in (1, d) for s, d in zip(src[::-1], dst[::-1])):
-            raise _error(node, "cannot broadcast '%s' %s to the shape %s of '%s'"
-                         % (node.inputs[0].name, src, dst, node.inputs[1].name))
-        return dst
-
-    def compute(self, node, input_vals):
-        return np.broadcast_to(input_vals[0], input_vals[1].shape)
-
-    def kernel(self, node, inputs, out):
-        return dlarray.ops.broadcast_to, [inputs[0], out]
-
-    def gradient(self, node, output_grad):
-        return [reducesumaxiszero_op(output_grad), None]
-
-
 def _log_softmax(y):
     z = y - y.max(axis=-1, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
@@ -209,134 +93,9 @@ def softmax_func(y: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return z / z.sum(axis=-1, keepdims=True)
 
 
-class SoftmaxCrossEntropyOp(Op):
-    """Mean over rows of ``-sum(y_ * log_softmax(y))``; shape (1,).
-
-    As in dlsys, ``y_`` (the labels) gets a zero gradient.
-
-    Parameters
-    ----------
-    y : Node
-        Logits, ``(rows, classes)``.
-    y_ : Node
-        Target probabilities (one-hot labels), of the same shape.
-    """
-    graph_safe = True  # a runtime op on the device's stream
-
-    label = "softmaxcrossentropy_op"
-
-    def __call__(self, y: Node, y_: Node) -> Node:
-        return Node(self, [y, y_], _name("SoftmaxXEntropy(%s,%s)", y.name, y_.name))
-
-    def infer_shape(self, node, input_shapes):
-        _same_shapes(node, input_shapes)
-        return (1,)
-
-    def compute(self, node, input_vals):
-        y, y_ = input_vals
-        loss = -(y_ * _log_softmax(y)).sum(axis=-1)
-        return np.reshape(loss.mean(), (1,))
-
-    def kernel(self, node, inputs, out):
-        return dlarray.ops.softmax_cross_entropy, [inputs[0], inputs[1], out]
-
-    def gradient(self, node, output_grad):
-        y, y_ = node.inputs
-        grad = _divbyrows_op(softmax_op(y) + -1 * y_)
-        if output_grad.op is not oneslike_op:  # a gradient of ones needs no multiply
-            grad = grad * broadcastto_op(output_grad, y)
-        return [grad, None]
-
-
-class SoftmaxOp(Op):
-    """Softmax over the last axis. Its gradient is built for 2-D inputs.
-
-    Parameters
-    ----------
-    a : Node
-    """
-    graph_safe = True  # a runtime op on the device's stream
-
-    label = "softmax_op"
-    inplace = True
-
-    def __call__(self, a: Node) -> Node:
-        return Node(self, [a], _name("Softmax(%s)", a.name))
-
-    def compute(self, node, input_vals):
-        return softmax_func(input_vals[0])
-
-    def kernel(self, node, inputs, out):
-        return dlarray.ops.softmax, [inputs[0], out]
-
-    def gradient(self, node, output_grad):
-        # dx = s * (g - rowsum(g * s)), the row sums as a product with a column of ones.
-        row_sums = matmul_op(output_grad * node, _onescolumn_op(node))
-        return [node * (output_grad + -1 * broadcastto_op(row_sums, node))]
-
-
-class _DivByRowsOp(Op):
-    """``a`` divided by its number of rows (the mean in softmax cross entropy's gradient)."""
-    graph_safe = True  # a runtime op on the device's stream
-
-    label = "divbyrows_op"
-    inplace = True
-
-    def __call__(self, a: Node) -> Node:
-        return Node(self, [a], _name("DivByRows(%s)", a.name))
-
-    def compute(self, node, input_vals):
-        return input_vals[0] * (1.0 / _rows(input_vals[0].shape))
-
-    def kernel(self, node, inputs, out):
-        scale = 1.0 / _rows(out.shape)
-        return dlarray.ops.matrix_elementwise_multiply_by_const, [inputs[0], scale, out]
-
-    def gradient(self, node, output_grad):
-        return [_divbyrows_op(output_grad)]
-
-
-class _OnesColumnOp(Op):
-    """A (n, 1) column of ones for a 2-D input of shape (m, n): a row-sum operand."""
-    graph_safe = True  # a runtime op on the device's stream
-
-    label = "onescolumn_op"
-    constant = True
-
-    def __call__(self, a: Node) -> Node:
-        return Node(self, [a], _name("OnesColumn(%s)", a.name))
-
-    def infer_shape(self, node, input_shapes):
-        shape = tuple(input_shapes[0])
-        if len(shape) != 2:
-            raise _error(node, "the softmax_op gradient needs a 2-D input, got '%s' %s"
-                         % (node.inputs[0].name, shape))
-        return (shape[1], 1)
-
-    def compute(self, node, input_vals):
-        return np.ones((input_vals[0].shape[1], 1), dtype=input_vals[0].dtype)
-
-    def kernel(self, node, inputs, out):
-        return dlarray.ops.array_set, [out, 1.0]
-
-    def gradient(self, node, output_grad):
-        return [None]
-
-
-matmul_op = MatMulOp()
-placeholder_op = PlaceholderOp()
-oneslike_op = OnesLikeOp()
-zeroslike_op = ZerosLikeOp()
-reducesumaxiszero_op = ReduceSumAxisZeroOp()
-broadcastto_op = BroadcastToOp()
-softmaxcrossentropy_op = SoftmaxCrossEntropyOp()
-softmax_op = SoftmaxOp()
-_divbyrows_op = _DivByRowsOp()
-_onescolumn_op = _OnesColumnOp()
-
-
-# The NumPy executor's reference forms of built-ins (independent of the kernels it checks);
-# other declared ops run their CPU kernel there.
+# The NumPy executor's reference forms of built-ins (independent of the kernels it checks):
+# inputs (and the shape-giving node of an op that needs one), then attributes. Other declared
+# ops run their CPU kernel there.
 _NUMPY_FORMS = {
     "matrix_elementwise_add": lambda a, b: a + b,
     "matrix_elementwise_multiply": lambda a, b: a * b,
@@ -344,18 +103,41 @@ _NUMPY_FORMS = {
     "matrix_elementwise_multiply_by_const": lambda a, c: a * c,
     "relu": lambda a: np.maximum(a, 0),
     "relu_gradient": lambda a, g: g * (a > 0),
+    "matrix_multiply": lambda a, b, ta, tb: np.matmul(a.T if ta else a, b.T if tb else b),
+    "reduce_sum_axis_zero": lambda a: a.sum(axis=0) if a.ndim > 1 else a.sum(keepdims=True),
+    "broadcast_to": lambda a, like: np.broadcast_to(a, like.shape),
+    "softmax": softmax_func,
+    "softmax_cross_entropy": lambda y, t: np.reshape(-(t * _log_softmax(y)).sum(-1).mean(), (1,)),
 }
+
+_ATTR_CASTS = {"bool": bool, "int": int, "float": float}
+
+
+def _gradient_attrs(gop, spec, own):
+    """The attributes of gradient op ``gop``: the forward node's by name (``own``), unless the
+    declaration (``spec["attrs"]``) sets them to a number, a forward attribute or its negation."""
+    values = dict(own)
+    for name, (kind, v) in spec.get("attrs", {}).items():
+        values[name] = v if kind == "value" else (not own[v]) if kind == "not" else own[v]
+    names = gop.info["attr_names"]
+    problems = ["has no attribute %r" % n for n in spec.get("attrs", {}) if n not in names]
+    problems += ["needs attribute %r, which the forward op does not have" % n
+                 for n in names if n not in values]
+    return {n: values[n] for n in names if n in values}, problems
 
 
 class DeclaredOp(Op):
     """A node kind for an op declared by a plugin (or the core): its shape comes from the op's
     declaration, its value from the op's kernel on the executor's device (on the CPU device for
-    the NumPy executor), and its gradient from the gradient ops the declaration names.
+    the NumPy executor), and its gradient from the gradient ops the declaration names (see
+    ``DLArrayGradient`` in ``dlarray/plugin_api.h``: arguments, attributes and conditions).
 
     Made by attribute access on this module: ``ops.sigmoid(x)``, ``ops.c99_axpy(x, y,
-    alpha=2.0)`` (attributes by keyword, or positionally after the inputs). The elementwise
-    built-ins are such nodes too: ``add_op``, ``mul_op``, ``add_byconst_op``,
-    ``mul_byconst_op``, ``relu_op`` and ``relu_gradient_op``.
+    alpha=2.0)`` (attributes by keyword, or positionally after the inputs; declared defaults
+    apply). An op that cannot infer its output's shape (``broadcast_to``) takes one node more,
+    whose shape the output takes. The built-ins of the dlsys API are such nodes too:
+    ``add_op``, ``mul_op``, ``add_byconst_op``, ``mul_byconst_op``, ``relu_op``,
+    ``relu_gradient_op``, ``matmul_op``, ``reducesumaxiszero_op`` and ``broadcastto_op``.
 
     Parameters
     ----------
@@ -388,34 +170,42 @@ class DeclaredOp(Op):
         self.info = info
         self.inplace = bool(info["allow_inplace"])
         self.node_name = None  # a %-template over input names and attributes, e.g. "(%s+%s)"
+        self.input_names = list(info["input_names"]) + ([] if info["infers_shape"] else ["like"])
+        # attribute name -> default: the declared ones; _declared adds the dlsys API's
+        self.defaults = {n: d for n, d in zip(info["attr_names"], info["attr_defaults"])
+                         if d is not None}
+        self.aliases = {}  # other keyword spellings of attributes (dlsys: trans_A)
 
     def __call__(self, *inputs: Any, **attrs: Any) -> Node:
         info = self.info
         names = info["attr_names"]
-        n_in = info["num_inputs"]
+        n_in = len(self.input_names)
+        attrs = {self.aliases.get(k, k): v for k, v in attrs.items()}
         if len(inputs) > n_in:  # attributes given positionally after the inputs
             extra = inputs[n_in:]
             inputs = inputs[:n_in]
             if len(extra) > len(names):
                 raise TypeError("%s takes %d inputs and attributes %s, got %d arguments"
-                                % (self.name, n_in, names, n_in + len(extra)))
+                                % (self.label, n_in, names, n_in + len(extra)))
             for n, v in zip(names, extra):
                 if n in attrs:
-                    raise TypeError("%s: attribute %r given twice" % (self.name, n))
+                    raise TypeError("%s: attribute %r given twice" % (self.label, n))
                 attrs[n] = v
         if len(inputs) != n_in:
             raise TypeError("%s takes %d input nodes (%s), got %d"
-                            % (self.name, n_in, ", ".join(info["input_names"]), len(inputs)))
+                            % (self.label, n_in, ", ".join(self.input_names), len(inputs)))
         for i, x in enumerate(inputs):
             if not isinstance(x, Node):
                 raise TypeError("%s: input '%s' must be a graph Node, got %s"
-                                % (self.name, info["input_names"][i], type(x).__name__))
+                                % (self.label, self.input_names[i], type(x).__name__))
+        attrs = {**{n: d for n, d in self.defaults.items() if n not in attrs}, **attrs}
         unknown = set(attrs) - set(names)
         missing = [n for n in names if n not in attrs]
         if unknown or missing:
             raise TypeError("%s: attributes are %s; unknown %s, missing %s"
-                            % (self.name, names, sorted(unknown), missing))
-        values = tuple(_check_number(self.label, attrs[n]) for n in names)
+                            % (self.label, names, sorted(unknown), missing))
+        values = tuple(_ATTR_CASTS[t](_check_number(self.label, attrs[n]))
+                       for n, t in zip(names, info["attr_types"]))
         if self.node_name:
             title = _name(self.node_name, *[x.name for x in inputs], *values)
         else:
@@ -428,18 +218,28 @@ class DeclaredOp(Op):
     def _call_args(self, inputs, attrs, out):
         """The op's arguments in its positional order (dlarray.ops.op_info's call_order)."""
         info = self.info
-        by_name = dict(zip(info["input_names"], inputs))
+        by_name = dict(zip(info["input_names"], inputs))  # a shape-giving node is not passed
         by_name.update(zip(info["attr_names"], attrs))
         by_name.update(zip(info["output_names"], [out]))
         return [by_name[n] for n in info["call_order"] if n in by_name]
 
     def infer_shape(self, node, input_shapes):
+        shapes = [tuple(s) for s in input_shapes]
+        if not self.info["infers_shape"]:
+            # The output takes the last node's shape; the inputs broadcast to it (NumPy rules),
+            # the one meaning such an op has in graphs (broadcast_to).
+            *sources, like = shapes
+            for src in sources:
+                if len(src) > len(like) or any(s not in (1, d)
+                                               for s, d in zip(src[::-1], like[::-1])):
+                    raise _error(node, "cannot broadcast %s to the shape %s of '%s'" % (
+                        _describe(node.inputs[:-1], sources), like, node.inputs[-1].name))
+            return like
         try:
             (shape, _), = dlarray.ops.infer_outputs(
-                self.name, [tuple(s) for s in input_shapes],
-                [np.dtype(np.float32)] * len(input_shapes), list(node.attrs))
+                self.name, shapes, [np.dtype(np.float32)] * len(shapes), list(node.attrs))
         except ValueError as e:
-            raise _error(node, str(e)) from None
+            raise _error(node, "%s; got %s" % (e, _describe(node.inputs, shapes))) from None
         return tuple(shape)
 
     def compute(self, node, input_vals):
@@ -460,35 +260,165 @@ class DeclaredOp(Op):
 
     def gradient(self, node, output_grad):
         grads = [None] * len(node.inputs)
+        own = dict(zip(self.info["attr_names"], node.attrs))
         for g in self.info["gradients"]:
+            if "when" in g and bool(own[g["when"][0]]) != g["when"][1]:
+                continue  # declared for the other value of that attribute
             if g["op"] == "copy" and g["args"] == [("output_grad", 0)]:
                 grads[g["input"]] = output_grad  # the identity: no node needed
                 continue
             gop = DeclaredOp.get(g["op"])
             args = [node.inputs[i] if kind == "input" else node if kind == "output"
                     else output_grad for kind, i in g["args"]]
-            own = dict(zip(self.info["attr_names"], node.attrs))
-            missing = [n for n in gop.info["attr_names"] if n not in own]
-            if missing:
-                raise ValueError("%s: its gradient op %s needs attributes %s that %s does not have"
-                                 % (self.name, gop.name, missing, self.name))
-            grads[g["input"]] = gop(*args, **{n: own[n] for n in gop.info["attr_names"]})
+            attrs, problems = _gradient_attrs(gop, g, own)
+            if problems:
+                raise ValueError("%s: its gradient op %s %s"
+                                 % (self.name, gop.name, "; ".join(problems)))
+            grads[g["input"]] = gop(*args, **attrs)
         return grads
 
 
-def _declared(name, label, node_name):
-    """A built-in op as a graph node maker, with the autodiff name and node names of old."""
-    op = DeclaredOp.get(name)
+def _declared(name, label, node_name, cls=DeclaredOp, aliases=None, defaults=None):
+    """A built-in op as a graph node maker, with the autodiff name, node names, keyword
+    spellings and defaults of the dlsys API."""
+    op = DeclaredOp._instances[name] = cls(name)
     op.label, op.node_name = label, node_name
+    op.aliases.update(aliases or {})
+    op.defaults.update(defaults or {})
+    # help() and the API docs show the dlsys signature and the op's own line.
+    spelling = {v: k for k, v in op.aliases.items()}
+    kind, none = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty
+    op.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, kind) for n in op.input_names] +
+        [inspect.Parameter(spelling.get(n, n), kind, default=op.defaults.get(n, none))
+         for n in op.info["attr_names"]], return_annotation=Node)
+    if cls is DeclaredOp:  # (the composite ones have their class's docstring)
+        lines = ["The graph node of ``dlarray.ops.%s``: ``%s``." % (name, op.info["doc"]), "",
+                 "Parameters", "----------"]
+        params = list(op.__signature__.parameters.values())
+        for p in params[:len(op.input_names)]:
+            lines += ["%s : Node" % p.name, "    Input node."]
+        for p, t in zip(params[len(op.input_names):], op.info["attr_types"]):
+            lines += ["%s : %s%s" % (p.name, t, "" if p.default is none else ", optional"),
+                      "    Attribute" + ("." if p.default is none else
+                                         " (default %r)." % p.default)]
+        op.__doc__ = "\n".join(lines + ["", "Returns", "-------", "Node"])
     return op
 
 
+class _CompositeGradient(DeclaredOp):
+    """A declared op whose gradient is hand-written because it takes several ops, which one
+    declared gradient (one op per input) cannot say. Shape, value and kernel still come from
+    the declaration."""
+
+
+class SoftmaxCrossEntropyOp(_CompositeGradient):
+    """Mean over rows of ``-sum(y_ * log_softmax(y))``; shape (1,).
+
+    As in dlsys, ``y_`` (the labels) gets a zero gradient. The gradient of ``y``,
+    ``(softmax(y) - y_) / rows * dout``, takes four ops, and the 1/rows depends on the shape.
+
+    Parameters
+    ----------
+    y : Node
+        Logits, ``(rows, classes)``.
+    y_ : Node
+        Target probabilities (one-hot labels), of the same shape.
+    """
+
+    def gradient(self, node, output_grad):
+        y, y_ = node.inputs
+        grad = _divbyrows_op(softmax_op(y) + -1 * y_)
+        if output_grad.op is not oneslike_op:  # a gradient of ones needs no multiply
+            grad = grad * broadcastto_op(output_grad, y)
+        return [grad, None]
+
+
+class SoftmaxOp(_CompositeGradient):
+    """Softmax over the last axis. Its gradient, ``s * (g - rowsum(g * s))`` (five ops), is
+    built for 2-D inputs.
+
+    Parameters
+    ----------
+    a : Node
+    """
+
+    def gradient(self, node, output_grad):
+        # The row sums as a product with a column of ones.
+        row_sums = matmul_op(output_grad * node, _onescolumn_op(node))
+        return [node * (output_grad + -1 * broadcastto_op(row_sums, node))]
+
+
+class _DivByRowsOp(Op):
+    """``a`` divided by its number of rows (the mean in softmax cross entropy's gradient): a
+    multiply by a constant that the shape decides, which no declared attribute can say."""
+    graph_safe = True  # a runtime op on the device's stream
+
+    label = "divbyrows_op"
+    inplace = True
+
+    def __call__(self, a: Node) -> Node:
+        return Node(self, [a], _name("DivByRows(%s)", a.name))
+
+    def compute(self, node, input_vals):
+        return input_vals[0] * (1.0 / _rows(input_vals[0].shape))
+
+    def kernel(self, node, inputs, out):
+        scale = 1.0 / _rows(out.shape)
+        return dlarray.ops.matrix_elementwise_multiply_by_const, [inputs[0], scale, out]
+
+    def gradient(self, node, output_grad):
+        return [_divbyrows_op(output_grad)]
+
+
+class _OnesColumnOp(Op):
+    """A (n, 1) column of ones for a 2-D input of shape (m, n): a row-sum operand (a constant
+    whose shape is not its input's, which _FillOp cannot make)."""
+    graph_safe = True  # a runtime op on the device's stream
+
+    label = "onescolumn_op"
+    constant = True
+
+    def __call__(self, a: Node) -> Node:
+        return Node(self, [a], _name("OnesColumn(%s)", a.name))
+
+    def infer_shape(self, node, input_shapes):
+        shape = tuple(input_shapes[0])
+        if len(shape) != 2:
+            raise _error(node, "the softmax_op gradient needs a 2-D input, got '%s' %s"
+                         % (node.inputs[0].name, shape))
+        return (shape[1], 1)
+
+    def compute(self, node, input_vals):
+        return np.ones((input_vals[0].shape[1], 1), dtype=input_vals[0].dtype)
+
+    def kernel(self, node, inputs, out):
+        return dlarray.ops.array_set, [out, 1.0]
+
+    def gradient(self, node, output_grad):
+        return [None]
+
+
+placeholder_op = PlaceholderOp()
+oneslike_op = OnesLikeOp()
+zeroslike_op = ZerosLikeOp()
 add_op = _declared("matrix_elementwise_add", "add_op", "(%s+%s)")
 mul_op = _declared("matrix_elementwise_multiply", "mul_op", "(%s*%s)")
 add_byconst_op = _declared("matrix_elementwise_add_by_const", "add_byconst_op", "(%s+%s)")
 mul_byconst_op = _declared("matrix_elementwise_multiply_by_const", "mul_byconst_op", "(%s*%s)")
 relu_op = _declared("relu", "relu_op", "Relu(%s)")
 relu_gradient_op = _declared("relu_gradient", "relu_gradient_op", "ReluGradient(%s,%s)")
+matmul_op = _declared("matrix_multiply", "matmul_op", "MatMul(%s,%s,%d,%d)",
+                      aliases={"trans_A": "trans_a", "trans_B": "trans_b"},
+                      defaults={"trans_a": False, "trans_b": False})
+reducesumaxiszero_op = _declared("reduce_sum_axis_zero", "reducesumaxiszero_op",
+                                 "ReduceSumAxisZero(%s)")
+broadcastto_op = _declared("broadcast_to", "broadcastto_op", "BroadcastTo(%s,%s.shape)")
+softmax_op = _declared("softmax", "softmax_op", "Softmax(%s)", SoftmaxOp)
+softmaxcrossentropy_op = _declared("softmax_cross_entropy", "softmaxcrossentropy_op",
+                                   "SoftmaxXEntropy(%s,%s)", SoftmaxCrossEntropyOp)
+_divbyrows_op = _DivByRowsOp()
+_onescolumn_op = _OnesColumnOp()
 
 
 def __getattr__(name: str) -> DeclaredOp:

@@ -82,6 +82,8 @@ struct Gradient {
   int input = 0;              //!< the differentiable input
   std::string op;             //!< the gradient op (one output, shaped like the input)
   std::vector<GradArg> args;  //!< its inputs, in order
+  std::string attrs{};        //!< the gradient op's attributes set (DLArrayGradient.attrs)
+  std::string when{};         //!< "name" / "!name": when this holds (DLArrayGradient.when)
 };
 
 /*! \brief The declaration of an op: the core declares its own, an op plugin may add more. */

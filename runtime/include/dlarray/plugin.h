@@ -326,6 +326,8 @@ inline void Registry::declare_op(const OpSchema& s) {
     grads[i].args = args[i].data();
     grads[i].input = s.gradients[i].input;
     grads[i].num_args = static_cast<int32_t>(args[i].size());
+    grads[i].attrs = s.gradients[i].attrs.empty() ? nullptr : s.gradients[i].attrs.c_str();
+    grads[i].when = s.gradients[i].when.empty() ? nullptr : s.gradients[i].when.c_str();
   }
   DLArrayOpSchema c{};
   c.struct_size = sizeof(DLArrayOpSchema);

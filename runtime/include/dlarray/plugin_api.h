@@ -44,8 +44,9 @@ extern "C" {
  *         and DLArrayDeviceApi.fill. */
 #define DLARRAY_PLUGIN_ABI_MAJOR 3
 /*! \brief Minor version: grows when fields are appended. 2.1 added DLArrayDeviceApi.get_extension,
- *         DLArrayCoreApi.invoke, DLArrayKernelCall.op_name and DLArrayOpSchema.infer_shape. */
-#define DLARRAY_PLUGIN_ABI_MINOR 0
+ *         DLArrayCoreApi.invoke, DLArrayKernelCall.op_name and DLArrayOpSchema.infer_shape;
+ *         3.1 added DLArrayGradient.attrs and DLArrayGradient.when. */
+#define DLARRAY_PLUGIN_ABI_MINOR 1
 /*! \brief The oldest major a core of this major still loads. */
 #define DLARRAY_PLUGIN_ABI_OLDEST_MAJOR 2
 
@@ -164,7 +165,10 @@ typedef struct DLArrayGradArg {
 /*!
  * \brief How one input of an op is differentiated: `op` applied to `args` (in order) gives the
  *        gradient of the loss with respect to input `input`, shaped like that input. The gradient
- *        op has one output; its attributes are taken by name from the forward op's attributes.
+ *        op has one output; its attributes are taken by name from the forward op's attributes
+ *        unless `attrs` sets them. A gradient op that cannot infer its output's shape (one the
+ *        caller shapes, such as broadcast_to) takes one argument more than its inputs: the value
+ *        whose shape its output takes, e.g. reduce_sum_axis_zero's x = broadcast_to(dout, x).
  */
 typedef struct DLArrayGradient {
   uint64_t struct_size;       /*!< sizeof(DLArrayGradient) of the plugin */
@@ -172,6 +176,19 @@ typedef struct DLArrayGradient {
   const DLArrayGradArg* args; /*!< num_args arguments */
   int32_t input;              /*!< index of the differentiable input */
   int32_t num_args;           /*!< 1 .. DLARRAY_MAX_OPERANDS */
+  /*!
+   * \brief (ABI 3.1) The gradient op's attributes that differ from the forward op's: words
+   *        "name=value" separated by spaces, value a number, a forward attribute's name, or
+   *        "!name" (1 where that attribute is 0, else 0); e.g. "trans_a=0 trans_b=!trans_b".
+   *        NULL: every attribute by name.
+   */
+  const char* attrs;
+  /*!
+   * \brief (ABI 3.1) "name" or "!name": this declaration holds only where the forward op's
+   *        attribute `name` is nonzero (or zero). An input may have two declarations, one for
+   *        each. NULL: always.
+   */
+  const char* when;
 } DLArrayGradient;
 
 /*! \brief How the dtypes of an op's operands relate (DLArrayOpSchema.output_dtype_rule, ABI 3.0).

@@ -199,9 +199,19 @@ DLARRAY_EXPORT std::shared_ptr<Array> ArrayFromDLPack(const DLArray& tensor,
 
 /*! \brief How one input of an op is differentiated (from the op's declaration). */
 struct GradientInfo {
+  /*! \brief One attribute the gradient op gets (DLArrayGradient.attrs). */
+  struct Attr {
+    std::string name;     //!< the gradient op's attribute
+    int source = -1;      //!< the forward attribute it copies; -1: `value`
+    bool negate = false;  //!< 1 where the source is 0, else 0
+    double value = 0.0;   //!< the constant when source is -1
+  };
   int input = 0;              //!< the differentiable input
   std::string op;             //!< the gradient op
   std::vector<GradArg> args;  //!< its arguments, in order
+  std::vector<Attr> attrs;    //!< attributes set; the others are the forward op's, by name
+  int when_attr = -1;         //!< the forward attribute this holds under; -1: always
+  bool when_nonzero = true;   //!< holds where that attribute is nonzero (else zero)
 };
 
 /*! \brief A declared op, as the core keeps it (copied from its DLArrayOpSchema). */
