@@ -22,7 +22,7 @@ import numpy as np
 from .. import _fuse, _fuse_codegen
 from .._fuse_trace import Node as _TraceNode
 from .._fuse_trace import Trace
-from .ops import BroadcastToOp, DeclaredOp
+from .ops import DeclaredOp
 
 _F32 = np.dtype(np.float32)
 # The ops of one input and a scalar attribute, as the binary row they compute.
@@ -34,9 +34,14 @@ _SCALAR_ROWS = {"matrix_elementwise_add_by_const": "matrix_elementwise_add",
 _BROADCAST = "broadcast"  # broadcastto_op(a, like): a itself, read broadcast to the result
 
 
+def _is_broadcast(op) -> bool:
+    """broadcastto_op's node: the op broadcast_to, declared (its second input gives the shape)."""
+    return isinstance(op, DeclaredOp) and op.name == "broadcast_to"
+
+
 def _row(op) -> str | None:
     """The table row a node's op computes (float32 in, float32 out), _BROADCAST, or None."""
-    if isinstance(op, BroadcastToOp):
+    if _is_broadcast(op):
         return _BROADCAST
     if not isinstance(op, DeclaredOp) or op.constant:
         return None
@@ -62,7 +67,7 @@ class Group:
 
 def _reads(node) -> list:
     """The inputs whose values a node reads (broadcastto_op reads only its first's)."""
-    return node.inputs[:1] if isinstance(node.op, BroadcastToOp) else node.inputs
+    return node.inputs[:1] if _is_broadcast(node.op) else node.inputs
 
 
 def find_groups(order: list, fed, eval_nodes: list) -> dict:
