@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dlarray/errors.h"
+#include "dlarray/ext/collective_util.h"
 #include "dlarray/plugin.h"
 #include "dtype.h"
 #include "mpi_library.h"
@@ -76,24 +77,7 @@ size_t CheckArray(const DLArray* a, const char* op, const char* which) {
     throw DeviceError(std::string(op) + ": the " + which + " is on " + FormatDevice(a->ctx) +
                       "; MPI collectives take host (cpu) arrays");
   }
-  if (a->ndim < 0 || a->ndim > DLARRAY_MAX_NDIM || (a->ndim > 0 && a->shape == nullptr)) {
-    throw ShapeError(std::string(op) + ": the " + which + " has an invalid shape");
-  }
-  if (a->strides != nullptr) {
-    int64_t expected = 1;
-    for (int d = a->ndim - 1; d >= 0; --d) {
-      if (a->shape[d] != 1 && a->strides[d] != expected) {
-        throw ShapeError(std::string(op) + ": the " + which + " is not compact (row-major)");
-      }
-      expected *= a->shape[d];
-    }
-  }
-  const int64_t n = NumElements(a);
-  if (n < 0) throw ShapeError(std::string(op) + ": the " + which + " has a negative extent");
-  if (n > 0 && a->data == nullptr) {
-    throw Error(ErrorKind::kValue, std::string(op) + ": the " + which + " has no data");
-  }
-  return static_cast<size_t>(n);
+  return CheckedCompactSize(a, op, which);
 }
 
 void* Data(const DLArray* a) { return static_cast<char*>(a->data) + a->byte_offset; }
