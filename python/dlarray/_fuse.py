@@ -76,6 +76,7 @@ def _collapse(shape: tuple, strided: list) -> tuple:
     """(sizes, strides per input) over the output's dimensions with size-1 ones dropped and
     neighbours merged where every input steps through both alike; strides are 0 where an input
     is broadcast."""
+    _import_parts()
     nd = len(shape)
     rows = []
     for s in strided:
@@ -85,18 +86,7 @@ def _collapse(shape: tuple, strided: list) -> tuple:
             row[j] = 0 if s[j] == 1 else acc
             acc *= s[j]
         rows.append(row)
-    keep = [j for j in range(nd) if shape[j] != 1]
-    sizes = [shape[j] for j in keep]
-    rows = [[r[j] for j in keep] for r in rows]
-    j = len(sizes) - 1
-    while j > 0:
-        if all(r[j - 1] == r[j] * sizes[j] for r in rows):
-            sizes[j - 1] *= sizes[j]
-            del sizes[j]
-            for r in rows:
-                r[j - 1] = r[j]
-                del r[j]
-        j -= 1
+    sizes, rows = _reduce.merge_axes(shape, rows, list(range(nd)))
     return sizes or [1], [r or [0] for r in rows]
 
 

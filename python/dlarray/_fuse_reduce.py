@@ -85,9 +85,10 @@ def _dtypes(name: str, x: np.dtype, kwargs: dict) -> tuple:
     return x, x
 
 
-def _groups(shape: tuple, strides: list, axes: list) -> tuple:
+def merge_axes(shape: tuple, strides: list, axes: list) -> tuple:
     """(sizes, per-input strides) of ``axes`` with size-1 axes dropped and neighbours merged
-    where every input steps through both alike."""
+    where every input steps through both alike (also the elementwise kernel's layout:
+    _fuse._collapse)."""
     keep = [j for j in axes if shape[j] != 1]
     sizes = [shape[j] for j in keep]
     rows = [[s[j] for j in keep] for s in strides]
@@ -150,8 +151,8 @@ def plan(trace, reduction, arrays: list, inputs: list, ctx, language: str):
                 step *= s[j]
             strided.append(k)
             strides.append(row)
-    kept_sizes, kept_rows = _groups(shape, strides, kept)
-    red_sizes, red_rows = _groups(shape, strides, list(axes))
+    kept_sizes, kept_rows = merge_axes(shape, strides, kept)
+    red_sizes, red_rows = merge_axes(shape, strides, list(axes))
     red.groups = (len(kept_sizes), len(red_sizes))
     # One kept axis read with stride 1 or 0 by every strided input (axis=0 of a matrix): the
     # strides are written into the code, so the CPU's loop over outputs reads contiguously.
