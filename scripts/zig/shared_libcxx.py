@@ -64,12 +64,20 @@ def export_symbols(path):
 
 
 def extract(archive, folder):
-    """The objects of ``archive``, extracted into ``folder`` (zig names members by full path:
-    ar warns and uses the base name)."""
+    """The objects of ``archive``, extracted into ``folder``. zig names members by their path:
+    an absolute one (a cache outside the build's folder) ar extracts by its base name, with a
+    warning; a relative one (ZIG_GLOBAL_CACHE_DIR under the working folder, as in a fresh clone)
+    ar writes to that path, so its folders are made first."""
     folder.mkdir()
-    subprocess.run(["ar", "x", os.path.abspath(archive)], cwd=folder, check=True,
-                   stderr=subprocess.DEVNULL)
-    objects = sorted(folder.glob("*.o"))
+    path = os.path.abspath(archive)
+    members = subprocess.run(["ar", "t", path], check=True, capture_output=True,
+                             text=True).stdout.splitlines()
+    for name in members:
+        member = pathlib.PurePosixPath(name)
+        if not member.is_absolute() and ".." not in member.parts:
+            (folder / member.parent).mkdir(parents=True, exist_ok=True)
+    subprocess.run(["ar", "x", path], cwd=folder, check=True, stderr=subprocess.DEVNULL)
+    objects = sorted(folder.rglob("*.o"))
     if not objects:
         raise SystemExit("no objects in %s" % archive)
     return objects
