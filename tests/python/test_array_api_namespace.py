@@ -149,7 +149,10 @@ def test_array_namespace_info():
     assert set(info.dtypes(kind="integral")) == {str(d) for d in INTS}
     assert set(info.dtypes(kind=("bool", "real floating"))) == {"bool", "float32", "float64"}
     for device in info.devices():
-        assert info.dtypes(device=device) == every
+        if repr(device).rsplit("(", 1)[0] in ("cpu", "cuda", "opencl"):
+            assert info.dtypes(device=device) == every
+        else:  # a test plugin's device, loaded by another file in this process: its own kernels
+            assert set(info.dtypes(device=device)) <= set(every)
         assert info.default_dtypes(device=device) == info.default_dtypes()
     assert info.dtypes(device="cpu") == every
     with pytest.raises(ValueError):
