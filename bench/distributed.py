@@ -45,7 +45,12 @@ def parse_args(argv=None):
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--steps", type=int, default=100, help="MNIST steps per round")
     parser.add_argument("--json", metavar="FILE", help="save the results")
+    parser.add_argument("--parts", default="all_reduce,peer_copy,mnist",
+                        help="which parts to run (two nodes of one GPU each: all_reduce)")
     args = parser.parse_args(argv)
+    args.parts = {p.strip() for p in args.parts.split(",") if p.strip()}
+    if not args.parts <= {"all_reduce", "peer_copy", "mnist"}:
+        parser.error("unknown parts %s" % sorted(args.parts - {"all_reduce", "peer_copy", "mnist"}))
     args.sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
     unknown = [s for s in args.sizes if s not in SIZES]
     if unknown:
@@ -201,6 +206,23 @@ def main(argv=None):
            "not installed" if torch is None else torch.__version__))
     results = {"world_size": world, "nccl": version, "device": dlarray._core.device_name(ctx)}
 
+    if "all_reduce" in args.parts:
+        all_reduce_table(args, ctx, world, torch, tdist, results, say)
+    dist.host_barrier()
+    if "peer_copy" in args.parts and rank == 0 and dlarray.gpu(1) in dlarray.devices():
+        peer_copy_table(args, torch, results, say)
+    dist.host_barrier(timeout=900)
+    if "mnist" in args.parts:
+        mnist_table(args, ctx, rank, world, results, say)
+    if args.json and rank == 0:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    if tdist is not None:
+        tdist.destroy_process_group()
+    dist.destroy_process_group()
+
+
+def all_reduce_table(args, ctx, world, torch, tdist, results, say):
     results["all_reduce"] = bench_all_reduce(args, ctx, world, torch, tdist)
     say("\nall_reduce float32 sum, bus bandwidth GB/s (median of %d)" % args.repeats)
     say("%6s %10s %10s %7s %10s" % ("size", "dlarray", "torch", "ratio", "ours us"))
@@ -209,19 +231,20 @@ def main(argv=None):
             r["size"], r["ours_busbw_GBps"], "%.1f" % r["torch_busbw_GBps"] if "ratio" in r
             else "-", "%.3f" % r["ratio"] if "ratio" in r else "-", r["ours_us"]))
 
-    dist.host_barrier()
-    if rank == 0 and dlarray.gpu(1) in dlarray.devices():
-        results["peer_copy"], peer = bench_peer_copies(args, torch)
-        say("\npeer copies (copyto vs Tensor.to), GB/s; peer access %s"
-            % ("on" if peer else "off: staged by the driver"))
-        say("%6s %6s %10s %10s %7s" % ("size", "dir", "dlarray", "torch", "ratio"))
-        for r in results["peer_copy"]:
-            say("%6s %6s %10.1f %10s %7s" % (
-                r["size"], r["direction"], r["ours_GBps"],
-                "%.1f" % r["torch_GBps"] if "ratio" in r else "-",
-                "%.3f" % r["ratio"] if "ratio" in r else "-"))
-    dist.host_barrier(timeout=900)
 
+def peer_copy_table(args, torch, results, say):
+    results["peer_copy"], peer = bench_peer_copies(args, torch)
+    say("\npeer copies (copyto vs Tensor.to), GB/s; peer access %s"
+        % ("on" if peer else "off: staged by the driver"))
+    say("%6s %6s %10s %10s %7s" % ("size", "dir", "dlarray", "torch", "ratio"))
+    for r in results["peer_copy"]:
+        say("%6s %6s %10.1f %10s %7s" % (
+            r["size"], r["direction"], r["ours_GBps"],
+            "%.1f" % r["torch_GBps"] if "ratio" in r else "-",
+            "%.3f" % r["ratio"] if "ratio" in r else "-"))
+
+
+def mnist_table(args, ctx, rank, world, results, say):
     results["mnist"] = bench_mnist(args, ctx, rank, world)
     say("\nMNIST MLP step (examples/mnist.py), ms (median of %d x %d steps)"
         % (args.repeats, args.steps))
@@ -231,13 +254,6 @@ def main(argv=None):
         say("%6d %9.3f %13.3f %15.3f %8.2f" % (
             r["global_batch"], r["1_gpu_ms"], r["%d_gpus_grouped_ms" % world],
             r["%d_gpus_per-param_ms" % world], r["speedup_grouped"]))
-
-    if args.json and rank == 0:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-    if tdist is not None:
-        tdist.destroy_process_group()
-    dist.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@
 #        separate calls on a warm machine: later stages reuse the install in /tmp/dlarray_site.
 #        sanitize-api: compute-sanitizer over the array API's kernels. multigpu (two GPUs or more):
 #        the several-GPU and NCCL tests, bench/distributed.py through the launcher, and MNIST
-#        data-parallel on 2 GPUs against 1. array-api: the array API conformance suite on cuda:0
+#        data-parallel on 2 GPUs against 1, then bench/distributed.py's all_reduce on two
+#        one-GPU "nodes" with NCCL's network transport forced. array-api: the array API conformance suite on cuda:0
 #        (scripts/array_api.sh; the suite from ARRAY_API_TESTS_DIR, e.g. a copy carried as .aapi, and
 #        its packages: hypothesis, ndindex, pytest-json-report).
 # BASELINE=<dir of an older source tree>: the build stage also builds that tree, and the bench stage
@@ -185,6 +186,17 @@ if has multigpu; then
     --json "$logs/distributed.json" >"$logs/distributed.txt" 2>&1
   echo "exit $?"
   grep -v "^\[" "$logs/distributed.txt" | tail -30
+  # Two "nodes" of one GPU each on this host, NCCL's network transport forced (issue 24 item 4).
+  step bench-two-nodes
+  port=$((29600 + RANDOM % 300))
+  for k in 0 1; do
+    CUDA_VISIBLE_DEVICES=$k NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 timeout 300 python3 -m \
+      dlarray.distributed.run --nnodes 2 --node-rank $k --nproc-per-node 1 --master-port $port \
+      bench/distributed.py --parts all_reduce --json "$logs/two_nodes.json" \
+      >"$logs/two_nodes_$k.txt" 2>&1 &
+  done
+  wait
+  grep -v "^\[" "$logs/two_nodes_0.txt" | tail -12
 fi
 
 if has bench; then

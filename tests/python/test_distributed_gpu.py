@@ -65,6 +65,30 @@ def test_every_collective_matches_numpy_on_two_gpus(tmp_path):
           % (version, path, time.monotonic() - start))
 
 
+@needs_two_gpus
+def test_two_nodes_on_one_host_over_nccls_network_transport(tmp_path):
+    """Issue 24's several hosts, as far as one machine goes: two launchers (--nnodes 2), one GPU
+    each (CUDA_VISIBLE_DEVICES), with NCCL's peer-to-peer and shared-memory transports off, so
+    the ranks meet over the TCP rendezvous and NCCL's network transport, as two hosts would."""
+    _nccl_or_skip()
+    port = free_port()
+    nodes = [subprocess.Popen(
+        [sys.executable, "-m", "dlarray.distributed.run", "--nnodes", "2", "--node-rank", str(k),
+         "--nproc-per-node", "1", "--master-port", str(port), str(WORKER), "collectives",
+         str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env(CUDA_VISIBLE_DEVICES=k, NCCL_P2P_DISABLE=1, NCCL_SHM_DISABLE=1,
+                NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,NET")) for k in (0, 1)]
+    outs = [p.communicate(timeout=300) for p in nodes]
+    for p, (out, err) in zip(nodes, outs):
+        assert p.returncode == 0, (out + err)[-4000:]
+    for rank in (0, 1):
+        r = read(tmp_path, rank)
+        assert "exception" not in r, r.get("exception")
+        assert r["checks"] >= 25 and r["destroyed"]
+    logs = "".join(out + err for out, err in outs)
+    assert "NET/" in logs and "via P2P" not in logs and "via SHM" not in logs, logs[-3000:]
+
+
 def run_pair(tmp_path, scenario, timeout=120, **extra):
     port = free_port()
     procs = [subprocess.Popen([sys.executable, str(WORKER), scenario, str(tmp_path)],
