@@ -9,9 +9,9 @@
 #        sanitize-api: compute-sanitizer over the array API's kernels. multigpu (two GPUs or more):
 #        the several-GPU and NCCL tests, bench/distributed.py through the launcher, and MNIST
 #        data-parallel on 2 GPUs against 1, then bench/distributed.py's all_reduce on two
-#        one-GPU "nodes" with NCCL's network transport forced. array-api: the array API conformance suite on cuda:0
-#        (scripts/array_api.sh; the suite from ARRAY_API_TESTS_DIR, e.g. a copy carried as .aapi, and
-#        its packages: hypothesis, ndindex, pytest-json-report).
+#        one-GPU "nodes" with NCCL's network transport forced. array-api: the array API
+#        conformance suite on cuda:0 (scripts/array_api.sh; the suite from ARRAY_API_TESTS_DIR,
+#        e.g. a copy carried as .aapi, and its packages: hypothesis, ndindex, pytest-json-report).
 # BASELINE=<dir of an older source tree>: the build stage also builds that tree, and the bench stage
 #        runs its bench/ops.py in the same run, alternating with this tree's ROUNDS (default 3)
 #        times each, so "no op got slower" is measured, not remembered (bench/compare.py).
