@@ -238,16 +238,22 @@ _install_methods(NDArray)
 
 
 def _whole_plan(name: str, dtype: np.dtype) -> Optional[tuple]:
-    """The one reduce call ``sum/prod/min/max(x)`` (no other argument) makes for a compact,
-    non-empty array of dtype with at least one dimension: ("reduce", dtype, kind), or None where
-    the general path casts (the sum of int8 is int64, float16 adds in float32) or raises
-    (complex min). The C++ fast path (_core._fast_function) asks once per dtype."""
+    """The reduce calls ``sum/prod/min/max/mean(x, axis=..., keepdims=...)`` make for a compact,
+    non-empty array of dtype with at least one dimension: ("reduce", dtype, kind), and for mean
+    the op that then divides the sums by the count in place; None where the general path casts
+    (the sum of int8 is int64, float16 adds in float32, the mean of integers is float64) or
+    raises (complex min). The C++ fast path (_core._fast_function) asks once per dtype; it plans
+    the calls over the axes as reduce() does."""
     if name in ("min", "max"):
         result = None if dtype.kind == "c" else dtype
+    elif name == "mean":
+        result = dtype if dtype.kind == "f" else None
     else:
         result = {"b": INT64, "i": INT64, "u": np.dtype(np.uint64)}.get(dtype.kind, dtype)
     if result != dtype or compute_dtype(dtype) != dtype:
         return None
+    if name == "mean":  # as _divide: the sums divided by the count through the scalar op
+        return "reduce", dtype, float(_KINDS["sum"]), "matrix_elementwise_divide_by_const"
     return "reduce", dtype, float(_KINDS[name])
 
 
@@ -258,7 +264,9 @@ def _with_fast_path(fn: Any) -> Any:
                                 "%s%s\n--\n\n%s" % (fn.__name__, signature, fn.__doc__), True)
 
 
+# The general paths, by name (the tests compare the fast path with them).
+_GENERAL = {_fn.__name__: _fn for _fn in (sum, prod, min, max, mean)}
 # Replaced through globals(): the typed definitions above stay what type checkers see.
-for _fn in (sum, prod, min, max):
+for _fn in (sum, prod, min, max, mean):
     globals()[_fn.__name__] = _with_fast_path(_fn)
 del _fn

@@ -31,6 +31,7 @@ struct Plan {
   int op = -1;
   DLArrayDType out{};
   double number = 1.0;
+  int post = -1;  // a reduction's op run afterwards on its result with the count (mean's divide)
 };
 
 struct Operator {
@@ -68,6 +69,7 @@ Plan ReadPlan(const py::object& answer) {
   plan.op = RequireOp(t[0].cast<std::string>());
   plan.out = DTypeFromNumpy(t[1]);
   if (t.size() > 2) plan.number = t[2].cast<double>();
+  if (t.size() > 3) plan.post = RequireOp(t[3].cast<std::string>());
   return plan;
 }
 
@@ -95,8 +97,12 @@ bool IntFits(long long v, DLArrayDType out) {
 
 PyObject* Run(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
               const double* attrs, int num_attrs);
+PyObject* RunReduce(const Plan& plan, const Array& x, uint64_t mask, bool keepdims);
 PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
                  const double* attrs, int num_attrs, NDArray out, DLArray* target);
+void InvokeReleasing(int op, const Array& x, const DLArray* const* ins, int num_inputs,
+                     DLArray* const* outs, const double* attrs, int num_attrs);
+PyObject* ToPython(NDArray out);
 
 // The fast path; nullptr in *taken = false: the general path must run.
 PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
@@ -145,31 +151,72 @@ PyObject* Run(const Plan& plan, const Array& x, const DLArray* const* ins, int n
   return Finish(plan, x, ins, num_inputs, attrs, num_attrs, std::move(out), out.dl());
 }
 
-// A reduction of every element of x (non-empty, at least 1-D) into a new 0-d array: the reduce
-// op on x seen as (1, size, 1) into the result seen as (1, 1), as the general path reshapes.
-PyObject* RunWhole(const Plan& plan, const Array& x) {
-  NDArray out{Array::Empty({}, x.ctx(), plan.out)};
-  int64_t in_shape[3] = {1, x.size(), 1}, out_shape[2] = {1, 1};
-  DLArray in = *x.dl(), result = *out.dl();
-  in.ndim = 3;
-  in.shape = in_shape;
-  result.ndim = 2;
-  result.shape = out_shape;
-  const DLArray* ins[1] = {&in};
-  return Finish(plan, x, ins, 1, &plan.number, 1, std::move(out), &result);
+// The reduction of x (non-empty, at least 1-D) over the axes in `mask` (bit k: axis k; at
+// least one, and no empty output) into a new array, as the general path (_reduction.reduce) plans
+// it: each run of adjacent reduced axes, the last run first, is one reduce call on the current
+// array seen as (outer, n, inner) into (outer, inner); the last call writes the result.
+PyObject* RunReduce(const Plan& plan, const Array& x, uint64_t mask, bool keepdims) {
+  std::vector<int64_t> cur = x.shape(), final_shape;
+  for (size_t k = 0; k < cur.size(); ++k) {
+    if ((mask >> k & 1) == 0) {
+      final_shape.push_back(cur[k]);
+    } else if (keepdims) {
+      final_shape.push_back(1);
+    }
+  }
+  NDArray out{Array::Empty(final_shape, x.ctx(), plan.out)};
+  std::shared_ptr<Array> step_out;  // the previous call's result, the next call's input
+  int64_t in_shape[3], out_shape[2];
+  for (int stop = static_cast<int>(cur.size()); stop > 0;) {
+    if ((mask >> (stop - 1) & 1) == 0) {
+      --stop;
+      continue;
+    }
+    int first = stop - 1;
+    while (first > 0 && (mask >> (first - 1) & 1) != 0) --first;
+    int64_t outer = 1, n = 1, inner = 1;
+    for (int k = 0; k < first; ++k) outer *= cur[k];
+    for (int k = first; k < stop; ++k) n *= cur[k];
+    for (size_t k = stop; k < cur.size(); ++k) inner *= cur[k];
+    cur.erase(cur.begin() + first, cur.begin() + stop);
+    const bool last = (mask & ((uint64_t{1} << first) - 1)) == 0;
+    std::shared_ptr<Array> next = last ? nullptr : Array::Empty({outer, inner}, x.ctx(), plan.out);
+    DLArray in = step_out ? *step_out->dl() : *x.dl(), result = last ? *out.dl() : *next->dl();
+    in_shape[0] = outer, in_shape[1] = n, in_shape[2] = inner;
+    out_shape[0] = outer, out_shape[1] = inner;
+    in.ndim = 3, in.shape = in_shape, in.strides = nullptr;
+    result.ndim = 2, result.shape = out_shape, result.strides = nullptr;
+    const DLArray* ins[1] = {&in};
+    DLArray* outs[1] = {&result};
+    InvokeReleasing(plan.op, x, ins, 1, outs, &plan.number, 1);
+    step_out = std::move(next);
+    stop = first;
+  }
+  if (plan.post >= 0) {  // in place: the result is a new compact array of its own
+    int64_t count = 1;
+    for (size_t k = 0; k < x.shape().size(); ++k) count *= (mask >> k & 1) ? x.shape()[k] : 1;
+    const double attr = static_cast<double>(count);
+    const DLArray* ins[1] = {out.dl()};
+    DLArray* outs[1] = {out.dl()};
+    InvokeReleasing(plan.post, x, ins, 1, outs, &attr, 1);
+  }
+  return ToPython(std::move(out));
 }
 
-// Runs plan's op into `target` (out or a view of it) and returns out as a new reference.
-PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
-                 const double* attrs, int num_attrs, NDArray out, DLArray* target) {
-  DLArray* outs[1] = {target};
+// One invoke, without the GIL for work large enough to be worth releasing it (x decides).
+void InvokeReleasing(int op, const Array& x, const DLArray* const* ins, int num_inputs,
+                     DLArray* const* outs, const double* attrs, int num_attrs) {
   if (ShouldReleaseGilForOp(x.dl())) {
     ReleaseGil r;
-    Invoke(plan.op, ins, num_inputs, outs, 1, attrs, num_attrs);
+    Invoke(op, ins, num_inputs, outs, 1, attrs, num_attrs);
   } else {
-    Invoke(plan.op, ins, num_inputs, outs, 1, attrs, num_attrs);
+    Invoke(op, ins, num_inputs, outs, 1, attrs, num_attrs);
   }
-  // py::cast without its type lookups (a hash of the type's name each time).
+}
+
+// out as a new Python reference, by py::cast without its type lookups (a hash of the type's name
+// each time).
+PyObject* ToPython(NDArray out) {
   static const py::detail::type_info* const info = py::detail::get_type_info(typeid(NDArray));
   auto move = [](const void* p) -> void* {
     return new NDArray(std::move(*static_cast<NDArray*>(const_cast<void*>(p))));
@@ -177,6 +224,14 @@ PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, in
   return py::detail::type_caster_generic::cast(&out, py::return_value_policy::move, nullptr, info,
                                                nullptr, move)
       .ptr();
+}
+
+// Runs plan's op into `target` (out or a view of it) and returns out as a new reference.
+PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
+                 const double* attrs, int num_attrs, NDArray out, DLArray* target) {
+  DLArray* outs[1] = {target};
+  InvokeReleasing(plan.op, x, ins, num_inputs, outs, attrs, num_attrs);
+  return ToPython(std::move(out));
 }
 
 using FastMethod = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t);  // METH_FASTCALL
@@ -244,13 +299,60 @@ struct Function {
   py::str name;
   std::unordered_map<uint32_t, Plan> plans;
   std::string name_text, doc;
-  bool whole;  // a reduction of every element (sum(x)), else elementwise (exp(x))
+  bool whole;  // a reduction (sum(x, axis=...)), else elementwise (exp(x))
   PyMethodDef def{};
 };
 
+// The reduced axes of `axis` (None: all; an exact int; a tuple of exact ints) for ndim
+// dimensions as a bit mask, or 0 where the general path must decide: a bad or repeated axis
+// raises there, and axis=() reduces nothing.
+uint64_t AxisMask(PyObject* axis, int ndim) {
+  if (ndim > 64) return 0;
+  if (axis == nullptr || axis == Py_None)
+    return ndim == 64 ? ~uint64_t{0} : (uint64_t{1} << ndim) - 1;
+  auto bit = [ndim](PyObject* a) -> uint64_t {
+    if (!PyLong_CheckExact(a)) return 0;  // bool, NumPy integers, floats: the general path
+    int overflow = 0;
+    const long long k = PyLong_AsLongLongAndOverflow(a, &overflow);
+    if (overflow != 0 || k < -ndim || k >= ndim) return 0;
+    return uint64_t{1} << (k < 0 ? k + ndim : k);
+  };
+  if (PyLong_CheckExact(axis)) return bit(axis);
+  if (!PyTuple_CheckExact(axis)) return 0;
+  uint64_t mask = 0;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(axis); ++i) {
+    const uint64_t b = bit(PyTuple_GET_ITEM(axis, i));
+    if (b == 0 || (mask & b) != 0) return 0;
+    mask |= b;
+  }
+  return mask;
+}
+
+// A reduction's keywords: axis and keepdims (an exact bool) are read; any other (dtype) leaves the
+// call to the general path (false).
+bool ReadReduceKeywords(PyObject* kwnames, PyObject* const* values, PyObject** axis,
+                        bool* keepdims) {
+  for (Py_ssize_t i = 0; kwnames != nullptr && i < PyTuple_GET_SIZE(kwnames); ++i) {
+    PyObject* name = PyTuple_GET_ITEM(kwnames, i);
+    if (PyUnicode_CompareWithASCIIString(name, "axis") == 0) {
+      *axis = values[i];
+    } else if (PyUnicode_CompareWithASCIIString(name, "keepdims") == 0 &&
+               (values[i] == Py_True || values[i] == Py_False)) {
+      *keepdims = values[i] == Py_True;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   auto& f = *static_cast<Function*>(PyCapsule_GetPointer(self, nullptr));
-  const NDArray* a = nargs == 1 && kwnames == nullptr ? ExactArray(args[0]) : nullptr;
+  PyObject* axis = nullptr;
+  bool keepdims = false;
+  const bool simple = kwnames == nullptr ||
+                      (f.whole && ReadReduceKeywords(kwnames, args + nargs, &axis, &keepdims));
+  const NDArray* a = nargs == 1 && simple ? ExactArray(args[0]) : nullptr;
   if (a != nullptr && a->array->is_compact()) {
     try {
       CallGuard guard;
@@ -266,7 +368,11 @@ PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
           const DLArray* ins[1] = {x.dl()};
           return Run(plan, x, ins, 1, nullptr, 0);
         }
-        if (x.size() > 0 && !x.shape().empty()) return RunWhole(plan, x);
+        const uint64_t mask = AxisMask(axis, static_cast<int>(x.shape().size()));
+        if (x.size() > 0 && mask != 0 &&
+            (plan.post < 0 || HasKernel(plan.post, x.ctx().device_type))) {
+          return RunReduce(plan, x, mask, keepdims);  // x non-empty: so is the result
+        }
       }
     } catch (py::error_already_set& e) {
       e.restore();
@@ -312,12 +418,14 @@ general : callable
 plan : callable
     ``plan(name, dtype)``: ``(op name, result dtype)`` where the general path would run exactly
     that op on a compact array of dtype into a new array, else None. Asked once per dtype.
-    With ``whole``: ``("reduce", result dtype, kind)`` for the reduction of every element of a
-    non-empty array of at least one dimension into a 0-d array.
+    With ``whole``: ``("reduce", result dtype, kind[, post op])`` for a reduction of a
+    non-empty array of at least one dimension over the ``axis`` keyword (None, an int or a
+    tuple of ints; ``keepdims`` a bool), planned as ``_reduction.reduce`` plans it; ``post op``
+    then runs on the result in place with the count of reduced elements (mean's divide).
 doc : str
     The help text; a first line ``name(signature)`` then ``--`` gives its signature.
 whole : bool
-    A reduction of every element (``sum(x)``) rather than an elementwise function.
+    A reduction (``sum(x, axis=..., keepdims=...)``) rather than an elementwise function.
 
 Returns
 -------
