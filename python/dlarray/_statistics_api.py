@@ -244,6 +244,9 @@ def _whole_plan(name: str, dtype: np.dtype) -> Optional[tuple]:
     (the sum of int8 is int64, float16 adds in float32, the mean of integers is float64) or
     raises (complex min). The C++ fast path (_core._fast_function) asks once per dtype; it plans
     the calls over the axes as reduce() does."""
+    if name in ("all", "any", "argmax", "argmin"):  # bool or int64 results, any real input
+        return None if dtype.kind == "c" else (
+            "reduce", BOOL if name in ("all", "any") else INT64, float(_KINDS[name]))
     if name in ("min", "max"):
         result = None if dtype.kind == "c" else dtype
     elif name == "mean":
@@ -261,12 +264,13 @@ def _with_fast_path(fn: Any) -> Any:
     signature = "(x, /, *, axis=None, dtype=None, keepdims=False)" if fn.__name__ in (
         "sum", "prod") else "(x, /, *, axis=None, keepdims=False)"
     return _core._fast_function(fn.__name__, fn, _whole_plan,
-                                "%s%s\n--\n\n%s" % (fn.__name__, signature, fn.__doc__), True)
+                                "%s%s\n--\n\n%s" % (fn.__name__, signature, fn.__doc__), True,
+                                fn.__name__ in ("argmax", "argmin"))
 
 
 # The general paths, by name (the tests compare the fast path with them).
-_GENERAL = {_fn.__name__: _fn for _fn in (sum, prod, min, max, mean)}
+_GENERAL = {_fn.__name__: _fn for _fn in (sum, prod, min, max, mean, all, any, argmax, argmin)}
 # Replaced through globals(): the typed definitions above stay what type checkers see.
-for _fn in (sum, prod, min, max, mean):
+for _fn in _GENERAL.values():
     globals()[_fn.__name__] = _with_fast_path(_fn)
 del _fn

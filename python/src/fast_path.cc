@@ -299,7 +299,8 @@ struct Function {
   py::str name;
   std::unordered_map<uint32_t, Plan> plans;
   std::string name_text, doc;
-  bool whole;  // a reduction (sum(x, axis=...)), else elementwise (exp(x))
+  bool whole;     // a reduction (sum(x, axis=...)), else elementwise (exp(x))
+  bool one_axis;  // one axis or all (argmax): an axis tuple takes the general path
   PyMethodDef def{};
 };
 
@@ -368,7 +369,9 @@ PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
           const DLArray* ins[1] = {x.dl()};
           return Run(plan, x, ins, 1, nullptr, 0);
         }
-        const uint64_t mask = AxisMask(axis, static_cast<int>(x.shape().size()));
+        const bool tuple_axis = axis != nullptr && PyTuple_CheckExact(axis);
+        const uint64_t mask =
+            f.one_axis && tuple_axis ? 0 : AxisMask(axis, static_cast<int>(x.shape().size()));
         if (x.size() > 0 && mask != 0 &&
             (plan.post < 0 || HasKernel(plan.post, x.ctx().device_type))) {
           return RunReduce(plan, x, mask, keepdims);  // x non-empty: so is the result
@@ -386,10 +389,10 @@ PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
 }
 
 py::object MakeFunction(const std::string& name, py::object general, py::object plan,
-                        const std::string& doc, bool whole) {
+                        const std::string& doc, bool whole, bool one_axis) {
   // Lives as long as the process: the function object points into it.
-  auto* f =
-      new Function{std::move(general), std::move(plan), py::str(name), {}, name, doc, whole, {}};
+  auto* f = new Function{
+      std::move(general), std::move(plan), py::str(name), {}, name, doc, whole, one_axis, {}};
   f->def = {f->name_text.c_str(),
             reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallFunction)),
             METH_FASTCALL | METH_KEYWORDS, f->doc.c_str()};
@@ -406,7 +409,7 @@ py::object MakeFunction(const std::string& name, py::object general, py::object 
 
 void BindFastPath(py::module_& m) {
   m.def("_fast_function", &MakeFunction, py::arg("name"), py::arg("general"), py::arg("plan"),
-        py::arg("doc"), py::arg("whole") = false,
+        py::arg("doc"), py::arg("whole") = false, py::arg("one_axis") = false,
         R"doc(A function of one array with a C++ fast path (dlarray._elementwise_api uses it).
 
 Parameters
@@ -426,6 +429,8 @@ doc : str
     The help text; a first line ``name(signature)`` then ``--`` gives its signature.
 whole : bool
     A reduction (``sum(x, axis=..., keepdims=...)``) rather than an elementwise function.
+one_axis : bool
+    With ``whole``: ``axis`` is one int or None (argmax); a tuple goes to the general path.
 
 Returns
 -------

@@ -10,7 +10,7 @@ from dlarray import _statistics_api as st
 from ufunc_util import BF16, REAL, data, skip_unsupported
 
 DTYPES = REAL + [np.dtype(np.complex64), np.dtype(np.complex128)]
-NAMES = ("sum", "prod", "min", "max", "mean")
+NAMES = ("sum", "prod", "min", "max", "mean", "all", "any", "argmax", "argmin")
 # Runs of adjacent axes, several runs, negative and unordered axes, and what the general path must
 # take or refuse: axis=(), out of range, repeated, bool, float, NumPy integers, a list.
 AXES = [None, 0, -1, 1, (0,), (0, 2), (2, 0), (1, 2), (0, 1, 2), (0, 3), (), 4, -5, (0, 0),
