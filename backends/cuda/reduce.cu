@@ -3,8 +3,8 @@
 // CPU backend).
 //
 // inner == 1 (rows): a warp per row for short rows, a block of kThreads for long ones; each
-// thread reduces a strided part of the row, then the group combines the threads' results in
-// shared memory. inner > 1 (columns): a thread per output element walks down its column,
+// thread reduces a strided part of the row (16-byte loads), then the group combines the threads'
+// results in shared memory. inner > 1 (columns): a thread per output element walks down its column,
 // neighbouring threads reading neighbouring columns (coalesced). When the outputs alone give too
 // few blocks to fill the GPU, the reduced axis is cut into pieces (blockIdx.y); each piece writes
 // its partial result and a second kernel combines them per output.
@@ -54,41 +54,72 @@ __device__ void GroupCombine(typename R::Acc* acc, bool* has) {
   }
 }
 
+// 16 bytes of T: one vector load.
+template <typename T>
+struct alignas(16) Chunk {
+  static constexpr int kSize = 16 / static_cast<int>(sizeof(T));
+  T v[kSize];
+};
+
+// A thread's running reduction: First at its first element, then Add, in index order (the
+// arg-reductions keep the first of equal values).
+template <typename R>
+struct Running {
+  typename R::Acc a{};
+  bool any = false;
+  template <typename V>
+  __device__ __forceinline__ void add(V v, int64_t i) {
+    a = any ? R::Add(a, v, i) : R::First(v, i);
+    any = true;
+  }
+};
+
 // Rows of n elements, a group of kGroup threads per (row, piece): a warp for short rows, the
-// block for long ones. Each thread keeps four loads in flight (the adds stay in index order, as
-// the arg-reductions need) before the group combines.
+// block for long ones. The aligned middle of a piece is read in 16-byte chunks, four chunks in
+// flight per thread (memory-level parallelism is what a reduction is bound by); the few elements
+// before the first aligned chunk and after the last are read one by one. Each thread still adds
+// its elements in index order before the group combines.
 template <typename R, int kGroup, typename T, typename Out>
 __global__ void __launch_bounds__(kThreads)
     RowKernel(const T* x, int64_t rows, int64_t n, int64_t rows_per_piece, Sink<R, Out> sink) {
   using Acc = typename R::Acc;
+  constexpr int kV = Chunk<T>::kSize;
   __shared__ Acc acc[kThreads];
   __shared__ bool has[kThreads];
   const int lane = threadIdx.x % kGroup;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (kThreads / kGroup) + threadIdx.x / kGroup;
-  Acc a{};
-  bool any = false;
+  Running<R> run;
   if (row < rows) {
     const int64_t r0 = static_cast<int64_t>(blockIdx.y) * rows_per_piece;
     const int64_t r1 = min(n, r0 + rows_per_piece);
     const T* xs = x + row * n;
-    int64_t i = r0 + lane;
-    if (i < r1) {
-      a = R::First(Load(xs[i]), i);
-      any = true;
-      i += kGroup;
+    const int64_t misaligned = (reinterpret_cast<uintptr_t>(xs + r0) % 16) / sizeof(T);
+    const int64_t b0 = min(r1, r0 + (misaligned == 0 ? 0 : kV - misaligned));
+    const int64_t chunks = (r1 - b0) / kV, b1 = b0 + chunks * kV;
+    for (int64_t i = r0 + lane; i < b0; i += kGroup) run.add(Load(xs[i]), i);
+    const Chunk<T>* cs = reinterpret_cast<const Chunk<T>*>(xs + b0);
+    int64_t c = lane;
+    for (; c + 3 * kGroup < chunks; c += 4 * kGroup) {
+      Chunk<T> v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) v[u] = cs[c + u * kGroup];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+#pragma unroll
+        for (int k = 0; k < kV; ++k) run.add(Load(v[u].v[k]), b0 + (c + u * kGroup) * kV + k);
+      }
     }
-    for (; i + 3 * kGroup < r1; i += 4 * kGroup) {
-      const auto v0 = Load(xs[i]), v1 = Load(xs[i + kGroup]);
-      const auto v2 = Load(xs[i + 2 * kGroup]), v3 = Load(xs[i + 3 * kGroup]);
-      a = R::Add(R::Add(R::Add(R::Add(a, v0, i), v1, i + kGroup), v2, i + 2 * kGroup), v3,
-                 i + 3 * kGroup);
+    for (; c < chunks; c += kGroup) {
+      const Chunk<T> v = cs[c];
+#pragma unroll
+      for (int k = 0; k < kV; ++k) run.add(Load(v.v[k]), b0 + c * kV + k);
     }
-    for (; i < r1; i += kGroup) a = R::Add(a, Load(xs[i]), i);
+    for (int64_t i = b1 + lane; i < r1; i += kGroup) run.add(Load(xs[i]), i);
   }
-  acc[threadIdx.x] = a;
-  has[threadIdx.x] = any;
+  acc[threadIdx.x] = run.a;
+  has[threadIdx.x] = run.any;
   GroupCombine<R, kGroup>(acc, has);
-  // The piece is never empty: lane 0 had r0.
+  // A piece's first element went to some lane of the group: the group's first slot has it.
   if (lane == 0 && row < rows) sink.put(row, acc[threadIdx.x]);
 }
 
@@ -156,10 +187,11 @@ void Launch(const LaunchEnv& env, const char* op, const T* x, Out* out, int64_t 
   const int64_t target = FullWaveBlocks(env, kThreads);
   int64_t pieces = 1;
   if (blocks < target) {
-    const int64_t per_piece = rows ? 16 * group : 64;
+    const int64_t per_piece = rows ? 64 * group : 64;  // rows: four chunks of 16 B a thread
     pieces = std::clamp<int64_t>(std::min(target / blocks, CeilDiv(n, per_piece)), 1, 65535);
   }
-  const int64_t rows_per_piece = CeilDiv(n, pieces);
+  // Pieces of a multiple of 16 elements: a piece of an aligned row starts aligned.
+  const int64_t rows_per_piece = rows ? CeilDiv(CeilDiv(n, pieces), 16) * 16 : CeilDiv(n, pieces);
   pieces = CeilDiv(n, rows_per_piece);
   const size_t partial_bytes = static_cast<size_t>(pieces * outputs) * sizeof(Acc);
   Acc* partial =
