@@ -4,11 +4,13 @@
  *        out[i] = Store<TO>(f(Load(in_0[i]), ..., Load(in_{N-1}[i]))), f a functor on compute
  *        values (float for the half types, see dtype.cuh).
  *
- * When every operand has the output's type and is 16-byte aligned, each thread moves 16-byte
- * vectors (4 floats, 8 halves, 16 int8 ...), so every dtype runs at the memory bandwidth; the
- * scalar tail (fewer than one vector) is done by the first threads. Otherwise (mixed dtypes as in
- * astype and compare, or misaligned views) a grid-stride loop over single elements on a grid that
- * covers the GPU once. In place is fine: each element is read and written by the same thread.
+ * When the inputs share one type and are 16-byte aligned, each thread reads 16-byte vectors
+ * (4 floats, 8 halves, 16 int8 ...) and writes as many outputs at once (a vector of the same type,
+ * or a narrower pack: compare's 4 bools from 4 floats), so these run at the memory bandwidth; the
+ * scalar tail (fewer than one vector) is done by the first threads. Otherwise (mixed input types
+ * as in where, a wider output as in astype to float64, or misaligned views) a grid-stride loop
+ * over single elements on a grid that covers the GPU once. In place is fine: each element is read
+ * and written by the same thread.
  */
 #ifndef DLARRAY_BACKENDS_CUDA_ELEMENTWISE_CUH_
 #define DLARRAY_BACKENDS_CUDA_ELEMENTWISE_CUH_
@@ -51,57 +53,81 @@ __device__ __forceinline__ auto ApplyVec(const F& f, const Vec16<T> (&v)[N], int
   return f(Load(v[I].v[c])...);
 }
 
-// Each block handles kVecThreads * kVecPerThread consecutive vectors: that many loads per input
-// in flight per thread, each step a contiguous kVecThreads * 16 bytes (no grid-stride loop). The
-// tail (n % kCount elements) goes to the first threads of each block's range past the vectors.
-template <typename T, typename F, typename... TI>
+// kCount elements of T stored as one (vector) write: the output side of a kernel whose inputs
+// are read in 16-byte vectors of kCount elements (bool from float32: 4 bytes at a time).
+template <typename T, int kCount>
+struct alignas(sizeof(T) * kCount) Pack {
+  T v[kCount];
+};
+
+// Each block handles kVecThreads * kVecPerThread consecutive vectors of the inputs' type TV:
+// that many loads per input in flight per thread, each step a contiguous kVecThreads * 16 bytes
+// (no grid-stride loop), the results stored as packs of as many TO. The tail (n % kCount
+// elements) goes to the first threads of each block's range past the vectors.
+template <typename TO, typename TV, typename F, typename... TI>
 __global__ void __launch_bounds__(kVecThreads)
-    MapVecKernel(T* out, int64_t n, F f, const TI*... in) {
-  constexpr int kCount = Vec16<T>::kCount;
+    MapVecKernel(TO* out, int64_t n, F f, const TI*... in) {
+  constexpr int kCount = Vec16<TV>::kCount;
   constexpr int U = kVecPerThread;
+  using OutPack = Pack<TO, kCount>;
   const int64_t nv = n / kCount;
   const int64_t base = static_cast<int64_t>(blockIdx.x) * kVecThreads * U + threadIdx.x;
-  Vec16<T> loaded[U][sizeof...(TI) > 0 ? sizeof...(TI) : 1];
+  Vec16<TV> loaded[U][sizeof...(TI) > 0 ? sizeof...(TI) : 1];
 #pragma unroll
   for (int u = 0; u < U; ++u) {
     const int64_t i = base + u * kVecThreads;
     if (i < nv) {
       [[maybe_unused]] int k = 0;
-      ((loaded[u][k++] = reinterpret_cast<const Vec16<T>*>(in)[i]), ...);
+      ((loaded[u][k++] = reinterpret_cast<const Vec16<TV>*>(in)[i]), ...);
     }
   }
 #pragma unroll
   for (int u = 0; u < U; ++u) {
     const int64_t i = base + u * kVecThreads;
     if (i < nv) {
-      Vec16<T> r;
+      OutPack r;
 #pragma unroll
       for (int c = 0; c < kCount; ++c) {
-        r.v[c] = Store<T>(ApplyVec(f, loaded[u], c, std::index_sequence_for<TI...>{}));
+        r.v[c] = Store<TO>(ApplyVec(f, loaded[u], c, std::index_sequence_for<TI...>{}));
       }
-      reinterpret_cast<Vec16<T>*>(out)[i] = r;
+      reinterpret_cast<OutPack*>(out)[i] = r;
     }
   }
   const int64_t t = nv * kCount + static_cast<int64_t>(blockIdx.x) * kVecThreads + threadIdx.x;
-  if (t < n) out[t] = Store<T>(f(Load(in[t])...));
+  if (t < n) out[t] = Store<TO>(f(Load(in[t])...));
 }
+
+// The inputs' common type (the output's when there are none), or void when they differ.
+template <typename TO, typename... TI>
+struct VecType {
+  using type = TO;
+};
+template <typename TO, typename T0, typename... TI>
+struct VecType<TO, T0, TI...> {
+  using type = std::conditional_t<(std::is_same_v<T0, TI> && ...), T0, void>;
+};
 }  // namespace detail
 
 /*! \brief Queues out[i] = Store<TO>(f(Load(in[i])...)) for i < n on env's stream. */
 template <typename TO, typename F, typename... TI>
 void LaunchMap(const LaunchEnv& env, TO* out, int64_t n, F f, const TI*... in) {
-  constexpr bool kSameType = (std::is_same_v<TO, TI> && ...);
-  bool aligned = Aligned16(out);
-  ((aligned = aligned && Aligned16(in)), ...);
-  if constexpr (kSameType && sizeof(TO) <= 8) {
-    if (aligned) {
-      constexpr int kT = detail::kVecThreads;
-      const int64_t vectors = CeilDiv(n, Vec16<TO>::kCount);
-      const int64_t blocks = std::max<int64_t>(1, CeilDiv(vectors, kT * detail::kVecPerThread));
-      detail::MapVecKernel<TO, F, TI...>
-          <<<static_cast<unsigned>(blocks), kT, 0, env.stream>>>(out, n, f, in...);
-      CHECK_LAUNCH("MapVecKernel");
-      return;
+  // Vectors when the inputs share a type TV of at most 8 bytes and a vector's worth of outputs
+  // fits 16 bytes (same type, or narrower as compare's bool), every pointer aligned to its width.
+  using TV = typename detail::VecType<TO, TI...>::type;
+  if constexpr (!std::is_void_v<TV>) {
+    if constexpr (sizeof(TV) <= 8 && sizeof(TO) * Vec16<TV>::kCount <= 16) {
+      using OutPack = detail::Pack<TO, Vec16<TV>::kCount>;
+      bool aligned = reinterpret_cast<uintptr_t>(out) % alignof(OutPack) == 0;
+      ((aligned = aligned && Aligned16(in)), ...);
+      if (aligned) {
+        constexpr int kT = detail::kVecThreads;
+        const int64_t vectors = CeilDiv(n, Vec16<TV>::kCount);
+        const int64_t blocks = std::max<int64_t>(1, CeilDiv(vectors, kT * detail::kVecPerThread));
+        detail::MapVecKernel<TO, TV, F, TI...>
+            <<<static_cast<unsigned>(blocks), kT, 0, env.stream>>>(out, n, f, in...);
+        CHECK_LAUNCH("MapVecKernel");
+        return;
+      }
     }
   }
   constexpr int kThreads = detail::kScalarThreads;
