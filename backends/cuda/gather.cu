@@ -2,9 +2,12 @@
 // index_ops.cc). gather and scatter take one thread per moved element, elements moved as
 // unsigned integers of their size. An index outside [-n, n) is neither read nor written
 // through: the thread records it in two device words that the host reads back after the kernel,
-// and the call fails naming it. nonzero counts per chunk, scans the chunk counts (CUB's
-// exclusive sum) and writes each chunk's positions in order.
-#include <cub/device/device_scan.cuh>
+// and the call fails naming it. nonzero is CUB's one-pass stream compaction (DeviceSelect::Flagged
+// over the positions 0, 1, ..., the mask as the flags), which writes the count too: coalesced
+// reads of the mask, where a thread per 256-byte chunk read 32 cache lines per warp load.
+#include <thrust/iterator/counting_iterator.h>
+
+#include <cub/device/device_select.cuh>
 #include <string>
 
 #include "dlarray/dtype_dispatch.h"
@@ -16,7 +19,6 @@ namespace cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int64_t kChunk = 256;  // mask elements per nonzero thread
 
 // Element t of the picked array (outer, m, inner) and its offset in the indexed one (outer, n,
 // inner); false, with the index recorded in bad, when the index is out of bounds.
@@ -89,34 +91,6 @@ void Take(const KernelContext& ctx) {
   }
 }
 
-__global__ void __launch_bounds__(kThreads)
-    NonzeroCount(const uint8_t* mask, int64_t n, int64_t chunks, int64_t* count) {
-  const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (c >= chunks) return;
-  const int64_t end = min(n, (c + 1) * kChunk);
-  int64_t k = 0;
-  for (int64_t i = c * kChunk; i < end; ++i) k += mask[i] != 0;
-  count[c] = k;
-}
-
-// out[0] = the total: the last chunk's start plus its count.
-__global__ void NonzeroTotal(const int64_t* start, const int64_t* count, int64_t chunks,
-                             int64_t* out) {
-  out[0] = start[chunks - 1] + count[chunks - 1];
-}
-
-__global__ void __launch_bounds__(kThreads)
-    NonzeroWrite(const uint8_t* mask, int64_t n, int64_t chunks, const int64_t* count,
-                 int64_t* out) {
-  const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (c >= chunks) return;
-  const int64_t end = min(n, (c + 1) * kChunk);
-  int64_t* w = out + 1 + count[c];
-  for (int64_t i = c * kChunk; i < end; ++i) {
-    if (mask[i] != 0) *w++ = i;
-  }
-}
-
 }  // namespace
 
 void GatherKernel(const KernelContext& ctx) { Take<false>(ctx); }
@@ -125,31 +99,26 @@ void ScatterKernel(const KernelContext& ctx) { Take<true>(ctx); }
 
 void NonzeroKernel(const KernelContext& ctx) {
   const int64_t n = NumElements(ctx.inputs[0]);
-  const int64_t chunks = n == 0 ? 1 : CeilDiv(n, kChunk);
   const LaunchEnv env = Prepare(ctx);
-  const size_t count_bytes = static_cast<size_t>(chunks) * sizeof(int64_t);
-  int64_t* count = static_cast<int64_t*>(env.device->allocate(env.id, 2 * count_bytes));
-  int64_t* start = count + chunks;
+  int64_t* out = Data<int64_t>(ctx.outputs[0]);  // out[0]: the count, then the positions
+  if (n == 0) {
+    const cudaError_t err = cudaMemsetAsync(out, 0, sizeof(int64_t), env.stream);
+    if (err != cudaSuccess) ThrowCudaError(err, "nonzero", __FILE__, __LINE__);
+    return;
+  }
   const uint8_t* mask = Data<const uint8_t>(ctx.inputs[0]);
-  int64_t* out = Data<int64_t>(ctx.outputs[0]);
-  const int blocks = RowGrid(CeilDiv(chunks, kThreads), ctx.op_name);
-  NonzeroCount<<<blocks, kThreads, 0, env.stream>>>(mask, n, chunks, count);
+  const thrust::counting_iterator<int64_t> positions(0);
   size_t temp_bytes = 0;
   cudaError_t err =
-      cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, count, start, chunks, env.stream);
+      cub::DeviceSelect::Flagged(nullptr, temp_bytes, positions, mask, out + 1, out, n, env.stream);
   void* temp = nullptr;
   if (err == cudaSuccess) {
     temp = env.device->allocate(env.id, temp_bytes == 0 ? 1 : temp_bytes);
-    err = cub::DeviceScan::ExclusiveSum(temp, temp_bytes, count, start, chunks, env.stream);
+    err =
+        cub::DeviceSelect::Flagged(temp, temp_bytes, positions, mask, out + 1, out, n, env.stream);
   }
-  if (err == cudaSuccess) {
-    NonzeroTotal<<<1, 1, 0, env.stream>>>(start, count, chunks, out);
-    NonzeroWrite<<<blocks, kThreads, 0, env.stream>>>(mask, n, chunks, start, out);
-    err = cudaGetLastError();
-  }
-  // Stream-ordered: the blocks go back to the cache after the kernels queued before.
+  // Stream-ordered: the block goes back to the cache after the kernels queued before.
   if (temp != nullptr) env.device->free(env.id, temp, temp_bytes == 0 ? 1 : temp_bytes);
-  env.device->free(env.id, count, 2 * count_bytes);
   if (err != cudaSuccess) ThrowCudaError(err, "nonzero", __FILE__, __LINE__);
 }
 
