@@ -189,11 +189,16 @@ template <typename T>
 void Transform(const KernelContext& ctx, Form form) {
   const DLArray* in = ctx.inputs[0];
   DLArray* out = ctx.outputs[0];
-  const int rank = in->ndim - 2;  // 1 for the 1-D forms, 2 or 3 for the _nd forms
+  const int axes = in->ndim - 2;  // 1 for the 1-D forms, 2 or 3 for the _nd forms
   const DLArray* full = form == Form::kC2R ? out : in;  // the operand of the full lengths
+  // The plan's lengths: the axes', but for those of length 1 before the last (an identity, and
+  // no change to the layout), which cuFFT's multi-dimensional plans need not be trusted with.
   Lengths n{};
-  for (int d = 0; d < rank; ++d) n[d] = full->shape[d + 1];
-  const int64_t outer = in->shape[0], inner = in->shape[rank + 1];
+  int rank = 0;
+  for (int d = 0; d < axes; ++d) {
+    if (full->shape[d + 1] != 1 || d == axes - 1) n[rank++] = full->shape[d + 1];
+  }
+  const int64_t outer = in->shape[0], inner = in->shape[axes + 1];
   if (outer == 0 || inner == 0) return;
   const bool forward = ctx.attrs[0] != 0.0;
   const double scale = ctx.attrs[1];
