@@ -6,7 +6,9 @@ sign), ``fft_r2c`` (real to the half spectrum) and ``fft_c2r`` (half spectrum to
 a compact array is such a layout, so no transpose is needed; the axis is padded with zeros or
 truncated to ``n``, and the norm mode becomes the primitive's ``scale`` attribute, so it costs no
 extra pass. Any length works
-(the backends use mixed radix plus Bluestein's algorithm: O(n log n) for primes too).
+(the backends use mixed radix plus Bluestein's algorithm: O(n log n) for primes too). Adjacent
+axes of ``fftn``/``rfftn``/``irfftn`` run as one call of the primitives' ``_nd`` forms (2 or 3
+axes at once: one cuFFT plan on cuda) where the device has them.
 
 Devices: cpu (pocketfft), cuda (cuFFT). A device whose plugin has no kernel for a primitive
 (OpenCL today, and any third-party backend) uses the **host fallback**: the operand is copied to
@@ -366,7 +368,7 @@ def _c2c_axes(y: NDArray, axes: Sequence[int], norm: str, forward: builtins.bool
     return y
 
 
-def _real_block(x: NDArray, last: int, others: Sequence[int]) -> int:
+def _real_block(last: int, others: Sequence[int]) -> int:
     """The first axis of the _nd block of a real transform along `last`: the axes just before it
     that are transformed too, at most _MAX_RANK in all."""
     first = last
@@ -410,7 +412,7 @@ def rfftn(x: NDArray, /, *, s: Optional[Sequence[int]] = None,
         raise ValueError("rfftn: axes must name at least one axis (the real transform's)")
     y = _resize_axes(x, resolved, _lengths(x, resolved, sizes, "rfftn"))
     last = resolved[-1]
-    first = _real_block(y, last, resolved[:-1]) if _has_nd("fft_r2c", y) else last
+    first = _real_block(last, resolved[:-1]) if _has_nd("fft_r2c", y) else last
     if first < last:  # the real axis and the transformed ones just before it: one call
         y = _block("fft_r2c", y, first, last, y.shape[last] // 2 + 1, _REAL[y.dtype], norm, True,
                    y.shape[last])
@@ -433,7 +435,7 @@ def irfftn(x: NDArray, /, *, s: Optional[Sequence[int]] = None,
     length = _c2r_length(x, last, sizes[-1], "irfftn")
     lengths = _lengths(x, resolved[:-1], sizes[:-1], "irfftn") + [length // 2 + 1]
     y = _resize_axes(x, resolved, lengths)
-    first = _real_block(y, last, resolved[:-1]) if _has_nd("fft_c2r", y) else last
+    first = _real_block(last, resolved[:-1]) if _has_nd("fft_c2r", y) else last
     y = _c2c_axes(y, [a for a in resolved[:-1] if not first <= a <= last], norm, False, "irfftn")
     if first < last:  # the real axis and the transformed ones just before it: one call
         return _block("fft_c2r", y, first, last, length, _COMPLEX[y.dtype], norm, False, length)
