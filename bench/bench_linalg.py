@@ -11,7 +11,8 @@ device's (or the host fallback's) time against NumPy on the host.
     python bench/bench_linalg.py --dtype complex128   # complex matrices (the c/z routines)
 
 Cases (issue 22): solve 1024 x 1024 (one right-hand side), solve of a batch 512 x 64 x 64,
-cholesky 2048 x 2048, svd 512 x 512, eigh 1024 x 1024. Each result is checked against NumPy.
+cholesky 2048 x 2048, svd 512 x 512, eigh 1024 x 1024, and batches of small matrices: eigh
+4096 x 16 x 16, svd 1024 x 32 x 32 (not scaled). Each result is checked against NumPy.
 """
 import argparse
 
@@ -46,6 +47,11 @@ def cases(rng, dtype, scale):
          lambda a: np.linalg.svd(a, full_matrices=False),
          [randn((n4, n4)).astype(dtype)]),
         ("eigh", "%dx%d" % (n1, n1), la.eigh, np.linalg.eigh, [spd((), n1)]),
+        # gpulinalg: stacks of small matrices (cuda: one syevjBatched / gesvdjBatched call; 32 is
+        # cuSOLVER's limit for them, so these sizes do not scale).
+        ("eigh", "4096x16x16", la.eigh, np.linalg.eigh, [spd((4096,), 16)]),
+        ("svd", "1024x32x32", lambda x: la.svd(x, full_matrices=False),
+         lambda a: np.linalg.svd(a, full_matrices=False), [randn((1024, 32, 32)).astype(dtype)]),
     ]
 
 

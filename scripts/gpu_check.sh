@@ -161,6 +161,7 @@ if has sanitize-api; then
          test_cmath_compare_by_const.py test_api_index.py test_api_index_mixed.py)
   api_b=(test_linalg_complex.py test_api_linalg_main.py test_api_linalg_factor.py
          test_api_linalg_compose.py test_api_fft.py test_api_complex.py test_api_manip.py)
+  api_b+=(test_gpulinalg.py)  # gpulinalg: the _nd cuFFT plans, batched Jacobi eigh/svd, Xpotrf
   step "compute-sanitizer memcheck (array API kernels), racecheck (reductions, sort)"
   sanitize memcheck _api_a "cuda" "${api_a[@]}" &
   sanitize memcheck _api_b "cuda" "${api_b[@]}" &

@@ -76,6 +76,9 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"fft_c2c", &cpu::FftC2CKernel},
       {"fft_r2c", &cpu::FftR2CKernel},
       {"fft_c2r", &cpu::FftC2RKernel},
+      {"fft_c2c_nd", &cpu::FftC2CKernel},  // the same kernels: they read the rank
+      {"fft_r2c_nd", &cpu::FftR2CKernel},
+      {"fft_c2r_nd", &cpu::FftC2RKernel},
   };
   for (const Entry& entry : kKernels)
     registry->register_kernel(entry.op, kDLArrayCPU, entry.kernel);

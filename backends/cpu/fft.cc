@@ -21,6 +21,7 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "dlarray/dlarray.h"
 #include "dlarray/errors.h"
@@ -72,7 +73,7 @@ void ComplexRows(const pocketfft::detail::pocketfft_c<T>& plan, const void* in, 
   using C = std::complex<T>;
   for (int64_t r = r0; r < r1; ++r) {
     C* row = static_cast<C*>(out) + r * n;
-    std::copy_n(static_cast<const C*>(in) + r * n, n, row);
+    if (in != out) std::copy_n(static_cast<const C*>(in) + r * n, n, row);  // _nd: in place
     plan.exec(reinterpret_cast<pocketfft::detail::cmplx<T>*>(row), scale, forward);
   }
 }
@@ -109,28 +110,37 @@ void RealRows(const pocketfft::detail::pocketfft_r<T>& plan, Form form, const vo
 // Signals per chunk of the strided path: a multiple of the widest SIMD group pocketfft forms.
 constexpr int64_t kChunkAlign = 8;
 
+// One axis's transform: signals of length n along axis 1 of (outer, in_len, inner) at in, written
+// to (outer, out_len, inner) at out (in_len and out_len: n or n / 2 + 1 on the complex side of a
+// real transform). A c2c pass of an _nd op runs in place (in == out).
+struct Axis {
+  const void* in;
+  void* out;
+  int64_t outer, in_len, out_len, inner, n;
+};
+
 // Signals along axis 1 of (outer, n, inner), inner > 1: pocketfft's strided path, which
-// transforms a few signals at once with SIMD. Chunks split the longer of outer and inner; the
-// strides stay those of the whole array.
+// transforms a few signals at once with SIMD (in place too). Chunks split the longer of outer and
+// inner; the strides stay those of the whole array.
 template <typename T>
-void TransformStrided(Form form, const DLArray* in, const DLArray* out, int64_t n, bool forward,
-                      T scale, int64_t work, FirstError* failed) {
+void TransformStrided(Form form, const Axis& a, bool forward, T scale, int64_t work,
+                      FirstError* failed) {
   using C = std::complex<T>;
-  const int64_t outer = in->shape[0], inner = in->shape[2];
+  const int64_t outer = a.outer, inner = a.inner;
   const ptrdiff_t in_item = form == Form::kR2C ? sizeof(T) : sizeof(C);
   const ptrdiff_t out_item = form == Form::kC2R ? sizeof(T) : sizeof(C);
-  const pocketfft::stride_t in_stride{in->shape[1] * inner * in_item, inner * in_item, in_item};
-  const pocketfft::stride_t out_stride{out->shape[1] * inner * out_item, inner * out_item,
-                                       out_item};
+  const pocketfft::stride_t in_stride{a.in_len * inner * in_item, inner * in_item, in_item};
+  const pocketfft::stride_t out_stride{a.out_len * inner * out_item, inner * out_item, out_item};
   const bool split_outer = outer >= inner;
   ParallelFor(split_outer ? outer : inner, work, kChunkAlign, [&](int64_t i0, int64_t i1) {
     failed->Run([&] {
       const size_t count = static_cast<size_t>(i1 - i0);
       const pocketfft::shape_t shape{split_outer ? count : static_cast<size_t>(outer),
-                                     static_cast<size_t>(n),
+                                     static_cast<size_t>(a.n),
                                      split_outer ? static_cast<size_t>(inner) : count};
-      const char* src = At<const char>(in) + i0 * (split_outer ? in_stride[0] : in_item);
-      char* dst = At<char>(out) + i0 * (split_outer ? out_stride[0] : out_item);
+      const char* src =
+          static_cast<const char*>(a.in) + i0 * (split_outer ? in_stride[0] : in_item);
+      char* dst = static_cast<char*>(a.out) + i0 * (split_outer ? out_stride[0] : out_item);
       switch (form) {
         case Form::kC2C:
           pocketfft::c2c<T>(shape, in_stride, out_stride, {1}, forward,
@@ -150,22 +160,17 @@ void TransformStrided(Form form, const DLArray* in, const DLArray* out, int64_t 
 }
 
 template <typename T>
-void Transform(const KernelContext& ctx, Form form, FirstError* failed) {
-  const DLArray* in = ctx.inputs[0];
-  const DLArray* out = ctx.outputs[0];
-  const int64_t outer = in->shape[0], inner = in->shape[2];
-  const int64_t n = form == Form::kC2R ? out->shape[1] : in->shape[1];  // the signal's length
+void TransformAxis(Form form, const Axis& a, bool forward, T scale, FirstError* failed) {
+  const int64_t outer = a.outer, inner = a.inner, n = a.n;
   if (outer == 0 || inner == 0) return;
-  const bool forward = ctx.attrs[0] != 0.0;
-  const T scale = static_cast<T>(ctx.attrs[1]);
   const double log_n = std::log2(static_cast<double>(n) + 1.0);
   const int64_t work = static_cast<int64_t>(static_cast<double>(outer * inner * n) * (1.0 + log_n));
   if (inner > 1) {
-    TransformStrided<T>(form, in, out, n, forward, scale, work, failed);
+    TransformStrided<T>(form, a, forward, scale, work, failed);
     return;
   }
-  const void* src = At<const char>(in);
-  void* dst = At<char>(out);
+  const void* src = a.in;
+  void* dst = a.out;
   const size_t length = static_cast<size_t>(n);  // plans: cached by pocketfft (16 per type)
   if (form == Form::kC2C) {
     const auto plan = pocketfft::detail::get_plan<pocketfft::detail::pocketfft_c<T>>(length);
@@ -178,6 +183,53 @@ void Transform(const KernelContext& ctx, Form form, FirstError* failed) {
       failed->Run([&] { RealRows<T>(*plan, form, src, dst, r0, r1, n, forward, scale); });
     });
   }
+}
+
+// The product of dims [begin, end) of a.
+int64_t Product(const DLArray* a, int begin, int end) {
+  int64_t p = 1;
+  for (int d = begin; d < end; ++d) p *= a->shape[d];
+  return p;
+}
+
+// The transform over axes 1..k of (outer, n_1, ..., n_k, inner) (k = ndim - 2; 1 for the 1-D
+// forms): one pass per axis, the real one (n_k) first for r2c and last for c2r, the complex passes
+// in place in the output (c2r: in a copy of its input, which is const), the scale applied once.
+template <typename T>
+void Transform(const KernelContext& ctx, Form form, FirstError* failed) {
+  using C = std::complex<T>;
+  const DLArray* in = ctx.inputs[0];
+  const DLArray* out = ctx.outputs[0];
+  const int k = in->ndim - 2;
+  const DLArray* full = form == Form::kC2R ? out : in;  // the operand of the full lengths
+  const bool forward = ctx.attrs[0] != 0.0;
+  const T scale = static_cast<T>(ctx.attrs[1]);
+  // Axis d (< k) of the complex operand's layout (the output for c2c and r2c, a copy of the
+  // input for c2r) at data, in place.
+  const DLArray* cx = form == Form::kC2R ? in : out;
+  auto complex_pass = [&](void* data, int d) {
+    const int64_t len = cx->shape[d];
+    const Axis a{data, data, Product(cx, 0, d), len, len, Product(cx, d + 1, cx->ndim), len};
+    TransformAxis<T>(Form::kC2C, a, forward, T{1}, failed);
+  };
+  const int64_t in_len = in->shape[k], out_len = out->shape[k];
+  const int64_t before = Product(in, 0, k), after = in->shape[k + 1];
+  if (form == Form::kC2R) {
+    const void* src = At<const char>(in);
+    std::vector<C> copy;
+    if (k > 1) {  // the complex axes first, on a copy
+      copy.assign(At<const C>(in), At<const C>(in) + Product(in, 0, in->ndim));
+      for (int d = k - 1; d >= 1; --d) complex_pass(copy.data(), d);
+      src = copy.data();
+    }
+    TransformAxis<T>(form, Axis{src, At<char>(out), before, in_len, out_len, after, full->shape[k]},
+                     forward, scale, failed);
+    return;
+  }
+  TransformAxis<T>(
+      form, Axis{At<const char>(in), At<char>(out), before, in_len, out_len, after, full->shape[k]},
+      forward, scale, failed);
+  for (int d = k - 1; d >= 1; --d) complex_pass(At<char>(out), d);
 }
 
 // The precision is the real operand's: complex64 pairs with float32, complex128 with float64.
@@ -194,7 +246,8 @@ void Run(const KernelContext& ctx, Form form) {
     }
   });
   if (!failed.error()) return;
-  const int64_t n = form == Form::kC2R ? ctx.outputs[0]->shape[1] : ctx.inputs[0]->shape[1];
+  const DLArray* full = form == Form::kC2R ? ctx.outputs[0] : ctx.inputs[0];
+  const int64_t n = full->shape[full->ndim - 2];
   try {
     std::rethrow_exception(failed.error());
   } catch (const std::bad_alloc&) {

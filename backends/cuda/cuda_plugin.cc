@@ -63,6 +63,9 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"fft_c2c", &FftC2CKernel},
       {"fft_r2c", &FftR2CKernel},
       {"fft_c2r", &FftC2RKernel},
+      {"fft_c2c_nd", &FftC2CKernel},  // the same kernels: they read the rank
+      {"fft_r2c_nd", &FftR2CKernel},
+      {"fft_c2r_nd", &FftC2RKernel},
       {"reduce", &ReduceKernel},
       {"scan", &ScanKernel},
       {"linalg_lu", &LinalgLuKernel},

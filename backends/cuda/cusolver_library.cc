@@ -38,6 +38,11 @@ CusolverLibrary::CusolverLibrary() {
   Bind(lib, SetStream, "cusolverDnSetStream");
   Bind(lib, CreateGesvdjInfo, "cusolverDnCreateGesvdjInfo");
   Bind(lib, DestroyGesvdjInfo, "cusolverDnDestroyGesvdjInfo");
+  Bind(lib, CreateSyevjInfo, "cusolverDnCreateSyevjInfo");
+  Bind(lib, DestroySyevjInfo, "cusolverDnDestroySyevjInfo");
+  Bind(lib, CreateParams, "cusolverDnCreateParams");
+  Bind(lib, Xpotrf_bufferSize, "cusolverDnXpotrf_bufferSize");
+  Bind(lib, Xpotrf, "cusolverDnXpotrf");
 #define DLARRAY_CUSOLVER_BIND(name)        \
   Bind(lib, S##name, "cusolverDnS" #name); \
   Bind(lib, D##name, "cusolverDnD" #name);

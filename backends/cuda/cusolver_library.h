@@ -30,6 +30,11 @@ struct CusolverLibrary {
   decltype(&cusolverDnSetStream) SetStream = nullptr;
   decltype(&cusolverDnCreateGesvdjInfo) CreateGesvdjInfo = nullptr;
   decltype(&cusolverDnDestroyGesvdjInfo) DestroyGesvdjInfo = nullptr;
+  decltype(&cusolverDnCreateSyevjInfo) CreateSyevjInfo = nullptr;
+  decltype(&cusolverDnDestroySyevjInfo) DestroySyevjInfo = nullptr;
+  decltype(&cusolverDnCreateParams) CreateParams = nullptr;
+  decltype(&cusolverDnXpotrf_bufferSize) Xpotrf_bufferSize = nullptr;
+  decltype(&cusolverDnXpotrf) Xpotrf = nullptr;
 #define DLARRAY_CUSOLVER_TYPED(X) \
   X(getrf_bufferSize)             \
   X(getrf)                        \
@@ -39,8 +44,12 @@ struct CusolverLibrary {
   X(potrfBatched)                 \
   X(syevd_bufferSize)             \
   X(syevd)                        \
+  X(syevjBatched_bufferSize)      \
+  X(syevjBatched)                 \
   X(gesvdj_bufferSize)            \
   X(gesvdj)                       \
+  X(gesvdjBatched_bufferSize)     \
+  X(gesvdjBatched)                \
   X(geqrf_bufferSize)             \
   X(geqrf)                        \
   X(orgqr_bufferSize)             \
@@ -54,8 +63,12 @@ struct CusolverLibrary {
   X(potrfBatched)                   \
   X(heevd_bufferSize)               \
   X(heevd)                          \
+  X(heevjBatched_bufferSize)        \
+  X(heevjBatched)                   \
   X(gesvdj_bufferSize)              \
   X(gesvdj)                         \
+  X(gesvdjBatched_bufferSize)       \
+  X(gesvdjBatched)                  \
   X(geqrf_bufferSize)               \
   X(geqrf)                          \
   X(ungqr_bufferSize)               \

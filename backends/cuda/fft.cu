@@ -1,15 +1,19 @@
-// The FFT primitives (fft_c2c, fft_r2c, fft_c2r along axis 1 of a compact (outer, n, inner)
-// layout; runtime/src/fft_ops.cc says the forms) through cuFFT, opened at the first transform
-// (cufft_library.h). One plan covers the inner signals of one outer index (stride inner, distance
-// 1), or all rows at once when inner is 1 (stride 1, distance n); an outer index is one
-// execution. Plans are cached per (device, n, batch, stride, type): making one costs far more
-// than a transform. cuFFT has no scale factor and fixed signs for the real transforms, so:
+// The FFT primitives through cuFFT, opened at the first transform (cufft_library.h): fft_c2c,
+// fft_r2c, fft_c2r along axis 1 of a compact (outer, n, inner) layout, and their _nd forms over
+// axes 1..k (k = 2, 3) of (outer, n_1, ..., n_k, inner) (runtime/src/fft_ops.cc says the forms).
+// Both are one cuFFT plan of rank k (1 for the 1-D forms): it covers the inner signals of one
+// outer index (stride inner, distance 1), or every outer index at once when inner is 1 (stride 1,
+// distance the signal's size); an outer index is one execution. So rfftn/fftn over the trailing
+// axes of an array, the common case, is one cuFFT call, as torch.fft's. Plans are cached per
+// (device, type, rank, lengths, batch, stride), at most kMaxPlans: making one costs far more than
+// a transform. cuFFT has no scale factor and fixed signs for the real transforms, so:
 //   - scale: one pass over the output after the transform (skipped for a scale of 1);
 //   - fft_r2c with forward=0 (ihfft) is the conjugate of the forward R2C: the same pass conjugates;
 //   - fft_c2r destroys its input in cuFFT, so it runs on a copy, and that copy is where the
 //     scale and, for forward=1 (hfft: the C2R of the conjugate), the conjugation are applied.
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -59,7 +63,10 @@ void ScaleConj(const LaunchEnv& env, const void* in, void* out, uint64_t count, 
 // The plan cache: at most kMaxPlans plans, the least recently used destroyed first (after its
 // device finishes what may still use it).
 constexpr size_t kMaxPlans = 32;
-using PlanKey = std::tuple<int, int64_t, int64_t, int64_t, int>;  // device, n, batch, stride, type
+constexpr int kMaxRank = 3;
+using Lengths = std::array<int64_t, kMaxRank>;  // n_1..n_rank, 0 past the rank
+// device, type, rank, lengths, batch, stride
+using PlanKey = std::tuple<int, int, int, Lengths, int64_t, int64_t>;
 struct Plan {
   cufftHandle handle;
   uint64_t last_use;
@@ -81,12 +88,18 @@ void EvictOldest(const CufftLibrary& lib, int current_device) {
   SetDevice(current_device);
 }
 
-// The plan (made on first use) for `batch` signals of length n, `stride` apart element to
-// element and 1 apart signal to signal when stride > 1 (the inner signals of one outer index),
+std::string LengthsText(const Lengths& n, int rank) {
+  std::string text;
+  for (int d = 0; d < rank; ++d) text += (d ? " x " : "") + std::to_string(n[d]);
+  return text;
+}
+
+// The plan (made on first use) for `batch` signals of lengths n[0..rank), `stride` apart element
+// to element and 1 apart signal to signal when stride > 1 (the inner signals of one outer index),
 // packed one after another when stride is 1. The caller holds g_plans_mutex.
-cufftHandle GetPlan(const CufftLibrary& lib, int device, int64_t n, int64_t batch, int64_t stride,
-                    cufftType type) {
-  const PlanKey key{device, n, batch, stride, static_cast<int>(type)};
+cufftHandle GetPlan(const CufftLibrary& lib, int device, int rank, const Lengths& n, int64_t batch,
+                    int64_t stride, cufftType type) {
+  const PlanKey key{device, static_cast<int>(type), rank, n, batch, stride};
   auto it = g_plans.find(key);
   if (it != g_plans.end()) {
     it->second.last_use = ++g_plan_clock;
@@ -95,22 +108,29 @@ cufftHandle GetPlan(const CufftLibrary& lib, int device, int64_t n, int64_t batc
   if (g_plans.size() >= kMaxPlans) EvictOldest(lib, device);
   cufftHandle handle;
   CUFFT_CALL(lib.Create(&handle));
-  // The lengths of the signals as stored: n for real and complex-to-complex sides, n / 2 + 1 for
-  // the half spectrum of a real transform.
+  // The lengths of the signals as stored: n for real and complex-to-complex sides, the last one
+  // n / 2 + 1 for the half spectrum of a real transform.
   const bool real_in = type == CUFFT_R2C || type == CUFFT_D2Z;
   const bool real_out = type == CUFFT_C2R || type == CUFFT_Z2D;
-  long long length = n;                                   // NOLINT(runtime/int): cuFFT's type
-  long long in_embed = real_out ? n / 2 + 1 : n;          // NOLINT(runtime/int)
-  long long out_embed = real_in ? n / 2 + 1 : n;          // NOLINT(runtime/int)
-  const long long in_dist = stride > 1 ? 1 : in_embed;    // NOLINT(runtime/int)
-  const long long out_dist = stride > 1 ? 1 : out_embed;  // NOLINT(runtime/int)
+  long long length[kMaxRank], in_embed[kMaxRank], out_embed[kMaxRank];  // NOLINT(runtime/int)
+  long long in_size = 1, out_size = 1;                                  // NOLINT(runtime/int)
+  for (int d = 0; d < rank; ++d) {
+    const bool last = d == rank - 1;
+    length[d] = n[d];
+    in_embed[d] = last && real_out ? n[d] / 2 + 1 : n[d];
+    out_embed[d] = last && real_in ? n[d] / 2 + 1 : n[d];
+    in_size *= in_embed[d];
+    out_size *= out_embed[d];
+  }
+  const long long in_dist = stride > 1 ? 1 : in_size;    // NOLINT(runtime/int)
+  const long long out_dist = stride > 1 ? 1 : out_size;  // NOLINT(runtime/int)
   size_t work_bytes = 0;
-  const cufftResult st = lib.MakePlanMany64(handle, 1, &length, &in_embed, stride, in_dist,
-                                            &out_embed, stride, out_dist, type, batch, &work_bytes);
+  const cufftResult st = lib.MakePlanMany64(handle, rank, length, in_embed, stride, in_dist,
+                                            out_embed, stride, out_dist, type, batch, &work_bytes);
   if (st != CUFFT_SUCCESS) {
     (void)lib.Destroy(handle);
-    throw BackendError("cuFFT could not plan " + std::to_string(batch) + " transforms of length " +
-                       std::to_string(n) + " (stride " + std::to_string(stride) +
+    throw BackendError("cuFFT could not plan " + std::to_string(batch) + " transforms of size " +
+                       LengthsText(n, rank) + " (stride " + std::to_string(stride) +
                        "): " + CufftStatusName(st));
   }
   g_plans.emplace(key, Plan{handle, ++g_plan_clock});
@@ -158,12 +178,27 @@ size_t StageBytes(int64_t in_block, int64_t out_block) {
   return static_cast<size_t>(RoundUp16(in_block) + out_block);
 }
 
+// The product of dims [begin, end) of a.
+int64_t Product(const DLArray* a, int begin, int end) {
+  int64_t p = 1;
+  for (int d = begin; d < end; ++d) p *= a->shape[d];
+  return p;
+}
+
 template <typename T>
 void Transform(const KernelContext& ctx, Form form) {
   const DLArray* in = ctx.inputs[0];
   DLArray* out = ctx.outputs[0];
-  const int64_t outer = in->shape[0], inner = in->shape[2];
-  const int64_t n = form == Form::kC2R ? out->shape[1] : in->shape[1];
+  const int axes = in->ndim - 2;  // 1 for the 1-D forms, 2 or 3 for the _nd forms
+  const DLArray* full = form == Form::kC2R ? out : in;  // the operand of the full lengths
+  // The plan's lengths: the axes', but for those of length 1 before the last (an identity, and
+  // no change to the layout), which cuFFT's multi-dimensional plans need not be trusted with.
+  Lengths n{};
+  int rank = 0;
+  for (int d = 0; d < axes; ++d) {
+    if (full->shape[d + 1] != 1 || d == axes - 1) n[rank++] = full->shape[d + 1];
+  }
+  const int64_t outer = in->shape[0], inner = in->shape[axes + 1];
   if (outer == 0 || inner == 0) return;
   const bool forward = ctx.attrs[0] != 0.0;
   const double scale = ctx.attrs[1];
@@ -176,8 +211,8 @@ void Transform(const KernelContext& ctx, Form form) {
   // Bytes per element of each side, and of one outer index's block.
   const int64_t in_item = (form == Form::kR2C ? 1 : 2) * static_cast<int64_t>(sizeof(T));
   const int64_t out_item = (form == Form::kC2R ? 1 : 2) * static_cast<int64_t>(sizeof(T));
-  const int64_t in_block = in->shape[1] * inner * in_item;
-  const int64_t out_block = out->shape[1] * inner * out_item;
+  const int64_t in_block = Product(in, 1, in->ndim) * in_item;
+  const int64_t out_block = Product(out, 1, out->ndim) * out_item;
   char* src = const_cast<char*>(Data<const char>(in));  // cuFFT's signature; only C2R writes it
   char* dst = Data<char>(out);
   const uint64_t in_scalars = static_cast<uint64_t>(outer * in_block / sizeof(T));
@@ -191,8 +226,8 @@ void Transform(const KernelContext& ctx, Form form) {
   try {
     std::lock_guard<std::mutex> lock(g_plans_mutex);
     // inner 1: every row in one execution; else one execution per outer index.
-    const cufftHandle plan = inner == 1 ? GetPlan(lib, env.id, n, outer, 1, type)
-                                        : GetPlan(lib, env.id, n, inner, inner, type);
+    const cufftHandle plan = inner == 1 ? GetPlan(lib, env.id, rank, n, outer, 1, type)
+                                        : GetPlan(lib, env.id, rank, n, inner, inner, type);
     CUFFT_CALL(lib.SetStream(plan, env.stream));
     const int64_t executions = inner == 1 ? 1 : outer;
     // cuFFT refuses signals that do not start on a whole complex element (CUFFT_INVALID_VALUE):

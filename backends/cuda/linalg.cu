@@ -1,18 +1,25 @@
-// The linalg_* kernels (runtime/src/linalg_ops.cc gives their shapes) through cuSOLVER, loaded at
-// the first call (cusolver_library.h). As on the CPU, each stack is copied to column-major
-// scratch (one launch for the whole batch), factored matrix by matrix on the device's stream and
-// copied back row-major, the triangle that is not part of a factor zeroed on the way. cuSOLVER's
-// int32 info codes and pivots are widened to the ops' int64 outputs on the device; Python reads
-// them (docs/linalg.md). Every kernel runs for float, double, cuComplex and cuDoubleComplex (the
-// C and Z routines; heevd and ungqr for syevd and orgqr). Stacks of small matrices run LU, solve
+// The linalg_* kernels for LU, solve, Cholesky and QR (runtime/src/linalg_ops.cc gives their
+// shapes) through cuSOLVER, loaded at the first call (cusolver_library.h); eigh and svd are in
+// linalg_spectral.cu, what both share in linalg_util.cuh. cuSOLVER is column-major and the ops are
+// row-major: a row-major buffer read column-major is the transpose, so
+//   - Cholesky factors the buffer as it is (A^T, or conj(A) for a Hermitian A) with uplo upper:
+//     A^T = U^H U gives A = U^T conj(U), and U^T, read row-major from U's column-major storage,
+//     is the lower factor L (no transpose either way, the other triangle zeroed in place);
+//   - solve factors A^T as it is (P A^T = L U) and solves with trans = T (A = (A^T)^T); the
+//     right-hand sides are transposed only when there are several (one column is the same either
+//     way);
+//   - LU and QR, whose outputs are the factors of A itself, transpose in and out (one launch
+//     for the whole stack).
+// cuSOLVER's int32 info codes and pivots are widened to the ops' int64 outputs on the device;
+// Python reads them (docs/linalg.md). Every kernel runs for float, double, cuComplex and
+// cuDoubleComplex (the C and Z routines; ungqr for orgqr). Stacks of small matrices run LU, solve
 // and Cholesky as one batched call (cuBLAS getrfBatched + getrsBatched, cuSOLVER potrfBatched;
-// Batched() says when); syevjBatched and gesvdjBatched for eigh and svd are a later step.
+// Batched() says when).
 #include <cuComplex.h>
 
 #include <climits>
 #include <mutex>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "cublas_library.h"
@@ -20,87 +27,12 @@
 #include "cusolver_library.h"
 #include "kernel_util.cuh"
 #include "linalg_kernels.h"
+#include "linalg_util.cuh"
 
 namespace dlarray {
 namespace cuda {
+namespace linalg {
 namespace {
-
-constexpr int kThreads = 256;
-
-// The real type of T's precision (eigenvalues, singular values): T, or the part of a complex T.
-template <typename T>
-struct RealOf {
-  using type = T;
-};
-template <>
-struct RealOf<cuComplex> {
-  using type = float;
-};
-template <>
-struct RealOf<cuDoubleComplex> {
-  using type = double;
-};
-template <typename T>
-using Real = typename RealOf<T>::type;
-template <typename T>
-constexpr bool kIsComplex = !std::is_same<T, Real<T>>::value;
-
-// Stacks of at least kBatchedMinCount matrices of at most kBatchedMaxN rows run LU, solve and
-// Cholesky through the batched routines: one call for the stack, where the loop makes a few
-// launches per matrix that cost more than the arithmetic of a small one. A first guess at the
-// crossover, to be measured against the loop on the GPU (bench: solve 512 x 256 x 256).
-constexpr int64_t kBatchedMinCount = 2;
-constexpr int64_t kBatchedMaxN = 256;
-
-bool Batched(int64_t batch, int64_t n) {
-  return batch >= kBatchedMinCount && batch <= INT_MAX && n <= kBatchedMaxN;
-}
-
-// Which part of a column-major matrix a row-major copy keeps (the rest becomes 0).
-enum Keep : int { kAll = 0, kLower = 1, kUpper = 2 };
-
-// dst[b] (column-major, leading dimension ld, matrices dst_stride apart) = src[b] (row-major).
-template <typename T>
-__global__ void ToColumnMajorKernel(const T* src, T* dst, int64_t batch, int64_t rows, int64_t cols,
-                                    int64_t ld, int64_t dst_stride) {
-  const int64_t total = batch * rows * cols;
-  for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < total;
-       idx += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t b = idx / (rows * cols), i = idx / cols % rows, j = idx % cols;
-    dst[b * dst_stride + i + j * ld] = src[idx];
-  }
-}
-
-// dst[b] (row-major rows x cols) = src[b] (column-major, ld, src_stride apart), masked by keep.
-template <typename T>
-__global__ void ToRowMajorKernel(const T* src, T* dst, int64_t batch, int64_t rows, int64_t cols,
-                                 int64_t ld, int64_t src_stride, int keep) {
-  const int64_t total = batch * rows * cols;
-  for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < total;
-       idx += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t b = idx / (rows * cols), i = idx / cols % rows, j = idx % cols;
-    const bool kept = keep == kAll || (keep == kLower ? j <= i : i <= j);
-    dst[idx] = kept ? src[b * src_stride + i + j * ld] : T{};
-  }
-}
-
-// dst = conj(src) for complex T (cuComplex or cuDoubleComplex: x real, y imaginary).
-template <typename T>
-__global__ void ConjugateKernel(const T* src, T* dst, int64_t n) {
-  for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < n;
-       idx += int64_t{gridDim.x} * blockDim.x) {
-    dst[idx] = T{src[idx].x, -src[idx].y};
-  }
-}
-
-// out[b] = base + b * stride: the arrays of matrix pointers the batched routines take.
-template <typename T>
-__global__ void PointersKernel(T* base, int64_t stride, int64_t batch, T** out) {
-  for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < batch;
-       idx += int64_t{gridDim.x} * blockDim.x) {
-    out[idx] = base + idx * stride;
-  }
-}
 
 __global__ void WidenKernel(const int* src, int64_t* dst, int64_t n) {
   for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < n;
@@ -109,34 +41,7 @@ __global__ void WidenKernel(const int* src, int64_t* dst, int64_t n) {
   }
 }
 
-int Blocks(const LaunchEnv& env, int64_t work) {
-  return GridSize(work, kThreads, FullWaveBlocks(env, kThreads));
-}
-
-template <typename T>
-void ToColumnMajor(const LaunchEnv& env, const T* src, T* dst, int64_t batch, int64_t rows,
-                   int64_t cols, int64_t ld, int64_t dst_stride) {
-  if (batch * rows * cols == 0) return;
-  ToColumnMajorKernel<T><<<Blocks(env, batch * rows * cols), kThreads, 0, env.stream>>>(
-      src, dst, batch, rows, cols, ld, dst_stride);
-  CHECK_LAUNCH("linalg ToColumnMajorKernel");
-}
-
-template <typename T>
-void ToRowMajor(const LaunchEnv& env, const T* src, T* dst, int64_t batch, int64_t rows,
-                int64_t cols, int64_t ld, int64_t src_stride, Keep keep) {
-  if (batch * rows * cols == 0) return;
-  ToRowMajorKernel<T><<<Blocks(env, batch * rows * cols), kThreads, 0, env.stream>>>(
-      src, dst, batch, rows, cols, ld, src_stride, keep);
-  CHECK_LAUNCH("linalg ToRowMajorKernel");
-}
-
-template <typename T>
-void Conjugate(const LaunchEnv& env, const T* src, T* dst, int64_t n) {
-  if (n == 0) return;
-  ConjugateKernel<T><<<Blocks(env, n), kThreads, 0, env.stream>>>(src, dst, n);
-  CHECK_LAUNCH("linalg ConjugateKernel");
-}
+}  // namespace
 
 void Widen(const LaunchEnv& env, const int* src, int64_t* dst, int64_t n) {
   if (n == 0) return;
@@ -144,50 +49,6 @@ void Widen(const LaunchEnv& env, const int* src, int64_t* dst, int64_t n) {
   CHECK_LAUNCH("linalg WidenKernel");
 }
 
-// Device memory from the device's caching allocator for the duration of one kernel call; blocks
-// are reused only by later work on the same stream, so freeing before that work ran is safe.
-template <typename T>
-class Scratch {
- public:
-  Scratch(const LaunchEnv& env, int64_t count)
-      : env_(env), bytes_(sizeof(T) * static_cast<size_t>(count > 0 ? count : 1)) {
-    ptr_ = static_cast<T*>(env_.device->allocate(env_.id, bytes_));
-  }
-  ~Scratch() { env_.device->free(env_.id, ptr_, bytes_); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  T* get() const { return ptr_; }
-
- private:
-  LaunchEnv env_;
-  size_t bytes_;
-  T* ptr_ = nullptr;
-};
-
-void Check(cusolverStatus_t status, const char* what) {
-  if (status != CUSOLVER_STATUS_SUCCESS) {
-    throw BackendError(std::string("cuSOLVER ") + what + " failed with status " +
-                       std::to_string(static_cast<int>(status)));
-  }
-}
-
-// The device array of pointers to the matrices of a compact stack (stride elements apart).
-template <typename T>
-class MatrixPointers {
- public:
-  MatrixPointers(const LaunchEnv& env, T* base, int64_t stride, int64_t batch)
-      : pointers_(env, batch) {
-    PointersKernel<T>
-        <<<Blocks(env, batch), kThreads, 0, env.stream>>>(base, stride, batch, pointers_.get());
-    CHECK_LAUNCH("linalg PointersKernel");
-  }
-  T** get() const { return pointers_.get(); }
-
- private:
-  Scratch<T*> pointers_;
-};
-
-// The cuSOLVER handle of a GPU (made at first use), bound to the device's stream.
 cusolverDnHandle_t Handle(const LaunchEnv& env) {
   const CusolverLibrary& lib = CusolverLibrary::Require();
   static std::mutex mu;
@@ -200,25 +61,36 @@ cusolverDnHandle_t Handle(const LaunchEnv& env) {
   return h;
 }
 
-// The S (float), D (double), C (cuComplex) or Z (cuDoubleComplex) routine of cuSOLVER's or
-// cuBLAS's table.
-template <typename T, typename S, typename D, typename C, typename Z>
-auto Pick(S s, D d, C c, Z z) {
-  if constexpr (std::is_same<T, float>::value) {
-    return s;
-  } else if constexpr (std::is_same<T, double>::value) {
-    return d;
-  } else if constexpr (std::is_same<T, cuComplex>::value) {
-    return c;
-  } else {
-    static_assert(std::is_same<T, cuDoubleComplex>::value, "linalg: float, double or complex");
-    return z;
-  }
+namespace {
+
+// cuSOLVER's options for the 64-bit routines (Xpotrf) of a GPU: the defaults, made at first use.
+cusolverDnParams_t Params(const LaunchEnv& env) {
+  const CusolverLibrary& lib = CusolverLibrary::Require();
+  static std::mutex mu;
+  static std::vector<cusolverDnParams_t> params;
+  std::lock_guard<std::mutex> lock(mu);
+  if (params.size() <= static_cast<size_t>(env.id)) params.resize(env.id + 1, nullptr);
+  cusolverDnParams_t& p = params[env.id];
+  if (p == nullptr) Check(lib.CreateParams(&p), "cusolverDnCreateParams");
+  return p;
 }
-// The routine `name` of T; `complex_name` where the complex one has another name (heevd, ungqr).
-#define DLARRAY_SOLVER2(lib, name, complex_name) \
-  Pick<T>((lib).S##name, (lib).D##name, (lib).C##complex_name, (lib).Z##complex_name)
-#define DLARRAY_SOLVER(lib, name) DLARRAY_SOLVER2(lib, name, name)
+
+// T's cudaDataType, for the 64-bit routines.
+template <typename T>
+cudaDataType DataType() {
+  return Pick<T>(CUDA_R_32F, CUDA_R_64F, CUDA_C_32F, CUDA_C_64F);
+}
+
+// Stacks of at least kBatchedMinCount matrices of at most kBatchedMaxN rows run LU, solve and
+// Cholesky through the batched routines: one call for the stack, where the loop makes a few
+// launches per matrix that cost more than the arithmetic of a small one. A first guess at the
+// crossover, to be measured against the loop on the GPU (bench: solve 512 x 256 x 256).
+constexpr int64_t kBatchedMinCount = 2;
+constexpr int64_t kBatchedMaxN = 256;
+
+bool Batched(int64_t batch, int64_t n) {
+  return batch >= kBatchedMinCount && batch <= INT_MAX && n <= kBatchedMaxN;
+}
 
 // The LU factors of the column-major stack a (n x n matrices, n * n apart) in place, pivots and
 // info per matrix: one batched cuBLAS call for a stack of small matrices (on the device's cuBLAS
@@ -259,25 +131,36 @@ void Lu(const KernelContext& ctx) {
   Widen(env, info.get(), Data<int64_t>(ctx.outputs[2]), batch);
 }
 
+// x = A^-1 b: A's row-major buffer copied as it is is A^T column-major; its LU factors and
+// getrs with trans = T solve A x = b (for complex A too: the buffer is A^T, not A^H).
 template <typename T>
 void Solve(const KernelContext& ctx) {
   const LaunchEnv env = Prepare(ctx);
   const int64_t batch = ctx.inputs[0]->shape[0], n = ctx.inputs[0]->shape[1];
   const int64_t r = ctx.inputs[1]->shape[2];
   const int ni = static_cast<int>(n), ri = static_cast<int>(r);
-  Scratch<T> a(env, batch * n * n), x(env, batch * n * r);
+  const cublasOperation_t trans = CUBLAS_OP_T;
+  Scratch<T> a(env, batch * n * n);
   Scratch<int> ipiv(env, batch * n), info(env, batch), solve_info(env, batch);
-  ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, n, n, n, n * n);
-  ToColumnMajor(env, Data<const T>(ctx.inputs[1]), x.get(), batch, n, r, n, n * r);
+  CopyAsync(env, Data<const T>(ctx.inputs[0]), a.get(), batch * n * n);
+  // One right-hand side is the same row-major and column-major: solved in the output itself.
+  T* out = Data<T>(ctx.outputs[0]);
+  Scratch<T> columns(env, r == 1 ? 0 : batch * n * r);
+  T* x = r == 1 ? out : columns.get();
+  if (r == 1) {
+    CopyAsync(env, Data<const T>(ctx.inputs[1]), x, batch * n);
+  } else {
+    ToColumnMajor(env, Data<const T>(ctx.inputs[1]), x, batch, n, r, n, n * r);
+  }
   LuFactor(env, a.get(), batch, n, ipiv.get(), info.get());
   // A singular matrix gives inf/NaN here; its info (> 0) makes Python raise.
   if (Batched(batch, n)) {
     cublasHandle_t blas_handle = env.device->cublas(env.id);
     const CublasLibrary& blas = CublasLibrary::Require();
-    MatrixPointers<T> matrices(env, a.get(), n * n, batch), rhs(env, x.get(), n * r, batch);
+    MatrixPointers<T> matrices(env, a.get(), n * n, batch), rhs(env, x, n * r, batch);
     int bad_argument = 0;  // getrsBatched checks its arguments on the host, before the launch
-    CUBLAS_CALL(DLARRAY_SOLVER(blas, getrsBatched)(blas_handle, CUBLAS_OP_N, ni, ri, matrices.get(),
-                                                   ni, ipiv.get(), rhs.get(), ni, &bad_argument,
+    CUBLAS_CALL(DLARRAY_SOLVER(blas, getrsBatched)(blas_handle, trans, ni, ri, matrices.get(), ni,
+                                                   ipiv.get(), rhs.get(), ni, &bad_argument,
                                                    static_cast<int>(batch)));
     if (bad_argument != 0) {
       throw BackendError("cuBLAS getrsBatched refused argument " + std::to_string(-bad_argument));
@@ -286,16 +169,19 @@ void Solve(const KernelContext& ctx) {
     const CusolverLibrary& lib = CusolverLibrary::Require();
     cusolverDnHandle_t h = Handle(env);
     for (int64_t b = 0; b < batch; ++b) {
-      Check(DLARRAY_SOLVER(lib, getrs)(h, CUBLAS_OP_N, ni, ri, a.get() + b * n * n, ni,
-                                       ipiv.get() + b * n, x.get() + b * n * r, ni,
-                                       solve_info.get() + b),
+      Check(DLARRAY_SOLVER(lib, getrs)(h, trans, ni, ri, a.get() + b * n * n, ni,
+                                       ipiv.get() + b * n, x + b * n * r, ni, solve_info.get() + b),
             "getrs");
     }
   }
-  ToRowMajor(env, x.get(), Data<T>(ctx.outputs[0]), batch, n, r, n, n * r, kAll);
+  if (r != 1) ToRowMajor(env, static_cast<const T*>(x), out, batch, n, r, n, n * r, kAll);
   Widen(env, info.get(), Data<int64_t>(ctx.outputs[1]), batch);
 }
 
+// The lower Cholesky factor, computed in the output: the input copied as it is (A^T column-major),
+// factored with uplo upper (which reads A's lower triangle, as NumPy does), A's upper triangle
+// then zeroed. One matrix: the 64-bit Xpotrf (its workspace queried once per call, from the
+// caching allocator); a stack of small ones: potrfBatched; else potrf matrix by matrix.
 template <typename T>
 void Cholesky(const KernelContext& ctx) {
   const LaunchEnv env = Prepare(ctx);
@@ -303,107 +189,40 @@ void Cholesky(const KernelContext& ctx) {
   cusolverDnHandle_t h = Handle(env);
   const int64_t batch = ctx.inputs[0]->shape[0], n = ctx.inputs[0]->shape[1];
   const int ni = static_cast<int>(n);
-  const cublasFillMode_t lower = CUBLAS_FILL_MODE_LOWER;
-  Scratch<T> a(env, batch * n * n);
+  const cublasFillMode_t upper = CUBLAS_FILL_MODE_UPPER;
+  T* a = Data<T>(ctx.outputs[0]);
   Scratch<int> info(env, batch);
-  ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, n, n, n, n * n);
+  CopyAsync(env, Data<const T>(ctx.inputs[0]), a, batch * n * n);
   if (Batched(batch, n)) {
-    MatrixPointers<T> matrices(env, a.get(), n * n, batch);
-    Check(DLARRAY_SOLVER(lib, potrfBatched)(h, lower, ni, matrices.get(), ni, info.get(),
+    MatrixPointers<T> matrices(env, a, n * n, batch);
+    Check(DLARRAY_SOLVER(lib, potrfBatched)(h, upper, ni, matrices.get(), ni, info.get(),
                                             static_cast<int>(batch)),
           "potrfBatched");
+  } else if (batch == 1) {
+    cusolverDnParams_t params = Params(env);
+    size_t device_bytes = 0, host_bytes = 0;
+    Check(lib.Xpotrf_bufferSize(h, params, upper, n, DataType<T>(), a, n, DataType<T>(),
+                                &device_bytes, &host_bytes),
+          "Xpotrf_bufferSize");
+    Scratch<char> work(env, static_cast<int64_t>(device_bytes));
+    std::vector<char> host_work(host_bytes);
+    Check(lib.Xpotrf(h, params, upper, n, DataType<T>(), a, n, DataType<T>(), work.get(),
+                     device_bytes, host_bytes ? host_work.data() : nullptr, host_bytes, info.get()),
+          "Xpotrf");
+    // A host workspace may be read by the work the call queued: it lives until that finished.
+    if (host_bytes != 0) CUDA_CALL(cudaStreamSynchronize(env.stream));
   } else {
     int lwork = 0;
-    Check(DLARRAY_SOLVER(lib, potrf_bufferSize)(h, lower, ni, a.get(), ni, &lwork),
-          "potrf_bufferSize");
+    Check(DLARRAY_SOLVER(lib, potrf_bufferSize)(h, upper, ni, a, ni, &lwork), "potrf_bufferSize");
     Scratch<T> work(env, lwork);
     for (int64_t b = 0; b < batch; ++b) {
-      Check(DLARRAY_SOLVER(lib, potrf)(h, lower, ni, a.get() + b * n * n, ni, work.get(), lwork,
+      Check(DLARRAY_SOLVER(lib, potrf)(h, upper, ni, a + b * n * n, ni, work.get(), lwork,
                                        info.get() + b),
             "potrf");
     }
   }
-  ToRowMajor(env, a.get(), Data<T>(ctx.outputs[0]), batch, n, n, n, n * n, kLower);
+  MaskTriangle(env, a, batch, n, n, kLower);
   Widen(env, info.get(), Data<int64_t>(ctx.outputs[1]), batch);
-}
-
-template <typename T>
-void Eigh(const KernelContext& ctx) {
-  const LaunchEnv env = Prepare(ctx);
-  const CusolverLibrary& lib = CusolverLibrary::Require();
-  cusolverDnHandle_t h = Handle(env);
-  const int64_t batch = ctx.inputs[0]->shape[0], n = ctx.inputs[0]->shape[1];
-  const int ni = static_cast<int>(n);
-  const bool vectors = ctx.attrs[0] != 0.0;
-  const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-  const cublasFillMode_t lower = CUBLAS_FILL_MODE_LOWER;
-  Real<T>* w = Data<Real<T>>(ctx.outputs[0]);
-  Scratch<T> a(env, batch * n * n);
-  Scratch<int> info(env, batch);
-  ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, n, n, n, n * n);
-  int lwork = 0;
-  Check(DLARRAY_SOLVER2(lib, syevd_bufferSize, heevd_bufferSize)(h, jobz, lower, ni, a.get(), ni, w,
-                                                                 &lwork),
-        "syevd_bufferSize");
-  Scratch<T> work(env, lwork);
-  for (int64_t b = 0; b < batch; ++b) {
-    Check(DLARRAY_SOLVER2(lib, syevd, heevd)(h, jobz, lower, ni, a.get() + b * n * n, ni, w + b * n,
-                                             work.get(), lwork, info.get() + b),
-          "syevd");
-  }
-  if (vectors) ToRowMajor(env, a.get(), Data<T>(ctx.outputs[1]), batch, n, n, n, n * n, kAll);
-  Widen(env, info.get(), Data<int64_t>(ctx.outputs[2]), batch);
-}
-
-template <typename T>
-void Svd(const KernelContext& ctx) {
-  const LaunchEnv env = Prepare(ctx);
-  const CusolverLibrary& lib = CusolverLibrary::Require();
-  cusolverDnHandle_t h = Handle(env);
-  const int64_t batch = ctx.inputs[0]->shape[0], rows = ctx.inputs[0]->shape[1];
-  const int64_t cols = ctx.inputs[0]->shape[2], k = std::min(rows, cols);
-  const bool vectors = ctx.attrs[0] != 0.0, full = vectors && ctx.attrs[1] != 0.0;
-  const int64_t ucols = full ? rows : k, vcols = full ? cols : k;
-  const int mi = static_cast<int>(rows), ni = static_cast<int>(cols);
-  const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-  const int econ = full ? 0 : 1;
-  Real<T>* s = Data<Real<T>>(ctx.outputs[1]);
-  Scratch<T> a(env, batch * rows * cols), u(env, batch * rows * ucols),
-      v(env, batch * cols * vcols);
-  Scratch<int> info(env, batch);
-  ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, rows, cols, rows, rows * cols);
-  gesvdjInfo_t params = nullptr;
-  Check(lib.CreateGesvdjInfo(&params), "cusolverDnCreateGesvdjInfo");
-  struct Params {
-    const CusolverLibrary& lib;
-    gesvdjInfo_t p;
-    ~Params() { (void)lib.DestroyGesvdjInfo(p); }
-  } destroy{lib, params};
-  int lwork = 0;
-  Check(DLARRAY_SOLVER(lib, gesvdj_bufferSize)(h, jobz, econ, mi, ni, a.get(), mi, s, u.get(), mi,
-                                               v.get(), ni, &lwork, params),
-        "gesvdj_bufferSize");
-  Scratch<T> work(env, lwork);
-  for (int64_t b = 0; b < batch; ++b) {
-    Check(
-        DLARRAY_SOLVER(lib, gesvdj)(h, jobz, econ, mi, ni, a.get() + b * rows * cols, mi, s + b * k,
-                                    u.get() + b * rows * ucols, mi, v.get() + b * cols * vcols, ni,
-                                    work.get(), lwork, info.get() + b, params),
-        "gesvdj");
-  }
-  if (vectors) {
-    ToRowMajor(env, u.get(), Data<T>(ctx.outputs[0]), batch, rows, ucols, rows, rows * ucols, kAll);
-    // vh = V^H: V's column-major buffer (ld = cols) read row-major is V^T already; complex V^T
-    // is conjugated on the way.
-    T* vh = Data<T>(ctx.outputs[2]);
-    if constexpr (kIsComplex<T>) {
-      Conjugate(env, static_cast<const T*>(v.get()), vh, batch * cols * vcols);
-    } else {
-      CUDA_CALL(cudaMemcpyAsync(vh, v.get(), sizeof(T) * batch * cols * vcols,
-                                cudaMemcpyDeviceToDevice, env.stream));
-    }
-  }
-  Widen(env, info.get(), Data<int64_t>(ctx.outputs[3]), batch);
 }
 
 template <typename T>
@@ -443,28 +262,13 @@ void Qr(const KernelContext& ctx) {
   ToRowMajor(env, a.get(), Data<T>(ctx.outputs[0]), batch, rows, qcols, rows, stride, kAll);
 }
 
-#undef DLARRAY_SOLVER
-#undef DLARRAY_SOLVER2
-
-// Calls run(T{}) for the matrices' dtype: float32, float64, complex64 or complex128.
-template <typename Run>
-void ByDType(const KernelContext& ctx, Run&& run) {
-  const DLArrayDType t = ctx.inputs[0]->dtype;
-  if (t.code == kDLArrayComplex) {
-    t.bits == 64 ? run(cuComplex{}) : run(cuDoubleComplex{});
-  } else {
-    t.bits == 32 ? run(float{}) : run(double{});
-  }
-}
-
 }  // namespace
+}  // namespace linalg
 
-#define DLARRAY_BY_DTYPE(fn) ByDType(ctx, [&ctx](auto t) { fn<decltype(t)>(ctx); })
+#define DLARRAY_BY_DTYPE(fn) linalg::ByDType(ctx, [&ctx](auto t) { linalg::fn<decltype(t)>(ctx); })
 void LinalgLuKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Lu); }
 void LinalgSolveKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Solve); }
 void LinalgCholeskyKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Cholesky); }
-void LinalgEighKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Eigh); }
-void LinalgSvdKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Svd); }
 void LinalgQrKernel(const KernelContext& ctx) { DLARRAY_BY_DTYPE(Qr); }
 #undef DLARRAY_BY_DTYPE
 

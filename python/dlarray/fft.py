@@ -6,7 +6,9 @@ sign), ``fft_r2c`` (real to the half spectrum) and ``fft_c2r`` (half spectrum to
 a compact array is such a layout, so no transpose is needed; the axis is padded with zeros or
 truncated to ``n``, and the norm mode becomes the primitive's ``scale`` attribute, so it costs no
 extra pass. Any length works
-(the backends use mixed radix plus Bluestein's algorithm: O(n log n) for primes too).
+(the backends use mixed radix plus Bluestein's algorithm: O(n log n) for primes too). Adjacent
+axes of ``fftn``/``rfftn``/``irfftn`` run as one call of the primitives' ``_nd`` forms (2 or 3
+axes at once: one cuFFT plan on cuda) where the device has them.
 
 Devices: cpu (pocketfft), cuda (cuFFT). A device whose plugin has no kernel for a primitive
 (OpenCL today, and any third-party backend) uses the **host fallback**: the operand is copied to
@@ -98,10 +100,10 @@ def _host_fallback_devices() -> List[str]:
     return fallback_devices(_PRIMITIVES)
 
 
-def _run(op: str, x: NDArray, out_shape: Tuple[int, int, int], out_dtype: np.dtype,
+def _run(op: str, x: NDArray, out_shape: Tuple[int, ...], out_dtype: np.dtype,
          forward: builtins.bool, scale: float) -> NDArray:
     """The primitive on x's device, or on the CPU (the host fallback) when that device has no
-    kernel for it; x is compact and 3-D."""
+    kernel for it; x is compact, 3-D (the 1-D forms) or 4-D/5-D (the _nd forms)."""
     ctx = x.ctx
     where = ctx
     if not has_kernel(op, ctx):
@@ -159,17 +161,22 @@ def _r2c(x: NDArray, axis: int, n: Optional[int], norm: str, forward: builtins.b
                                           _REAL[a.dtype], forward, scale))
 
 
+def _c2r_length(x: NDArray, axis: int, n: Optional[int], where: str) -> int:
+    """The real output's length along axis: n, or 2 * (m - 1) for m half-spectrum values."""
+    if n is not None:
+        return _length(n, "n", where)
+    length = 2 * (x.shape[axis] - 1)
+    if length < 1:
+        raise ValueError("%s: x has %d element%s along axis %d, which gives an output "
+                         "length of %d; pass n >= 1" % (where, x.shape[axis], "" if
+                                                        x.shape[axis] == 1 else "s",
+                                                        axis, length))
+    return length
+
+
 def _c2r(x: NDArray, axis: int, n: Optional[int], norm: str, forward: builtins.bool,
          where: str) -> NDArray:
-    if n is None:
-        length = 2 * (x.shape[axis] - 1)
-        if length < 1:
-            raise ValueError("%s: x has %d element%s along axis %d, which gives an output "
-                             "length of %d; pass n >= 1" % (where, x.shape[axis], "" if
-                                                            x.shape[axis] == 1 else "s",
-                                                            axis, length))
-    else:
-        length = _length(n, "n", where)
+    length = _c2r_length(x, axis, n, where)
     scale = _scale(norm, length, forward)
     return _along(x, axis, lambda a: _run("fft_c2r", _resize(a, length // 2 + 1),
                                           (a.shape[0], length, a.shape[2]), _COMPLEX[a.dtype],
@@ -286,14 +293,98 @@ def _axes_and_sizes(x: NDArray, s: Optional[Sequence[int]], axes: Optional[Seque
     return resolved, sizes
 
 
+# --- several axes: adjacent axes as one _nd primitive call ------------------------------------
+
+_MAX_RANK = 3  # the _nd primitives' k (cuFFT's plans go to rank 3)
+
+
+def _lengths(x: NDArray, axes: Sequence[int], sizes: Sequence[Optional[int]],
+             where: str) -> List[int]:
+    """The transform length along each axis (x's where the size is None), each >= 1."""
+    lengths = [x.shape[a] if n is None else n for a, n in zip(axes, sizes)]
+    for a, n in zip(axes, lengths):
+        if n < 1:
+            raise ValueError("%s: the transformed axis %d has length 0; pass n >= 1" % (where, a))
+    return lengths
+
+
+def _resize_axes(x: NDArray, axes: Sequence[int], lengths: Sequence[int]) -> NDArray:
+    """x zero-padded or truncated to lengths along axes (before any transform: padding along one
+    axis commutes with a transform along another)."""
+    for a, n in zip(axes, lengths):
+        if x.shape[a] != n:
+            x = _along(x, a, lambda c, n=n: _resize(c, n))
+    return x
+
+
+def _has_nd(op: str, x: NDArray) -> builtins.bool:
+    """Whether x's device has the _nd form of op (a backend without it runs one axis at a time,
+    on the device, rather than every axis on the host)."""
+    return has_kernel(op + "_nd", x.ctx)
+
+
+def _block(op: str, x: NDArray, first: int, last: int, out_last: int, out_dtype: np.dtype,
+           norm: str, forward: builtins.bool, full_last: int) -> NDArray:
+    """The _nd primitive op over the adjacent axes first..last of x, seen as the compact
+    (outer, n_first, ..., n_last, inner); out_last is the output's length along last, full_last
+    the transform's (the real side's for the real forms)."""
+    outer = int(np.prod(x.shape[:first], dtype=np.int64))
+    inner = int(np.prod(x.shape[last + 1:], dtype=np.int64))
+    lengths = tuple(x.shape[first:last]) + (full_last,)
+    scale = 1.0
+    for n in lengths:
+        scale *= _scale(norm, n, forward)
+    compact = x if x.is_contiguous else x.copy()
+    a = compact.reshape((outer,) + tuple(x.shape[first:last + 1]) + (inner,))
+    y = _run(op + "_nd", a, (outer,) + tuple(x.shape[first:last]) + (out_last, inner), out_dtype,
+             forward, scale)
+    return y.reshape(x.shape[:last] + (out_last,) + x.shape[last + 1:])
+
+
+def _runs(axes: Sequence[int]) -> List[Tuple[int, int]]:
+    """The axes (distinct) as (first, last) runs of adjacent axes at most _MAX_RANK long, the
+    last axes first."""
+    runs: List[Tuple[int, int]] = []
+    for a in sorted(axes, reverse=True):
+        if runs and runs[-1][0] == a + 1 and runs[-1][1] - a < _MAX_RANK:
+            runs[-1] = (a, runs[-1][1])
+        else:
+            runs.append((a, a))
+    return runs
+
+
+def _c2c_axes(y: NDArray, axes: Sequence[int], norm: str, forward: builtins.bool,
+              where: str) -> NDArray:
+    """The complex transform over axes (already of their lengths): a run of adjacent axes is one
+    fft_c2c_nd call where the device has it, else one fft_c2c call per axis."""
+    nd = _has_nd("fft_c2c", y)
+    for first, last in _runs(axes):
+        if nd and first < last:
+            y = _block("fft_c2c", y, first, last, y.shape[last], y.dtype, norm, forward,
+                       y.shape[last])
+        else:
+            for a in range(last, first - 1, -1):
+                y = _c2c(y, a, None, norm, forward, where)
+    return y
+
+
+def _real_block(last: int, others: Sequence[int]) -> int:
+    """The first axis of the _nd block of a real transform along `last`: the axes just before it
+    that are transformed too, at most _MAX_RANK in all."""
+    first = last
+    while first - 1 in others and last - first + 1 < _MAX_RANK:
+        first -= 1
+    return first
+
+
 def _c2c_n(x: NDArray, s: Any, axes: Any, norm: Any, forward: builtins.bool,
            where: str) -> NDArray:
     x = _require(x, where)
     norm = _norm(norm, where)
     resolved, sizes = _axes_and_sizes(x, s, axes, where)
     y = _complex_input(x, where)
-    for a, n in zip(reversed(resolved), reversed(sizes)):  # NumPy's order: the last axis first
-        y = _c2c(y, a, n, norm, forward, where)
+    y = _resize_axes(y, resolved, _lengths(y, resolved, sizes, where))
+    y = _c2c_axes(y, resolved, norm, forward, where)
     return y.copy() if y is x else y  # no axes: a new array all the same
 
 
@@ -319,10 +410,16 @@ def rfftn(x: NDArray, /, *, s: Optional[Sequence[int]] = None,
     resolved, sizes = _axes_and_sizes(x, s, axes, "rfftn")
     if not resolved:
         raise ValueError("rfftn: axes must name at least one axis (the real transform's)")
-    y = _r2c(x, resolved[-1], sizes[-1], norm, True, "rfftn")
-    for a, n in zip(reversed(resolved[:-1]), reversed(sizes[:-1])):
-        y = _c2c(y, a, n, norm, True, "rfftn")
-    return y
+    y = _resize_axes(x, resolved, _lengths(x, resolved, sizes, "rfftn"))
+    last = resolved[-1]
+    first = _real_block(last, resolved[:-1]) if _has_nd("fft_r2c", y) else last
+    if first < last:  # the real axis and the transformed ones just before it: one call
+        y = _block("fft_r2c", y, first, last, y.shape[last] // 2 + 1, _REAL[y.dtype], norm, True,
+                   y.shape[last])
+    else:
+        y = _r2c(y, last, None, norm, True, "rfftn")
+    return _c2c_axes(y, [a for a in resolved[:-1] if not first <= a <= last], norm, True,
+                     "rfftn")
 
 
 def irfftn(x: NDArray, /, *, s: Optional[Sequence[int]] = None,
@@ -334,10 +431,15 @@ def irfftn(x: NDArray, /, *, s: Optional[Sequence[int]] = None,
     resolved, sizes = _axes_and_sizes(x, s, axes, "irfftn")
     if not resolved:
         raise ValueError("irfftn: axes must name at least one axis (the real transform's)")
-    y = x
-    for a, n in zip(resolved[:-1], sizes[:-1]):
-        y = _c2c(y, a, n, norm, False, "irfftn")
-    return _c2r(y, resolved[-1], sizes[-1], norm, False, "irfftn")
+    last = resolved[-1]
+    length = _c2r_length(x, last, sizes[-1], "irfftn")
+    lengths = _lengths(x, resolved[:-1], sizes[:-1], "irfftn") + [length // 2 + 1]
+    y = _resize_axes(x, resolved, lengths)
+    first = _real_block(last, resolved[:-1]) if _has_nd("fft_c2r", y) else last
+    y = _c2c_axes(y, [a for a in resolved[:-1] if not first <= a <= last], norm, False, "irfftn")
+    if first < last:  # the real axis and the transformed ones just before it: one call
+        return _block("fft_c2r", y, first, last, length, _COMPLEX[y.dtype], norm, False, length)
+    return _c2r(y, last, length, norm, False, "irfftn")
 
 
 # --- frequencies and shifts -----------------------------------------------------------------

@@ -485,6 +485,20 @@ const CoreOpRow kCoreOps[] = {
      V<ValidateFftC2R>, nullptr,
      "out (outer, n, inner) real = scale * DFT along axis 1 of the Hermitian signals whose halves "
      "x (outer, n / 2 + 1, inner) holds (n from out); forward=0: the inverse transform (irfft)"},
+    // gpulinalg: the n-dimensional forms over axes 1..k (k = 2, 3) of (outer, n_1, ..., n_k,
+    // inner).
+    {"fft_c2c_nd", "x", "forward:bool scale=1", nullptr, DTypeSet{0, 2}, 0, V<ValidateFftC2C>,
+     I<InferLikeInput0>,
+     "out = scale * k-dimensional DFT over axes 1..k of x (outer, n_1, ..., n_k, inner), k = 2 "
+     "or 3, complex; forward: the sign of the exponent"},
+    {"fft_r2c_nd", "x", "forward:bool scale=1", nullptr, DTypeSet{0, 6}, kPerOperand,
+     V<ValidateFftR2C>, I<InferFftR2C>,
+     "out (outer, n_1, ..., n_k / 2 + 1, inner) = scale * the k-dimensional DFT over axes 1..k "
+     "of real x (outer, n_1, ..., n_k, inner), the last axis's half; forward=0: its conjugate"},
+    {"fft_c2r_nd", "x", "forward:bool scale=1", nullptr, DTypeSet{0, 6}, kPerOperand,
+     V<ValidateFftC2R>, nullptr,
+     "out (outer, n_1, ..., n_k, inner) real = scale * the k-dimensional DFT over axes 1..k of "
+     "the Hermitian signals x (outer, n_1, ..., n_k / 2 + 1, inner) holds; forward=0: irfftn"},
 // The ops of the elementwise definition table (dlarray/elementwise_table.h): same-shape operands,
 // in place allowed, the outputs shaped like the inputs; a scalar attribute checked as every
 // scalar applied to an array.

@@ -28,6 +28,10 @@ EXAMPLES = {
     "fft_r2c": {"x": ((1, 2, 2), _F32), "out": ((1, 2, 2), np.dtype(np.complex64))},
     "fft_c2r": {"x": ((1, 2, 2), np.dtype(np.complex64)), "out": ((1, 2, 2), _F32)},
     "fft_c2c": {p: ((1, 2, 2), np.dtype(np.complex64)) for p in ("x", "out")},
+    # gpulinalg: the _nd forms, (outer, n_1, n_2, inner).
+    "fft_r2c_nd": {"x": ((1, 2, 2, 1), _F32), "out": ((1, 2, 2, 1), np.dtype(np.complex64))},
+    "fft_c2r_nd": {"x": ((1, 2, 2, 1), np.dtype(np.complex64)), "out": ((1, 2, 2, 1), _F32)},
+    "fft_c2c_nd": {p: ((1, 2, 2, 1), np.dtype(np.complex64)) for p in ("x", "out")},
     # The complex-only ops: conj keeps the dtype, the part ops give the parts' real dtype.
     "conj": {p: ((2, 2), np.dtype(np.complex64)) for p in ("x", "out")},
     **{op: {"x": ((2, 2), np.dtype(np.complex64)), "out": ((2, 2), _F32)}
