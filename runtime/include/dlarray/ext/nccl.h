@@ -116,6 +116,14 @@ typedef struct DLArrayNcclExtV1 {
   /*! \brief How long the oldest collective of comm not yet finished on the GPU has been queued, in
    *         seconds (0 when none is): a watchdog aborts when a peer never joins one. */
   int (*pending_seconds)(DLArrayNcclComm* comm, double* seconds);
+  /*!
+   * \brief side = 1: comm's later collectives go on its own stream (made at first use), each
+   *        ordered after the work queued on the GPU's stream when it is called, so that they
+   *        overlap the compute queued after them (data-parallel training's gradient buckets).
+   *        side = 0: back to the GPU's stream, which waits (on the GPU, not the host) for every
+   *        collective queued on the side stream. Not inside a group.
+   */
+  int (*set_stream)(DLArrayNcclComm* comm, int32_t side);
 } DLArrayNcclExtV1;
 
 /* Deprecated names from before the extension naming rule (docs/architecture.md), kept for
