@@ -1,9 +1,10 @@
-"""One CPU rank of the executor's data-parallel mode, for test_ddp.py (``mpirun -n 2``): trains a
+"""One rank of the executor's data-parallel mode, for test_ddp.py (CPU ranks, ``mpirun -n 2``) and
+test_ddp_gpu.py (GPUs, ``python -m dlarray.distributed.run --nproc-per-node 2``): trains a
 small MLP with the gradients averaged in buckets and compares it, on every rank, with one
 process training on the whole global batch; then reduces arrays of mixed dtypes and odd shapes
 through GradientBuckets. Writes ``<out>/rank<R>.json``.
 
-    mpirun -n 2 --oversubscribe python ddp_worker.py OUT_DIR
+    mpirun -n 2 --oversubscribe python ddp_worker.py OUT_DIR   (DLARRAY_DIST_DEVICE=cpu)
 """
 import json
 import os
@@ -44,9 +45,10 @@ def data():
 
 
 def train(rows, bucket_mb=None):
-    """STEPS of SGD on x[rows]: data-parallel (bucket_mb given) or alone. Returns the losses
-    (the global batch's: averaged over the ranks) and the final weights."""
-    cpu = dlarray.cpu()
+    """STEPS of SGD on x[rows] on this rank's device: data-parallel (bucket_mb given) or alone.
+    Returns the losses (the global batch's: averaged over the ranks), the final weights and the
+    number of buckets."""
+    cpu = dist.get_device()
     x_val, y_val, init = data()
     x, y_, params, loss, grads = model()
     executor = ad.Executor([loss] + grads, cpu, data_parallel=grads if bucket_mb else None,
@@ -89,7 +91,7 @@ def training():
 def mixed_dtypes():
     """GradientBuckets over mixed dtypes and odd shapes (empty, one element, past a thread's
     block), in buckets of every size; compared with NumPy's mean of both ranks' values."""
-    rank, cpu = dist.get_rank(), dlarray.cpu()
+    rank, cpu = dist.get_rank(), dist.get_device()
     specs = [("float32", (3, 5)), ("float64", (70001,)), ("int32", (7,)), ("float16", (1,)),
              ("float32", (0,)), ("int64", ()), ("float64", (2, 3, 4))]
     failures = []
