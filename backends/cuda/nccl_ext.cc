@@ -271,11 +271,13 @@ int CommDestroy(DLArrayNcclComm* c) {
       return;
     }
     nccl::Comm comm = c->comm;
+    nccl::Comm parent = c->parent;
     c->comm = nullptr;
-    // The parent never ran a collective: freeing it needs no peer.
-    if (c->parent != nullptr) (void)Lib().CommAbort(c->parent);
     c->parent = nullptr;
     const Result r = Lib().CommDestroy(comm);
+    // The parent ran no collective (only the split): freeing it needs no peer. After the child,
+    // which may share its resources (NCCL_COMM_SPLIT_SHARE_RESOURCES).
+    if (parent != nullptr) (void)Lib().CommAbort(parent);
     if (r != nccl::kSuccess) {
       throw BackendError("NCCL ncclCommDestroy failed on " + Who(c) + ": " +
                          nccl::ErrorText(Lib(), r));

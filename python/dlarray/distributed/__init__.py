@@ -180,6 +180,7 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
         _group._open_nccl()
     group = _group.ProcessGroup(rank, world_size, device, timeout, exit_grace)
     group.debug = os.environ.get("DLARRAY_DIST_DEBUG", "").strip() not in ("", "0")
+    group.direct = not group.debug and not group.staged  # no check, no host copies: _run's work
     try:
         group.start(host, port, address_given)
     except BaseException:
@@ -365,7 +366,10 @@ def all_reduce(array: NDArray, op: str = "sum") -> NDArray:
     group = _require()
     _check_arrays(group, "all_reduce", array)
     code = _op(op)
-    _run(group, "all_reduce", "all_reduce", (array,), (array,), (code,), ("op", op))
+    if group.direct:  # the common case, a few microseconds sooner on the GPU's stream
+        group.call("all_reduce", "all_reduce", array, array, code)
+    else:
+        _run(group, "all_reduce", "all_reduce", (array,), (array,), (code,), ("op", op))
     return array
 
 

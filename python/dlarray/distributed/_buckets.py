@@ -96,7 +96,10 @@ class GradientBuckets:
         from . import _agree, _run
         group, arrays = self.group, self.buckets[index]
         what = "data-parallel bucket %d" % index
-        if group.debug:
+        if group.debug:  # its all-gather is read on the host after the GPU's stream
+            if self._on_side:
+                self._on_side = False
+                group.call(what, "set_stream", False)
             _agree(group, what, arrays, ("op", self.op))
         if group.staged:
             for a in arrays:
