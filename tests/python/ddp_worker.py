@@ -120,10 +120,28 @@ def mixed_dtypes():
     return failures
 
 
+def read_after_production():
+    """A gradient that a later op reads: that op sees this rank's own gradient, and the bucket
+    (started after that read) averages it. Returns the failures."""
+    rank, device = dist.get_rank(), dist.get_device()
+    x, w = ad.Variable("x"), ad.Variable("w")
+    g, = ad.gradients(ad.mul_op(x, w), [w])  # = x
+    twice = g * 2
+    executor = ad.Executor([g, twice], device, data_parallel=[g], bucket_mb=1e-6)
+    mine = np.arange(5, dtype=np.float32) + 10 * rank
+    g_val, twice_val = executor.run({x: mine, w: np.ones(5, np.float32)})
+    failures = []
+    if not np.array_equal(g_val.asnumpy(), np.arange(5, dtype=np.float32) + 5):
+        failures.append("the gradient is not averaged: %s" % g_val.asnumpy())
+    if not np.array_equal(twice_val.asnumpy(), 2 * mine):
+        failures.append("the later op read an averaged gradient: %s" % twice_val.asnumpy())
+    return failures
+
+
 def main():
     dist.init_process_group()
     runs, ref_losses = training()
-    failures = mixed_dtypes()
+    failures = mixed_dtypes() + read_after_production()
     with open(os.path.join(OUT, "rank%d.json" % dist.get_rank()), "w") as f:
         json.dump({"runs": runs, "reference": ref_losses, "mixed_failures": failures}, f)
     dist.destroy_process_group()

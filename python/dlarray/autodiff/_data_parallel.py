@@ -7,8 +7,10 @@ the first buckets' all-reduces overlap the rest of the backward pass (on a GPU: 
 stream; see dlarray.distributed._buckets). Every rank runs the same plan, so every rank starts
 the same buckets in the same order.
 
-A plan in this mode runs op by op on a GPU (no CUDA graph): recording the collectives and their
-cross-stream events into a graph is not verified on a GPU yet.
+A plan with several buckets runs op by op on a GPU (no CUDA graph): recording the collectives and
+their cross-stream events into a graph is not verified on a GPU yet. A plan with one bucket (all
+its gradients within ``bucket_mb``) has nothing to overlap: it keeps its CUDA graph, and the
+bucket starts after the plan's ops.
 """
 
 from __future__ import annotations
@@ -63,6 +65,17 @@ def attach(plan, nodes, bucket_mb):
                 last[id(arg)] = i
     ready = sorted(arrays, key=lambda k: last[k])
     buckets = GradientBuckets([arrays[k] for k in ready], bucket_mb, op="mean")
+    if len(buckets) == 1:
+        run_ops = plan.run
+
+        def run(feed_dict):
+            values = run_ops(feed_dict)
+            buckets.start(0)
+            buckets.wait()
+            return values
+        plan.run = run
+        return buckets
+    plan.graph = None  # op by op: the buckets start between the ops
     after = {}  # call index -> buckets to start after it
     position = 0
     for b, members in enumerate(buckets.buckets):

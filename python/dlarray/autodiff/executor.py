@@ -41,8 +41,8 @@ class Executor:
         run, in buckets of about ``bucket_mb`` MB, each bucket's all-reduce started as soon as
         the backward pass has computed (and last read) its gradients, overlapping the rest;
         ``run`` returns them averaged (on a GPU queued before anything queued after ``run``;
-        the host does not wait). Such plans run op by op, without a CUDA graph. See
-        ``dlarray.autodiff._data_parallel``.
+        the host does not wait). Plans with several buckets run op by op, without a CUDA
+        graph. See ``dlarray.autodiff._data_parallel``.
     bucket_mb : float, optional
         Megabytes per gradient bucket in data-parallel mode (default 25, as PyTorch's DDP).
 
@@ -200,7 +200,7 @@ class Executor:
         if self.ctx is None:
             return _NumpyPlan(self.eval_node_list, order, fed_shapes)
         plan = _DevicePlan(self.eval_node_list, order, shapes, fed_shapes, self.ctx,
-                           self.cuda_graph and self.data_parallel is None, self.fuse)
+                           self.cuda_graph, self.fuse)
         if self.data_parallel is not None:
             from . import _data_parallel
             plan.buckets = _data_parallel.attach(plan, self.data_parallel, self.bucket_mb)
