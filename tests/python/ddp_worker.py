@@ -15,7 +15,6 @@ import numpy as np
 import dlarray
 import dlarray.distributed as dist
 from dlarray import autodiff as ad
-from dlarray.distributed._buckets import GradientBuckets
 
 OUT = sys.argv[1] if __name__ == "__main__" else ""
 # Odd widths; a batch of 2 x 13 rows; 3 steps of SGD.
@@ -100,7 +99,7 @@ def mixed_dtypes():
                   for r in (0, 1) for i, (d, s) in enumerate(specs)]
         mine = values[rank * len(specs):(rank + 1) * len(specs)]
         arrays = [dlarray.array(v, cpu, dtype=d) for v, (d, _s) in zip(mine, specs)]
-        buckets = GradientBuckets(arrays, bucket_mb)
+        buckets = dist.GradientBuckets(arrays, bucket_mb)
         for b in range(len(buckets)):
             buckets.start(b)
         buckets.wait()

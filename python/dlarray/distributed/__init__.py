@@ -39,13 +39,14 @@ from typing import Optional, Sequence
 from .. import _core
 from .._core import DLContext, NDArray
 from . import _group, _mpi, _nccl
+from ._buckets import GradientBuckets
 from .rendezvous import DistributedError, RendezvousTimeout
 
 __all__ = [
-    "DistributedError", "RendezvousTimeout", "all_gather", "all_reduce", "all_reduce_coalesced",
-    "barrier", "broadcast", "destroy_process_group", "get_device", "get_rank", "get_world_size",
-    "host_barrier", "init_process_group", "is_initialized", "mpi_library", "nccl_library",
-    "reduce_scatter",
+    "DistributedError", "GradientBuckets", "RendezvousTimeout", "all_gather", "all_reduce",
+    "all_reduce_coalesced", "barrier", "broadcast", "destroy_process_group", "get_device",
+    "get_rank", "get_world_size", "host_barrier", "init_process_group", "is_initialized",
+    "mpi_library", "nccl_library", "reduce_scatter",
 ]
 
 DEFAULT_TIMEOUT = 300.0

@@ -55,7 +55,14 @@ def check_bucket_mb(bucket_mb):
 
 
 class GradientBuckets:
-    """All-reduces ``arrays`` in place over the process group's ranks, bucket by bucket.
+    """All-reduces ``arrays`` in place over the process group's ranks, bucket by bucket: the
+    executor's data-parallel mode (``ad.Executor(..., data_parallel=grads)``) for any arrays.
+
+    ``buckets[b]`` lists bucket ``b``'s arrays (consecutive, about ``bucket_mb`` MB each);
+    :meth:`start` starts one bucket without waiting (on a GPU on NCCL's side stream, after the
+    work queued so far; on CPU arrays an ``MPI_Iallreduce`` per array), :meth:`wait` waits for
+    every bucket started (on a GPU the GPU's stream waits, not the host). Every rank starts the
+    same buckets in the same order, and leaves the arrays alone until :meth:`wait`.
 
     Parameters
     ----------
