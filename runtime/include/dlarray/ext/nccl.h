@@ -85,7 +85,9 @@ typedef struct DLArrayNcclExtV1 {
   /*! \brief A communicator for rank `rank` of `world_size` on GPU device_id; no traffic yet. */
   int (*comm_create)(int32_t device_id, int32_t world_size, int32_t rank, DLArrayNcclComm** out);
   /*! \brief Joins the group of id (every rank calls it with the same id); waits until all ranks
-   *         have joined, NCCL fails, or comm_abort. */
+   *         have joined, NCCL fails, or comm_abort. Made non-blocking (so that the wait can be
+   *         aborted), then, with NCCL 2.18+, split into a blocking communicator for the
+   *         collectives, which then return as soon as they are queued on the stream. */
   int (*comm_init)(DLArrayNcclComm* comm, const uint8_t* id);
   /*! \brief Aborts: NCCL's kernels of comm stop, calls on it fail from now on. Any thread, any
    *         number of times; comm stays allocated until comm_destroy. */
