@@ -99,7 +99,18 @@ class GradientBuckets:
         self._on_side = False  # NCCL: collectives are going to the side stream
 
     def start(self, index: int) -> None:
-        """Starts bucket ``index``'s all-reduce; returns without waiting for it."""
+        """Starts one bucket's all-reduce; returns without waiting for it.
+
+        Parameters
+        ----------
+        index : int
+            The bucket, in ``[0, len(self))``: ``self.buckets[index]`` lists its arrays.
+
+        Raises
+        ------
+        DistributedError
+            When the group failed.
+        """
         from . import _agree, _run
         group, arrays = self.group, self.buckets[index]
         what = "data-parallel bucket %d" % index
@@ -132,4 +143,5 @@ class GradientBuckets:
             group.call("data-parallel wait", "wait", r)
 
     def __len__(self) -> int:
+        """The number of buckets."""
         return len(self.buckets)
