@@ -16,8 +16,10 @@ only every few steps for the progress bar.
 
 With --gpus N (N > 1) the script starts itself through ``python -m dlarray.distributed.run``,
 one process per GPU. Every global batch is split across the ranks, each rank computes the
-gradients of its part, the gradients are averaged over the ranks with NCCL (all parameters in
-one NCCL group by default, --allreduce per-param for one all-reduce each), and every rank
+gradients of its part, the gradients are averaged over the ranks with NCCL (by default the
+executor's data-parallel mode: buckets of --bucket-mb MB, each all-reduced during the backward
+pass as soon as its gradients are ready; --allreduce grouped for all parameters in one NCCL
+group after it, per-param for one all-reduce each), and every rank
 applies the same update, so the model matches a one-GPU run with the same global batch.
 --check-sync compares a checksum of the parameters across the ranks after every step.
 
@@ -158,7 +160,7 @@ class Trainer:
 
     def __init__(self, model: str, ctx: Optional[dlarray.DLContext], lr: float, seed: int,
                  custom_ops: bool = False, dist: Optional[types.ModuleType] = None,
-                 allreduce: str = "grouped") -> None:
+                 allreduce: str = "buckets", bucket_mb: float = 25.0) -> None:
         self.ctx, self.lr, self.dist, self.allreduce = ctx, lr, dist, allreduce
         self.x, self.y_ = ad.Variable("x"), ad.Variable("y_")
         params, logits = build_model(model, self.x, custom_bias_add() if custom_ops else None)
@@ -167,7 +169,14 @@ class Trainer:
         else:
             loss = ad.softmaxcrossentropy_op(logits, self.y_)
         self.image_shape = IMAGE_SHAPE.get(model)
-        self.train_executor = ad.Executor([loss] + ad.gradients(loss, params), ctx)
+        grads = ad.gradients(loss, params)
+        # Data-parallel mode: the executor averages the gradients over the ranks in buckets,
+        # started during the backward pass (the other modes all-reduce after it).
+        overlap = dist is not None and allreduce == "buckets" and ctx is not None
+        self.train_executor = ad.Executor([loss] + grads, ctx,
+                                          data_parallel=grads if overlap else None,
+                                          bucket_mb=bucket_mb)
+        self.overlap = overlap
         self.eval_executor = ad.Executor([logits], ctx)
         self.weights = [self.to_device(p) for p in init_params(model, seed)]
         self.params: dict[ad.Node, Array] = dict(zip(params, self.weights))
@@ -195,8 +204,8 @@ class Trainer:
         """One SGD step on a batch (images, one-hot labels; NumPy or on the device)."""
         self.feed[self.x], self.feed[self.y_] = images, labels
         loss, *grads = self.train_executor.run(self.feed)
-        if self.dist is not None:  # each rank's mean gradient -> the global batch's
-            if self.allreduce == "grouped":
+        if self.dist is not None and not self.overlap:  # each rank's mean -> the global batch's
+            if self.allreduce in ("grouped", "buckets"):
                 self.dist.all_reduce_coalesced(grads, op="mean")
             else:
                 for g in grads:
@@ -423,9 +432,13 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser.add_argument("--gpus", type=int, default=1,
                         help="data-parallel over this many GPUs, one process each (started "
                         "through python -m dlarray.distributed.run; default: 1)")
-    parser.add_argument("--allreduce", choices=["grouped", "per-param"], default="grouped",
-                        help="with --gpus: the gradients in one NCCL group (default) or one "
-                        "all-reduce each")
+    parser.add_argument("--allreduce", choices=["buckets", "grouped", "per-param"],
+                        default="buckets",
+                        help="with --gpus: the executor's data-parallel mode, overlapping the "
+                        "backward pass (default), the gradients in one NCCL group after it, or "
+                        "one all-reduce each")
+    parser.add_argument("--bucket-mb", type=float, default=25.0,
+                        help="with --allreduce buckets: megabytes per bucket (default 25)")
     parser.add_argument("--check-sync", action="store_true",
                         help="with --gpus: compare a checksum of the parameters across the "
                         "ranks after every step")
@@ -473,7 +486,7 @@ def main(argv: Optional[Sequence[str]] = None) -> tuple[list[float], list[float]
     train_x, train_y, test_x, test_y = load_data(args.data)
     ctx = dist.get_device() if dist else device_context(args.device)
     trainer = Trainer(args.model, ctx, args.lr, args.seed, custom_ops=args.custom_ops, dist=dist,
-                      allreduce=args.allreduce)
+                      allreduce=args.allreduce, bucket_mb=args.bucket_mb)
     test_images = trainer.to_device(trainer.shape_images(test_x))
     batches = EpochBatches(trainer, train_x, train_y, args.batch_size, rank, world)
     rng = np.random.default_rng(args.seed)

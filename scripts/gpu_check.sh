@@ -187,6 +187,15 @@ if has multigpu; then
     --json "$logs/distributed.json" >"$logs/distributed.txt" 2>&1
   echo "exit $?"
   grep -v "^\[" "$logs/distributed.txt" | tail -30
+  step ddp-overlap  # the executor's data-parallel mode: tests, then 1 vs 2 GPUs (issue 24)
+  (cd tests/python && python3 -X faulthandler -m pytest -q -ra -p no:cacheprovider \
+     test_ddp_gpu.py test_ddp.py) >"$logs/ddp.log" 2>&1
+  grep -E "^(FAILED|ERROR|SKIPPED)" "$logs/ddp.log" | cut -c1-200 | head -10
+  tail -1 "$logs/ddp.log"
+  timeout 480 python3 -m dlarray.distributed.run --nproc-per-node 2 bench/ddp_overlap.py \
+    --json "$logs/ddp_overlap.json" >"$logs/ddp_overlap.txt" 2>&1
+  echo "exit $?"
+  grep -v "^\[" "$logs/ddp_overlap.txt" | tail -8
   # Two "nodes" of one GPU each on this host, NCCL's network transport forced (issue 24 item 4).
   step bench-two-nodes
   port=$((29600 + RANDOM % 300))

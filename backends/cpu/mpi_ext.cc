@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "dlarray/errors.h"
@@ -25,6 +26,16 @@ struct DLArrayMpiComm {
   int32_t rank = 0;
   std::atomic<bool> aborted{false};
   std::atomic<int64_t> busy_since_ns{0};  // when the call now inside MPI began; 0: none
+  // Non-blocking all-reduces started and not yet waited for, by request number: avg divides
+  // at the wait, so the output (its data and dtype only) and its size are kept.
+  struct Started {
+    dlarray::cpu::mpi::Handle request;
+    DLArray recv;
+    size_t count;
+    int32_t op;
+  };
+  std::unordered_map<int64_t, Started> started;
+  int64_t next_request = 1;
 };
 
 namespace dlarray::cpu {
@@ -485,6 +496,45 @@ int Finalize() {
   });
 }
 
+int IallReduce(DLArrayMpiComm* c, const DLArray* send, DLArray* recv, int32_t op,
+               int64_t* request) {
+  return Guard([&] {
+    if (request == nullptr) throw Error(ErrorKind::kValue, "iall_reduce: request is null");
+    const size_t n = CheckArray(send, "iall_reduce", "input");
+    RequireSize(CheckArray(recv, "iall_reduce", "output"), n, "iall_reduce", "output",
+                "an input of that size");
+    CheckSameDType(send, recv, "iall_reduce");
+    const Handle type = TypeOf(send->dtype, "iall_reduce");
+    const Handle reduce = ReduceOf(send->dtype, op, "iall_reduce");
+    const int count = CheckCount(n, "iall_reduce");
+    const void* in = Data(send) == Data(recv) ? mpi::InPlace() : Data(send);
+    Handle handle = nullptr;
+    Run(c, "MPI_Iallreduce", [&](const Library& lib, Handle comm) {
+      return lib.Iallreduce(in, Data(recv), count, type, reduce, comm, &handle);
+    });
+    DLArray kept = *recv;
+    kept.shape = nullptr;  // the caller's shape may not outlive this call; count stands for it
+    kept.strides = nullptr;
+    *request = c->next_request++;
+    c->started.emplace(*request, DLArrayMpiComm::Started{handle, kept, n, op});
+  });
+}
+
+int Wait(DLArrayMpiComm* c, int64_t request) {
+  return Guard([&] {
+    if (c == nullptr) throw Error(ErrorKind::kValue, "wait: comm is null");
+    auto it = c->started.find(request);
+    if (it == c->started.end()) {
+      throw Error(ErrorKind::kValue, "wait: request " + std::to_string(request) +
+                                         " was not started by iall_reduce, or was waited for");
+    }
+    DLArrayMpiComm::Started s = it->second;
+    c->started.erase(it);
+    Run(c, "MPI_Wait", [&](const Library& lib, Handle) { return lib.Wait(&s.request, nullptr); });
+    if (s.op == kDLArrayMpiAvg) DivideBy(&s.recv, s.count, c->world_size);
+  });
+}
+
 const DLArrayMpiExtV1 kApi = {
     sizeof(DLArrayMpiExtV1),
     &LoadMpi,
@@ -501,6 +551,8 @@ const DLArrayMpiExtV1 kApi = {
     &Barrier,
     &PendingSeconds,
     &Finalize,
+    &IallReduce,
+    &Wait,
 };
 
 }  // namespace

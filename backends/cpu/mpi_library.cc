@@ -73,6 +73,8 @@ void BindAll(void* h, Library* lib) {
   Bind(h, p, "MPI_Allgather", &lib->Allgather);
   Bind(h, p, "MPI_Reduce_scatter_block", &lib->ReduceScatterBlock);
   Bind(h, p, "MPI_Barrier", &lib->Barrier);
+  Bind(h, p, "MPI_Iallreduce", &lib->Iallreduce);
+  Bind(h, p, "MPI_Wait", &lib->Wait);
   struct Object {
     const char* name;
     Handle* out;

@@ -50,6 +50,9 @@ struct Library {
   int (*Allgather)(const void*, int, Handle, void*, int, Handle, Handle) = nullptr;
   int (*ReduceScatterBlock)(const void*, void*, int, Handle, Handle, Handle) = nullptr;
   int (*Barrier)(Handle) = nullptr;
+  // MPI_Request is a handle too; MPI_STATUS_IGNORE is a null MPI_Status*.
+  int (*Iallreduce)(const void*, void*, int, Handle, Handle, Handle, Handle*) = nullptr;
+  int (*Wait)(Handle*, void*) = nullptr;
 
   Handle comm_world = nullptr, info_null = nullptr, errors_return = nullptr;
   Handle op_sum = nullptr, op_prod = nullptr, op_max = nullptr, op_min = nullptr;

@@ -9,6 +9,9 @@
 DLArrayNcclComm::~DLArrayNcclComm() {
   for (const Queued& q : queued) (void)cudaEventDestroy(q.done);
   for (cudaEvent_t e : spare) (void)cudaEventDestroy(e);
+  if (fork != nullptr) (void)cudaEventDestroy(fork);
+  if (join != nullptr) (void)cudaEventDestroy(join);
+  if (side != nullptr) (void)cudaStreamDestroy(side);
 }
 
 namespace dlarray {
@@ -104,6 +107,23 @@ int64_t NowNs() {
 
 Stream StreamOf(const DLArrayNcclComm* c) { return c->device->cuda_stream(c->device_id); }
 
+Stream CollectiveStreamLocked(DLArrayNcclComm* c) {
+  auto main = static_cast<cudaStream_t>(StreamOf(c));
+  if (!c->on_side) return main;
+  SetDevice(c->device_id);
+  CUDA_CALL(cudaEventRecord(c->fork, main));
+  CUDA_CALL(cudaStreamWaitEvent(c->side, c->fork, 0));
+  return c->side;
+}
+
+void AbortLocked(DLArrayNcclComm* c) {
+  SetDevice(c->device_id);
+  if (c->comm != nullptr) (void)Lib().CommAbort(c->comm);  // blocking: NCCL's work stops
+  if (c->parent != nullptr) (void)Lib().CommAbort(c->parent);
+  c->comm = nullptr;
+  c->parent = nullptr;
+}
+
 // A group's collectives are noted once, at group_end.
 void NoteQueuedUnlessGrouped(DLArrayNcclComm* c, Stream stream) {
   bool grouped;
@@ -120,6 +140,7 @@ void NoteQueued(DLArrayNcclComm* c, Stream stream) {
   constexpr auto kNoteInterval = std::chrono::milliseconds(20);
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(c->events_mu);
+  c->note_stream = stream;
   if (!c->unnoted) {
     c->unnoted = true;
     c->unnoted_since = now;
@@ -135,7 +156,9 @@ double PendingSeconds(DLArrayNcclComm* c) {
   DropFinishedLocked(c);
   // Collectives queued after the last event: an event now covers them (a later point of the
   // same stream), timed from when the oldest of them was queued.
-  if (c->queued.empty() && c->unnoted && !c->aborted.load()) RecordLocked(c, StreamOf(c));
+  if (c->queued.empty() && c->unnoted && !c->aborted.load()) {
+    RecordLocked(c, c->note_stream != nullptr ? c->note_stream : StreamOf(c));
+  }
   seconds = c->queued.empty() ? 0.0
                               : std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                               c->queued.front().since)

@@ -29,13 +29,32 @@ class CudaDevice;
 
 // One rank of a group. `mu` serialises the NCCL calls on `comm` with comm_abort (NCCL allows an
 // abort from another thread, not one racing a call); long waits poll with the mutex released.
+//
+// Why two communicators: a non-blocking one (config.blocking = 0) makes init abortable, but
+// NCCL then launches every collective from a new host thread and returns ncclInProgress, which
+// the caller must poll: about 60-100 us a call. So init makes the non-blocking `parent`, then
+// splits it (still non-blocking, so abortable) into a blocking `comm` used for collectives:
+// they return once queued on the stream. A blocking call that waits for a peer (the first
+// connection to it) runs without `mu`, counted in `in_call` and timed by `waiting_since`, so the
+// watchdog sees it and comm_abort aborts the communicator under it, as PyTorch's watchdog does.
+// Without ncclCommSplit (NCCL < 2.18) `comm` stays the non-blocking one.
 struct DLArrayNcclComm {
   dlarray::cuda::CudaDevice* device = nullptr;
   int device_id = 0;
   int world_size = 1;
   int rank = 0;
   std::mutex mu;
-  dlarray::cuda::nccl::Comm comm = nullptr;  // null before comm_init and after an abort
+  dlarray::cuda::nccl::Comm comm = nullptr;       // null before comm_init and after an abort
+  dlarray::cuda::nccl::Comm parent = nullptr;     // the non-blocking comm `comm` was split from
+  dlarray::cuda::nccl::Comm split_out = nullptr;  // where ncclCommSplit's thread writes the child
+  bool blocking = false;                          // comm is blocking (split from parent)
+  std::atomic<int> in_call{0};                    // blocking NCCL calls running without mu
+  // set_stream(1): collectives go on `side`, after `fork` (recorded on the GPU's stream);
+  // set_stream(0): the GPU's stream waits for `join`, recorded on `side`. Guarded by mu.
+  bool on_side = false;
+  cudaStream_t side = nullptr;
+  cudaEvent_t fork = nullptr;
+  cudaEvent_t join = nullptr;
   bool finalized = false;
   bool in_group = false;  // between group_start and group_end: an abort waits for group_end
   std::atomic<bool> aborted{false};
@@ -52,6 +71,7 @@ struct DLArrayNcclComm {
   std::chrono::steady_clock::time_point last_note{};
   std::chrono::steady_clock::time_point unnoted_since{};
   bool unnoted = false;
+  void* note_stream = nullptr;  // the stream of the last collectives noted
   // Since when a call has been waiting for NCCL to finish it in the background (e.g. the first
   // connection to a peer), in steady_clock nanoseconds; 0 when none is.
   std::atomic<int64_t> waiting_since{0};
@@ -84,6 +104,13 @@ int64_t NowNs();
 /*! \brief The stream of the communicator's GPU. */
 Stream StreamOf(const DLArrayNcclComm* c);
 
+/*! \brief The stream a collective goes on now: the GPU's, or (set_stream(1)) the side stream,
+ *         ordered after the GPU stream's queued work; the caller holds mu. */
+Stream CollectiveStreamLocked(DLArrayNcclComm* c);
+
+/*! \brief Aborts comm and parent (NCCL frees them); the caller holds mu. */
+void AbortLocked(DLArrayNcclComm* c);
+
 /*! \brief Notes collectives just queued on stream (grouped ones are noted at group_end). */
 void NoteQueuedUnlessGrouped(DLArrayNcclComm* c, Stream stream);
 void NoteQueued(DLArrayNcclComm* c, Stream stream);
@@ -99,10 +126,14 @@ struct Waiting {
   DLArrayNcclComm* c;
 };
 
-// Runs one NCCL call on the live communicator, then waits if NCCL finishes it in the background.
+// Runs one NCCL call on the live communicator, then waits if NCCL finishes it in the background
+// (non-blocking comm). A blocking comm's call runs without mu (it may wait for a peer's first
+// connection), as a Waiting call the watchdog times and comm_abort may abort under it.
 template <typename Call>
 void Run(DLArrayNcclComm* c, const char* what, Call&& call) {
-  Result r;
+  Result r = nccl::kSuccess;
+  Comm comm;
+  bool unlocked = false;  // a blocking comm's call outside a group: made below, without mu
   {
     std::lock_guard<std::mutex> lock(c->mu);
     if (c->aborted.load() || (c->comm == nullptr && c->finalized)) ThrowAborted(c, what);
@@ -111,8 +142,24 @@ void Run(DLArrayNcclComm* c, const char* what, Call&& call) {
                                          ": the communicator is not initialised (comm_init)");
     }
     SetDevice(c->device_id);
-    r = call(Lib(), c->comm);
-    if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, what, r);
+    comm = c->comm;
+    if (!c->blocking || c->in_group) {  // inside a group NCCL only records the call
+      r = call(Lib(), comm);
+      if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, what, r);
+    } else {
+      c->in_call.fetch_add(1);
+      unlocked = true;
+    }
+  }
+  if (unlocked) {
+    {
+      Waiting waiting(c);
+      r = call(Lib(), comm);
+    }
+    c->in_call.fetch_sub(1);
+    if (c->aborted.load()) ThrowAborted(c, what);
+    if (r != nccl::kSuccess) ThrowNccl(c, what, r);
+    return;
   }
   if (r == nccl::kInProgress) {
     Waiting waiting(c);

@@ -21,6 +21,7 @@ namespace dlarray {
 namespace cuda {
 namespace {
 
+using nccl::AbortLocked;
 using nccl::Lib;
 using nccl::Library;
 using nccl::NoteQueued;
@@ -98,6 +99,38 @@ void RequireSize(size_t got, size_t want, const char* op, const char* which, con
     throw ShapeError(std::string(op) + ": the " + which + " has " + std::to_string(got) +
                      " elements but " + rule + " needs " + std::to_string(want));
   }
+}
+
+// The stream a collective goes on now (set_stream).
+nccl::Stream CollectiveStream(DLArrayNcclComm* c) {
+  std::lock_guard<std::mutex> lock(c->mu);
+  return nccl::CollectiveStreamLocked(c);
+}
+
+// Splits the initialised non-blocking communicator into a blocking one for the collectives
+// (nccl_comm.h says why). The split is a collective of the non-blocking parent: it runs in
+// NCCL's background thread and stays abortable (aborting the parent aborts the child's init).
+void SplitBlocking(DLArrayNcclComm* c) {
+  Result r;
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
+    nccl::Config config;
+    config.blocking = 1;
+    SetDevice(c->device_id);
+    c->split_out = nullptr;
+    r = Lib().CommSplit(c->comm, 0, c->rank, &c->split_out, &config);
+    if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, "ncclCommSplit", r);
+  }
+  if (r == nccl::kInProgress) WaitReady(c, "ncclCommSplit");
+  std::lock_guard<std::mutex> lock(c->mu);
+  if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
+  if (c->split_out == nullptr) {
+    throw BackendError("NCCL ncclCommSplit returned no communicator on " + Who(c));
+  }
+  c->parent = c->comm;
+  c->comm = c->split_out;
+  c->blocking = true;
 }
 
 // --- The table's functions -----------------------------------------------------------------
@@ -184,15 +217,13 @@ int CommInit(DLArrayNcclComm* c, const uint8_t* id) {
         ThrowNccl(c, "ncclCommInitRankConfig", r);
       }
     }
-    if (r == nccl::kInProgress) {
-      try {
-        WaitReady(c, "ncclCommInitRankConfig");
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(c->mu);
-        if (c->comm != nullptr) (void)Lib().CommAbort(c->comm);
-        c->comm = nullptr;
-        throw;
-      }
+    try {
+      if (r == nccl::kInProgress) WaitReady(c, "ncclCommInitRankConfig");
+      if (Lib().CommSplit != nullptr) SplitBlocking(c);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(c->mu);
+      AbortLocked(c);
+      throw;
     }
   });
 }
@@ -203,12 +234,9 @@ int CommAbort(DLArrayNcclComm* c) {
     c->aborted.store(true);
     std::lock_guard<std::mutex> lock(c->mu);
     // Collectives queued in an open group still refer to the communicator: group_end (which
-    // follows at once: nothing blocks inside a group) submits them, then aborts.
-    if (c->comm != nullptr && !c->in_group) {
-      SetDevice(c->device_id);
-      (void)Lib().CommAbort(c->comm);  // blocking: NCCL's kernels and threads stop
-      c->comm = nullptr;
-    }
+    // follows at once: nothing blocks inside a group) submits them, then aborts. A blocking
+    // call running without mu (in_call) is aborted under it: that is what ends its wait.
+    if (c->comm != nullptr && !c->in_group) AbortLocked(c);
   });
 }
 
@@ -238,13 +266,18 @@ int CommDestroy(DLArrayNcclComm* c) {
     std::lock_guard<std::mutex> lock(c->mu);
     if (c->comm == nullptr) return;
     SetDevice(c->device_id);
-    nccl::Comm comm = c->comm;
-    c->comm = nullptr;
     if (!c->finalized || c->aborted.load()) {
-      (void)Lib().CommAbort(comm);
+      AbortLocked(c);
       return;
     }
+    nccl::Comm comm = c->comm;
+    nccl::Comm parent = c->parent;
+    c->comm = nullptr;
+    c->parent = nullptr;
     const Result r = Lib().CommDestroy(comm);
+    // The parent ran no collective (only the split): freeing it needs no peer. After the child,
+    // which may share its resources (NCCL_COMM_SPLIT_SHARE_RESOURCES).
+    if (parent != nullptr) (void)Lib().CommAbort(parent);
     if (r != nccl::kSuccess) {
       throw BackendError("NCCL ncclCommDestroy failed on " + Who(c) + ": " +
                          nccl::ErrorText(Lib(), r));
@@ -261,7 +294,7 @@ int AllReduce(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_t op
     CheckSameDType(send, recv, "all_reduce");
     CheckReduceOp(op, "all_reduce");
     const int type = NcclType(send->dtype, "all_reduce");
-    nccl::Stream stream = StreamOf(c);
+    nccl::Stream stream = CollectiveStream(c);
     Run(c, "ncclAllReduce", [&](const Library& lib, nccl::Comm comm) {
       return lib.AllReduce(Data(send), Data(recv), n, type, op, comm, stream);
     });
@@ -281,7 +314,7 @@ int Broadcast(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_t ro
                 "an output of that size");
     CheckSameDType(send, recv, "broadcast");
     const int type = NcclType(recv->dtype, "broadcast");
-    nccl::Stream stream = StreamOf(c);
+    nccl::Stream stream = CollectiveStream(c);
     Run(c, "ncclBroadcast", [&](const Library& lib, nccl::Comm comm) {
       return lib.Broadcast(Data(send), Data(recv), n, type, root, comm, stream);
     });
@@ -297,7 +330,7 @@ int AllGather(DLArrayNcclComm* c, const DLArray* send, DLArray* recv) {
                 "output", "world_size x the input's size");
     CheckSameDType(send, recv, "all_gather");
     const int type = NcclType(send->dtype, "all_gather");
-    nccl::Stream stream = StreamOf(c);
+    nccl::Stream stream = CollectiveStream(c);
     Run(c, "ncclAllGather", [&](const Library& lib, nccl::Comm comm) {
       return lib.AllGather(Data(send), Data(recv), n, type, comm, stream);
     });
@@ -314,7 +347,7 @@ int ReduceScatter(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_
     CheckSameDType(send, recv, "reduce_scatter");
     CheckReduceOp(op, "reduce_scatter");
     const int type = NcclType(send->dtype, "reduce_scatter");
-    nccl::Stream stream = StreamOf(c);
+    nccl::Stream stream = CollectiveStream(c);
     Run(c, "ncclReduceScatter", [&](const Library& lib, nccl::Comm comm) {
       return lib.ReduceScatter(Data(send), Data(recv), n, type, op, comm, stream);
     });
@@ -337,25 +370,63 @@ int GroupStart(DLArrayNcclComm* c) {
 int GroupEnd(DLArrayNcclComm* c) {
   return Guard([&] {
     if (c == nullptr) throw Error(ErrorKind::kValue, "group_end: comm is null");
-    Result r;
+    Result r = nccl::kSuccess;
+    nccl::Stream stream;
+    bool unlocked = false;  // a blocking comm launches (and may wait for peers) without mu
     {
       std::lock_guard<std::mutex> lock(c->mu);
       if (!c->in_group) throw Error(ErrorKind::kValue, "group_end: no group is open");
       SetDevice(c->device_id);
-      r = Lib().GroupEnd();
-      c->in_group = false;
-      if (c->aborted.load()) {
-        if (c->comm != nullptr) (void)Lib().CommAbort(c->comm);  // the abort that waited
-        c->comm = nullptr;
-        ThrowAborted(c, "ncclGroupEnd");
+      stream = c->on_side ? c->side : StreamOf(c);
+      if (c->blocking && !c->aborted.load()) {
+        c->in_group = false;
+        c->in_call.fetch_add(1);
+        unlocked = true;
+      } else {
+        r = Lib().GroupEnd();
+        c->in_group = false;
+        if (c->aborted.load()) {
+          AbortLocked(c);  // the abort that waited
+          ThrowAborted(c, "ncclGroupEnd");
+        }
+        if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, "ncclGroupEnd", r);
       }
-      if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, "ncclGroupEnd", r);
     }
-    if (r == nccl::kInProgress) {
+    if (unlocked) {
+      {
+        Waiting waiting(c);
+        r = Lib().GroupEnd();
+      }
+      c->in_call.fetch_sub(1);
+      if (c->aborted.load()) ThrowAborted(c, "ncclGroupEnd");
+      if (r != nccl::kSuccess) ThrowNccl(c, "ncclGroupEnd", r);
+    } else if (r == nccl::kInProgress) {
       Waiting waiting(c);
       WaitReady(c, "ncclGroupEnd");
     }
-    NoteQueued(c, StreamOf(c));
+    NoteQueued(c, stream);
+  });
+}
+
+int SetStream(DLArrayNcclComm* c, int32_t side) {
+  return Guard([&] {
+    if (c == nullptr) throw Error(ErrorKind::kValue, "set_stream: comm is null");
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->in_group) throw Error(ErrorKind::kValue, "set_stream: a group is open");
+    SetDevice(c->device_id);
+    if (side != 0) {
+      if (c->side == nullptr) {
+        CUDA_CALL(cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking));
+        CUDA_CALL(cudaEventCreateWithFlags(&c->fork, cudaEventDisableTiming));
+        CUDA_CALL(cudaEventCreateWithFlags(&c->join, cudaEventDisableTiming));
+      }
+      c->on_side = true;
+      return;
+    }
+    if (!c->on_side) return;
+    c->on_side = false;
+    CUDA_CALL(cudaEventRecord(c->join, c->side));
+    CUDA_CALL(cudaStreamWaitEvent(static_cast<cudaStream_t>(StreamOf(c)), c->join, 0));
   });
 }
 
@@ -392,6 +463,7 @@ const DLArrayNcclExtV1 kApi = {
     &GroupEnd,
     &AsyncError,
     &PendingSeconds,
+    &SetStream,
 };
 
 }  // namespace

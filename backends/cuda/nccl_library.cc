@@ -85,6 +85,9 @@ bool TryOpen(const std::string& place, Library& lib, std::string& why) {
             Resolve(handle, "ncclReduceScatter", l.ReduceScatter, why) &&
             Resolve(handle, "ncclGroupStart", l.GroupStart, why) &&
             Resolve(handle, "ncclGroupEnd", l.GroupEnd, why);
+  if (ok) {  // optional: a library without it keeps the non-blocking communicator
+    l.CommSplit = reinterpret_cast<decltype(l.CommSplit)>(dlsym(handle, "ncclCommSplit"));
+  }
   if (ok && l.GetVersion(&l.version) != kSuccess) {
     why = "ncclGetVersion failed";
     ok = false;

@@ -67,6 +67,8 @@ struct Library {
   Result (*ReduceScatter)(const void*, void*, size_t, int, int, Comm, Stream) = nullptr;
   Result (*GroupStart)() = nullptr;
   Result (*GroupEnd)() = nullptr;
+  // Optional (NCCL 2.18+): null in older libraries, whose communicators stay non-blocking.
+  Result (*CommSplit)(Comm, int, int, Comm*, Config*) = nullptr;
 };
 
 /*!

@@ -109,6 +109,15 @@ class Communicator {
     CallExtension("nccl group_end", [&] { return api_->group_end(c); });
   }
 
+  // Later collectives on the side stream (true), or back on the GPU's stream, which then waits
+  // for them on the GPU (false): data-parallel training's gradient buckets overlap the backward.
+  void SetStream(bool side) {
+    if (!DLARRAY_STRUCT_HAS(api_, DLArrayNcclExtV1, set_stream)) {
+      throw BackendError("the CUDA plugin's " DLARRAY_EXT_NCCL_V1
+                         " table has no set_stream (a plugin older than this module)");
+    }
+    Use("set_stream", [&](DLArrayNcclComm* c) { return api_->set_stream(c, side ? 1 : 0); });
+  }
   void AsyncError() {
     Use("async_error", [&](DLArrayNcclComm* c) { return api_->async_error(c); });
   }
@@ -206,6 +215,7 @@ void BindDistributed(py::module_& m) {
       .def("reduce_scatter", &Communicator::ReduceScatter, py::arg("send"), py::arg("recv"),
            py::arg("op"))
       .def("all_reduce_group", &Communicator::AllReduceGroup, py::arg("arrays"), py::arg("op"))
+      .def("set_stream", &Communicator::SetStream, py::arg("side"))
       .def("async_error", &Communicator::AsyncError)
       .def("pending_seconds", &Communicator::PendingSeconds)
       .def("abort", &Communicator::Abort)

@@ -79,6 +79,20 @@ class MpiCommunicator {
   void AllReduceGroup(const std::vector<NDArray>& arrays, int op) {
     for (const NDArray& a : arrays) AllReduce(a, a, op);
   }
+  // Starts a non-blocking all-reduce; the number it returns goes to Wait. The caller keeps both
+  // arrays alive until then (dlarray.distributed's buckets hold them).
+  int64_t IallReduce(const NDArray& send, const NDArray& recv, int op) {
+    RequireNonBlocking();
+    int64_t request = 0;
+    Use("iall_reduce", [&](DLArrayMpiComm* c) {
+      return api_->iall_reduce(c, send.dl(), recv.dl(), op, &request);
+    });
+    return request;
+  }
+  void Wait(int64_t request) {
+    RequireNonBlocking();
+    Use("wait", [&](DLArrayMpiComm* c) { return api_->wait(c, request); });
+  }
   void Barrier() {
     Use("barrier", [&](DLArrayMpiComm* c) { return api_->barrier(c); });
   }
@@ -116,6 +130,13 @@ class MpiCommunicator {
   }
 
  private:
+  void RequireNonBlocking() const {
+    if (!DLARRAY_STRUCT_HAS(api_, DLArrayMpiExtV1, wait)) {
+      throw BackendError("the CPU plugin's " DLARRAY_EXT_MPI_V1
+                         " table has no iall_reduce/wait (a plugin older than this module)");
+    }
+  }
+
   template <typename F>
   void Use(const char* what, F&& call) {
     py::gil_scoped_release release;
@@ -197,6 +218,9 @@ void BindDistributedMpi(py::module_& m) {
       .def("reduce_scatter", &MpiCommunicator::ReduceScatter, py::arg("send"), py::arg("recv"),
            py::arg("op"))
       .def("all_reduce_group", &MpiCommunicator::AllReduceGroup, py::arg("arrays"), py::arg("op"))
+      .def("iall_reduce", &MpiCommunicator::IallReduce, py::arg("send"), py::arg("recv"),
+           py::arg("op"))
+      .def("wait", &MpiCommunicator::Wait, py::arg("request"))
       .def("barrier", &MpiCommunicator::Barrier)
       .def("async_error", &MpiCommunicator::AsyncError)
       .def("pending_seconds", &MpiCommunicator::PendingSeconds)

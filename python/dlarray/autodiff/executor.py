@@ -35,12 +35,24 @@ class Executor:
         On a device: run each chain of elementwise nodes (bias + relu, a relu-gradient mask
         times a gradient, ...) as one generated kernel (``dlarray.fuse``'s code generator),
         built when the plan is made. True by default; False runs every node's op.
+    data_parallel : sequence of Node, optional
+        Data-parallel training over ``dlarray.distributed``'s process group (initialised, on
+        ``ctx``): these evaluated nodes (the gradients) are averaged over the ranks in every
+        run, in buckets of about ``bucket_mb`` MB, each bucket's all-reduce started as soon as
+        the backward pass has computed (and last read) its gradients, overlapping the rest;
+        ``run`` returns them averaged (on a GPU queued before anything queued after ``run``;
+        the host does not wait). Plans with several buckets run op by op, without a CUDA
+        graph. See ``dlarray.autodiff._data_parallel``.
+    bucket_mb : float, optional
+        Megabytes per gradient bucket in data-parallel mode (default 25, as PyTorch's DDP).
 
     Raises
     ------
     TypeError
         When an element of ``eval_node_list`` is not a Node, or ``cuda_graph`` or ``fuse`` is
         not a bool.
+    ValueError
+        When a ``data_parallel`` node is not evaluated, or ``bucket_mb`` is not positive.
 
     ``ctx=None`` computes with NumPy; a dlarray context (``dlarray.cpu(0)``,
     ``dlarray.gpu(0)``) runs the runtime's ops on that device. Feed values are NumPy arrays
@@ -78,7 +90,9 @@ class Executor:
     """
 
     def __init__(self, eval_node_list: Iterable[Node], ctx: Optional[DLContext] = None,
-                 cuda_graph: bool = True, fuse: bool = True) -> None:
+                 cuda_graph: bool = True, fuse: bool = True,
+                 data_parallel: Optional[Iterable[Node]] = None,
+                 bucket_mb: float = 25.0) -> None:
         for name, flag in (("cuda_graph", cuda_graph), ("fuse", fuse)):
             if not isinstance(flag, bool):
                 raise TypeError("%s must be True or False, got %s" % (name, type(flag).__name__))
@@ -89,6 +103,11 @@ class Executor:
                 raise TypeError("Executor evaluates Nodes, got %s" % type(node).__name__)
         self.eval_node_list = eval_node_list
         self.ctx = ctx
+        self.data_parallel, self.bucket_mb = None, bucket_mb
+        if data_parallel is not None:  # the data-parallel mode's hook (_data_parallel.py)
+            from . import _data_parallel
+            self.data_parallel, self.bucket_mb = _data_parallel.configure(
+                data_parallel, bucket_mb, eval_node_list, ctx)
         self.topo_order = find_topo_sort(eval_node_list)
         self._graph = set(self.topo_order)
         self._plans = {}
@@ -180,8 +199,12 @@ class Executor:
                 shapes[node] = node.op.infer_shape(node, [shapes[i] for i in node.inputs])
         if self.ctx is None:
             return _NumpyPlan(self.eval_node_list, order, fed_shapes)
-        return _DevicePlan(self.eval_node_list, order, shapes, fed_shapes, self.ctx,
+        plan = _DevicePlan(self.eval_node_list, order, shapes, fed_shapes, self.ctx,
                            self.cuda_graph, self.fuse)
+        if self.data_parallel is not None:
+            from . import _data_parallel
+            plan.buckets = _data_parallel.attach(plan, self.data_parallel, self.bucket_mb)
+        return plan
 
     def graph_stats(self) -> dict[str, Any]:
         """What CUDA graphs did for this executor's plans.

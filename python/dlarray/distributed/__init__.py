@@ -39,13 +39,14 @@ from typing import Optional, Sequence
 from .. import _core
 from .._core import DLContext, NDArray
 from . import _group, _mpi, _nccl
+from ._buckets import GradientBuckets
 from .rendezvous import DistributedError, RendezvousTimeout
 
 __all__ = [
-    "DistributedError", "RendezvousTimeout", "all_gather", "all_reduce", "all_reduce_coalesced",
-    "barrier", "broadcast", "destroy_process_group", "get_device", "get_rank", "get_world_size",
-    "host_barrier", "init_process_group", "is_initialized", "mpi_library", "nccl_library",
-    "reduce_scatter",
+    "DistributedError", "GradientBuckets", "RendezvousTimeout", "all_gather", "all_reduce",
+    "all_reduce_coalesced", "barrier", "broadcast", "destroy_process_group", "get_device",
+    "get_rank", "get_world_size", "host_barrier", "init_process_group", "is_initialized",
+    "mpi_library", "nccl_library", "reduce_scatter",
 ]
 
 DEFAULT_TIMEOUT = 300.0
@@ -180,6 +181,7 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
         _group._open_nccl()
     group = _group.ProcessGroup(rank, world_size, device, timeout, exit_grace)
     group.debug = os.environ.get("DLARRAY_DIST_DEBUG", "").strip() not in ("", "0")
+    group.direct = not group.debug and not group.staged  # no check, no host copies: _run's work
     try:
         group.start(host, port, address_given)
     except BaseException:
@@ -365,7 +367,10 @@ def all_reduce(array: NDArray, op: str = "sum") -> NDArray:
     group = _require()
     _check_arrays(group, "all_reduce", array)
     code = _op(op)
-    _run(group, "all_reduce", "all_reduce", (array,), (array,), (code,), ("op", op))
+    if group.direct:  # the common case, a few microseconds sooner on the GPU's stream
+        group.call("all_reduce", "all_reduce", array, array, code)
+    else:
+        _run(group, "all_reduce", "all_reduce", (array,), (array,), (code,), ("op", op))
     return array
 
 

@@ -107,6 +107,7 @@ class ProcessGroup:
         self.rank, self.world_size, self.device = rank, world_size, device
         self.backend = _backend_for(device)
         self.debug = False  # DLARRAY_DIST_DEBUG: ranks compare each collective's arguments
+        self.direct = False  # neither debug nor staged: collectives need none of _run's work
         self.staged = device.device_type == _OPENCL  # collectives on host copies
         self.host_only = device.device_type == _CPU and self.backend == "mpi"
         self.timeout, self.exit_grace = timeout, exit_grace

@@ -105,6 +105,16 @@ typedef struct DLArrayMpiExtV1 {
   int (*pending_seconds)(DLArrayMpiComm* comm, double* seconds);
   /*! \brief MPI_Finalize when load() initialised MPI and it is not finalized yet. */
   int (*finalize)(void);
+  /*!
+   * \brief Starts recv = op over the ranks of send (MPI_Iallreduce) and returns at once;
+   *        *request names it for wait. send and recv must stay alive and untouched until then.
+   *        Every rank starts the same non-blocking collectives in the same order.
+   */
+  int (*iall_reduce)(DLArrayMpiComm* comm, const DLArray* send, DLArray* recv, int32_t op,
+                     int64_t* request);
+  /*! \brief Waits for the collective iall_reduce started (and divides for avg); a request is
+   *         waited for once. */
+  int (*wait)(DLArrayMpiComm* comm, int64_t request);
 } DLArrayMpiExtV1;
 
 #ifdef __cplusplus

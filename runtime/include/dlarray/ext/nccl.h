@@ -85,7 +85,9 @@ typedef struct DLArrayNcclExtV1 {
   /*! \brief A communicator for rank `rank` of `world_size` on GPU device_id; no traffic yet. */
   int (*comm_create)(int32_t device_id, int32_t world_size, int32_t rank, DLArrayNcclComm** out);
   /*! \brief Joins the group of id (every rank calls it with the same id); waits until all ranks
-   *         have joined, NCCL fails, or comm_abort. */
+   *         have joined, NCCL fails, or comm_abort. Made non-blocking (so that the wait can be
+   *         aborted), then, with NCCL 2.18+, split into a blocking communicator for the
+   *         collectives, which then return as soon as they are queued on the stream. */
   int (*comm_init)(DLArrayNcclComm* comm, const uint8_t* id);
   /*! \brief Aborts: NCCL's kernels of comm stop, calls on it fail from now on. Any thread, any
    *         number of times; comm stays allocated until comm_destroy. */
@@ -116,6 +118,14 @@ typedef struct DLArrayNcclExtV1 {
   /*! \brief How long the oldest collective of comm not yet finished on the GPU has been queued, in
    *         seconds (0 when none is): a watchdog aborts when a peer never joins one. */
   int (*pending_seconds)(DLArrayNcclComm* comm, double* seconds);
+  /*!
+   * \brief side = 1: comm's later collectives go on its own stream (made at first use), each
+   *        ordered after the work queued on the GPU's stream when it is called, so that they
+   *        overlap the compute queued after them (data-parallel training's gradient buckets).
+   *        side = 0: back to the GPU's stream, which waits (on the GPU, not the host) for every
+   *        collective queued on the side stream. Not inside a group.
+   */
+  int (*set_stream)(DLArrayNcclComm* comm, int32_t side);
 } DLArrayNcclExtV1;
 
 /* Deprecated names from before the extension naming rule (docs/architecture.md), kept for

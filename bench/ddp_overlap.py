@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""The executor's data-parallel mode on several GPUs against one GPU (issue 24, item 2).
+
+    NCCL_NVLS_ENABLE=0 python -m dlarray.distributed.run --nproc-per-node 2 bench/ddp_overlap.py
+
+Step time (forward, backward, gradient all-reduce, SGD update) of
+1. an MLP 4096-4096-4096-10 at global batch 4096 (gradients: 128 MB, about 6 buckets of 25 MB);
+   target: 2 GPUs <= 0.55x one GPU's step time;
+2. examples/mnist.py's MLP at global batch 1000; target: 2 GPUs not slower than one.
+Each on N GPUs with the gradients all-reduced in buckets during the backward pass (``buckets``,
+the data-parallel mode) and in one NCCL group after it (``after``), and on one GPU with the whole
+global batch while the other ranks wait. Times are the median of --repeats rounds of --steps
+steps, each round ended by one wait for the GPU. Rank 0 prints the table; --json FILE saves it.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # NVLink multicast stays off
+
+import numpy as np  # noqa: E402
+
+import dlarray  # noqa: E402
+import dlarray.distributed as dist  # noqa: E402
+from dlarray import autodiff as ad  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                                "examples"))
+import mnist  # noqa: E402
+
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--steps", type=int, default=20, help="steps per round")
+    parser.add_argument("--batch", type=int, default=4096, help="the wide MLP's global batch")
+    parser.add_argument("--width", type=int, default=4096, help="the wide MLP's layer width")
+    parser.add_argument("--bucket-mb", type=float, default=25.0)
+    parser.add_argument("--json", metavar="FILE", help="save the results")
+    return parser.parse_args(argv)
+
+
+def timed(step, ctx, steps, repeats):
+    """Median seconds per step over ``repeats`` rounds of ``steps`` steps and one wait."""
+    for _ in range(3):
+        step()
+    dlarray.synchronize(ctx)
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        dlarray.synchronize(ctx)
+        samples.append((time.perf_counter() - start) / steps)
+    return statistics.median(samples)
+
+
+class WideMLP:
+    """x -> [matmul + bias -> relu] x 2 -> matmul + bias -> softmax cross-entropy, SGD."""
+
+    def __init__(self, ctx, rows, width, mode, bucket_mb, group):
+        self.ctx, self.mode, self.group = ctx, mode, group
+        widths = (width, width, width, 10)
+        self.x, self.y_ = ad.Variable("x"), ad.Variable("y_")
+        rng = np.random.default_rng(0)
+        h, params, values = self.x, [], []
+        for i, (n_in, n_out) in enumerate(zip(widths[:-1], widths[1:])):
+            w, b = ad.Variable("w%d" % i), ad.Variable("b%d" % i)
+            z = ad.matmul_op(h, w)
+            z = z + ad.broadcastto_op(b, z)
+            h = ad.relu_op(z) if i < len(widths) - 2 else z
+            params += [w, b]
+            values += [rng.standard_normal((n_in, n_out), np.float32) / np.sqrt(n_in),
+                       np.zeros(n_out, np.float32)]
+        loss = ad.softmaxcrossentropy_op(h, self.y_)
+        grads = ad.gradients(loss, params)
+        overlap = group and mode == "buckets"
+        self.executor = ad.Executor([loss] + grads, ctx, data_parallel=grads if overlap else None,
+                                    bucket_mb=bucket_mb)
+        self.weights = [dlarray.array(v, ctx) for v in values]
+        self.feed = dict(zip(params, self.weights))
+        self.feed[self.x] = dlarray.array(rng.standard_normal((rows, widths[0]), np.float32), ctx)
+        labels = np.eye(widths[-1], dtype=np.float32)[rng.integers(0, widths[-1], rows)]
+        self.feed[self.y_] = dlarray.array(labels, ctx)
+
+    def step(self):
+        _loss, *grads = self.executor.run(self.feed)
+        if self.group and self.mode == "after":
+            dist.all_reduce_coalesced(grads, op="mean")
+        for w, g in zip(self.weights, grads):
+            dlarray.ops.matrix_elementwise_multiply_by_const(g, -1e-3, g)
+            dlarray.ops.matrix_elementwise_add(w, g, w)
+
+
+def mnist_trainer(ctx, rows, mode, group):
+    trainer = mnist.Trainer("mlp", ctx, 0.01, 0, dist=dist if group else None,
+                            allreduce="buckets" if mode == "buckets" else "grouped")
+    rng = np.random.default_rng(0)
+    batches = [(trainer.to_device(rng.random((rows, 784), dtype=np.float32)),
+                trainer.to_device(mnist.one_hot(rng.integers(0, 10, rows)))) for _ in range(8)]
+    state = {"i": 0}
+
+    def step():
+        trainer.step(*batches[state["i"] % len(batches)])
+        state["i"] += 1
+    return step
+
+
+def bench(args, ctx, rank, world):
+    rows = []
+    for name, batch in (("MLP %dx3, batch %d" % (args.width, args.batch), args.batch),
+                        ("MNIST MLP, batch 1000", 1000)):
+        row = {"model": name}
+        for mode in ("buckets", "after"):
+            if name.startswith("MNIST"):
+                step = mnist_trainer(ctx, batch // world, mode, True)
+            else:
+                step = WideMLP(ctx, batch // world, args.width, mode, args.bucket_mb, True).step
+            row["%d_gpus_%s_ms" % (world, mode)] = 1e3 * timed(step, ctx, args.steps,
+                                                               args.repeats)
+        dist.host_barrier()
+        if rank == 0:  # one GPU, the whole global batch, the other ranks idle
+            if name.startswith("MNIST"):
+                step = mnist_trainer(ctx, batch, "after", False)
+            else:
+                step = WideMLP(ctx, batch, args.width, "after", args.bucket_mb, False).step
+            row["1_gpu_ms"] = 1e3 * timed(step, ctx, args.steps, args.repeats)
+            row["ratio_buckets"] = row["%d_gpus_buckets_ms" % world] / row["1_gpu_ms"]
+            row["ratio_after"] = row["%d_gpus_after_ms" % world] / row["1_gpu_ms"]
+        dist.host_barrier(timeout=900)
+        rows.append(row)
+    return rows
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    dist.init_process_group()
+    rank, world, ctx = dist.get_rank(), dist.get_world_size(), dist.get_device()
+    results = {"world_size": world, "device": dlarray._core.device_name(ctx),
+               "nccl": dist.nccl_library()[1] if dlarray.is_gpu_ctx(ctx) else "-",
+               "bucket_mb": args.bucket_mb,
+               "rows": bench(args, ctx, rank, world)}
+    if rank == 0:
+        print("data-parallel step time on %s, NCCL %s: ms (median of %d x %d steps); ratio = "
+              "%d GPUs / 1 GPU (targets: MLP <= 0.55, MNIST <= 1.0)"
+              % (results["device"], results["nccl"], args.repeats, args.steps, world))
+        print("%-24s %9s %14s %12s %13s %11s" % ("model", "1 GPU", "%d GPUs buckets" % world,
+                                                 "%d GPUs after" % world, "ratio buckets",
+                                                 "ratio after"))
+        for r in results["rows"]:
+            print("%-24s %9.3f %14.3f %12.3f %13.3f %11.3f" % (
+                r["model"], r["1_gpu_ms"], r["%d_gpus_buckets_ms" % world],
+                r["%d_gpus_after_ms" % world], r["ratio_buckets"], r["ratio_after"]))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""The executor's data-parallel mode: a plan's gradients averaged over the ranks of
+dlarray.distributed's process group, bucket by bucket, each bucket started right after the op
+that computes its last gradient, all waited for at the end of the run.
+
+The buckets follow the plan's op order (the order the backward pass computes the gradients), so
+the first buckets' all-reduces overlap the rest of the backward pass (on a GPU: on NCCL's side
+stream; see dlarray.distributed._buckets). Every rank runs the same plan, so every rank starts
+the same buckets in the same order.
+
+A plan with several buckets runs op by op on a GPU (no CUDA graph): recording the collectives and
+their cross-stream events into a graph is not verified on a GPU yet. A plan with one bucket (all
+its gradients within ``bucket_mb``) has nothing to overlap: it keeps its CUDA graph, and the
+bucket starts after the plan's ops.
+"""
+
+from __future__ import annotations
+
+
+def configure(nodes, bucket_mb, eval_node_list, ctx):
+    """The Executor's checked arguments: (the nodes to average, as a list; bucket_mb)."""
+    from ..distributed._buckets import check_bucket_mb
+    from .graph import Node
+    bucket_mb = check_bucket_mb(bucket_mb)
+    if ctx is None:
+        raise ValueError("data_parallel needs a device ctx (the NumPy executor has no process "
+                         "group)")
+    if isinstance(nodes, Node):
+        nodes = [nodes]
+    try:
+        nodes = list(nodes)
+    except TypeError:
+        raise TypeError("data_parallel must be the list of nodes to average over the ranks "
+                        "(the gradients), got %s" % type(nodes).__name__) from None
+    evaluated = set(eval_node_list)
+    for node in nodes:
+        if not isinstance(node, Node):
+            raise TypeError("data_parallel lists Nodes, got %s" % type(node).__name__)
+        if node not in evaluated:
+            raise ValueError("data_parallel node '%s' is not one of the executor's "
+                             "eval_node_list: only evaluated nodes can be averaged" % node.name)
+    if len(set(nodes)) != len(nodes):
+        raise ValueError("data_parallel lists a node twice")
+    return nodes, bucket_mb
+
+
+def attach(plan, nodes, bucket_mb):
+    """Adds the buckets' start calls to ``plan.calls`` and the wait at the end. A bucket starts
+    after the last call that writes or reads any of its arrays: a later op that read a gradient
+    while its all-reduce runs would see it half averaged."""
+    from .. import distributed
+    from ..distributed._buckets import GradientBuckets
+    group = distributed._require()
+    if plan.ctx != group.device:
+        raise ValueError("data_parallel: the executor runs on %r but this rank's process group "
+                         "uses %r" % (plan.ctx, group.device))
+    fed = [n.name for n in nodes if n not in plan.arrays]
+    if fed:
+        raise ValueError("data_parallel: node %s is fed, not computed by the executor"
+                         % ", ".join("'%s'" % name for name in fed))
+    arrays = {id(plan.arrays[n]): plan.arrays[n] for n in nodes}
+    last = dict.fromkeys(arrays, -1)  # -1: ready before the first call (a constant)
+    for i, (_fn, args) in enumerate(plan.calls):
+        for arg in args:
+            if id(arg) in last:
+                last[id(arg)] = i
+    ready = sorted(arrays, key=lambda k: last[k])
+    buckets = GradientBuckets([arrays[k] for k in ready], bucket_mb, op="mean")
+    if len(buckets) == 1:
+        run_ops = plan.run
+
+        def run(feed_dict):
+            values = run_ops(feed_dict)
+            buckets.start(0)
+            buckets.wait()
+            return values
+        plan.run = run
+        return buckets
+    plan.graph = None  # op by op: the buckets start between the ops
+    after = {}  # call index -> buckets to start after it
+    position = 0
+    for b, members in enumerate(buckets.buckets):
+        position += len(members)
+        after.setdefault(last[ready[position - 1]], []).append(b)
+    calls = [(buckets.start, (b,)) for b in after.get(-1, [])]
+    for i, call in enumerate(plan.calls):
+        calls.append(call)
+        calls.extend((buckets.start, (b,)) for b in after.get(i, []))
+    calls.append((buckets.wait, ()))
+    plan.calls = calls
+    return buckets

@@ -1,0 +1,38 @@
+"""The executor's data-parallel mode on two GPUs (NCCL, the side stream): ddp_worker.py's training
+equals one GPU's on the whole global batch for every bucket size, and mixed dtypes reduce right.
+Skips without two GPUs or without NCCL (test_ddp.py runs the same worker on two CPU ranks)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import dlarray
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GPUS = [c for c in dlarray.devices() if c.device_type == 2]
+
+
+@pytest.mark.skipif(len(GPUS) < 2, reason="fewer than two GPUs (the data-parallel mode on NCCL)")
+def test_two_gpus_train_as_one_gpu_on_the_global_batch(tmp_path):
+    import dlarray.distributed as dist
+    try:
+        dist.nccl_library()
+    except RuntimeError as e:
+        pytest.skip("NCCL is not installed: %s" % e)
+    env = dict(os.environ, NCCL_NVLS_ENABLE="0", PYTHONUNBUFFERED="1", DLARRAY_DIST_TIMEOUT="120")
+    env.pop("DLARRAY_DIST_DEVICE", None)
+    done = subprocess.run([sys.executable, "-m", "dlarray.distributed.run", "--nproc-per-node",
+                           "2", os.path.join(HERE, "ddp_worker.py"), str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    ranks = [json.loads((tmp_path / ("rank%d.json" % r)).read_text()) for r in (0, 1)]
+    for r in ranks:
+        assert r["mixed_failures"] == []
+        runs = r["runs"]
+        assert runs["1e-06"]["buckets"] == 4 and runs["25.0"]["buckets"] == 1
+        for run in runs.values():  # cuBLAS may sum in another order on half the rows
+            assert run["loss_error"] < 1e-4, run
+            assert run["weight_error"] < 1e-4, run
+    assert ranks[0]["runs"] == ranks[1]["runs"]
