@@ -1,0 +1,139 @@
+// dlarray.fuse's cache hit on the CPU without Python in the loop: a _FuseLauncher holds one
+// traced signature of a fused function (each argument's dtype and shape, or a scalar's type and
+// value), the generated kernel's address and its sizes, and per call only checks the arguments
+// against the signature, allocates the result and calls the kernel. Any difference (another
+// shape, a view, a subclass, a large array that the thread pool should split) returns None and
+// the Python path (dlarray/_fuse.py) runs the call as before, errors included.
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "binding.h"
+
+namespace dlarray {
+namespace {
+
+// The generated C++ kernel: dl_fused(pointers: inputs then output, sizes, begin, end).
+using FusedKernel = void (*)(void* const*, const long long*, long long, long long);
+
+// One positional argument of the signature.
+struct Argument {
+  bool is_array = false;
+  bool read = false;     // an array the kernel reads (its pointer goes in)
+  DLArrayDType dtype{};  // an array's
+  std::vector<int64_t> shape;
+  py::object scalar;  // a scalar's value (compared by exact type and ==)
+};
+
+class FuseLauncher {
+ public:
+  FuseLauncher(uintptr_t kernel, const py::list& signature, std::vector<int64_t> out_shape,
+               const py::handle& out_dtype, std::vector<long long> dims, DLContext ctx,
+               int64_t max_elements)
+      : kernel_(reinterpret_cast<FusedKernel>(kernel)),
+        out_shape_(std::move(out_shape)),
+        out_dtype_(DTypeFromNumpy(out_dtype)),
+        dims_(std::move(dims)),
+        ctx_(ctx) {
+    // signature: per argument (dtype, shape, read) for an array, or (None, value) for a scalar
+    for (const py::handle item : signature) {
+      const py::tuple t = item.cast<py::tuple>();
+      Argument a;
+      if (t[0].is_none()) {
+        a.scalar = py::reinterpret_borrow<py::object>(t[1]);
+      } else {
+        a.is_array = true;
+        a.dtype = DTypeFromNumpy(t[0]);
+        a.shape = t[1].cast<std::vector<int64_t>>();
+        a.read = t[2].cast<bool>();
+      }
+      args_.push_back(std::move(a));
+    }
+    n_ = 1;
+    for (int64_t s : out_shape_) n_ *= s;
+    if (n_ == 0 || n_ > max_elements) throw py::value_error("_FuseLauncher: not a small call");
+    pointers_.reserve(args_.size() + 1);
+  }
+
+  // The result of the call, or None where the arguments differ from the signature.
+  py::object Call(const py::args& call) {
+    const size_t count = static_cast<size_t>(PyTuple_GET_SIZE(call.ptr()));
+    if (count != args_.size()) return py::none();
+    pointers_.clear();
+    for (size_t i = 0; i < count; ++i) {
+      PyObject* obj = PyTuple_GET_ITEM(call.ptr(), i);
+      const Argument& a = args_[i];
+      if (!a.is_array) {
+        if (Py_TYPE(obj) != Py_TYPE(a.scalar.ptr())) return py::none();
+        const int same = PyObject_RichCompareBool(obj, a.scalar.ptr(), Py_EQ);
+        if (same < 0) throw py::error_already_set();
+        if (same == 0) return py::none();
+        continue;
+      }
+      const Array* x = Exact(obj);
+      if (x == nullptr || !x->is_compact() || x->dtype() != a.dtype || x->ctx() != ctx_ ||
+          x->shape() != a.shape) {
+        return py::none();
+      }
+      if (a.read) pointers_.push_back(x->data_ptr());
+    }
+    NDArray out{Array::Empty(out_shape_, ctx_, out_dtype_)};
+    pointers_.push_back(out.array->data_ptr());
+    kernel_(pointers_.data(), dims_.empty() ? nullptr : dims_.data(), 0, n_);
+    return py::cast(std::move(out));
+  }
+
+ private:
+  // The array behind obj when obj is exactly an NDArray made by its constructor, else nullptr.
+  static const Array* Exact(PyObject* obj) {
+    static PyTypeObject* const type = py::detail::get_type_info(typeid(NDArray))->type;
+    if (Py_TYPE(obj) != type) return nullptr;
+    auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
+    return vh.holder_constructed() ? vh.value_ptr<NDArray>()->array.get() : nullptr;
+  }
+
+  FusedKernel kernel_;
+  std::vector<Argument> args_;
+  std::vector<int64_t> out_shape_;
+  DLArrayDType out_dtype_;
+  std::vector<long long> dims_;
+  DLContext ctx_;
+  int64_t n_ = 0;
+  std::vector<void*> pointers_;  // scratch of one call (the GIL is held throughout)
+};
+
+struct FuseEntry {
+  std::shared_ptr<FuseLauncher> fast;
+};
+
+}  // namespace
+
+void BindFuseFast(py::module_& m) {
+  py::class_<FuseLauncher, std::shared_ptr<FuseLauncher>>(
+      m, "_FuseLauncher", "dlarray.fuse's cache hit for one signature on the CPU (private).")
+      .def(py::init<uintptr_t, const py::list&, std::vector<int64_t>, const py::handle&,
+                    std::vector<long long>, DLContext, int64_t>(),
+           py::arg("kernel"), py::arg("signature"), py::arg("out_shape"), py::arg("out_dtype"),
+           py::arg("dims"), py::arg("ctx"), py::arg("max_elements"))
+      .def("__call__", &FuseLauncher::Call,
+           "The result of a call with these arguments, or None: the Python path runs it.");
+  // The base class of dlarray.fuse's Fused: a call goes to its launcher first, and to the
+  // Python method _slow (the whole path) when there is none or it answers None.
+  py::class_<FuseEntry>(m, "_FuseEntry", py::dynamic_attr(),
+                        "The base of dlarray.fuse's Fused (private).")
+      .def(py::init<>())
+      .def_readwrite("_fast", &FuseEntry::fast, "The launcher tried first, or None.")
+      .def("__call__", [](py::handle self, const py::args& args, const py::kwargs& kwargs) {
+        FuseLauncher* fast = self.cast<FuseEntry&>().fast.get();
+        if (fast != nullptr && kwargs.empty()) {
+          py::object out = fast->Call(args);
+          if (!out.is_none()) return out;
+        }
+        return self.attr("_slow")(*args, **kwargs);
+      });
+}
+
+}  // namespace dlarray
