@@ -63,10 +63,11 @@ def device_source(language: str, ctype: str, pairs: int) -> str:
     (OpenCL: their bits in a long, as ``opencl_launcher`` passes scalars)."""
     cuda = language == "cuda"
     if cuda:
-        params = ["T* __restrict__ p%d" % k for k in range(pairs)]
-        params += ["const T* __restrict__ g%d" % k for k in range(pairs)]
+        # the C type by name in the parameters: dlarray.rtc checks the arguments against them
+        params = ["%s* __restrict__ p%d" % (ctype, k) for k in range(pairs)]
+        params += ["const %s* __restrict__ g%d" % (ctype, k) for k in range(pairs)]
         params += ["long long n%d" % k for k in range(pairs)]
-        params += ["T s%d" % k for k in range(pairs)]
+        params += ["%s s%d" % (ctype, k) for k in range(pairs)]
         head = ['extern "C" __global__ void dl_fused(%s) {' % ", ".join(params),
                 "T* p; const T* g; long long n; T s;", "switch (blockIdx.y) {"]
         pick = "case %d: p = p{0}; g = g{0}; n = n{0}; s = s{0}; break;"

@@ -124,6 +124,10 @@ def test_sgd_update_generated_sources_match_pairs():
             src = _fuse_multi.device_source(language, ctype, 3)
             assert src.count("case ") == 3 and "dl_fused" in src
     src = _fuse_multi.device_source("cuda", "float", 2)
+    from dlarray import _rtc_source  # the launcher checks arguments against these types
+    params = src[src.index("dl_fused(") + 9:src.index(") {")].split(", ")
+    assert [_rtc_source.parse_param(p)[:3] for p in params] == (
+        [(1, 2, 32)] * 4 + [(2, 0, 64)] * 2 + [(2, 2, 32)] * 2)
     rtc = pytest.importorskip("dlarray.rtc")
     try:
         rtc.RawKernel(src, "dl_fused", options=_fuse_backends.cuda_options()).compile(arch=90)
