@@ -226,14 +226,15 @@ def compile_trace(trace, arrays: list, ctx) -> tuple:
     return run, plan.backend
 
 
-class Fused(_core._FuseEntry):
+class Fused:
     """A function traced once per signature of arguments and run as one kernel; made by
-    :func:`fuse`. Calling it takes the function's positional arguments: the base class (C++)
-    runs the call through ``self._fast``, the launcher of the last small CPU signature, when
-    it takes the arguments, else through :meth:`_slow`."""
+    :func:`fuse`. Calling it takes the function's positional arguments: the class's call slot
+    (C++, ``_core._fuse_install_call``) runs it through ``self._fast``, the launcher of the
+    last small CPU signature, when that takes the arguments, else through :meth:`_slow`."""
+
+    _fast: Any = None
 
     def __init__(self, fn: Callable[..., Any]):
-        super().__init__()
         if not callable(fn):
             raise TypeError("dlarray.fuse: expected a function, got %s" % type(fn).__name__)
         _import_parts()
@@ -243,7 +244,7 @@ class Fused(_core._FuseEntry):
         functools.update_wrapper(self, fn)
 
     def _slow(self, *args: Any, **kwargs: Any) -> NDArray:
-        """A call that the launcher (``self._fast``) did not take."""
+        """A call that the launcher (``self._fast``) did not take: the whole Python path."""
         if kwargs:
             raise TypeError("dlarray.fuse: %s takes positional arguments only, got %s"
                             % (self.__name__, ", ".join(sorted(kwargs))))
@@ -293,6 +294,8 @@ class Fused(_core._FuseEntry):
             function, kwargs = plan.reduce
             return function(out, **kwargs)
         return out
+
+    __call__ = _slow  # replaced in the call slot by _core._fuse_install_call (below)
 
     def _trace(self, args, arrays):
         proxies, k = [], 0
@@ -352,6 +355,9 @@ class Fused(_core._FuseEntry):
                 "layout": dict(plan.layout),
                 "reduction": plan.reduce[0].__name__ if plan.reduce else None,
                 "reduction_fused": plan.reducer is not None}
+
+
+_core._fuse_install_call(Fused)
 
 
 def fuse(fn: Callable[..., Any] = None) -> Any:

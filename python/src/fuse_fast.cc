@@ -4,6 +4,10 @@
 // against the signature, allocates the result and calls the kernel. Any difference (another
 // shape, a view, a subclass, a large array that the thread pool should split) returns None and
 // the Python path (dlarray/_fuse.py) runs the call as before, errors included.
+//
+// Fused's calls reach it through the class's tp_call slot, set here (_fuse_install_call): a
+// pybind11 __call__ would cost more than the rest of the call (its argument tuple, kwargs dict
+// and overload dispatch).
 #include <pybind11/stl.h>
 
 #include <cstdint>
@@ -58,32 +62,40 @@ class FuseLauncher {
     pointers_.reserve(args_.size() + 1);
   }
 
-  // The result of the call, or None where the arguments differ from the signature.
-  py::object Call(const py::args& call) {
-    const size_t count = static_cast<size_t>(PyTuple_GET_SIZE(call.ptr()));
-    if (count != args_.size()) return py::none();
+  // The result of the call (a new reference), or None where the arguments differ from the
+  // signature; `call` is the arguments' tuple.
+  PyObject* Call(PyObject* call) {
+    const size_t count = static_cast<size_t>(PyTuple_GET_SIZE(call));
+    if (count != args_.size()) Py_RETURN_NONE;
     pointers_.clear();
     for (size_t i = 0; i < count; ++i) {
-      PyObject* obj = PyTuple_GET_ITEM(call.ptr(), i);
+      PyObject* obj = PyTuple_GET_ITEM(call, i);
       const Argument& a = args_[i];
       if (!a.is_array) {
-        if (Py_TYPE(obj) != Py_TYPE(a.scalar.ptr())) return py::none();
+        if (Py_TYPE(obj) != Py_TYPE(a.scalar.ptr())) Py_RETURN_NONE;
         const int same = PyObject_RichCompareBool(obj, a.scalar.ptr(), Py_EQ);
         if (same < 0) throw py::error_already_set();
-        if (same == 0) return py::none();
+        if (same == 0) Py_RETURN_NONE;
         continue;
       }
       const Array* x = Exact(obj);
       if (x == nullptr || !x->is_compact() || x->dtype() != a.dtype || x->ctx() != ctx_ ||
           x->shape() != a.shape) {
-        return py::none();
+        Py_RETURN_NONE;
       }
       if (a.read) pointers_.push_back(x->data_ptr());
     }
     NDArray out{Array::Empty(out_shape_, ctx_, out_dtype_)};
     pointers_.push_back(out.array->data_ptr());
     kernel_(pointers_.data(), dims_.empty() ? nullptr : dims_.data(), 0, n_);
-    return py::cast(std::move(out));
+    // py::cast without its type lookups (a hash of the type's name each time)
+    static const py::detail::type_info* const info = py::detail::get_type_info(typeid(NDArray));
+    auto move = [](const void* p) -> void* {
+      return new NDArray(std::move(*static_cast<NDArray*>(const_cast<void*>(p))));
+    };
+    return py::detail::type_caster_generic::cast(&out, py::return_value_policy::move, nullptr, info,
+                                                 nullptr, move)
+        .ptr();
   }
 
  private:
@@ -105,35 +117,67 @@ class FuseLauncher {
   std::vector<void*> pointers_;  // scratch of one call (the GIL is held throughout)
 };
 
-struct FuseEntry {
-  std::shared_ptr<FuseLauncher> fast;
-};
+// The launcher behind obj (a _FuseLauncher), or nullptr (None).
+FuseLauncher* AsLauncher(PyObject* obj) {
+  static PyTypeObject* const type = py::detail::get_type_info(typeid(FuseLauncher))->type;
+  if (Py_TYPE(obj) != type) return nullptr;
+  auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
+  return vh.holder_constructed() ? vh.value_ptr<FuseLauncher>() : nullptr;
+}
+
+// Fused's tp_call: self._fast(*args) when it takes them, else self._slow(*args, **kwargs).
+PyObject* FusedCall(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static PyObject* const fast_name = PyUnicode_InternFromString("_fast");
+  static PyObject* const slow_name = PyUnicode_InternFromString("_slow");
+  if (kwargs == nullptr || PyDict_GET_SIZE(kwargs) == 0) {
+    PyObject* fast = PyObject_GetAttr(self, fast_name);
+    if (fast == nullptr) return nullptr;
+    py::object owned = py::reinterpret_steal<py::object>(fast);
+    if (FuseLauncher* launcher = AsLauncher(fast)) {
+      try {
+        CallGuard guard;
+        PyObject* out = launcher->Call(args);
+        if (out != Py_None) return out;
+        Py_DECREF(out);
+      } catch (py::error_already_set& e) {
+        e.restore();
+        return nullptr;
+      } catch (...) {
+        py::detail::try_translate_exceptions();  // the module's translators
+        return nullptr;
+      }
+    }
+  }
+  PyObject* slow = PyObject_GetAttr(self, slow_name);
+  if (slow == nullptr) return nullptr;
+  PyObject* out = PyObject_Call(slow, args, kwargs);
+  Py_DECREF(slow);
+  return out;
+}
 
 }  // namespace
 
 void BindFuseFast(py::module_& m) {
-  py::class_<FuseLauncher, std::shared_ptr<FuseLauncher>>(
-      m, "_FuseLauncher", "dlarray.fuse's cache hit for one signature on the CPU (private).")
+  py::class_<FuseLauncher>(m, "_FuseLauncher",
+                           "dlarray.fuse's cache hit for one signature on the CPU (private).")
       .def(py::init<uintptr_t, const py::list&, std::vector<int64_t>, const py::handle&,
                     std::vector<long long>, DLContext, int64_t>(),
            py::arg("kernel"), py::arg("signature"), py::arg("out_shape"), py::arg("out_dtype"),
            py::arg("dims"), py::arg("ctx"), py::arg("max_elements"))
-      .def("__call__", &FuseLauncher::Call,
-           "The result of a call with these arguments, or None: the Python path runs it.");
-  // The base class of dlarray.fuse's Fused: a call goes to its launcher first, and to the
-  // Python method _slow (the whole path) when there is none or it answers None.
-  py::class_<FuseEntry>(m, "_FuseEntry", py::dynamic_attr(),
-                        "The base of dlarray.fuse's Fused (private).")
-      .def(py::init<>())
-      .def_readwrite("_fast", &FuseEntry::fast, "The launcher tried first, or None.")
-      .def("__call__", [](py::handle self, const py::args& args, const py::kwargs& kwargs) {
-        FuseLauncher* fast = self.cast<FuseEntry&>().fast.get();
-        if (fast != nullptr && kwargs.empty()) {
-          py::object out = fast->Call(args);
-          if (!out.is_none()) return out;
-        }
-        return self.attr("_slow")(*args, **kwargs);
-      });
+      .def(
+          "__call__",
+          [](FuseLauncher& launcher, const py::args& args) {
+            return py::reinterpret_steal<py::object>(launcher.Call(args.ptr()));
+          },
+          "The result of a call with these arguments, or None: the Python path runs it.");
+  m.def(
+      "_fuse_install_call",
+      [](const py::type& cls) {
+        // Set after the class is made (a later assignment to cls.__call__ would undo it); the
+        // class keeps its Python __call__ for subclasses and explicit lookups.
+        reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_call = &FusedCall;
+      },
+      py::arg("cls"), "Makes cls's calls go through self._fast, then self._slow (private).");
 }
 
 }  // namespace dlarray
