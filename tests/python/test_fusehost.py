@@ -167,9 +167,7 @@ def test_fuse_fast_path_hands_other_calls_back():
     assert launcher(a.T, 2.0, b) is None  # a view
     assert launcher(a, 2.0) is None  # another number of arguments
     assert launcher(a.astype(np.float64), 2.0, b) is None
-    np.testing.assert_array_equal(fused(a, 3.0, b).asnumpy(), a.asnumpy() * 3 + 1)
-    np.testing.assert_array_equal(fused(a.T, 2.0, dlarray.asarray(np.ones(2, np.float32)))
-                                  .asnumpy(), a.asnumpy().T * 2 + 1)
+    # (what the Python path then does with them test_fuse.py checks: no new kernels built here)
     with pytest.raises(ValueError, match="broadcast"):
         fused(a, 2.0, dlarray.asarray(np.ones(4, np.float32)))
     with pytest.raises(TypeError, match="keyword|positional"):
@@ -177,9 +175,9 @@ def test_fuse_fast_path_hands_other_calls_back():
 
 
 def test_fuse_fast_path_not_made_for_large_or_reduced_calls():
-    big = dlarray.asarray(np.ones(1 << 16, np.float32))
-    fused = dlarray.fuse(lambda a: a + 1)
-    fused(big)
+    big = [dlarray.asarray(np.full(1 << 16, 2, np.float32))] * 5
+    fused = dlarray.fuse(_axpy)  # the kernel of test_fuse_fast_path_equals_python_path
+    np.testing.assert_array_equal(fused(*big).asnumpy(), np.full(1 << 16, 6, np.float32))
     assert fused._fast is None  # the thread pool splits it: the Python path runs it
     summed = dlarray.fuse(lambda a: dlarray.sum(a + 1))
     small = dlarray.asarray(np.ones(5, np.float32))
