@@ -98,9 +98,7 @@ def kernel_floor_seconds(ctx, reps=50):
     loss, *grads = trainer.train_executor.run({**trainer.feed, trainer.x: x, trainer.y_: y})
     ops = dlarray.ops
     calls = list(plan.calls)
-    for w, g in zip(trainer.weights, grads):
-        calls += [(ops.matrix_elementwise_multiply_by_const, [g, -LR, g]),
-                  (ops.matrix_elementwise_add, [w, g, w])]
+    calls.append((dlarray.sgd_update, [trainer.weights, grads, LR]))  # one kernel
     calls.append((ops.matrix_elementwise_add, [trainer.loss_sum, loss, trainer.loss_sum]))
     stream = torch.cuda.ExternalStream(dlarray._core.stream_handle(ctx))
     total = 0.0

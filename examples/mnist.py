@@ -11,8 +11,8 @@ scaled to [0, 1]. Weights start from NumPy with --seed, which also shuffles the 
 --device numpy, cpu and gpu take the same path and their losses agree to float32 rounding.
 
 On a device the whole step stays there: each epoch's batches are uploaded once, the SGD
-update (w += -lr * grad) runs as ops in place, and the loss is summed on the device and read
-only every few steps for the progress bar.
+update (w += -lr * grad) of every weight runs as one generated kernel (dlarray.sgd_update),
+and the loss is summed on the device and read only every few steps for the progress bar.
 
 With --gpus N (N > 1) the script starts itself through ``python -m dlarray.distributed.run``,
 one process per GPU. Every global batch is split across the ranks, each rank computes the
@@ -220,11 +220,9 @@ class Trainer:
         self.total_steps += 1
 
     def _sgd(self, loss: dlarray.NDArray, grads: Sequence[dlarray.NDArray]) -> None:
-        ops = dlarray.ops
-        for w, g in zip(self.weights, grads):
-            ops.matrix_elementwise_multiply_by_const(g, -self.lr, g)
-            ops.matrix_elementwise_add(w, g, w)
-        ops.matrix_elementwise_add(self.loss_sum, loss, self.loss_sum)
+        # every parameter in one generated kernel (per-tensor ops' results, bit for bit)
+        dlarray.sgd_update(self.weights, grads, self.lr)
+        dlarray.ops.matrix_elementwise_add(self.loss_sum, loss, self.loss_sum)
 
     def update(self, loss: dlarray.NDArray, grads: Sequence[dlarray.NDArray]) -> None:
         """The SGD update on the device. On a GPU whose executor replays a CUDA graph, the

@@ -329,3 +329,7 @@ __all__ += ["fft"]
 # Area "fuse" (issue 23): dlarray.fuse, elementwise expressions as one generated kernel.
 from ._fuse import fuse  # noqa: E402
 __all__ += ["fuse"]
+
+# Area "fusehost" (issue 23): the SGD update of every parameter as one generated kernel.
+from ._fuse_multi import sgd_update  # noqa: E402
+__all__ += ["sgd_update"]

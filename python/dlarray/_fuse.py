@@ -69,7 +69,29 @@ class _Plan:
     """What one signature of arguments runs: the trace, the arrays read and how, the output."""
 
     __slots__ = ("trace", "inputs", "layout", "ndim", "dims", "shape", "dtype", "run",
-                 "backend", "source", "reduce", "reducer")
+                 "backend", "source", "reduce", "reducer", "fast")
+
+
+def _fast_for(plan: _Plan, args, arrays) -> Any:
+    """The C++ cache hit (``_core._FuseLauncher``) of a signature whose generated C++ kernel runs
+    on one thread (an output of 1 to ``_PARALLEL_MIN - 1`` elements, no reduction), else None.
+    Per call it checks the arguments against the signature, allocates the result and calls the
+    kernel: about a microsecond, where the Python path below takes ten or more."""
+    address = getattr(getattr(plan, "run", None), "address", None)
+    if address is None or plan.reduce is not None or plan.reducer is not None:
+        return None
+    n = math.prod(plan.shape)
+    if not 0 < n < _backends._PARALLEL_MIN:
+        return None
+    read, signature, k = set(plan.inputs), [], 0
+    for a in args:
+        if isinstance(a, NDArray):
+            signature.append((a.dtype, tuple(a.shape), k in read))
+            k += 1
+        else:
+            signature.append((None, a))
+    return _core._FuseLauncher(address, signature, list(plan.shape), plan.dtype,
+                               list(plan.dims), arrays[0].ctx, _backends._PARALLEL_MIN - 1)
 
 
 def _collapse(shape: tuple, strided: list) -> tuple:
@@ -206,7 +228,11 @@ def compile_trace(trace, arrays: list, ctx) -> tuple:
 
 class Fused:
     """A function traced once per signature of arguments and run as one kernel; made by
-    :func:`fuse`. Calling it takes the function's positional arguments."""
+    :func:`fuse`. Calling it takes the function's positional arguments: the class's call slot
+    (C++, ``_core._fuse_install_call``) runs it through ``self._fast``, the launcher of the
+    last small CPU signature, when that takes the arguments, else through :meth:`_slow`."""
+
+    _fast: Any = None
 
     def __init__(self, fn: Callable[..., Any]):
         if not callable(fn):
@@ -217,7 +243,8 @@ class Fused:
         self.__name__ = type(fn).__name__  # a callable without one (functools.partial)
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> NDArray:
+    def _slow(self, *args: Any, **kwargs: Any) -> NDArray:
+        """A call that the launcher (``self._fast``) did not take: the whole Python path."""
         if kwargs:
             raise TypeError("dlarray.fuse: %s takes positional arguments only, got %s"
                             % (self.__name__, ", ".join(sorted(kwargs))))
@@ -249,6 +276,8 @@ class Fused:
             if len(self._plans) >= _MAX_PLANS:  # many shapes or scalar values: start again
                 self._plans.clear()
             plan = self._plans[key] = self._plan(args, arrays, ctx)
+            plan.fast = _fast_for(plan, args, arrays)
+        self._fast = plan.fast
         if plan.reducer is not None:
             return _reduce.run(plan.reducer, [a if a.is_contiguous else _compact(a)
                                               for a in arrays], ctx)
@@ -265,6 +294,8 @@ class Fused:
             function, kwargs = plan.reduce
             return function(out, **kwargs)
         return out
+
+    __call__ = _slow  # replaced in the call slot by _core._fuse_install_call (below)
 
     def _trace(self, args, arrays):
         proxies, k = [], 0
@@ -292,7 +323,7 @@ class Fused:
 
     def _plan(self, args, arrays, ctx) -> _Plan:
         plan = _Plan()
-        plan.reducer = None
+        plan.reducer = plan.fast = None
         plan.trace, plan.reduce = self._trace(args, arrays)
         trace = plan.trace
         plan.inputs = sorted({node.arg for node in trace.nodes if node.kind == "input"})
@@ -324,6 +355,9 @@ class Fused:
                 "layout": dict(plan.layout),
                 "reduction": plan.reduce[0].__name__ if plan.reduce else None,
                 "reduction_fused": plan.reducer is not None}
+
+
+_core._fuse_install_call(Fused)
 
 
 def fuse(fn: Callable[..., Any] = None) -> Any:

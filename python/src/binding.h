@@ -133,6 +133,7 @@ void BindCustom(py::module_& m);      // custom.cc: AOT custom ops (dlarray.cust
 void BindRtc(py::module_& m);         // rtc.cc: NVRTC kernels (dlarray.rtc)
 void BindGraph(py::module_& m);       // graph.cc: CUDA graphs (the autodiff executor's replays)
 void BindFuseOpencl(py::module_& m);  // fuse_opencl.cc: OpenCL objects for dlarray.fuse
+void BindFuseFast(py::module_& m);    // fuse_fast.cc: dlarray.fuse's CPU cache hit
 
 }  // namespace dlarray
 

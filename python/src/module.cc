@@ -256,6 +256,7 @@ Examples
   BindRtc(m);
   BindGraph(m);
   BindFuseOpencl(m);
+  BindFuseFast(m);
 }
 
 }  // namespace dlarray

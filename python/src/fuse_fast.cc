@@ -1,0 +1,183 @@
+// dlarray.fuse's cache hit on the CPU without Python in the loop: a _FuseLauncher holds one
+// traced signature of a fused function (each argument's dtype and shape, or a scalar's type and
+// value), the generated kernel's address and its sizes, and per call only checks the arguments
+// against the signature, allocates the result and calls the kernel. Any difference (another
+// shape, a view, a subclass, a large array that the thread pool should split) returns None and
+// the Python path (dlarray/_fuse.py) runs the call as before, errors included.
+//
+// Fused's calls reach it through the class's tp_call slot, set here (_fuse_install_call): a
+// pybind11 __call__ would cost more than the rest of the call (its argument tuple, kwargs dict
+// and overload dispatch).
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "binding.h"
+
+namespace dlarray {
+namespace {
+
+// The generated C++ kernel: dl_fused(pointers: inputs then output, sizes, begin, end).
+using FusedKernel = void (*)(void* const*, const long long*, long long, long long);
+
+// One positional argument of the signature.
+struct Argument {
+  bool is_array = false;
+  bool read = false;     // an array the kernel reads (its pointer goes in)
+  DLArrayDType dtype{};  // an array's
+  std::vector<int64_t> shape;
+  py::object scalar;  // a scalar's value (compared by exact type and ==)
+};
+
+class FuseLauncher {
+ public:
+  FuseLauncher(uintptr_t kernel, const py::list& signature, std::vector<int64_t> out_shape,
+               const py::handle& out_dtype, std::vector<long long> dims, DLContext ctx,
+               int64_t max_elements)
+      : kernel_(reinterpret_cast<FusedKernel>(kernel)),
+        out_shape_(std::move(out_shape)),
+        out_dtype_(DTypeFromNumpy(out_dtype)),
+        dims_(std::move(dims)),
+        ctx_(ctx) {
+    // signature: per argument (dtype, shape, read) for an array, or (None, value) for a scalar
+    for (const py::handle item : signature) {
+      const py::tuple t = item.cast<py::tuple>();
+      Argument a;
+      if (t[0].is_none()) {
+        a.scalar = py::reinterpret_borrow<py::object>(t[1]);
+      } else {
+        a.is_array = true;
+        a.dtype = DTypeFromNumpy(t[0]);
+        a.shape = t[1].cast<std::vector<int64_t>>();
+        a.read = t[2].cast<bool>();
+      }
+      args_.push_back(std::move(a));
+    }
+    n_ = 1;
+    for (int64_t s : out_shape_) n_ *= s;
+    if (n_ == 0 || n_ > max_elements) throw py::value_error("_FuseLauncher: not a small call");
+    pointers_.reserve(args_.size() + 1);
+  }
+
+  // The result of the call (a new reference), or None where the arguments differ from the
+  // signature; `call` is the arguments' tuple.
+  PyObject* Call(PyObject* call) {
+    const size_t count = static_cast<size_t>(PyTuple_GET_SIZE(call));
+    if (count != args_.size()) Py_RETURN_NONE;
+    pointers_.clear();
+    for (size_t i = 0; i < count; ++i) {
+      PyObject* obj = PyTuple_GET_ITEM(call, i);
+      const Argument& a = args_[i];
+      if (!a.is_array) {
+        if (Py_TYPE(obj) != Py_TYPE(a.scalar.ptr())) Py_RETURN_NONE;
+        const int same = PyObject_RichCompareBool(obj, a.scalar.ptr(), Py_EQ);
+        if (same < 0) throw py::error_already_set();
+        if (same == 0) Py_RETURN_NONE;
+        continue;
+      }
+      const Array* x = Exact(obj);
+      if (x == nullptr || !x->is_compact() || x->dtype() != a.dtype || x->ctx() != ctx_ ||
+          x->shape() != a.shape) {
+        Py_RETURN_NONE;
+      }
+      if (a.read) pointers_.push_back(x->data_ptr());
+    }
+    NDArray out{Array::Empty(out_shape_, ctx_, out_dtype_)};
+    pointers_.push_back(out.array->data_ptr());
+    kernel_(pointers_.data(), dims_.empty() ? nullptr : dims_.data(), 0, n_);
+    // py::cast without its type lookups (a hash of the type's name each time)
+    static const py::detail::type_info* const info = py::detail::get_type_info(typeid(NDArray));
+    auto move = [](const void* p) -> void* {
+      return new NDArray(std::move(*static_cast<NDArray*>(const_cast<void*>(p))));
+    };
+    return py::detail::type_caster_generic::cast(&out, py::return_value_policy::move, nullptr, info,
+                                                 nullptr, move)
+        .ptr();
+  }
+
+ private:
+  // The array behind obj when obj is exactly an NDArray made by its constructor, else nullptr.
+  static const Array* Exact(PyObject* obj) {
+    static PyTypeObject* const type = py::detail::get_type_info(typeid(NDArray))->type;
+    if (Py_TYPE(obj) != type) return nullptr;
+    auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
+    return vh.holder_constructed() ? vh.value_ptr<NDArray>()->array.get() : nullptr;
+  }
+
+  FusedKernel kernel_;
+  std::vector<Argument> args_;
+  std::vector<int64_t> out_shape_;
+  DLArrayDType out_dtype_;
+  std::vector<long long> dims_;
+  DLContext ctx_;
+  int64_t n_ = 0;
+  std::vector<void*> pointers_;  // scratch of one call (the GIL is held throughout)
+};
+
+// The launcher behind obj (a _FuseLauncher), or nullptr (None).
+FuseLauncher* AsLauncher(PyObject* obj) {
+  static PyTypeObject* const type = py::detail::get_type_info(typeid(FuseLauncher))->type;
+  if (Py_TYPE(obj) != type) return nullptr;
+  auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
+  return vh.holder_constructed() ? vh.value_ptr<FuseLauncher>() : nullptr;
+}
+
+// Fused's tp_call: self._fast(*args) when it takes them, else self._slow(*args, **kwargs).
+PyObject* FusedCall(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static PyObject* const fast_name = PyUnicode_InternFromString("_fast");
+  static PyObject* const slow_name = PyUnicode_InternFromString("_slow");
+  if (kwargs == nullptr || PyDict_GET_SIZE(kwargs) == 0) {
+    PyObject* fast = PyObject_GetAttr(self, fast_name);
+    if (fast == nullptr) return nullptr;
+    py::object owned = py::reinterpret_steal<py::object>(fast);
+    if (FuseLauncher* launcher = AsLauncher(fast)) {
+      try {
+        CallGuard guard;
+        PyObject* out = launcher->Call(args);
+        if (out != Py_None) return out;
+        Py_DECREF(out);
+      } catch (py::error_already_set& e) {
+        e.restore();
+        return nullptr;
+      } catch (...) {
+        py::detail::try_translate_exceptions();  // the module's translators
+        return nullptr;
+      }
+    }
+  }
+  PyObject* slow = PyObject_GetAttr(self, slow_name);
+  if (slow == nullptr) return nullptr;
+  PyObject* out = PyObject_Call(slow, args, kwargs);
+  Py_DECREF(slow);
+  return out;
+}
+
+}  // namespace
+
+void BindFuseFast(py::module_& m) {
+  py::class_<FuseLauncher>(m, "_FuseLauncher",
+                           "dlarray.fuse's cache hit for one signature on the CPU (private).")
+      .def(py::init<uintptr_t, const py::list&, std::vector<int64_t>, const py::handle&,
+                    std::vector<long long>, DLContext, int64_t>(),
+           py::arg("kernel"), py::arg("signature"), py::arg("out_shape"), py::arg("out_dtype"),
+           py::arg("dims"), py::arg("ctx"), py::arg("max_elements"))
+      .def(
+          "__call__",
+          [](FuseLauncher& launcher, const py::args& args) {
+            return py::reinterpret_steal<py::object>(launcher.Call(args.ptr()));
+          },
+          "The result of a call with these arguments, or None: the Python path runs it.");
+  m.def(
+      "_fuse_install_call",
+      [](const py::type& cls) {
+        // Set after the class is made (a later assignment to cls.__call__ would undo it); the
+        // class keeps its Python __call__ for subclasses and explicit lookups.
+        reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_call = &FusedCall;
+      },
+      py::arg("cls"), "Makes cls's calls go through self._fast, then self._slow (private).");
+}
+
+}  // namespace dlarray
