@@ -88,6 +88,28 @@ def test_take_along_axis_out_of_bounds(ctx, shape, axis):
             dlarray.take_along_axis(x, dlarray.asarray(idx, device=ctx), axis=axis)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.float64], ids=str)
+def test_take_along_axis_long_rows(ctx, rng, dtype):
+    """Rows of 4096 indices and more along the last axis: one gather per row."""
+    skip_unsupported(ctx, dtype)
+    x = data(rng, (3, 2, 5000), dtype)
+    for m in (4096, 6001):
+        idx = rng.integers(-5000, 5000, (3, 2, m))
+        got = dlarray.take_along_axis(dlarray.asarray(x, device=ctx),
+                                      dlarray.asarray(idx, device=ctx), axis=-1)
+        _equal(got.asnumpy(), np.take_along_axis(x, idx, axis=-1), str(m))
+    bcast = rng.integers(0, 5000, (1, 2, 4096))  # broadcast over the first dimension
+    got = dlarray.take_along_axis(dlarray.asarray(x, device=ctx),
+                                  dlarray.asarray(bcast, device=ctx), axis=2)
+    _equal(got.asnumpy(), np.take_along_axis(x, np.broadcast_to(bcast, (3, 2, 4096)), axis=2))
+    idx = rng.integers(0, 5000, (3, 2, 4096))
+    idx[2, 1, 4000] = -5001
+    with pytest.raises(IndexError, match="take_along_axis: index -5001 is out of bounds for axis "
+                       "2 with size 5000"):
+        dlarray.take_along_axis(dlarray.asarray(x, device=ctx), dlarray.asarray(idx, device=ctx),
+                                axis=2)
+
+
 def _values(dtype):
     if dtype.kind == "b":
         return [True, False]
