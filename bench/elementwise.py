@@ -131,24 +131,34 @@ PER_CALL = [("x + y", lambda m, x, y: x + y), ("x * 2", lambda m, x, y: x * 2),
             ("exp(x)", lambda m, x, y: m.exp(x)), ("sum(x)", lambda m, x, y: m.sum(x)),
             ("x[0]", lambda m, x, y: x[0])]
 
+# The dtypes of the per-call rows (None: every row): issue 21 names float32 and float64, and int32
+# for x + y.
+PER_CALL_DTYPES = [(np.float32, None), (np.float64, ("x + y", "x / y", "exp(x)")),
+                   (np.int32, ("x + y",))]
+
 
 def per_call(ctx, torch, args, sync_ours, sync_peer):
     """The per-call overhead: 1-element float32 operands, so the time is all dispatch. The
     rounds of ours and the peer's alternate, so that a busy machine slows both alike."""
     peer_name = "torch" if torch else "numpy"
-    print(f"{'1-element op':14} {'ours us':>10} {peer_name + ' us':>10} {'ratio':>7}")
-    host = [np.ones(1, np.float32), np.full(1, 2, np.float32)]
-    ours_in = [xp.asarray(a, device=ctx) for a in host]
-    peer_in = [torch.from_numpy(a).to(torch.device("cuda", ctx.device_id)) for a in host] \
-        if torch else host
+    print(f"{'1-element op':22} {'ours us':>10} {peer_name + ' us':>10} {'ratio':>7}")
     peer_ns = torch if torch else np
-    for label, fn in PER_CALL:
-        ours, peer = [], []
-        for _ in range(args.repeat):
-            ours.append(median_time(lambda: fn(xp, *ours_in), 1, args.min_time, sync_ours))
-            peer.append(median_time(lambda: fn(peer_ns, *peer_in), 1, args.min_time, sync_peer))
-        o, p = np.median(ours), np.median(peer)
-        print(f"{label:14} {o * 1e6:10.2f} {p * 1e6:10.2f} {o / p:7.2f}", flush=True)
+    for dtype, labels in PER_CALL_DTYPES:
+        host = [np.ones(1, dtype), np.full(1, 2, dtype)]
+        ours_in = [xp.asarray(a, device=ctx) for a in host]
+        peer_in = [torch.from_numpy(a).to(torch.device("cuda", ctx.device_id)) for a in host] \
+            if torch else host
+        for label, fn in PER_CALL:
+            if labels is not None and label not in labels:
+                continue
+            ours, peer = [], []
+            for _ in range(args.repeat):
+                ours.append(median_time(lambda: fn(xp, *ours_in), 1, args.min_time, sync_ours))
+                peer.append(median_time(lambda: fn(peer_ns, *peer_in), 1, args.min_time,
+                                        sync_peer))
+            o, p = np.median(ours), np.median(peer)
+            name = f"{label} {np.dtype(dtype).name}"
+            print(f"{name:22} {o * 1e6:10.2f} {p * 1e6:10.2f} {o / p:7.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -118,9 +118,9 @@ void* CpuDevice::allocate(int id, size_t nbytes) {
   const size_t size = Rounded(nbytes);
   void* ptr = nullptr;
   const size_t cls = size / kAllocationAlignment - 1;
-  if (size != 0 && size <= kCachedMax && Blocks().count[cls] > 0) {
-    SmallBlocks& cache = Blocks();
-    ptr = cache.blocks[cls][--cache.count[cls]];
+  SmallBlocks* cache = size != 0 && size <= kCachedMax ? &Blocks() : nullptr;
+  if (cache != nullptr && cache->count[cls] > 0) {
+    ptr = cache->blocks[cls][--cache->count[cls]];
   } else {
     if (posix_memalign(&ptr, kAllocationAlignment, size) != 0 || ptr == nullptr) {
       throw OutOfMemoryError("cpu: out of memory allocating " + Bytes(nbytes));

@@ -49,6 +49,19 @@ inline void MoveRow(const U* x, U* y, int64_t raw, int64_t o, int64_t t, int64_t
   }
 }
 
+// How far ahead a single-element gather prefetches its source (memory latency over the time
+// one element takes when it hits the cache).
+constexpr int64_t kPrefetchAhead = 32;
+
+// A prefetch of x[base + i] for any i: the address is computed in unsigned arithmetic, as a bad
+// index (reported later) may point anywhere.
+template <typename U>
+inline void Prefetch(const U* x, int64_t base, int64_t i) {
+  const uint64_t at = reinterpret_cast<uintptr_t>(x) +
+                      (static_cast<uint64_t>(base) + static_cast<uint64_t>(i)) * sizeof(U);
+  __builtin_prefetch(reinterpret_cast<const void*>(static_cast<uintptr_t>(at)));
+}
+
 // Every (o, j) row pair. A gather splits the rows of the output over the threads; a scatter
 // splits only over `outer`, so that duplicate indices are written in order (the last wins, as in
 // NumPy) rather than by racing threads.
@@ -70,6 +83,9 @@ void MoveRows(const char* src, char* dst, const int64_t* idx, int64_t m, int64_t
     if (inner == 1) {  // single elements: branch-free, out-of-bounds reads go to element 0
       bool all_in = true;
       for (int64_t t = t0; t < t1; ++t) {
+        // Random reads from a large array wait on memory: asking kPrefetchAhead elements early
+        // keeps that many misses in flight (a prefetch never faults, whatever the address).
+        if (j + kPrefetchAhead < m) Prefetch(x, o * n, idx[j + kPrefetchAhead]);
         const int64_t raw = idx[j];
         const int64_t i = raw < 0 ? raw + n : raw;
         const bool in = static_cast<uint64_t>(i) < static_cast<uint64_t>(n);

@@ -34,11 +34,31 @@ struct Plan {
   int post = -1;  // a reduction's op run afterwards on its result with the count (mean's divide)
 };
 
+// The plans made so far, by key. The last key found is checked first: loops repeat one key, and
+// the map's hash costs a division (its nodes stay put, so the pointer stays valid).
+template <typename Key>
+class Plans {
+ public:
+  const Plan* Find(Key key) {
+    if (last_ != nullptr && key == last_key_) return last_;
+    auto found = map_.find(key);
+    if (found == map_.end()) return nullptr;
+    last_key_ = key;
+    return last_ = &found->second;
+  }
+  const Plan& Add(Key key, Plan plan) { return map_.emplace(key, plan).first->second; }
+
+ private:
+  std::unordered_map<Key, Plan> map_;
+  Key last_key_{};
+  const Plan* last_ = nullptr;
+};
+
 struct Operator {
   py::object slow;  // the general path: slow(self, other)
   py::object plan;  // the planner: plan(name, left dtype, right dtype or float or int)
   py::str name;     // the operator's name for the planner ("add", "sub", ...)
-  std::unordered_map<uint64_t, Plan> plans;
+  Plans<uint64_t> plans;
 };
 
 // The methods are C functions of fixed identity (a method descriptor has no closure): one per
@@ -76,13 +96,13 @@ Plan ReadPlan(const py::object& answer) {
 // The plan for (left dtype, right): an array of the left's dtype, a Python float or int.
 const Plan& Lookup(Operator& f, DLArrayDType left, uint32_t right) {
   const uint64_t key = static_cast<uint64_t>(DTypeKey(left)) << 32 | right;
-  auto found = f.plans.find(key);
-  if (found != f.plans.end()) return found->second;
+  if (const Plan* found = f.plans.Find(key)) return *found;
+  CallGuard guard;  // the planner is Python code (see binding.h)
   const py::object dtype = DTypeToNumpy(left);
   const py::handle other = right == kPyFloat ? reinterpret_cast<PyObject*>(&PyFloat_Type)
                            : right == kPyInt ? reinterpret_cast<PyObject*>(&PyLong_Type)
                                              : dtype.ptr();
-  return f.plans.emplace(key, ReadPlan(f.plan(f.name, dtype, other))).first->second;
+  return f.plans.Add(key, ReadPlan(f.plan(f.name, dtype, other)));
 }
 
 // Whether an int scalar may go in as the op's double attribute for an integer result: NumPy 2
@@ -102,7 +122,7 @@ PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, in
                  const double* attrs, int num_attrs, NDArray out, DLArray* target);
 void InvokeReleasing(int op, const Array& x, const DLArray* const* ins, int num_inputs,
                      DLArray* const* outs, const double* attrs, int num_attrs);
-PyObject* ToPython(NDArray out);
+PyObject* NewInstance(NDArray&& value);
 
 // The fast path; nullptr in *taken = false: the general path must run.
 PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
@@ -200,13 +220,17 @@ PyObject* RunReduce(const Plan& plan, const Array& x, uint64_t mask, bool keepdi
     DLArray* outs[1] = {out.dl()};
     InvokeReleasing(plan.post, x, ins, 1, outs, &attr, 1);
   }
-  return ToPython(std::move(out));
+  return NewInstance(std::move(out));
 }
 
-// One invoke, without the GIL for work large enough to be worth releasing it (x decides).
+// One invoke of op; work large enough to be worth it runs without the GIL (x decides), under a
+// CallGuard. Small ops keep the GIL, so they need no CallGuard: no other thread's interpreter
+// exit can unwind them (binding.h); the guard and its thread-local counters were a tenth of a
+// 1-element op.
 void InvokeReleasing(int op, const Array& x, const DLArray* const* ins, int num_inputs,
                      DLArray* const* outs, const double* attrs, int num_attrs) {
   if (ShouldReleaseGilForOp(x.dl())) {
+    CallGuard guard;
     ReleaseGil r;
     Invoke(op, ins, num_inputs, outs, 1, attrs, num_attrs);
   } else {
@@ -214,24 +238,37 @@ void InvokeReleasing(int op, const Array& x, const DLArray* const* ins, int num_
   }
 }
 
-// out as a new Python reference, by py::cast without its type lookups (a hash of the type's name
-// each time).
-PyObject* ToPython(NDArray out) {
-  static const py::detail::type_info* const info = py::detail::get_type_info(typeid(NDArray));
-  auto move = [](const void* p) -> void* {
-    return new NDArray(std::move(*static_cast<NDArray*>(const_cast<void*>(p))));
-  };
-  return py::detail::type_caster_generic::cast(&out, py::return_value_policy::move, nullptr, info,
-                                               nullptr, move)
-      .ptr();
-}
-
-// Runs plan's op into `target` (out or a view of it) and returns out as a new reference.
+// Runs plan's op into `target` (out or a view of it) and returns out as a new reference: a small
+// op into out itself first tries the runtime's same-shape path, which leaves every decision
+// (and error) it does not take to Invoke.
 PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
                  const double* attrs, int num_attrs, NDArray out, DLArray* target) {
   DLArray* outs[1] = {target};
-  InvokeReleasing(plan.op, x, ins, num_inputs, outs, attrs, num_attrs);
-  return ToPython(std::move(out));
+  if (ShouldReleaseGilForOp(x.dl()) || target != out.dl() ||
+      !TryInvokeSameShape(plan.op, ins, num_inputs, target, attrs, num_attrs)) {
+    InvokeReleasing(plan.op, x, ins, num_inputs, outs, attrs, num_attrs);
+  }
+  return NewInstance(std::move(out));
+}
+
+// What py::cast of a new NDArray does (a Python instance owning it through its holder, known
+// to pybind11's registry of live instances), without the type lookups (hashes of the type's
+// name) of py::cast and init_instance, and without the registry search for an instance of this
+// address (a new value has none): together a fifth of a 1-element op.
+PyObject* NewInstance(NDArray&& value) {
+  using Holder = py::class_<NDArray>::holder_type;
+  static const py::detail::type_info* const info = py::detail::get_type_info(typeid(NDArray));
+  auto inst = py::reinterpret_steal<py::object>(py::detail::make_new_instance(info->type));
+  if (!inst) throw py::error_already_set();
+  auto* wrapper = reinterpret_cast<py::detail::instance*>(inst.ptr());
+  py::detail::value_and_holder v_h = wrapper->get_value_and_holder(info);
+  v_h.value_ptr() = new NDArray(std::move(value));
+  wrapper->owned = true;
+  py::detail::register_instance(wrapper, v_h.value_ptr(), info);
+  v_h.set_instance_registered();
+  new (std::addressof(v_h.holder<Holder>())) Holder(v_h.value_ptr<NDArray>());
+  v_h.set_holder_constructed();
+  return inst.release().ptr();
 }
 
 using FastMethod = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t);  // METH_FASTCALL
@@ -241,7 +278,6 @@ PyObject* Method(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   Operator& f = *g_operators[kSlot];
   if (nargs == 1) {
     try {
-      CallGuard guard;
       bool taken = false;
       PyObject* result = Fast(f, self, args[0], &taken);
       if (taken) return result;
@@ -297,7 +333,7 @@ struct Function {
   py::object general;  // the general path: general(*args, **kwargs)
   py::object plan;     // plan(name, dtype): (op name, result dtype) or None
   py::str name;
-  std::unordered_map<uint32_t, Plan> plans;
+  Plans<uint32_t> plans;
   std::string name_text, doc;
   bool whole;     // a reduction (sum(x, axis=...)), else elementwise (exp(x))
   bool one_axis;  // one axis or all (argmax): an axis tuple takes the general path
@@ -356,14 +392,14 @@ PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
   const NDArray* a = nargs == 1 && simple ? ExactArray(args[0]) : nullptr;
   if (a != nullptr && a->array->is_compact()) {
     try {
-      CallGuard guard;
       const Array& x = *a->array;
       const uint32_t key = DTypeKey(x.dtype());
-      auto found = f.plans.find(key);
-      if (found == f.plans.end()) {
-        found = f.plans.emplace(key, ReadPlan(f.plan(f.name, DTypeToNumpy(x.dtype())))).first;
+      const Plan* found = f.plans.Find(key);
+      if (found == nullptr) {
+        CallGuard guard;  // the planner is Python code
+        found = &f.plans.Add(key, ReadPlan(f.plan(f.name, DTypeToNumpy(x.dtype()))));
       }
-      const Plan& plan = found->second;
+      const Plan& plan = *found;
       if (plan.op >= 0 && HasKernel(plan.op, x.ctx().device_type)) {
         if (!f.whole) {
           const DLArray* ins[1] = {x.dl()};

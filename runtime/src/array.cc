@@ -60,15 +60,17 @@ int64_t CountElements(const std::vector<int64_t>& shape, DLArrayDType dtype, DLC
   }
   const int64_t max_bytes = std::numeric_limits<int64_t>::max() / 2;
   const int64_t elem = static_cast<int64_t>(DTypeBytes(dtype));
-  int64_t size = 1;
+  int64_t size = 1, bytes = 0;
   bool too_large = false;
-  for (int64_t d : shape) {
+  for (int64_t d : shape) {  // multiplications that check overflow: a division costs 40 cycles
     if (d < 0) {
       throw ShapeError("shape " + ShapeToString(for_message) + ": dimensions must be >= 0");
     }
-    if (d == 0) continue;
-    too_large = too_large || size > max_bytes / elem / d;
-    if (!too_large) size *= d;
+    if (d == 0 || too_large) continue;
+    int64_t next = 0;
+    too_large = __builtin_mul_overflow(size, d, &next) ||
+                __builtin_mul_overflow(next, elem, &bytes) || bytes > max_bytes;
+    if (!too_large) size = next;
   }
   if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   if (too_large) {

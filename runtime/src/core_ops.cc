@@ -94,10 +94,11 @@ void CheckIntegerScalar(const DLArrayOpCall& c, int i, bool stored) {
   const double v = c.attrs[i];
   const DLArrayDType t = c.outputs[0]->dtype;
   if (t.code != kDLArrayInt && t.code != kDLArrayUInt) return;
-  const std::string where = std::string(c.op_name) + ": value " + Number(v);
+  // Only for the messages: formatting the number on every call was most of an int op's time.
+  auto where = [&] { return std::string(c.op_name) + ": value " + Number(v); };
   if (!std::isfinite(v)) {
     throw Error(ErrorKind::kValue,
-                where + " has no integer value (output dtype " + DTypeToString(t) + ")");
+                where() + " has no integer value (output dtype " + DTypeToString(t) + ")");
   }
   const bool is_signed = t.code == kDLArrayInt;
   const int bits = stored ? t.bits : 64;
@@ -105,7 +106,7 @@ void CheckIntegerScalar(const DLArrayOpCall& c, int i, bool stored) {
   const double high = is_signed || !stored ? std::ldexp(1.0, bits - 1) : std::ldexp(1.0, bits);
   const double whole = std::trunc(v);
   if (whole < low || whole >= high) {
-    throw Error(ErrorKind::kValue, where + " is out of the range of " +
+    throw Error(ErrorKind::kValue, where() + " is out of the range of " +
                                        (stored ? DTypeToString(t) : std::string("int64")) + " [" +
                                        Number(low) + ", " + Number(high) + ")");
   }

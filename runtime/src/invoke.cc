@@ -208,6 +208,48 @@ void CheckOverlap(const OpInfo& s, const DLArray* in, const DLArray* out, int i,
               " (views of one array); copy the input first (.copy())");
 }
 
+// Whether a and b have one shape (a loop: memcmp's call costs more at these ranks).
+bool SameExtents(const DLArray* a, const DLArray* b) {
+  if (a->ndim != b->ndim) return false;
+  for (int d = 0; d < a->ndim; ++d) {
+    if (a->shape[d] != b->shape[d]) return false;
+  }
+  return true;
+}
+
+// Runs the kernel registered for (op, the operands' device type) on checked operands.
+void RunKernel(RuntimeState& rt, int op, const OpInfo& s, const DLArray* const* inputs,
+               int num_inputs, DLArray* const* outputs, int num_outputs, const double* attrs,
+               int num_attrs) {
+  const DLArray* first = num_inputs > 0 ? inputs[0] : outputs[0];
+  const DLContext ctx = first->ctx;
+  PluginDevice* device = rt.DeviceFor(ctx);
+  const KernelEntry* kernel = rt.ops.kernel(op, ctx.device_type);
+  if (kernel == nullptr) {
+    throw BackendError(s.name + ": no kernel is registered for " + DeviceTypeName(ctx.device_type) +
+                       " devices (no loaded plugin provides it)");
+  }
+  const DLArrayKernelCall call_info{sizeof(DLArrayKernelCall),
+                                    CoreApi(),
+                                    device->api(),
+                                    ctx.device_type,
+                                    ctx.device_id,
+                                    device->stream(ctx.device_id),
+                                    inputs,
+                                    outputs,
+                                    attrs,
+                                    num_inputs,
+                                    num_outputs,
+                                    num_attrs,
+                                    0,
+                                    s.name.c_str()};
+  ClearPluginError();
+  if (kernel->fn(&call_info, kernel->data) != 0) {
+    ThrowPluginError(s.name + ": the kernel of plugin '" + kernel->plugin + "' on " +
+                     ContextToString(ctx));
+  }
+}
+
 }  // namespace
 
 void Invoke(int op, const DLArray* const* inputs, int num_inputs, DLArray* const* outputs,
@@ -272,32 +314,50 @@ void Invoke(int op, const DLArray* const* inputs, int num_inputs, DLArray* const
     }
     return;
   }
-  const DLContext ctx = first->ctx;
-  PluginDevice* device = rt.DeviceFor(ctx);
-  const KernelEntry* kernel = rt.ops.kernel(op, ctx.device_type);
-  if (kernel == nullptr) {
-    throw BackendError(s.name + ": no kernel is registered for " + DeviceTypeName(ctx.device_type) +
-                       " devices (no loaded plugin provides it)");
+  RunKernel(rt, op, s, inputs, num_inputs, outputs, num_outputs, attrs, num_attrs);
+}
+
+bool TryInvokeSameShape(int op, const DLArray* const* inputs, int num_inputs, DLArray* output,
+                        const double* attrs, int num_attrs) {
+  RuntimeState& rt = RuntimeState::Get();
+  if (op < 0 || op >= rt.ops.size() || num_inputs < 1 || inputs == nullptr || output == nullptr ||
+      (num_attrs > 0 && attrs == nullptr)) {
+    return false;
   }
-  const DLArrayKernelCall call_info{sizeof(DLArrayKernelCall),
-                                    CoreApi(),
-                                    device->api(),
-                                    ctx.device_type,
-                                    ctx.device_id,
-                                    device->stream(ctx.device_id),
-                                    inputs,
-                                    outputs,
-                                    attrs,
-                                    num_inputs,
-                                    num_outputs,
-                                    num_attrs,
-                                    0,
-                                    s.name.c_str()};
-  ClearPluginError();
-  if (kernel->fn(&call_info, kernel->data) != 0) {
-    ThrowPluginError(s.name + ": the kernel of plugin '" + kernel->plugin + "' on " +
-                     ContextToString(ctx));
+  const OpInfo& s = rt.ops.info(op);
+  // Only the default shape rule (a plugin's shape check may look at anything) and operand
+  // counts and dtype rules whose check is a comparison here.
+  if (s.validate != nullptr || s.num_inputs != num_inputs || s.num_outputs != 1 ||
+      static_cast<int>(s.attr_names.size()) != num_attrs ||
+      s.dtype_rule == kDLArrayDTypesPerArray) {
+    return false;
   }
+  const DLArray* first = inputs[0];
+  const DLArrayDType want_out =
+      s.dtype_rule == kDLArrayOutputsFixed ? s.output_dtype : first->dtype;
+  if (output->dtype != want_out || !Listed(s, first->dtype) || output->strides != nullptr ||
+      output->ctx != first->ctx || output->data == nullptr) {
+    return false;
+  }
+  const int64_t elem = static_cast<int64_t>(DTypeBytes(first->dtype));
+  for (int i = 0; i < num_inputs; ++i) {
+    const DLArray* a = inputs[i];
+    // What CheckArrayFields, CheckOperand, CheckDTypes, ValidateSameShape and the in-place
+    // checks would look at; the element count is the output's, which its allocation bounded.
+    if (a == nullptr || a->ctx != first->ctx || a->dtype != first->dtype || a->strides != nullptr ||
+        a->data == nullptr || a->data == output->data ||
+        (reinterpret_cast<uintptr_t>(a->data) + a->byte_offset) % static_cast<uint64_t>(elem) !=
+            0 ||
+        !SameExtents(a, output)) {
+      return false;
+    }
+  }
+  if (NumElements(output) == 0 || rt.ops.kernel(op, first->ctx.device_type) == nullptr) {
+    return false;
+  }
+  DLArray* outputs[1] = {output};
+  RunKernel(rt, op, s, inputs, num_inputs, outputs, 1, attrs, num_attrs);
+  return true;
 }
 
 }  // namespace dlarray

@@ -278,3 +278,60 @@ def test_function_signatures():
         dlarray.exp(1.0)
     with pytest.raises(TypeError, match="sum: x must be a dlarray NDArray"):
         dlarray.sum([1.0])
+
+
+def test_alternating_keys_use_their_own_plans(ctx):
+    """The last-key plan cache: calls that switch dtype, operand kind and function every time get
+    each one's own result dtype and values."""
+    skip_unsupported(ctx, np.dtype(np.float64))
+    host = {dt: np.arange(1, 6, dtype=dt) for dt in (np.float32, np.float64, np.int32, np.uint8)}
+    arrays = {dt: dlarray.array(h, ctx, dtype=dt) for dt, h in host.items()}
+    for _ in range(3):
+        for dt, x in arrays.items():
+            for got, want in [(x + x, host[dt] + host[dt]), (x * 2, host[dt] * 2),
+                              (x - 1.5, host[dt] - 1.5), (x / x, host[dt] / host[dt]),
+                              (dlarray.exp(x), np.exp(host[dt].astype(
+                                  dt if np.dtype(dt).kind == "f" else np.float64)))]:
+                assert got.dtype == want.dtype, (dt, got.dtype, want.dtype)
+                np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6)
+
+
+def test_fast_results_are_ordinary_instances(ctx):
+    """Arrays the fast path makes itself (without py::cast): writable, indexable, weakly
+    referenceable, known to pybind11 as themselves (a method returning self returns the same
+    object), and their memory goes back when they do."""
+    import gc
+    import weakref
+    x = dlarray.array(np.arange(4, dtype=np.float32), ctx)
+    r = x + x
+    assert type(r) is NDArray
+    r[1] = 7.0
+    np.testing.assert_array_equal(r.asnumpy(), [0, 7, 4, 6])
+    r += 1
+    np.testing.assert_array_equal(r.asnumpy(), [1, 8, 5, 7])
+    e = dlarray.exp(x)
+    e_ref = weakref.ref(e)
+    del e
+    gc.collect()
+    assert e_ref() is None
+    before = dlarray.memory_stats(ctx)["bytes_in_use"]
+    for _ in range(100):
+        x / x
+    assert dlarray.memory_stats(ctx)["bytes_in_use"] == before
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_], ids=str)
+def test_sizes_around_the_gil_threshold(ctx, rng, dtype):
+    """Either side of the size where the op releases the GIL (and takes the checked Invoke):
+    the same bits as NumPy."""
+    dtype = np.dtype(dtype)
+    for n in (2**15 - 1, 2**15, 2**15 + 1):
+        a = data(rng, (n,), dtype)
+        b = data(rng, (n,), dtype)
+        x, y = dlarray.array(a, ctx, dtype=dtype), dlarray.array(b, ctx, dtype=dtype)
+        if dtype.kind == "b":
+            np.testing.assert_array_equal((x & y).asnumpy(), a & b)
+            continue
+        with np.errstate(all="ignore"):  # inf - inf, wrapping ints: alike on both sides
+            np.testing.assert_array_equal((x + y).asnumpy(), a + b)
+            np.testing.assert_array_equal((x * 3).asnumpy(), a * dtype.type(3))

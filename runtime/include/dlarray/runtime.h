@@ -278,6 +278,17 @@ DLARRAY_EXPORT void Invoke(int op, const DLArray* const* inputs, int num_inputs,
                            DLArray* const* outputs, int num_outputs, const double* attrs,
                            int num_attrs);
 
+/*!
+ * \brief Invoke for the bindings' fast paths (a 1-element op costs about as much as NumPy's):
+ *        op on compact inputs of one shape, dtype and context into `output`, a compact array of
+ *        that shape that overlaps none of them. Checks with plain comparisons what Invoke checks
+ *        and returns false, running nothing, wherever it would need more (a plugin's shape
+ *        check, a conversion's dtype rule, empty operands, anything Invoke might refuse): the
+ *        caller then calls Invoke, whose errors and rules are the only ones.
+ */
+DLARRAY_EXPORT bool TryInvokeSameShape(int op, const DLArray* const* inputs, int num_inputs,
+                                       DLArray* output, const double* attrs, int num_attrs);
+
 /*! \brief Copies between compact arrays of equal shape and dtype on any devices. */
 DLARRAY_EXPORT void CopyFromTo(const DLArray* from, DLArray* to);
 /*!
