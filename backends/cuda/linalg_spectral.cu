@@ -52,6 +52,42 @@ class JacobiInfo {
   Info info_ = nullptr;
 };
 
+// Whether v is NaN (either part of a complex value).
+template <typename T>
+__device__ bool IsNaN(T v) {
+  if constexpr (kIsComplex<T>) {
+    return isnan(v.x) || isnan(v.y);
+  } else {
+    return isnan(v);
+  }
+}
+
+// A block per matrix of the row-major input a: where its lower triangle (the one eigh reads)
+// holds a NaN, the matrix's eigenvalues w and vectors v (when given) become NaN, as the loop's
+// syevd gives and NumPy returns. syevjBatched returned finite values for such a matrix.
+template <typename T>
+__global__ void NaNInNaNOutKernel(const T* a, Real<T>* w, T* v, int64_t n) {
+  __shared__ int bad;
+  if (threadIdx.x == 0) bad = 0;
+  __syncthreads();
+  const int64_t b = blockIdx.x;
+  const T* m = a + b * n * n;
+  for (int64_t k = threadIdx.x; k < n * n; k += blockDim.x) {
+    if (k % n <= k / n && IsNaN(m[k])) bad = 1;
+  }
+  __syncthreads();
+  if (bad == 0) return;
+  const Real<T> nan = Real<T>(NAN);
+  for (int64_t k = threadIdx.x; k < n; k += blockDim.x) w[b * n + k] = nan;
+  for (int64_t k = threadIdx.x; v != nullptr && k < n * n; k += blockDim.x) {
+    if constexpr (kIsComplex<T>) {
+      v[b * n * n + k] = T{nan, nan};
+    } else {
+      v[b * n * n + k] = nan;
+    }
+  }
+}
+
 template <typename T>
 void Eigh(const KernelContext& ctx) {
   const LaunchEnv env = Prepare(ctx);
@@ -90,10 +126,15 @@ void Eigh(const KernelContext& ctx) {
             "syevd");
     }
   }
+  T* v = vectors ? Data<T>(ctx.outputs[1]) : nullptr;
   if (vectors) {
-    T* v = Data<T>(ctx.outputs[1]);
     ToRowMajor(env, static_cast<const T*>(a.get()), v, batch, n, n, n, n * n, kAll);
     if constexpr (kIsComplex<T>) Conjugate(env, static_cast<const T*>(v), v, batch * n * n);
+  }
+  if (JacobiBatched(batch, n, n)) {
+    NaNInNaNOutKernel<T><<<static_cast<unsigned>(batch), 128, 0, env.stream>>>(
+        Data<const T>(ctx.inputs[0]), w, v, n);
+    CUDA_CALL(cudaGetLastError());
   }
   Widen(env, info.get(), Data<int64_t>(ctx.outputs[2]), batch);
 }
@@ -109,6 +150,22 @@ void WriteVh(const LaunchEnv& env, const T* v, T* vh, int64_t batch, int64_t col
                               row_bytes, static_cast<size_t>(batch), cudaMemcpyDeviceToDevice,
                               env.stream));
   if constexpr (kIsComplex<T>) Conjugate(env, static_cast<const T*>(vh), vh, batch * cols * vcols);
+}
+
+// A block per matrix of the input a (count elements each): a NaN anywhere in it sets the
+// matrix's info to "did not converge" (1), as the loop's gesvdj reports it; gesvdjBatched
+// returned converged values for such a matrix.
+template <typename T>
+__global__ void NaNNotConvergedKernel(const T* a, int64_t count, int* info) {
+  __shared__ int bad;
+  if (threadIdx.x == 0) bad = 0;
+  __syncthreads();
+  const T* m = a + static_cast<int64_t>(blockIdx.x) * count;
+  for (int64_t k = threadIdx.x; k < count; k += blockDim.x) {
+    if (IsNaN(m[k])) bad = 1;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && bad != 0 && info[blockIdx.x] == 0) info[blockIdx.x] = 1;
 }
 
 // The stack of small matrices in one gesvdjBatched call. It has no economy mode: U (rows x rows)
@@ -154,6 +211,9 @@ void Svd(const KernelContext& ctx) {
   ToColumnMajor(env, Data<const T>(ctx.inputs[0]), a.get(), batch, rows, cols, rows, rows * cols);
   if (JacobiBatched(batch, rows, cols)) {
     SvdBatched<T>(env, ctx, a.get(), info.get());
+    NaNNotConvergedKernel<T><<<static_cast<unsigned>(batch), 128, 0, env.stream>>>(
+        Data<const T>(ctx.inputs[0]), rows * cols, info.get());
+    CUDA_CALL(cudaGetLastError());
     Widen(env, info.get(), Data<int64_t>(ctx.outputs[3]), batch);
     return;
   }

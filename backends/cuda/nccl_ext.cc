@@ -2,10 +2,12 @@
 // communicator (nccl_comm.h) and the GPU's stream; failures go to the core's set_error.
 #include "nccl_ext.h"
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda_check.h"
@@ -110,7 +112,13 @@ nccl::Stream CollectiveStream(DLArrayNcclComm* c) {
 // Splits the initialised non-blocking communicator into a blocking one for the collectives
 // (nccl_comm.h says why). The split is a collective of the non-blocking parent: it runs in
 // NCCL's background thread and stays abortable (aborting the parent aborts the child's init).
+// NCCL publishes the child's handle from that thread only once the child is initialised, which
+// may be after the parent reports the group done (a 1-rank split returned with it still null on
+// an H200, NCCL 2.28): the handle is awaited, then the child's own state. Without a handle after
+// kSplitGrace the collectives stay on the non-blocking parent (correct, only slower per call).
 void SplitBlocking(DLArrayNcclComm* c) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kSplitGrace = std::chrono::seconds(10);
   Result r;
   {
     std::lock_guard<std::mutex> lock(c->mu);
@@ -123,14 +131,31 @@ void SplitBlocking(DLArrayNcclComm* c) {
     if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, "ncclCommSplit", r);
   }
   if (r == nccl::kInProgress) WaitReady(c, "ncclCommSplit");
-  std::lock_guard<std::mutex> lock(c->mu);
-  if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
-  if (c->split_out == nullptr) {
-    throw BackendError("NCCL ncclCommSplit returned no communicator on " + Who(c));
+  const Clock::time_point start = Clock::now();
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
+      nccl::Comm child = __atomic_load_n(&c->split_out, __ATOMIC_ACQUIRE);
+      if (child != nullptr) {
+        Result state = nccl::kInProgress;
+        const Result q = Lib().CommGetAsyncError(child, &state);
+        if (q != nccl::kSuccess) ThrowNccl(c, "ncclCommGetAsyncError", q);
+        if (state != nccl::kSuccess && state != nccl::kInProgress) {
+          ThrowNccl(c, "ncclCommSplit", state);
+        }
+        if (state == nccl::kSuccess) {
+          c->parent = c->comm;
+          c->comm = child;
+          c->blocking = true;
+          return;
+        }
+      } else if (Clock::now() - start > kSplitGrace) {
+        return;  // no child: the non-blocking parent serves the collectives
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-  c->parent = c->comm;
-  c->comm = c->split_out;
-  c->blocking = true;
 }
 
 // --- The table's functions -----------------------------------------------------------------
