@@ -37,45 +37,53 @@ def _patchelf(*args):
                           capture_output=True, text=True).stdout.strip()
 
 
-def _record_line(root, name):
-    data = (root / name).read_bytes()
+def _needs_blas(data):
+    """Whether ELF bytes name the BLAS in DT_NEEDED (pyelftools, which auditwheel brings)."""
+    import io
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+    if data[:4] != b"\x7fELF":
+        return False
+    dynamic = ELFFile(io.BytesIO(data)).get_section_by_name(".dynamic")
+    return isinstance(dynamic, DynamicSection) and any(
+        t.entry.d_tag == "DT_NEEDED" and t.needed == BLAS_SONAME for t in dynamic.iter_tags())
+
+
+def _record_line(name, data):
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return "%s,sha256=%s,%d" % (name, digest, len(data))
 
 
 def restore_blas_rpath(wheel):
     """Adds ``$ORIGIN/<relative>/scipy_openblas32/lib`` to the RUNPATH of every library in
-    ``wheel`` that needs scipy-openblas32's, rewriting the wheel (and its RECORD) in place;
-    returns the libraries changed."""
+    ``wheel`` that needs scipy-openblas32's (where it is missing), rewriting the wheel and its
+    RECORD in place; returns the names of the libraries changed."""
     wheel = pathlib.Path(wheel)
+    with zipfile.ZipFile(wheel) as z:
+        infos = z.infolist()
+        contents = {i.filename: z.read(i) for i in infos if not i.is_dir()}
+    changed = {}
     with tempfile.TemporaryDirectory() as tmp:
-        root = pathlib.Path(tmp)
-        with zipfile.ZipFile(wheel) as z:
-            infos = z.infolist()
-            z.extractall(root)
-        changed = []
-        for info in infos:
-            path = root / info.filename
-            if info.is_dir() or ".so" not in path.name or path.read_bytes()[:4] != b"\x7fELF":
+        for name, data in contents.items():
+            if ".so" not in name.rsplit("/", 1)[-1] or not _needs_blas(data):
                 continue
-            if BLAS_SONAME not in _patchelf("--print-needed", str(path)).split():
-                continue
-            wanted = "$ORIGIN/" + os.path.relpath(root / BLAS_DIR, path.parent)
+            wanted = "$ORIGIN/" + os.path.relpath(BLAS_DIR, os.path.dirname(name))
+            path = pathlib.Path(tmp) / "lib.so"
+            path.write_bytes(data)
             rpath = [p for p in _patchelf("--print-rpath", str(path)).split(":") if p]
             if wanted not in rpath:
                 _patchelf("--set-rpath", ":".join(rpath + [wanted]), str(path))
-                changed.append(info.filename)
-        if not changed:
-            return changed
-        record = next(i.filename for i in infos if i.filename.endswith(".dist-info/RECORD"))
-        lines = [_record_line(root, i.filename) if i.filename != record else record + ",,"
-                 for i in infos if not i.is_dir()]
-        (root / record).write_text("\n".join(lines) + "\n")
-        with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
-            for info in infos:
-                z.writestr(info, (root / info.filename).read_bytes() if not info.is_dir() else b"",
-                           compress_type=zipfile.ZIP_DEFLATED)
-    return changed
+                changed[name] = path.read_bytes()
+    if not changed:
+        return []
+    contents.update(changed)
+    record = next(n for n in contents if n.endswith(".dist-info/RECORD"))
+    lines = [_record_line(n, d) if n != record else record + ",," for n, d in contents.items()]
+    contents[record] = ("\n".join(lines) + "\n").encode()
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
+        for info in infos:
+            z.writestr(info, contents.get(info.filename, b""), compress_type=zipfile.ZIP_DEFLATED)
+    return sorted(changed)
 
 
 def repair(wheel, outdir, plat=None, excludes=()):
