@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """dlarray.linalg next to numpy.linalg: medians measured in the same process, and the ratio
 ours / NumPy (below 1 means we are faster). Both use OpenBLAS's LAPACK on cpu (dlarray the
-scipy-openblas32 copy in its package, NumPy its own build); on other devices the table is the
+scipy-openblas32 package it depends on, NumPy its own build); on other devices the table is the
 device's (or the host fallback's) time against NumPy on the host.
 
     python bench/bench_linalg.py                      # cpu, float64

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Repairs a dlarray wheel with auditwheel: a manylinux wheel (the lowest tag the build's glibc
-allows) that carries its OpenMP, next to the BLAS it carries already (dlarray/lib). The CUDA
-libraries are left out: the CUDA plugin finds them where NVIDIA's CUDA wheels put them
-(site-packages/nvidia/cu13/lib) or where the system's loader looks.
+allows) that carries its OpenMP. The CUDA libraries are left out: the CUDA plugin finds them where
+NVIDIA's CUDA wheels put them (site-packages/nvidia/cu13/lib) or where the system's loader looks.
+So is the BLAS: the package depends on scipy-openblas32, and the CPU libraries find it in
+site-packages/scipy_openblas32/lib (auditwheel keeps that RUNPATH entry: the wheel's root is
+site-packages).
 
     python scripts/repair_wheel.py [--plat TAG] [--exclude PATTERN]... WHEEL OUTDIR
                                                     # prints the repaired wheel's path
@@ -17,9 +19,12 @@ import subprocess
 import sys
 import sysconfig
 
-# Provided by the CUDA installation (NVIDIA's wheels or the toolkit), never copied into ours.
+# Provided by the CUDA installation (NVIDIA's wheels or the toolkit) and by the scipy-openblas32
+# package, never copied into ours.
+BLAS_SONAME = "libscipy_openblas.so"
+BLAS_DIR = "scipy_openblas32/lib"  # relative to site-packages, where pip puts the package
 EXCLUDES = ["libcudart.so.*", "libcublas.so.*", "libcublasLt.so.*", "libnccl.so.*",
-            "libcuda.so.*", "libnvrtc.so.*"]
+            "libcuda.so.*", "libnvrtc.so.*", BLAS_SONAME]
 
 
 def repair(wheel, outdir, plat=None, excludes=()):

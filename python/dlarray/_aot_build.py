@@ -25,6 +25,10 @@ __all__ = ["CompileError", "SOURCE_DEVICES", "compile_source", "compiler_for", "
 SOURCE_DEVICES = {".cu": "gpu", ".cc": "cpu", ".cpp": "cpu", ".cxx": "cpu", ".c": "cpu"}
 
 _NAMESPACE = "aot"
+# Included first into every C++ and CUDA source: catches C++ exceptions in the library's own C++
+# runtime (dlarray/aot_guard.h says why). Its name is part of the cache key: a new version rebuilds.
+_GUARD = "dlarray/aot_guard.h"
+_GUARD_VERSION = 1
 _SYSTEM_PREFIXES = ("/usr/", "/opt/", "/lib/", "/lib64/")
 
 
@@ -80,7 +84,8 @@ def default_flags(suffix):
     newest, like dlarray.cpp_extension.
     ``.cc``/``.cpp``/``.cxx``: ``-shared -fPIC -O3 -std=c++17``. ``.c``: ``-shared -fPIC -O3``.
     Whatever the flags, ``-I`` the source's folder and dlarray's include folder (for
-    ``dlarray/aot.h``) are added.
+    ``dlarray/aot.h``) are added, and C++ and CUDA sources get ``-include dlarray/aot_guard.h``
+    (C++ exceptions escaping the library's functions keep their message).
 
     Parameters
     ----------
@@ -173,7 +178,9 @@ def compile_source(source, flags=None):
                            % (compiler, e)) from None
     # The path is part of the key: its folder is on the include path. (GPU architectures are in
     # the flags.)
-    key = _cache.make_key(_NAMESPACE, source, code, compiler, version, flags)
+    guard = [] if suffix == ".c" else ["-include", str(include_dir() / _GUARD)]
+    key = _cache.make_key(_NAMESPACE, source, code, compiler, version, flags, guard,
+                          _GUARD_VERSION)
     entry = _cache.entry_dir(_NAMESPACE, key)
     library = entry / (pathlib.Path(source).stem + ".so")
     deps_file = entry / "deps.json"
@@ -186,7 +193,7 @@ def compile_source(source, flags=None):
         with tempfile.TemporaryDirectory(dir=entry, prefix=".build") as tmp:
             out, depfile = pathlib.Path(tmp) / library.name, pathlib.Path(tmp) / "deps.d"
             command = [compiler, *flags, "-I", str(pathlib.Path(source).parent),
-                       "-I", str(include_dir()), "-MD", "-MF", str(depfile),
+                       "-I", str(include_dir()), *guard, "-MD", "-MF", str(depfile),
                        "-o", str(out), source]
             try:
                 proc = subprocess.run(command, capture_output=True, text=True, timeout=600)

@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <exception>
+#include <type_traits>
 #include <utility>
 
 #include "dlarray/ext/current_device.h"
@@ -157,15 +158,32 @@ void* StreamOf(DLContext ctx) {
   return streams[slot].load(std::memory_order_relaxed);
 }
 
-// Runs a library function; a C++ exception escaping it becomes an error naming it.
+// Runs a library function; a C++ exception escaping it becomes an error naming it. The library's
+// guard (dlarray/aot_guard.h) catches it on the library's side, where its compiler's C++ runtime
+// knows the exception; the catch here is for libraries without one, and names the exception only
+// when the library and dlarray share a C++ runtime.
 template <typename F>
-int CallGuarded(const std::string& name, const char* what, F&& f) {
+int CallGuarded(const AotImpl& impl, const char* what, F&& f) {
+  using Call = std::remove_reference_t<F>;
+  auto error = [&](const char* message) {
+    return BackendError("dlarray.custom: " + impl.name + what + " threw a C++ exception" +
+                        (message[0] != '\0' ? std::string(": ") + message : std::string()));
+  };
+  if (AotGuardFn guard = impl.library->guard()) {
+    int threw = 0;
+    std::array<char, 1024> message;  // written only when something was thrown
+    message[0] = '\0';
+    const int rc = guard([](void* data) { return (*static_cast<Call*>(data))(); }, &f, &threw,
+                         message.data(), message.size());
+    if (threw != 0) throw error(message.data());
+    return rc;
+  }
   try {
     return f();
   } catch (const std::exception& e) {
-    throw BackendError("dlarray.custom: " + name + what + " threw a C++ exception: " + e.what());
+    throw error(e.what());
   } catch (...) {
-    throw BackendError("dlarray.custom: " + name + what + " threw a C++ exception");
+    throw error("");
   }
 }
 
@@ -187,6 +205,7 @@ AotLibrary::AotLibrary(std::string path) : path_(std::move(path)) {
     throw BackendError("dlarray.custom: cannot load the library " + path_ + ": " +
                        (err != nullptr ? err : "unknown dlopen error"));
   }
+  guard_ = reinterpret_cast<AotGuardFn>(Symbol("dlarray_aot_guard_v1"));
 }
 
 void* AotLibrary::Symbol(const std::string& name) const {
@@ -314,7 +333,7 @@ py::tuple AotOp::LibraryInfer(int device_type, const std::vector<std::vector<int
     }
     const DLContext where{shape_impl->device_type, 0};
     CallExtra extra{MakeExtra(shape_impl, where, nin), {}};
-    const int rc = CallGuarded(shape_impl->name, "InferShape", [&] {
+    const int rc = CallGuarded(*shape_impl, "InferShape", [&] {
       return shape_impl->infer_shape(ndims.data(), ptrs.data(), &extra.c);
     });
     CheckReturn(rc, shape_impl->name, "InferShape", where, extra.error);
@@ -335,7 +354,7 @@ py::tuple AotOp::LibraryInfer(int device_type, const std::vector<std::vector<int
     for (int i = 0; i < nin; ++i) names[i] = dtypes[i].c_str();
     const DLContext where{type_impl->device_type, 0};
     CallExtra extra{MakeExtra(type_impl, where, nin), {}};
-    const int rc = CallGuarded(type_impl->name, "InferType",
+    const int rc = CallGuarded(*type_impl, "InferType",
                                [&] { return type_impl->infer_type(names.data(), &extra.c); });
     CheckReturn(rc, type_impl->name, "InferType", where, extra.error);
     py::list result;
@@ -501,7 +520,7 @@ void AotOp::Launch(AotImpl* impl, DLContext ctx, const DLArray* const* ins, int 
     }
   }
   auto call = [&] {
-    return CallGuarded(impl->name, "", [&] {
+    return CallGuarded(*impl, "", [&] {
       return impl->fn(nall, params.data(), ndims.data(), shapes.data(), dtypes.data(), stream,
                       &extra.c);
     });
@@ -527,7 +546,7 @@ void AotOp::Launch(AotImpl* impl, DLContext ctx, const DLArray* const* ins, int 
       for (int i = 0; i < nall; ++i) ptrs[i] = dim_copy.data() + (shapes[i] - dims.data());
       std::vector<const char*> types(dtypes.data(), dtypes.data() + nall);
       CallExtra init_extra{MakeExtra(impl, ctx, nin), {}};
-      const int init_rc = CallGuarded(impl->name, "Init", [&] {
+      const int init_rc = CallGuarded(*impl, "Init", [&] {
         return impl->init(nd.data(), ptrs.data(), types.data(), &init_extra.c);
       });
       CheckReturn(init_rc, impl->name, "Init", ctx, init_extra.error);

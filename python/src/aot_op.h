@@ -14,6 +14,9 @@
 
 namespace dlarray {
 
+/*! \brief dlarray_aot_guard_v1 (dlarray/aot_guard.h): runs call(data), catching C++ exceptions. */
+using AotGuardFn = int (*)(int (*call)(void*), void* data, int* threw, char* message, size_t size);
+
 /*! \brief A shared library of AOT ops, opened once and never closed (queued GPU kernels and
  *         cached function pointers may still use its code). */
 class AotLibrary {
@@ -22,10 +25,13 @@ class AotLibrary {
   /*! \brief The address of an exported symbol, or nullptr. */
   void* Symbol(const std::string& name) const;
   const std::string& path() const { return path_; }
+  /*! \brief The library's exception guard, or nullptr (built without dlarray/aot_guard.h). */
+  AotGuardFn guard() const { return guard_; }
 
  private:
   std::string path_;
   void* handle_ = nullptr;
+  AotGuardFn guard_ = nullptr;
 };
 
 /*! \brief The shape and dtype of one output. */

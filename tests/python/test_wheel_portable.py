@@ -67,8 +67,9 @@ def test_file_name_carries_the_tag(portable_wheel):
 
 def test_auditwheel_show_agrees(portable_wheel, tmp_path):
     """`auditwheel show`, with no library folder to look in (``--ldpaths`` of an empty one): the
-    symbol versions allow manylinux_2_28 or lower, and the one library the wheel needs and does
-    not carry is the OpenCL ICD loader, which comes with every OpenCL driver (docs/install.md).
+    symbol versions allow manylinux_2_28 or lower, and the libraries the wheel needs and does
+    not carry are the OpenCL ICD loader, which comes with every OpenCL driver (docs/install.md),
+    and the BLAS, which its dependency scipy-openblas32 brings.
     Looking in this machine's folders instead, auditwheel would read Debian 12's libOpenCL.so.1,
     which needs glibc 2.34, as if the wheel carried it."""
     pytest.importorskip("auditwheel")
@@ -76,7 +77,31 @@ def test_auditwheel_show_agrees(portable_wheel, tmp_path):
                           tmp_path, portable_wheel]))
     m = re.fullmatch(r"manylinux_(\d+)_(\d+)_x86_64", out["sym_tag"])
     assert m and (int(m[1]), int(m[2])) <= GLIBC_MAX, out["sym_tag"]
-    assert set(out["external_libs"]) == {"libOpenCL.so.1"}, out["external_libs"]
+    assert set(out["external_libs"]) == {"libOpenCL.so.1", "libscipy_openblas.so"}, \
+        out["external_libs"]
+
+
+def test_blas_is_a_dependency_not_a_copy(portable_wheel):
+    libraries = dict(shared_libraries(portable_wheel))
+    assert not [n for n in libraries if "openblas" in n], sorted(libraries)
+    with zipfile.ZipFile(portable_wheel) as z:
+        metadata = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA")))
+    assert re.search(rb"^Requires-Dist: scipy-openblas32\b", metadata, re.M), metadata[:2000]
+    elffile = pytest.importorskip("elftools.elf.elffile")
+    import io
+    users = 0
+    for name, data in libraries.items():
+        if "libscipy_openblas.so" not in needs(data)[0]:
+            continue
+        users += 1
+        dynamic = elffile.ELFFile(io.BytesIO(data)).get_section_by_name(".dynamic")
+        # zig's linker writes DT_RPATH, GCC's DT_RUNPATH: either names the folder.
+        runpath = [t.runpath if t.entry.d_tag == "DT_RUNPATH" else t.rpath
+                   for t in dynamic.iter_tags() if t.entry.d_tag in ("DT_RUNPATH", "DT_RPATH")]
+        # dlarray/plugins/x.so and dlarray/lib/x.so: two folders below site-packages.
+        assert name.count("/") == 2 and runpath, (name, runpath)
+        assert "$ORIGIN/../../scipy_openblas32/lib" in runpath[0].split(":"), (name, runpath)
+    assert users >= 1, sorted(libraries)
 
 
 def shared_libraries(wheel):
@@ -139,8 +164,8 @@ def test_one_shared_libcxx_serves_every_cxx_library(portable_wheel):
         assert (soname, "DLARRAY_LIBCXX_1") in needs(libraries[user])[1], user
 
 
-# Run from outside the repository in the fresh virtualenv: arithmetic and a matmul (the bundled
-# OpenBLAS) against NumPy on every device the wheel finds, and errors that start as C++
+# Run from outside the repository in the fresh virtualenv: arithmetic and a matmul (OpenBLAS from
+# the scipy-openblas32 package pip installed) against NumPy on every device the wheel finds, and errors that start as C++
 # exceptions in the core or a plugin (through the wheel's one shared libc++) reaching Python.
 SMOKE = r"""
 import json, numpy as np, dlarray
@@ -175,7 +200,7 @@ def fresh_venv(tmp_path_factory, portable_wheel):
     venv = tmp_path_factory.mktemp("portable_wheel") / "venv"
     run([sys.executable, "-m", "venv", venv])
     python = venv / "bin" / "python"
-    # NumPy comes from PyPI (or pip's cache): the wheel's only dependency.
+    # NumPy and scipy-openblas32 come from PyPI (or pip's cache): the wheel's dependencies.
     run([python, "-m", "pip", "install", "-q", portable_wheel], env=clean_env())
     return python
 
@@ -223,6 +248,7 @@ def test_fresh_venv_survives_a_cxx_exception_from_gcc_built_code(fresh_venv, tmp
     out = run([fresh_venv, "-c", FOREIGN_THROW, "%s:Throw" % source], env=env, cwd=tmp_path)
     r = json.loads(out.strip().splitlines()[-1])
     # Caught, and the process goes on. The message (what()) of an exception from libstdc++ is
-    # not read: to libc++ it is a foreign exception, caught by catch (...) only (docs/install.md).
-    assert "Throw threw a C++ exception" in r["error"], r
+    # foreign to the wheel's libc++: the library's own guard (dlarray/aot_guard.h, compiled by
+    # g++ into it) catches it and hands the message over the C ABI.
+    assert "Throw threw a C++ exception: thrown by the probe" in r["error"], r
     assert r["after"] == [3.0]

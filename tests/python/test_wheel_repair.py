@@ -1,6 +1,6 @@
 """The wheel that says what it is: `make install`'s wheel, repaired by auditwheel (as `make wheel`
-does), is a manylinux wheel that carries its OpenMP and its BLAS, holds only $ORIGIN-relative
-RUNPATHs, and works when installed into a fresh virtualenv outside the source tree: the op tests
+does), is a manylinux wheel that carries its OpenMP, finds its BLAS in the scipy-openblas32
+package it depends on, holds only $ORIGIN-relative RUNPATHs, and works when installed into a fresh virtualenv outside the source tree: the op tests
 pass against it there."""
 import importlib.util
 import os
@@ -14,6 +14,7 @@ import zipfile
 
 import pytest
 
+import dlarray
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -64,10 +65,20 @@ def test_tag_is_manylinux_and_no_newer_than_this_glibc(repaired):
     assert (int(m.group(1)), int(m.group(2))) <= glibc, (repaired.name, glibc)
 
 
-def test_carries_its_openmp_and_blas(unpacked):
+def test_carries_its_openmp_and_depends_on_its_blas(unpacked):
     libs = [p.relative_to(unpacked).as_posix() for p in unpacked.rglob("*.so*")]
-    assert "dlarray/lib/libscipy_openblas.so" in libs or any(
-        "openblas" in p for p in libs), libs
+    # scipy-openblas32 is a dependency, not a copy: no OpenBLAS inside, the metadata requires
+    # the package, and every library that links it finds site-packages/scipy_openblas32/lib.
+    assert not [p for p in libs if "openblas" in p], libs
+    metadata = next(unpacked.glob("*.dist-info/METADATA")).read_text()
+    assert re.search(r"^Requires-Dist: scipy-openblas32\b", metadata, re.M), metadata[:2000]
+    users = [p for p in unpacked.rglob("*.so*")
+             if _is_elf(p) and repair_wheel.BLAS_SONAME in _needed(p)]
+    if dlarray.show_config(mode="dicts")["cpu"]["blas"]["name"].startswith("scipy-openblas32"):
+        assert users, libs  # else a build without it (a system BLAS, or none)
+    for path in users:
+        wanted = "$ORIGIN/" + os.path.relpath(unpacked / repair_wheel.BLAS_DIR, path.parent)
+        assert wanted in _elf_runpaths(path), (path.relative_to(unpacked), _elf_runpaths(path))
     plugin_deps = _needed(unpacked / "dlarray" / "plugins" / "sigmoid_ops.so")
     gomp = [d for d in plugin_deps if d.startswith("libgomp")]
     if gomp:  # the OpenMP runtime the op plugin needs is inside the wheel
@@ -132,8 +143,9 @@ def test_installs_into_a_fresh_venv_and_passes_the_op_tests(repaired, tmp_path):
     assert str(site).startswith(str(env_dir.resolve())), info["file"]
     assert info["plugins"]["cpu"]["status"] == "loaded", info
     assert "cpu(0)" in info["devices"]
-    if info["blas"]["name"].startswith("scipy-openblas32"):
-        assert pathlib.Path(info["blas"]["library"]).resolve().parent == site / "lib", info
+    if info["blas"]["name"].startswith("scipy-openblas32"):  # pip installed the dependency
+        blas = pathlib.Path(info["blas"]["library"]).resolve()
+        assert blas.parent == site.parent / "scipy_openblas32" / "lib", info
     # A CUDA plugin that cannot find its libraries says which one and where it looked.
     cuda = info["plugins"].get("cuda")
     if cuda and cuda["status"] == "open failed":

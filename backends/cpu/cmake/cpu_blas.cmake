@@ -5,12 +5,16 @@
 #   ON:             the same, but fail when neither is found;
 #   SYSTEM:         a system CBLAS only (OpenBLAS first, then any BLAS exporting cblas_sgemm);
 #   OFF:            none: the own blocked SGEMM.
-# scipy-openblas32's library is copied into the package (dlarray/lib/libscipy_openblas.so): the
-# wheel carries it and the plugin finds it through $ORIGIN/../lib, so the installed package
-# depends on nothing outside itself.
+# scipy-openblas32 is then a dependency of the package, not a copy in it: the CPU libraries (in
+# dlarray/plugins or dlarray/lib) find site-packages/scipy_openblas32/lib through
+# DLARRAY_CBLAS_INSTALL_RPATH ($ORIGIN/../../scipy_openblas32/lib; auditwheel keeps it, as it stays
+# below the wheel's root, and is told not to copy the library). The build tree (CMake's build RPATH names
+# the folders of linked libraries), and a `cmake --install` outside a wheel, use the library where
+# the build found it.
 #
 # Sets DLARRAY_CBLAS_FOUND, DLARRAY_CBLAS_KIND (scipy-openblas | system), DLARRAY_CBLAS_TARGET
-# (a target to link) and DLARRAY_CBLAS_DEFINITIONS (compile definitions for the kernels).
+# (a target to link), DLARRAY_CBLAS_DEFINITIONS (compile definitions for the kernels) and
+# DLARRAY_CBLAS_INSTALL_RPATH (where the installed libraries that link it find it).
 set(DLARRAY_CPU_BLAS "AUTO" CACHE STRING
     "BLAS for cpu matrix_multiply: AUTO, ON (require one), SYSTEM (system CBLAS only), OFF (own SGEMM)")
 set_property(CACHE DLARRAY_CPU_BLAS PROPERTY STRINGS AUTO ON SYSTEM OFF)
@@ -22,6 +26,7 @@ endif()
 set(DLARRAY_CBLAS_FOUND OFF)
 set(DLARRAY_CBLAS_KIND "")
 set(DLARRAY_CBLAS_DEFINITIONS "")
+set(DLARRAY_CBLAS_INSTALL_RPATH "")
 
 # 1. scipy-openblas32, located by the Python the build runs with (pip's build environment, or
 #    the venv for --no-build-isolation builds): include dir, library file, version.
@@ -54,24 +59,17 @@ endif()
 
 if(DLARRAY_CBLAS_KIND STREQUAL "scipy-openblas")
   get_filename_component(dlarray_blas_name "${DLARRAY_SCIPY_OPENBLAS_LIBRARY}" NAME)
-  # The copy in the build tree mirrors the installed package: dlarray/lib next to dlarray/plugins.
-  set(DLARRAY_BLAS_OUTPUT_DIR "${DLARRAY_OUTPUT_DIR}/lib")
-  set(dlarray_blas_copy "${DLARRAY_BLAS_OUTPUT_DIR}/${dlarray_blas_name}")
-  add_custom_command(OUTPUT "${dlarray_blas_copy}"
-    COMMAND "${CMAKE_COMMAND}" -E make_directory "${DLARRAY_BLAS_OUTPUT_DIR}"
-    COMMAND "${CMAKE_COMMAND}" -E copy "${DLARRAY_SCIPY_OPENBLAS_LIBRARY}" "${dlarray_blas_copy}"
-    DEPENDS "${DLARRAY_SCIPY_OPENBLAS_LIBRARY}"
-    COMMENT "cpu_backend: copying ${dlarray_blas_name} into the package")
-  add_custom_target(dlarray_blas_copy ALL DEPENDS "${dlarray_blas_copy}")
+  get_filename_component(dlarray_blas_dir "${DLARRAY_SCIPY_OPENBLAS_LIBRARY}" DIRECTORY)
   add_library(dlarray_cpu_blas SHARED IMPORTED GLOBAL)
   set_target_properties(dlarray_cpu_blas PROPERTIES
-    IMPORTED_LOCATION "${dlarray_blas_copy}"
+    IMPORTED_LOCATION "${DLARRAY_SCIPY_OPENBLAS_LIBRARY}"
     IMPORTED_SONAME "${dlarray_blas_name}"
     INTERFACE_INCLUDE_DIRECTORIES "${DLARRAY_SCIPY_OPENBLAS_INCLUDE_DIR}")
-  add_dependencies(dlarray_cpu_blas dlarray_blas_copy)
-  # Installed one folder up from the plugins: <pkg>/lib (wheel: dlarray/lib).
-  get_filename_component(dlarray_plugin_parent "${DLARRAY_INSTALL_PLUGINDIR}" DIRECTORY)
-  install(FILES "${dlarray_blas_copy}" DESTINATION "${dlarray_plugin_parent}/lib")
+  if(SKBUILD)  # a wheel: dlarray/ and scipy_openblas32/ side by side in site-packages
+    set(DLARRAY_CBLAS_INSTALL_RPATH "$ORIGIN/../../scipy_openblas32/lib")
+  else()
+    set(DLARRAY_CBLAS_INSTALL_RPATH "${dlarray_blas_dir}")
+  endif()
   set(DLARRAY_CBLAS_TARGET dlarray_cpu_blas)
   set(DLARRAY_CBLAS_DEFINITIONS DLARRAY_HAVE_CBLAS DLARRAY_HAVE_OPENBLAS
       DLARRAY_BLAS_PREFIX_SCIPY "DLARRAY_BLAS_NAME=\"scipy-openblas32 ${DLARRAY_SCIPY_OPENBLAS_VERSION}\"")
