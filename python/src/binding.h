@@ -135,6 +135,20 @@ void BindGraph(py::module_& m);       // graph.cc: CUDA graphs (the autodiff exe
 void BindFuseOpencl(py::module_& m);  // fuse_opencl.cc: OpenCL objects for dlarray.fuse
 void BindFuseFast(py::module_& m);    // fuse_fast.cc: dlarray.fuse's CPU cache hit
 
+// In a catch block of a C entry point that Python calls directly (METH_FASTCALL, vectorcall):
+// the exception in flight as the Python error pybind11's dispatcher would make of it (the
+// module's translators included); returns nullptr, the entry point's answer to Python.
+inline PyObject* RaiseCurrentException() {
+  try {
+    throw;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+  }
+  return nullptr;
+}
+
 }  // namespace dlarray
 
 namespace pybind11::detail {

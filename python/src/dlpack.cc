@@ -359,12 +359,9 @@ PyObject* Guarded(Body&& body) {
   try {
     CallGuard guard;  // as py::call_guard<CallGuard> on the pybind11 bindings (exit safety)
     return body();
-  } catch (py::error_already_set& e) {
-    e.restore();
   } catch (...) {
-    py::detail::try_translate_exceptions();
+    return RaiseCurrentException();
   }
-  return nullptr;
 }
 
 // __dlpack__ and from_dlpack as plain vectorcall functions: pybind11's dispatcher (keyword

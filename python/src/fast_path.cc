@@ -281,12 +281,8 @@ PyObject* Method(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
       bool taken = false;
       PyObject* result = Fast(f, self, args[0], &taken);
       if (taken) return result;
-    } catch (py::error_already_set& e) {
-      e.restore();
-      return nullptr;
     } catch (...) {
-      py::detail::try_translate_exceptions();  // the module's translators
-      return nullptr;
+      return RaiseCurrentException();
     }
   }
   PyObject* call[2] = {self, nargs >= 1 ? args[0] : nullptr};
@@ -413,12 +409,8 @@ PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
           return RunReduce(plan, x, mask, keepdims);  // x non-empty: so is the result
         }
       }
-    } catch (py::error_already_set& e) {
-      e.restore();
-      return nullptr;
     } catch (...) {
-      py::detail::try_translate_exceptions();
-      return nullptr;
+      return RaiseCurrentException();
     }
   }
   return PyObject_Vectorcall(f.general.ptr(), args, static_cast<size_t>(nargs), kwnames);

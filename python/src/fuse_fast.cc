@@ -139,12 +139,8 @@ PyObject* FusedCall(PyObject* self, PyObject* args, PyObject* kwargs) {
         PyObject* out = launcher->Call(args);
         if (out != Py_None) return out;
         Py_DECREF(out);
-      } catch (py::error_already_set& e) {
-        e.restore();
-        return nullptr;
       } catch (...) {
-        py::detail::try_translate_exceptions();  // the module's translators
-        return nullptr;
+        return RaiseCurrentException();
       }
     }
   }

@@ -320,12 +320,9 @@ PyObject* CallOp(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObje
     CallGuard guard;
     const auto* f = static_cast<const OpFunction*>(PyCapsule_GetPointer(self, nullptr));
     return f->Call(args, nargs, kwnames).release().ptr();
-  } catch (py::error_already_set& e) {
-    e.restore();
   } catch (...) {
-    py::detail::try_translate_exceptions();  // the module's translators, as pybind11 applies them
+    return RaiseCurrentException();
   }
-  return nullptr;
 }
 
 py::object MakeOp(const std::string& name, const std::string& doc) {
