@@ -22,8 +22,8 @@
 
 /*!
  * \brief Runs call(data) and returns its result; when a C++ exception escapes it, sets *threw to
- * 1, copies the exception's what() (empty for a non-std::exception) into message (size bytes,
- * NUL-terminated, truncated) and returns -1.
+ * 1, copies the exception's message (what() of a standard exception, else empty) into message
+ * (size bytes, NUL-terminated, truncated) and returns -1.
  */
 extern "C" __attribute__((visibility("default"), used)) inline int dlarray_aot_guard_v1(
     int (*call)(void*), void* data, int* threw, char* message, std::size_t size) {
