@@ -236,32 +236,70 @@ def sgd_update(params: Sequence[NDArray], grads: Sequence[NDArray], lr: float) -
     >>> w.asnumpy()
     array([0.95, 0.95, 0.95], dtype=float32)
     """
+    _check_lr(lr)
+    params, grads = list(params), list(grads)
+    _check(params, grads)
+    if not params:
+        return
+    Update([p.shape for p in params], params[0].dtype, params[0].ctx, lr)(params, grads)
+
+
+def _check_lr(lr) -> float:
     if isinstance(lr, (bool, np.bool_)) or not isinstance(lr, (int, float, np.integer,
                                                                np.floating)):
         raise TypeError("dlarray.sgd_update: lr must be a real number, got %s"
                         % type(lr).__name__)
-    params, grads = list(params), list(grads)
-    _check(params, grads)
-    pairs = [(p, g) for p, g in zip(params, grads) if p.size]
-    if not pairs:
-        return
-    from . import ops
-    from ._operators import _compact
-    ctx, dtype = pairs[0][0].ctx, pairs[0][0].dtype
-    scale = -float(lr)
-    if dtype in _CTYPES:
-        with np.errstate(over="ignore"):
-            rounded = np.asarray(scale, dtype)
-        if np.isfinite(scale) and not np.isfinite(rounded):
-            raise ValueError("dlarray.sgd_update: lr %r overflows %s" % (lr, dtype))
-    for start in range(0, len(pairs), _PAIRS):
-        chunk = pairs[start:start + _PAIRS]
-        launch = _launcher(dtype, len(chunk), ctx)
-        if launch is None:
-            for p, g in chunk:
-                step = _core.empty(g.shape, ctx, dtype)
-                ops.matrix_elementwise_multiply_by_const(_compact(g), scale, step)
-                ops.matrix_elementwise_add(p, step, p)
-            continue
-        launch([p for p, _ in chunk], [g if g.is_contiguous else _compact(g) for _, g in chunk],
-               [p.size for p, _ in chunk], scale)
+    return float(lr)
+
+
+class Update:
+    """The update ``p -= lr * g`` of pairs of fixed shapes, one dtype, one device, prepared
+    once (kernels built, scratch allocated) so that each call only launches: what
+    ``sgd_update`` runs, and what the autodiff Executor's ``sgd_update_op`` runs in its plan
+    (recorded in its CUDA graph, so a call may neither allocate nor wait).
+
+    With ``fuse`` (and a generated kernel for the dtype and device), every ``_PAIRS`` non-empty
+    pairs are one launch; otherwise each pair runs ``matrix_elementwise_multiply_by_const`` into
+    a scratch array of its shape, then ``matrix_elementwise_add`` in place. ``kernels`` is the
+    number of multi-tensor launches per call and ``fused_params`` the pairs they cover.
+    """
+
+    def __init__(self, shapes: Sequence[tuple], dtype, ctx, lr: float, fuse: bool = True):
+        dtype = np.dtype(dtype)
+        self.scale = -_check_lr(lr)
+        if dtype in _CTYPES:
+            with np.errstate(over="ignore"):
+                rounded = np.asarray(self.scale, dtype)
+            if np.isfinite(self.scale) and not np.isfinite(rounded):
+                raise ValueError("dlarray.sgd_update: lr %r overflows %s" % (lr, dtype))
+        self.count = len(shapes)
+        self.sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+        live = [k for k, n in enumerate(self.sizes) if n]  # empty pairs have nothing to do
+        self.chunks = []  # (pair indices, launcher)
+        self.steps = {}  # pair index -> its scratch array (the two-op path)
+        for start in range(0, len(live), _PAIRS):
+            chunk = live[start:start + _PAIRS]
+            launch = _launcher(dtype, len(chunk), ctx) if fuse else None
+            if launch is None:
+                for k in chunk:
+                    shape = tuple(shapes[k])
+                    self.steps[k] = _core.empty(shape, ctx, dtype)
+            self.chunks.append((chunk, launch))
+        self.kernels = sum(1 for _, launch in self.chunks if launch is not None)
+        self.fused_params = sum(len(c) for c, launch in self.chunks if launch is not None)
+
+    def __call__(self, params: Sequence[NDArray], grads: Sequence[NDArray]) -> None:
+        """Updates ``params`` in place (contiguous, of the prepared shapes and dtype)."""
+        from . import ops
+        from ._operators import _compact
+        for chunk, launch in self.chunks:
+            if launch is None:
+                for k in chunk:
+                    step = self.steps[k]
+                    ops.matrix_elementwise_multiply_by_const(_compact(grads[k]), self.scale,
+                                                             step)
+                    ops.matrix_elementwise_add(params[k], step, params[k])
+                continue
+            launch([params[k] for k in chunk],
+                   [grads[k] if grads[k].is_contiguous else _compact(grads[k]) for k in chunk],
+                   [self.sizes[k] for k in chunk], self.scale)

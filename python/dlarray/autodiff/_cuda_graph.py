@@ -7,6 +7,8 @@ while recorded) and launches the graph; later runs copy their fed values into th
 on the same stream, then launch it. A fed NDArray that was the same object on the first two runs
 (a weight, updated in place between runs) is read where it is; if another object is fed for it
 later, that input moves to a buffer of the graph and the plan is recorded again.
+A parameter that an ``sgd_update_op`` updates is always read where the caller's array is (its
+update is part of the graph); another object fed for it records the graph again.
 """
 from __future__ import annotations
 
@@ -70,7 +72,9 @@ class GraphRunner:
         plan, ctx = self.plan, self.plan.ctx
         self.direct = set()
         for node, value in fed.items():
-            if not self._copied(node, value) and self.previous.get(node) is value:
+            # an updated parameter is always read (and written) where the caller's array is
+            if node in plan.inplace or (not self._copied(node, value)
+                                        and self.previous.get(node) is value):
                 plan.bind(node, value)
                 self.direct.add(node)
             else:
@@ -94,8 +98,10 @@ class GraphRunner:
             return
         for node in list(self.direct):
             if node in fed and fed[node] is not plan.bound[node]:
-                # Another NDArray for an input the graph reads in place: copy it from now on.
-                self.staged_always.add(node)
+                # Another NDArray for an input the graph reads in place: copy it from now on
+                # (an updated parameter: record the graph again, on the new array).
+                if node not in plan.inplace:
+                    self.staged_always.add(node)
                 self.graph = None
         if self.graph is None:
             try:

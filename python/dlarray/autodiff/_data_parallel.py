@@ -10,7 +10,8 @@ the same buckets in the same order.
 A plan with several buckets runs op by op on a GPU (no CUDA graph): recording the collectives and
 their cross-stream events into a graph is not verified on a GPU yet. A plan with one bucket (all
 its gradients within ``bucket_mb``) has nothing to overlap: it keeps its CUDA graph, and the
-bucket starts after the plan's ops.
+bucket starts after the plan's ops. A plan's ``sgd_update_op`` runs after the last bucket is
+waited for (with one bucket, outside the CUDA graph: one launch).
 """
 
 from __future__ import annotations
@@ -58,33 +59,40 @@ def attach(plan, nodes, bucket_mb):
         raise ValueError("data_parallel: node %s is fed, not computed by the executor"
                          % ", ".join("'%s'" % name for name in fed))
     arrays = {id(plan.arrays[n]): plan.arrays[n] for n in nodes}
+    # The sgd_update_op calls (the plan's last) read the gradients after they are averaged.
+    body = plan.calls[:len(plan.calls) - len(plan.updates)]
+    updates = plan.calls[len(body):]
     last = dict.fromkeys(arrays, -1)  # -1: ready before the first call (a constant)
-    for i, (_fn, args) in enumerate(plan.calls):
+    for i, (_fn, args) in enumerate(body):
         for arg in args:
             if id(arg) in last:
                 last[id(arg)] = i
     ready = sorted(arrays, key=lambda k: last[k])
     buckets = GradientBuckets([arrays[k] for k in ready], bucket_mb, op="mean")
     if len(buckets) == 1:
+        plan.calls = body  # what a CUDA graph records; the update follows the all-reduce
         run_ops = plan.run
 
         def run(feed_dict):
             values = run_ops(feed_dict)
             buckets.start(0)
             buckets.wait()
+            for fn, args in updates:
+                fn(*args)
             return values
         plan.run = run
         return buckets
-    plan.graph = None  # op by op: the buckets start between the ops
+    plan.graph = None  # op by op: the buckets start between the ops (or before the update)
     after = {}  # call index -> buckets to start after it
     position = 0
     for b, members in enumerate(buckets.buckets):
         position += len(members)
         after.setdefault(last[ready[position - 1]], []).append(b)
     calls = [(buckets.start, (b,)) for b in after.get(-1, [])]
-    for i, call in enumerate(plan.calls):
+    for i, call in enumerate(body):
         calls.append(call)
         calls.extend((buckets.start, (b,)) for b in after.get(i, []))
     calls.append((buckets.wait, ()))
+    calls.extend(updates)
     plan.calls = calls
     return buckets

@@ -14,6 +14,7 @@ from .._core import DLContext, NDArray
 from .graph import Node
 from .gradients import _topo_sort, find_topo_sort
 from .ops import placeholder_op
+from .optim import SGDUpdateOp, is_update
 
 # What a feed dict maps a node to.
 _Value = Union[npt.NDArray[Any], NDArray]
@@ -34,7 +35,9 @@ class Executor:
     fuse : bool, optional
         On a device: run each chain of elementwise nodes (bias + relu, a relu-gradient mask
         times a gradient, ...) as one generated kernel (``dlarray.fuse``'s code generator),
-        built when the plan is made. True by default; False runs every node's op.
+        built when the plan is made, and an ``sgd_update_op`` as one multi-tensor kernel for
+        all its parameters. True by default; False runs every node's op (the update: two ops
+        per parameter).
     data_parallel : sequence of Node, optional
         Data-parallel training over ``dlarray.distributed``'s process group (initialised, on
         ``ctx``): these evaluated nodes (the gradients) are averaged over the ranks in every
@@ -52,7 +55,12 @@ class Executor:
         When an element of ``eval_node_list`` is not a Node, or ``cuda_graph`` or ``fuse`` is
         not a bool.
     ValueError
-        When a ``data_parallel`` node is not evaluated, or ``bucket_mb`` is not positive.
+        When a ``data_parallel`` node is not evaluated, ``bucket_mb`` is not positive, or two
+        ``sgd_update_op`` nodes update one parameter.
+
+    An ``sgd_update_op`` node (``dlarray.autodiff.sgd_update_op``) evaluated with the loss makes
+    ``run`` do forward, backward and the SGD update of the parameters' fed arrays, in place and
+    after every other node; its value in the result is None.
 
     ``ctx=None`` computes with NumPy; a dlarray context (``dlarray.cpu(0)``,
     ``dlarray.gpu(0)``) runs the runtime's ops on that device. Feed values are NumPy arrays
@@ -110,6 +118,10 @@ class Executor:
                 data_parallel, bucket_mb, eval_node_list, ctx)
         self.topo_order = find_topo_sort(eval_node_list)
         self._graph = set(self.topo_order)
+        updated = [p for n in self.topo_order if is_update(n) for p in SGDUpdateOp.pairs(n)[0]]
+        if len(set(updated)) != len(updated):
+            raise ValueError("two sgd_update_op nodes update one parameter: give each "
+                             "parameter to one update")
         self._plans = {}
 
     # The values' type follows the flag: NumPy arrays when it is True; else NDArrays on a device
@@ -157,7 +169,7 @@ class Executor:
             plan = self._plans[key] = self._make_plan(dict(key))
         values = plan.run(feed_dict)
         if convert_to_numpy_ret_vals and self.ctx is not None:
-            return [value.asnumpy() for value in values]
+            return [None if value is None else value.asnumpy() for value in values]
         return values
 
     def _feed_key(self, feed_dict):
@@ -169,6 +181,9 @@ class Executor:
                     raise TypeError("feed_dict keys must be Nodes, got %s" % type(node).__name__)
                 raise ValueError("feed_dict node '%s' is not in this executor's graph (a node "
                                  "of another graph?)" % node.name)
+            if is_update(node):
+                raise ValueError("feed_dict node '%s': an sgd_update_op node has no value to "
+                                 "feed" % node.name)
             if not isinstance(value, np.ndarray):
                 self._check_ndarray(node, value)
             key.append((node, tuple(value.shape)))
@@ -189,6 +204,8 @@ class Executor:
 
     def _make_plan(self, fed_shapes):
         order = _topo_sort(self.eval_node_list, fed_shapes)
+        # The updates last: every other node reads the parameters before they change.
+        order = [n for n in order if not is_update(n)] + [n for n in order if is_update(n)]
         missing = [n.name for n in order if n.op is placeholder_op and n not in fed_shapes]
         if missing:
             raise ValueError("feed_dict has no value for placeholder %s"
@@ -217,11 +234,18 @@ class Executor:
             per plan that does); what fusion did over the plans: ``fused_kernels`` (chains run
             as one kernel), ``fused_nodes`` (the nodes they compute) and ``fused`` (per chain:
             its expression over its inputs x0, x1 ... and how it runs, "cpp", "cuda",
-            "opencl" or "interpreter").
+            "opencl" or "interpreter"); ``multi_tensor_kernels`` (the launches of the
+            ``sgd_update_op`` nodes' multi-tensor kernels in a run, up to 64 parameters each,
+            summed over the plans) and ``multi_tensor_params`` (the parameters they update; the
+            others, all of them with ``fuse=False``, run two ops each).
         """
         stats: dict[str, Any] = {"captures": 0, "replays": 0, "eager_runs": 0, "notes": [],
-                                 "fused_kernels": 0, "fused_nodes": 0, "fused": []}
+                                 "fused_kernels": 0, "fused_nodes": 0, "fused": [],
+                                 "multi_tensor_kernels": 0, "multi_tensor_params": 0}
         for plan in self._plans.values():
+            for update in getattr(plan, "updates", {}).values():
+                stats["multi_tensor_kernels"] += update.kernels
+                stats["multi_tensor_params"] += update.fused_params
             for group in getattr(plan, "groups", {}).values():
                 stats["fused_kernels"] += 1
                 stats["fused_nodes"] += len(group.members)
@@ -264,6 +288,8 @@ class _DevicePlan:
     Buffers come from a free list keyed by shape: a node's buffer goes back to it after the
     node's last use in the topological order, and an op that may run in place writes over a
     dying input of its shape. Evaluated nodes keep their buffers; constants are computed once.
+    An ``sgd_update_op`` node (last in the order) has no buffer: its call updates the fed
+    arrays of its parameters (``inplace``), which are always read where they are.
     """
 
     def __init__(self, eval_nodes, order, shapes, fed, ctx, cuda_graph=False, fuse=False):
@@ -275,6 +301,8 @@ class _DevicePlan:
         self.arrays = {}
         self.calls = []
         self.groups = {}
+        self.updates = {}  # sgd_update_op node -> its _fuse_multi.Update
+        self.inplace = set()  # the fed parameters that the updates write
         ops = [node.op for node in order if node not in fed]
         if fuse:  # a chain's members have no buffer or call of their own: its root runs it
             from . import _fusion
@@ -283,7 +311,9 @@ class _DevicePlan:
             order = [node for node in order if node not in folded]
         inputs_of = {node: self.groups[node].inputs if node in self.groups else node.inputs
                      for node in order}
-        self.fused_feeds = {i for g in self.groups.values() for i in g.inputs if i in fed}
+        # fed nodes read as float32 whatever is fed -> who reads them so (for the message)
+        self.float32_feeds = {i: "a fused chain" for g in self.groups.values()
+                              for i in g.inputs if i in fed}
         last_use = {}
         for i, node in enumerate(order):
             for inp in inputs_of[node]:
@@ -294,6 +324,9 @@ class _DevicePlan:
         pooled = set()
         for i, node in enumerate(order):
             if node in fed:
+                continue
+            if is_update(node):
+                self._add_update(node, fed, shapes, fuse)
                 continue
             shape = shapes[node]
             if node.op.constant:
@@ -322,23 +355,63 @@ class _DevicePlan:
                 fn, args = group.run, inputs + [out]
             else:
                 fn, args = node.op.kernel(node, inputs, out)
-            for j, arg in enumerate(args):
-                if isinstance(arg, _FeedSlot):
-                    self.slots[arg.node].append((args, j))
-            self.calls.append((fn, args))
+            self._add_call(fn, args)
         self.owned = {id(array) for array in self.arrays.values()}
         self.graph = None
         if cuda_graph and dlarray.is_gpu_ctx(ctx):
             from ._cuda_graph import GraphRunner
             self.graph = GraphRunner(self, ops)
 
+    def _add_call(self, fn, args):
+        for j, arg in enumerate(args):
+            if isinstance(arg, _FeedSlot):
+                self.slots[arg.node].append((args, j))
+        self.calls.append((fn, args))
+
+    def _add_update(self, node, fed, shapes, fuse):
+        """The call of an sgd_update_op node: one multi-tensor kernel per 64 parameters (two
+        ops per parameter without ``fuse``), prepared now."""
+        from .. import _fuse_multi
+        params, grads = SGDUpdateOp.pairs(node)
+        update = self.updates[node] = _fuse_multi.Update(
+            [shapes[p] for p in params], np.float32, self.ctx, node.const_attr, fuse)
+        self.inplace.update(params)
+        for i in node.inputs:
+            if i in fed:
+                self.float32_feeds.setdefault(i, "sgd_update_op")
+        count = len(params)
+
+        def call(*arrays):
+            update(arrays[:count], arrays[count:])
+        self._add_call(call, [_FeedSlot(i) if i in fed else self.arrays[i] for i in node.inputs])
+
+    def check_inplace(self, feed_dict):
+        """Refuses feeds of updated parameters that would not be updated where the caller
+        sees them (a NumPy array or the executor's own array, copied into a buffer), or that
+        the update cannot write (a view; one array for two parameters)."""
+        seen = {}
+        for node in self.inplace:
+            value = feed_dict[node]
+            if isinstance(value, np.ndarray) or id(value) in self.owned:
+                raise ValueError("feed for node '%s': sgd_update_op updates it in place, so feed "
+                                 "an NDArray of your own on %s (not a NumPy array, nor an array "
+                                 "the executor returned)" % (node.name, self.ctx))
+            if not value.is_contiguous:
+                raise ValueError("feed for node '%s': sgd_update_op updates it in place and "
+                                 "needs a contiguous NDArray, got a strided view" % node.name)
+            other = seen.setdefault(id(value), node)
+            if other is not node:
+                raise ValueError("feed for nodes '%s' and '%s': one NDArray for two parameters "
+                                 "of sgd_update_op" % (other.name, node.name))
+
     def bind(self, node, array):
         """Makes the plan's calls read ``array`` for the fed ``node``."""
         if array is not self.bound[node]:
-            if node in self.fused_feeds and array.dtype != np.float32:
-                raise TypeError("feed for node '%s': a fused chain reads it as float32, got %s "
-                                "(feed float32, or make the Executor with fuse=False)"
-                                % (node.name, array.dtype))
+            reader = self.float32_feeds.get(node)
+            if reader is not None and array.dtype != np.float32:
+                raise TypeError("feed for node '%s': %s reads it as float32, got %s (feed "
+                                "float32, or make the Executor with fuse=False)"
+                                % (node.name, reader, array.dtype))
             for args, j in self.slots[node]:
                 args[j] = array
             self.bound[node] = array
@@ -352,6 +425,8 @@ class _DevicePlan:
         return array
 
     def run(self, feed_dict):
+        if self.inplace:
+            self.check_inplace(feed_dict)
         if self.graph is not None:
             self.graph.run(feed_dict)
         else:
@@ -364,5 +439,5 @@ class _DevicePlan:
                     self.bind(node, value)
             for fn, args in self.calls:
                 fn(*args)
-        return [self.bound[node] if node in self.bound else self.arrays[node]
+        return [self.bound[node] if node in self.bound else self.arrays.get(node)
                 for node in self.eval_nodes]
