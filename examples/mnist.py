@@ -11,8 +11,9 @@ scaled to [0, 1]. Weights start from NumPy with --seed, which also shuffles the 
 --device numpy, cpu and gpu take the same path and their losses agree to float32 rounding.
 
 On a device the whole step stays there: each epoch's batches are uploaded once, the SGD
-update (w += -lr * grad) of every weight runs as one generated kernel (dlarray.sgd_update),
-and the loss is summed on the device and read only every few steps for the progress bar.
+update (w += -lr * grad) is a node of the training executor (ad.sgd_update_op), so that one run
+does forward, backward and the update of every weight as one generated kernel, and the loss is
+summed on the device and read only every few steps for the progress bar.
 
 With --gpus N (N > 1) the script starts itself through ``python -m dlarray.distributed.run``,
 one process per GPU. Every global batch is split across the ranks, each rank computes the
@@ -173,7 +174,11 @@ class Trainer:
         # Data-parallel mode: the executor averages the gradients over the ranks in buckets,
         # started during the backward pass (the other modes all-reduce after it).
         overlap = dist is not None and allreduce == "buckets" and ctx is not None
-        self.train_executor = ad.Executor([loss] + grads, ctx,
+        # On a device the update is the executor's last node (after the data-parallel mode's
+        # all-reduce); when the gradients are all-reduced after the run, it follows that.
+        self.graph_update = ctx is not None and (dist is None or overlap)
+        update = [ad.sgd_update_op(params, grads, lr)] if self.graph_update else []
+        self.train_executor = ad.Executor([loss] + grads + update, ctx,
                                           data_parallel=grads if overlap else None,
                                           bucket_mb=bucket_mb)
         self.overlap = overlap
@@ -204,16 +209,8 @@ class Trainer:
         """One SGD step on a batch (images, one-hot labels; NumPy or on the device)."""
         self.feed[self.x], self.feed[self.y_] = images, labels
         loss, *grads = self.train_executor.run(self.feed)
-        if self.dist is not None and not self.overlap:  # each rank's mean -> the global batch's
-            if self.allreduce in ("grouped", "buckets"):
-                self.dist.all_reduce_coalesced(grads, op="mean")
-            else:
-                for g in grads:
-                    self.dist.all_reduce(g, op="mean")
-        if self.ctx is None:
-            for w, g in zip(self.weights, grads):
-                w -= self.lr * g
-            self.loss_sum += loss
+        if self.graph_update:  # the run updated the weights
+            dlarray.ops.matrix_elementwise_add(self.loss_sum, loss, self.loss_sum)
         else:
             self.update(loss, grads)
         self.steps += 1
@@ -224,9 +221,22 @@ class Trainer:
         dlarray.sgd_update(self.weights, grads, self.lr)
         dlarray.ops.matrix_elementwise_add(self.loss_sum, loss, self.loss_sum)
 
-    def update(self, loss: dlarray.NDArray, grads: Sequence[dlarray.NDArray]) -> None:
-        """The SGD update on the device. On a GPU whose executor replays a CUDA graph, the
-        update is recorded once per set of gradient buffers (one per plan) and replayed."""
+    def update(self, loss: Array, grads: Sequence[Array]) -> None:
+        """The SGD update after a run without it: with NumPy, or on a device after the
+        gradients are all-reduced (outside the executor). On a GPU whose executor replays a
+        CUDA graph, the update is recorded once per set of gradient buffers (one per plan) and
+        replayed."""
+        if self.dist is not None and not self.overlap:  # each rank's mean -> the global batch's
+            if self.allreduce in ("grouped", "buckets"):
+                self.dist.all_reduce_coalesced(grads, op="mean")
+            else:
+                for g in grads:
+                    self.dist.all_reduce(g, op="mean")
+        if self.ctx is None:
+            for w, g in zip(self.weights, grads):
+                w -= self.lr * g
+            self.loss_sum += loss
+            return
         graphs = self.train_executor.graph_stats() if dlarray.is_gpu_ctx(self.ctx) else None
         if not graphs or not graphs["captures"]:
             self._sgd(loss, grads)
