@@ -14,6 +14,13 @@ What is cached where:
 The key is a hash of the source, the program name, the options, the name expressions, the
 architecture and NVRTC's version and library file, never of the PTX text (which NVRTC 12+ salts
 with random names).
+
+A program read from the disk cache needs no compiler, so a process that only reads programs
+never loads NVRTC (a 100 MB library: its load was most of a warm first call): NVRTC's version
+and library for the keys come from ``$DLARRAY_CACHE_DIR/tools``, where the first process that
+loaded it wrote them, as long as that library file is unchanged (size and time) and the
+variables that choose it (``DLARRAY_NVRTC``, ``CUDA_HOME``, ``CUDA_PATH``, ``LD_LIBRARY_PATH``)
+and dlarray's build are the same; launching asks the plugin for the driver's state alone.
 """
 
 import atexit
@@ -36,6 +43,10 @@ _programs = {}  # key -> Program
 _modules = {}   # (key, device id) -> _core._RtcModule
 _arch = {}      # device id -> compute capability (90)
 _status = []    # [dict] once known
+_launch = []    # [why rtc cannot launch, or ""] once known
+_nvrtc = []     # [(version, library path)] once known
+# What chooses the NVRTC library the CUDA plugin loads (backends/cuda ToolkitLibraryCandidates).
+_NVRTC_VARIABLES = ("DLARRAY_NVRTC", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH")
 
 atexit.register(_core._rtc_shutdown)
 
@@ -91,9 +102,63 @@ def status():
     return _status[0]
 
 
+def _launch_reason():
+    """Why rtc cannot launch ("" when it can), without loading NVRTC."""
+    if _status:
+        return _status[0]["launch"]
+    if not _launch:
+        try:
+            reason = _core._rtc_launch_reason()
+        except (RuntimeError, ValueError) as e:  # no CUDA plugin at all
+            reason = str(e)
+        _launch.append(reason)
+    return _launch[0]
+
+
+def _nvrtc_memo_path():
+    st = os.stat(_core.__file__)
+    key = _cache.make_key("nvrtc", FORMAT, _core.__file__, st.st_size, st.st_mtime_ns,
+                          [os.environ.get(v, "") for v in _NVRTC_VARIABLES])
+    return _cache.entry_dir("tools", key) / "nvrtc.json"
+
+
+def nvrtc():
+    """``((major, minor), library path)`` of the NVRTC that compiles (``(None, "")`` without
+    one): from :func:`status` once it is known, else from the memo of an earlier process when it
+    still holds (see the module docstring), else from :func:`status` (which loads NVRTC), then
+    remembered on disk for the next processes."""
+    if not _status and not _nvrtc:
+        try:
+            memo = json.loads(_cache.load_bytes(_nvrtc_memo_path()) or b"null")
+            st = os.stat(memo["library"])
+            if [st.st_size, st.st_mtime_ns] == memo["stat"]:
+                _nvrtc.append((tuple(memo["version"]), memo["library"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    if _nvrtc and not _status:
+        return _nvrtc[0]
+    s = status()
+    found = (tuple(s["nvrtc_version"]) if s["nvrtc_version"] else None, s["nvrtc_library"] or "")
+    if not s["compile"] and not _nvrtc:
+        _nvrtc.append(found)
+        try:
+            st = os.stat(found[1])
+            _cache.store_bytes(_nvrtc_memo_path(), json.dumps(
+                {"version": list(found[0]), "library": found[1],
+                 "stat": [st.st_size, st.st_mtime_ns]}).encode())
+        except OSError:  # an unwritable cache: the next process loads NVRTC again
+            pass
+    return found
+
+
 def require(service):
     """Raises RuntimeError saying why ``service`` ("compile" or "launch") cannot work here."""
-    reason = status()[service]
+    if service == "launch":
+        reason = _launch_reason()
+    elif not _status and nvrtc()[0] is not None:
+        return  # a usable NVRTC, as recorded: loaded when a program is compiled
+    else:
+        reason = status()[service]
     if reason:
         if reason.startswith("dlarray.rtc"):
             raise RuntimeError(reason)
@@ -123,10 +188,10 @@ def clear_memory_cache():
 
 def program_key(source, name, options, name_expressions, arch):
     """The cache key of a compilation (see the module docstring)."""
-    s = status()
-    nvrtc = (s["nvrtc_version"], os.path.basename(s["nvrtc_library"] or ""))
+    version, library = nvrtc()
     return _cache.make_key("rtc", FORMAT, source, name, list(options), list(name_expressions),
-                           int(arch), nvrtc)
+                           int(arch), (list(version) if version else None,
+                                       os.path.basename(library)))
 
 
 def compile_program(source, name, options=(), name_expressions=(), arch=0, what=None,

@@ -164,6 +164,17 @@ void BindRtc(py::module_& m) {
         py::arg("name_expressions"), py::arg("arch"),
         "NVRTC: (compiled, code bytes or None, code kind, log, lowered names).");
   m.def(
+      "_rtc_launch_reason",
+      [] {
+        const DLArrayRtcExtV1* ext = Rtc();
+        const char* launch = "";
+        Call("unavailable_reason",
+             [&] { return ext->unavailable_reason(kDLArrayRtcLaunching, &launch); });
+        return std::string(launch);
+      },
+      "Why dlarray.rtc cannot launch (empty when it can), without loading NVRTC as _rtc_status "
+      "does: a program read from the disk cache needs no compiler.");
+  m.def(
       "_rtc_device_type",
       [] {
         int device_type = -1;
