@@ -73,15 +73,19 @@ class _Plan:
 
 
 def _fast_for(plan: _Plan, args, arrays) -> Any:
-    """The C++ cache hit (``_core._FuseLauncher``) of a signature whose generated C++ kernel runs
-    on one thread (an output of 1 to ``_PARALLEL_MIN - 1`` elements, no reduction), else None.
-    Per call it checks the arguments against the signature, allocates the result and calls the
-    kernel: about a microsecond, where the Python path below takes ten or more."""
-    address = getattr(getattr(plan, "run", None), "address", None)
-    if address is None or plan.reduce is not None or plan.reducer is not None:
+    """The C++ cache hit (``_core._FuseLauncher``) of a signature without a reduction whose
+    generated kernel is C++ running on one thread (an output of 1 to ``_PARALLEL_MIN - 1``
+    elements) or CUDA (any non-empty output: the launch is queued), else None. Per call it
+    checks the arguments against the signature, allocates the result and calls or launches the
+    kernel: about a microsecond on the CPU, where the Python path below takes ten or more."""
+    run = getattr(plan, "run", None)
+    address = getattr(run, "address", None)
+    launch = getattr(run, "launch_config", None)  # CUDA: n -> (kernel, grid, block)
+    if (address is None and launch is None) or plan.reduce is not None \
+            or plan.reducer is not None:
         return None
     n = math.prod(plan.shape)
-    if not 0 < n < _backends._PARALLEL_MIN:
+    if n == 0 or (address is not None and n >= _backends._PARALLEL_MIN):
         return None
     read, signature, k = set(plan.inputs), [], 0
     for a in args:
@@ -90,8 +94,12 @@ def _fast_for(plan: _Plan, args, arrays) -> Any:
             k += 1
         else:
             signature.append((None, a))
-    return _core._FuseLauncher(address, signature, list(plan.shape), plan.dtype,
-                               list(plan.dims), arrays[0].ctx, _backends._PARALLEL_MIN - 1)
+    if address is not None:
+        return _core._FuseLauncher(address, signature, list(plan.shape), plan.dtype,
+                                   list(plan.dims), arrays[0].ctx, _backends._PARALLEL_MIN - 1)
+    function, grid, block = launch(n)
+    return _core._FuseLauncher(0, signature, list(plan.shape), plan.dtype, list(plan.dims),
+                               arrays[0].ctx, n, function, grid, block)
 
 
 def _collapse(shape: tuple, strided: list) -> tuple:

@@ -16,12 +16,8 @@ with here); the caller then runs the expression unfused.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import pathlib
-import shutil
-import subprocess
-import tempfile
 import threading
 
 from . import _cache, _core
@@ -65,6 +61,8 @@ def _executor(workers: int):
 
 
 def _compiler() -> str:
+    import shutil  # here, as subprocess and tempfile below: a CUDA or OpenCL first call never
+    # needs them (with ctypes.util, about a third of a warm first call's time on CUDA)
     cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
     if not cxx or shutil.which(cxx.split()[0]) is None:
         raise NoCompiler("no C++ compiler ($CXX, c++ or g++ on PATH)")
@@ -79,12 +77,14 @@ def _cpu_identity() -> str:
     (-march=native), so a disk cache shared between machines keeps one build per kind."""
     if not _cpu_id:
         import platform
-        text = platform.machine() + platform.processor()
+        text = platform.machine()
         try:
             lines = pathlib.Path("/proc/cpuinfo").read_text().splitlines()
             text += "".join(x for x in lines if x.startswith(("model name", "flags")))[:20000]
         except OSError:
-            pass
+            # platform.processor() runs `uname -p` on Linux (a process: most of a warm first
+            # call), so only where /proc/cpuinfo is not there to say more
+            text += platform.processor()
         _cpu_id.append(text)
     return _cpu_id[0]
 
@@ -100,6 +100,8 @@ def cpu_function(source: str, argtypes: list):
     library = entry / "fused.so"
     with _cache.locked(entry):
         if _cache.verified_file(library) is None:
+            import subprocess
+            import tempfile
             with tempfile.TemporaryDirectory(dir=entry) as tmp:
                 src = pathlib.Path(tmp) / "fused.cc"
                 src.write_text(source)
@@ -170,6 +172,7 @@ _programs: dict = {}  # (cl_context, source) -> (cl_kernel, lock)
 
 def _opencl():
     if not _cl:
+        import ctypes.util
         name = ctypes.util.find_library("OpenCL") or "libOpenCL.so.1"
         try:
             lib = ctypes.CDLL(name)
@@ -303,7 +306,7 @@ def cuda_options() -> tuple:
     surface and other runtime declarations the generated code never uses (the same cubin for
     each of the 349 sources of the generator's tests, about 10% less compile time)."""
     from . import _rtc_build
-    version = _rtc_build.status().get("nvrtc_version") or (0, 0)
+    version = _rtc_build.nvrtc()[0] or (0, 0)  # without loading NVRTC when it is recorded
     return CUDA_OPTIONS + (("-minimal",) if tuple(version) >= (12, 4) else ())
 
 
@@ -328,7 +331,15 @@ def build_cuda(source: str, ctx):
     """The run function of CUDA ``source`` on GPU ``ctx``."""
     kernel = cuda_kernel(source, ctx)
 
+    def blocks(n):
+        return max(1, -(-n // (_CUDA_THREADS * _codegen.CUDA_PER_THREAD)))
+
     def run(arrays, out, n, dims):
-        blocks = max(1, -(-n // (_CUDA_THREADS * _codegen.CUDA_PER_THREAD)))
-        kernel((blocks,), (_CUDA_THREADS,), tuple(arrays) + (out, n) + tuple(dims), ctx=ctx)
+        kernel((blocks(n),), (_CUDA_THREADS,), tuple(arrays) + (out, n) + tuple(dims), ctx=ctx)
+
+    def launch_config(n):
+        """For _core._FuseLauncher: the kernel loaded on ctx's GPU, the grid and the block of a
+        call of n elements (run's)."""
+        return kernel._load(ctx.device_id), [blocks(n), 1, 1], [_CUDA_THREADS, 1, 1]
+    run.launch_config = launch_config
     return run

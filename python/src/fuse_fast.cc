@@ -1,21 +1,27 @@
-// dlarray.fuse's cache hit on the CPU without Python in the loop: a _FuseLauncher holds one
-// traced signature of a fused function (each argument's dtype and shape, or a scalar's type and
-// value), the generated kernel's address and its sizes, and per call only checks the arguments
-// against the signature, allocates the result and calls the kernel. Any difference (another
-// shape, a view, a subclass, a large array that the thread pool should split) returns None and
-// the Python path (dlarray/_fuse.py) runs the call as before, errors included.
+// dlarray.fuse's cache hit without Python in the loop: a _FuseLauncher holds one traced
+// signature of a fused function (each argument's dtype and shape, or a scalar's type and value),
+// the generated kernel and its sizes, and per call only checks the arguments against the
+// signature, allocates the result and runs the kernel: on the CPU a call of the generated C++
+// function (by its address), on a GPU whose kernels come from the rtc extension (CUDA through
+// NVRTC) a launch of the loaded kernel through the extension's table, as dlarray.rtc's launch
+// path does (rtc_kernel.cc), with the grid Python chose for the signature. Any difference
+// (another shape, a view, a subclass, on the CPU a large array that the thread pool should
+// split) returns None and the Python path (dlarray/_fuse.py) runs the call as before, errors
+// included.
 //
 // Fused's calls reach it through the class's tp_call slot, set here (_fuse_install_call): a
 // pybind11 __call__ would cost more than the rest of the call (its argument tuple, kwargs dict
 // and overload dispatch).
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "binding.h"
+#include "rtc_binding.h"
 
 namespace dlarray {
 namespace {
@@ -32,16 +38,36 @@ struct Argument {
   py::object scalar;  // a scalar's value (compared by exact type and ==)
 };
 
+// One kernel argument's bytes (a pointer or a long long), where the launch's argument table
+// points.
+union KernelArg {
+  void* pointer;
+  long long value;
+};
+
 class FuseLauncher {
  public:
+  // kernel: the C++ function's address (0 with `function`); function: the loaded rtc kernel
+  // (an _RtcFunction) or None, launched with grid and block.
   FuseLauncher(uintptr_t kernel, const py::list& signature, std::vector<int64_t> out_shape,
                const py::handle& out_dtype, std::vector<long long> dims, DLContext ctx,
-               int64_t max_elements)
+               int64_t max_elements, const py::object& function, std::vector<uint32_t> grid,
+               std::vector<uint32_t> block)
       : kernel_(reinterpret_cast<FusedKernel>(kernel)),
         out_shape_(std::move(out_shape)),
         out_dtype_(DTypeFromNumpy(out_dtype)),
         dims_(std::move(dims)),
         ctx_(ctx) {
+    if (!function.is_none()) {
+      function_ = function.cast<std::shared_ptr<rtc_binding::FunctionHandle>>();
+      if (grid.size() != 3 || block.size() != 3) {
+        throw py::value_error("_FuseLauncher: grid and block take 3 sizes each");
+      }
+      std::copy(grid.begin(), grid.end(), grid_);
+      std::copy(block.begin(), block.end(), block_);
+    } else if (kernel_ == nullptr) {
+      throw py::value_error("_FuseLauncher: neither a kernel address nor a function");
+    }
     // signature: per argument (dtype, shape, read) for an array, or (None, value) for a scalar
     for (const py::handle item : signature) {
       const py::tuple t = item.cast<py::tuple>();
@@ -60,6 +86,16 @@ class FuseLauncher {
     for (int64_t s : out_shape_) n_ *= s;
     if (n_ == 0 || n_ > max_elements) throw py::value_error("_FuseLauncher: not a small call");
     pointers_.reserve(args_.size() + 1);
+    if (function_ != nullptr) {
+      // The kernel's parameters: the arrays read, the output, n, then the sizes and strides.
+      // Their values live in kernel_args_ (sized once: the table's addresses stay valid).
+      size_t reads = 0;
+      for (const Argument& a : args_) reads += a.read ? 1 : 0;
+      kernel_args_.resize(reads + 2 + dims_.size());
+      kernel_args_[reads + 1].value = n_;
+      for (size_t j = 0; j < dims_.size(); ++j) kernel_args_[reads + 2 + j].value = dims_[j];
+      for (KernelArg& arg : kernel_args_) arg_table_.push_back(&arg);
+    }
   }
 
   // The result of the call (a new reference), or None where the arguments differ from the
@@ -87,7 +123,11 @@ class FuseLauncher {
     }
     NDArray out{Array::Empty(out_shape_, ctx_, out_dtype_)};
     pointers_.push_back(out.array->data_ptr());
-    kernel_(pointers_.data(), dims_.empty() ? nullptr : dims_.data(), 0, n_);
+    if (function_ != nullptr) {
+      Launch();
+    } else {
+      kernel_(pointers_.data(), dims_.empty() ? nullptr : dims_.data(), 0, n_);
+    }
     // py::cast without its type lookups (a hash of the type's name each time)
     static const py::detail::type_info* const info = py::detail::get_type_info(typeid(NDArray));
     auto move = [](const void* p) -> void* {
@@ -107,7 +147,22 @@ class FuseLauncher {
     return vh.holder_constructed() ? vh.value_ptr<NDArray>()->array.get() : nullptr;
   }
 
+  // The rtc kernel on the queue of ctx_'s GPU (the stream its ops use), as _RtcKernel does.
+  void Launch() {
+    for (size_t j = 0; j < pointers_.size(); ++j) kernel_args_[j].pointer = pointers_[j];
+    const DLArrayRtcExtV1* ext = rtc_binding::Rtc();
+    rtc_binding::Call("launch", [&] {
+      return ext->launch(function_->function, grid_, block_, 0, arg_table_.data(), ctx_.device_id,
+                         nullptr);
+    });
+  }
+
   FusedKernel kernel_;
+  std::shared_ptr<rtc_binding::FunctionHandle> function_;  // keeps the module loaded
+  uint32_t grid_[3] = {1, 1, 1};
+  uint32_t block_[3] = {1, 1, 1};
+  std::vector<KernelArg> kernel_args_;
+  std::vector<void*> arg_table_;  // &kernel_args_[j]: what the launch reads
   std::vector<Argument> args_;
   std::vector<int64_t> out_shape_;
   DLArrayDType out_dtype_;
@@ -154,12 +209,16 @@ PyObject* FusedCall(PyObject* self, PyObject* args, PyObject* kwargs) {
 }  // namespace
 
 void BindFuseFast(py::module_& m) {
-  py::class_<FuseLauncher>(m, "_FuseLauncher",
-                           "dlarray.fuse's cache hit for one signature on the CPU (private).")
+  py::class_<FuseLauncher>(
+      m, "_FuseLauncher",
+      "dlarray.fuse's cache hit for one signature, on the CPU or an rtc GPU (private).")
       .def(py::init<uintptr_t, const py::list&, std::vector<int64_t>, const py::handle&,
-                    std::vector<long long>, DLContext, int64_t>(),
+                    std::vector<long long>, DLContext, int64_t, const py::object&,
+                    std::vector<uint32_t>, std::vector<uint32_t>>(),
            py::arg("kernel"), py::arg("signature"), py::arg("out_shape"), py::arg("out_dtype"),
-           py::arg("dims"), py::arg("ctx"), py::arg("max_elements"))
+           py::arg("dims"), py::arg("ctx"), py::arg("max_elements"),
+           py::arg("function") = py::none(), py::arg("grid") = std::vector<uint32_t>{},
+           py::arg("block") = std::vector<uint32_t>{})
       .def(
           "__call__",
           [](FuseLauncher& launcher, const py::args& args) {

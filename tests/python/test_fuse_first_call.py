@@ -1,0 +1,160 @@
+"""Issue 23's host costs of dlarray.fuse on a GPU: the cached call checked and launched in C++
+(``_core._FuseLauncher`` over the rtc extension: CUDA here; skipped without a GPU), and the
+first call with a warm disk cache, which reads its program without loading NVRTC (a process that
+compiled once records NVRTC's version and library for the next ones) and whose CPU key needs no
+``uname`` process."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import dlarray
+from dlarray import _core, _fuse_backends, _rtc_build
+
+GPUS = [c for c in dlarray.devices() if c.device_type == 2]
+needs_gpu = pytest.mark.skipif(not GPUS, reason="needs a CUDA GPU")
+needs_nvrtc = pytest.mark.skipif(bool(_rtc_build.status()["compile"]),
+                                 reason="needs NVRTC (dlarray.rtc compile)")
+
+
+def _axpy(a, b, c, d, e):
+    return a * b + c * d - e
+
+
+def _inputs(ctx, shape, dtype=np.float32, seed=0):
+    rng = np.random.default_rng(seed)
+    host = [(rng.standard_normal(shape) * 3).astype(dtype) for _ in range(5)]
+    return host, [dlarray.asarray(h, device=ctx) for h in host]
+
+
+@needs_gpu
+@pytest.mark.parametrize("shape", [(1,), (7, 3), (257, 1023), (1 << 17,)],
+                         ids=["one", "odd", "blocks", "past64Ki"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32],
+                         ids=lambda d: np.dtype(d).name)
+def test_cuda_cached_call_runs_in_cpp_and_equals_the_python_path(shape, dtype):
+    ctx = GPUS[0]
+    host, xs = _inputs(ctx, shape, dtype)
+    fused = dlarray.fuse(_axpy)
+    first = fused(*xs).asnumpy()  # the Python path: trace, compile, launch
+    assert isinstance(fused._fast, _core._FuseLauncher)  # the next call's C++ launcher
+    assert fused._fast(*xs) is not None  # it takes the call
+    second = fused(*xs)
+    assert second.ctx == ctx and second.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(second.asnumpy(), first)
+    np.testing.assert_array_equal(first, _axpy(*host))
+
+
+@needs_gpu
+def test_cuda_cached_call_hands_other_calls_back():
+    ctx = GPUS[0]
+    host, xs = _inputs(ctx, (33, 65))
+    fused = dlarray.fuse(_axpy)
+    fused(*xs)
+    launcher = fused._fast
+    other_host, other = _inputs(ctx, (65, 33), seed=1)
+    assert launcher(*other) is None  # another shape
+    np.testing.assert_array_equal(fused(*other).asnumpy(), _axpy(*other_host))
+    wide = dlarray.asarray(np.ones((33, 130), np.float32), device=ctx)
+    view = wide[:, ::2]
+    assert launcher(view, *xs[1:]) is None  # a view
+    assert launcher(*xs[:4]) is None  # another count
+    cpu = [dlarray.asarray(h) for h in host]
+    assert launcher(*cpu) is None  # another device
+    np.testing.assert_array_equal(fused(*cpu).asnumpy(), _axpy(*host))
+
+
+@needs_gpu
+def test_cuda_cached_call_is_recorded_in_a_cuda_graph():
+    from dlarray import autodiff as ad
+    ctx = GPUS[0]
+    host, xs = _inputs(ctx, (129, 257))
+    fused = dlarray.fuse(_axpy)
+    out = dlarray.empty((129, 257), ctx)
+    fused(*xs)  # traced, compiled, loaded; the launcher is made
+
+    def step():
+        dlarray.ops.copy(fused(*xs), out)  # the launcher's result, copied where the graph writes
+    step()
+    graph = ad.record_cuda_graph(step, ctx)
+    out[:] = np.zeros((129, 257), np.float32)
+    graph.launch()
+    np.testing.assert_array_equal(out.asnumpy(), _axpy(*host))
+
+
+_WARM = textwrap.dedent("""
+    import json, sys, numpy as np
+    from dlarray import _fuse_backends, _fuse_codegen, _rtc_build
+    import dlarray
+    fn = dlarray.fuse(lambda a, b, c, d, e: a * b + c * d - e)
+    xs = [dlarray.asarray(np.ones((4, 4), np.float32)) for _ in range(5)]
+    plan = fn._plan(tuple(xs), xs, xs[0].ctx)
+    source = _fuse_codegen.generate(plan.trace, plan.inputs, plan.layout, plan.ndim, "cuda")
+    program = _rtc_build.compile_program(source, "dl_fused", _fuse_backends.cuda_options(),
+                                         arch=90)
+    maps = open("/proc/self/maps").read()
+    print(json.dumps({"nvrtc_loaded": "libnvrtc" in maps, "key": program.key,
+                      "options": list(_fuse_backends.cuda_options())}))
+""")
+
+
+def _warm_run(cache, **env):
+    done = subprocess.run([sys.executable, "-c", _WARM], capture_output=True, text=True,
+                          env=dict(os.environ, DLARRAY_CACHE_DIR=str(cache),
+                                   DLARRAY_FUSE="interpret", **env))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@needs_nvrtc
+@pytest.mark.skipif(not pathlib.Path("/proc/self/maps").exists(), reason="needs /proc")
+def test_a_warm_first_call_reads_its_program_without_loading_nvrtc(tmp_path):
+    cold = _warm_run(tmp_path)
+    assert cold["nvrtc_loaded"]  # it compiled
+    warm = _warm_run(tmp_path)
+    assert not warm["nvrtc_loaded"], "the program came from the disk cache: NVRTC not needed"
+    assert warm["key"] == cold["key"] and warm["options"] == cold["options"]
+    # The same key as the one from NVRTC itself (status()): the memo only saves the load.
+    version = _rtc_build.status()["nvrtc_version"]
+    assert cold["key"] == warm["key"]
+    memo = [json.loads(p.read_text()) for p in (tmp_path / "tools").glob("*/nvrtc.json")]
+    assert len(memo) == 1 and tuple(memo[0]["version"]) == tuple(version)
+    assert memo[0]["library"] == _rtc_build.status()["nvrtc_library"]
+
+
+@needs_nvrtc
+def test_the_nvrtc_memo_is_not_trusted_when_its_library_changed(tmp_path, monkeypatch):
+    from dlarray import _cache
+    _warm_run(tmp_path)
+    (path,) = (tmp_path / "tools").glob("*/nvrtc.json")
+    memo = json.loads(path.read_text())
+    memo["stat"][0] += 1  # as if the library file had been replaced
+    memo["version"] = [1, 0]  # what a stale memo would claim
+    monkeypatch.setenv("DLARRAY_CACHE_DIR", str(tmp_path))
+    _cache.store_bytes(path, json.dumps(memo).encode())  # a valid cache file, a stale memo
+    again = _warm_run(tmp_path)
+    assert again["nvrtc_loaded"]  # NVRTC itself was asked
+    assert json.loads(path.read_text())["version"] == list(_rtc_build.status()["nvrtc_version"])
+    # another DLARRAY_NVRTC (what chooses the library) is another memo
+    other = _warm_run(tmp_path, DLARRAY_NVRTC=_rtc_build.status()["nvrtc_library"])
+    assert other["nvrtc_loaded"] and other["key"] == again["key"]
+    assert len(list((tmp_path / "tools").glob("*/nvrtc.json"))) == 2
+
+
+def test_cpu_identity_runs_no_process(monkeypatch):
+    """platform.processor() runs `uname -p`: with /proc/cpuinfo it is not asked."""
+    if not pathlib.Path("/proc/cpuinfo").exists():
+        pytest.skip("needs /proc/cpuinfo")
+    import platform
+
+    def no_process():
+        raise AssertionError("platform.processor() was called")
+    monkeypatch.setattr(platform, "processor", no_process)
+    monkeypatch.setattr(_fuse_backends, "_cpu_id", [])
+    identity = _fuse_backends._cpu_identity()
+    assert platform.machine() in identity and "flags" in identity
