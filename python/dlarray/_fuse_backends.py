@@ -16,8 +16,12 @@ with here); the caller then runs the expression unfused.
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import os
 import pathlib
+import shutil
+import subprocess
+import tempfile
 import threading
 
 from . import _cache, _core
@@ -61,8 +65,6 @@ def _executor(workers: int):
 
 
 def _compiler() -> str:
-    import shutil  # here, as subprocess and tempfile below: a CUDA or OpenCL first call never
-    # needs them (with ctypes.util, about a third of a warm first call's time on CUDA)
     cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
     if not cxx or shutil.which(cxx.split()[0]) is None:
         raise NoCompiler("no C++ compiler ($CXX, c++ or g++ on PATH)")
@@ -100,8 +102,6 @@ def cpu_function(source: str, argtypes: list):
     library = entry / "fused.so"
     with _cache.locked(entry):
         if _cache.verified_file(library) is None:
-            import subprocess
-            import tempfile
             with tempfile.TemporaryDirectory(dir=entry) as tmp:
                 src = pathlib.Path(tmp) / "fused.cc"
                 src.write_text(source)
@@ -172,7 +172,6 @@ _programs: dict = {}  # (cl_context, source) -> (cl_kernel, lock)
 
 def _opencl():
     if not _cl:
-        import ctypes.util
         name = ctypes.util.find_library("OpenCL") or "libOpenCL.so.1"
         try:
             lib = ctypes.CDLL(name)

@@ -137,10 +137,16 @@ _PREDICATE_HELPERS = {"Equal", "IsNan", "IsInf", "IsFinite", "SignBit"}
 _TABLE: dict = {}
 
 
+# The characters that matter to the table's parser: a scan visits these only, not every
+# character (the parse is part of a warm first call).
+_PUNCT = re.compile(r'[(),"]')
+
+
 def _split_args(text: str) -> list:
     """The top-level comma-separated arguments of a macro call's inside."""
     args, depth, start, quote = [], 0, 0, False
-    for i, ch in enumerate(text):
+    for m in _PUNCT.finditer(text):
+        ch, i = m.group(), m.start()
         if ch == '"' and (i == 0 or text[i - 1] != "\\"):
             quote = not quote
         elif not quote and ch == "(":
@@ -152,6 +158,16 @@ def _split_args(text: str) -> list:
             start = i + 1
     args.append(text[start:].strip())
     return args
+
+
+def _call_end(body: str, start: int) -> int:
+    """The index after the ``)`` that closes the call whose ``(`` ends before ``start``."""
+    depth = 1
+    for m in _PUNCT.finditer(body, start):
+        depth += {"(": 1, ")": -1}.get(m.group(), 0)
+        if not depth:
+            return m.end()
+    return len(body)
 
 
 def table() -> dict:
@@ -168,10 +184,7 @@ def table() -> dict:
             continue
         body = line.split(")", 1)[1]
         for m in re.finditer(r"\b(X1|X2|P1|P2)\(", body):
-            depth, i = 1, m.end()
-            while depth and i < len(body):
-                depth += {"(": 1, ")": -1}.get(body[i], 0)
-                i += 1
+            i = _call_end(body, m.end())
             args = _split_args(body[m.end():i - 1])
             n, predicate = arity[m.group(1)]
             _TABLE[args[0]] = (tuple(args[1:1 + n]), args[2 + n], predicate)
