@@ -19,6 +19,7 @@ will not build run the two ops per pair (out of place: the gradients are left as
 from __future__ import annotations
 
 import ctypes
+import math
 import threading
 from typing import Any, Sequence
 
@@ -273,7 +274,7 @@ class Update:
             if np.isfinite(self.scale) and not np.isfinite(rounded):
                 raise ValueError("dlarray.sgd_update: lr %r overflows %s" % (lr, dtype))
         self.count = len(shapes)
-        self.sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+        self.sizes = [math.prod(s) for s in shapes]
         live = [k for k, n in enumerate(self.sizes) if n]  # empty pairs have nothing to do
         self.chunks = []  # (pair indices, launcher)
         self.steps = {}  # pair index -> its scratch array (the two-op path)
