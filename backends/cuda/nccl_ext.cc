@@ -436,7 +436,7 @@ int GroupEnd(DLArrayNcclComm* c) {
 int SetStream(DLArrayNcclComm* c, int32_t side) {
   return Guard([&] {
     if (c == nullptr) throw Error(ErrorKind::kValue, "set_stream: comm is null");
-    Stream main = nullptr;
+    nccl::Stream main = nullptr;
     {
       std::lock_guard<std::mutex> lock(c->mu);
       if (c->in_group) throw Error(ErrorKind::kValue, "set_stream: a group is open");
