@@ -21,19 +21,35 @@
 namespace dlarray::cpu {
 namespace {
 
+// dst(i, j) = src(i, j) for i < rows, j < cols, where element (i, j) sits at i * row stride +
+// j * column stride: in tiles of kTile x kTile, so that the reads and the writes of a transposing
+// copy both stay in cache (an element-by-element transpose of a 1024 x 1024 matrix of doubles
+// cost about a third of solve's time, every write a cache miss).
+template <typename T>
+void CopyTiled(const T* src, int64_t src_row, int64_t src_col, int64_t rows, int64_t cols, T* dst,
+               int64_t dst_row, int64_t dst_col) {
+  constexpr int64_t kTile = 32;
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
+    const int64_t i1 = std::min(rows, i0 + kTile);
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      const int64_t j1 = std::min(cols, j0 + kTile);
+      for (int64_t i = i0; i < i1; ++i) {
+        for (int64_t j = j0; j < j1; ++j)
+          dst[i * dst_row + j * dst_col] = src[i * src_row + j * src_col];
+      }
+    }
+  }
+}
+
 // Row-major src (rows x cols, row stride cols) to column-major dst (leading dimension ld >= rows).
 template <typename T>
 void ToColumnMajor(const T* src, int64_t rows, int64_t cols, T* dst, int64_t ld) {
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) dst[i + j * ld] = src[i * cols + j];
-  }
+  CopyTiled(src, cols, 1, rows, cols, dst, 1, ld);
 }
 
 template <typename T>
 void ToRowMajor(const T* src, int64_t ld, int64_t rows, int64_t cols, T* dst) {
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) dst[i * cols + j] = src[i + j * ld];
-  }
+  CopyTiled(src, 1, ld, rows, cols, dst, cols, 1);
 }
 
 // LAPACK's workspace query: the optimal size it returns in work[0] (its real part for complex).
@@ -102,6 +118,8 @@ void Lu(const KernelContext& ctx) {
   });
 }
 
+// A row-major A is A^T column-major: getrf factors A^T as it is (a plain copy, no transpose),
+// and getrs with "T" then solves (A^T)^T X = A X = B.
 template <typename T>
 void Solve(const KernelContext& ctx) {
   const auto& la = Lapack<T>();
@@ -112,13 +130,13 @@ void Solve(const KernelContext& ctx) {
   T* x = Data<T>(ctx.outputs[0]);
   int64_t* info = Data<int64_t>(ctx.outputs[1]);
   ForEachMatrix<T>(ctx, batch, n * n * (n + r), [&](int64_t b) {
-    std::vector<T> m(static_cast<size_t>(n * n)), v(static_cast<size_t>(n * r));
+    std::vector<T> m(a + b * n * n, a + (b + 1) * n * n), v(static_cast<size_t>(n * r));
     std::vector<int> ipiv(static_cast<size_t>(n));
-    ToColumnMajor(a + b * n * n, n, n, m.data(), n);
     ToColumnMajor(rhs + b * n * r, n, r, v.data(), n);
     const int ni = static_cast<int>(n), ri = static_cast<int>(r), ld = std::max(ni, 1);
     int code = 0;
-    la.gesv(&ni, &ri, m.data(), &ld, ipiv.data(), v.data(), &ld, &code);
+    la.getrf(&ni, &ni, m.data(), &ld, ipiv.data(), &code);
+    if (code == 0) la.getrs("T", &ni, &ri, m.data(), &ld, ipiv.data(), v.data(), &ld, &code, 1);
     ToRowMajor(v.data(), n, n, r, x + b * n * r);
     info[b] = code;
     return std::min(code, 0);

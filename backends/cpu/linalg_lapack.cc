@@ -62,7 +62,7 @@ template <typename T>
 bool Load(const Candidate& lib, LapackRoutines<T>* r) {
   const char t = kTypeLetter<T>;
   Find(lib, t, "getrf", &r->getrf);
-  Find(lib, t, "gesv", &r->gesv);
+  Find(lib, t, "getrs", &r->getrs);
   Find(lib, t, "potrf", &r->potrf);
   Find(lib, t, "geqrf", &r->geqrf);
   bool drivers = false;  // the pair of each form that T has
@@ -79,7 +79,7 @@ bool Load(const Candidate& lib, LapackRoutines<T>* r) {
   }
   const std::string threads = lib.prefix + "openblas_set_num_threads";
   r->set_threads = reinterpret_cast<void (*)(int)>(dlsym(lib.handle, threads.c_str()));
-  return drivers && r->getrf && r->gesv && r->potrf && r->geqrf && r->orgqr;
+  return drivers && r->getrf && r->getrs && r->potrf && r->geqrf && r->orgqr;
 }
 
 template <typename T>

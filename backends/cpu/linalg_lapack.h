@@ -37,8 +37,9 @@ template <typename T>
 struct LapackRoutines {
   using R = Real<T>;
   void (*getrf)(const int* m, const int* n, T* a, const int* lda, int* ipiv, int* info);
-  void (*gesv)(const int* n, const int* nrhs, T* a, const int* lda, int* ipiv, T* b, const int* ldb,
-               int* info);
+  /*! \brief Solves op(A) X = B with getrf's factors; trans "N" or "T". */
+  void (*getrs)(const char* trans, const int* n, const int* nrhs, const T* a, const int* lda,
+                const int* ipiv, T* b, const int* ldb, int* info, size_t);
   void (*potrf)(const char* uplo, const int* n, T* a, const int* lda, int* info, size_t);
   /*! \brief ssyevd/dsyevd (real T). */
   void (*syevd)(const char* jobz, const char* uplo, const int* n, T* a, const int* lda, R* w,

@@ -47,28 +47,38 @@ constexpr bool kIsComplex = !std::is_same<T, Real<T>>::value;
 // Which part of a column-major matrix a row-major copy keeps (the rest becomes 0).
 enum Keep : int { kAll = 0, kLower = 1, kUpper = 2 };
 
-// dst[b] (column-major, leading dimension ld, matrices dst_stride apart) = src[b] (row-major).
-template <typename T>
-__global__ void ToColumnMajorKernel(const T* src, T* dst, int64_t batch, int64_t rows, int64_t cols,
-                                    int64_t ld, int64_t dst_stride) {
-  const int64_t total = batch * rows * cols;
-  for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < total;
-       idx += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t b = idx / (rows * cols), i = idx / cols % rows, j = idx % cols;
-    dst[b * dst_stride + i + j * ld] = src[idx];
-  }
-}
+// The layout changes between NumPy's row-major matrices and LAPACK's column-major ones are
+// transposes: dst[b] (cols x rows, row stride dst_ld) = src[b]^T (rows x cols, row stride src_ld),
+// the element that lands at dst row c, column r kept by keep (kLower: r <= c) or set to 0. Through
+// a 32 x 32 tile in shared memory (one padding column against bank conflicts), so that both the
+// reads and the writes are coalesced: an element-per-thread transpose wrote one element per 32-byte
+// sector, and two of them cost more than a tenth of an 8192 x 8192 Cholesky. A block of 32 x 8
+// threads walks over the tiles of the whole batch.
+constexpr int kTile = 32, kTileRowsPerPass = 8;
 
-// dst[b] (row-major rows x cols) = src[b] (column-major, ld, src_stride apart), masked by keep.
 template <typename T>
-__global__ void ToRowMajorKernel(const T* src, T* dst, int64_t batch, int64_t rows, int64_t cols,
-                                 int64_t ld, int64_t src_stride, int keep) {
-  const int64_t total = batch * rows * cols;
-  for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < total;
-       idx += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t b = idx / (rows * cols), i = idx / cols % rows, j = idx % cols;
-    const bool kept = keep == kAll || (keep == kLower ? j <= i : i <= j);
-    dst[idx] = kept ? src[b * src_stride + i + j * ld] : T{};
+__global__ void TransposeKernel(const T* src, int64_t src_ld, int64_t src_stride, T* dst,
+                                int64_t dst_ld, int64_t dst_stride, int64_t batch, int64_t rows,
+                                int64_t cols, int keep) {
+  __shared__ T tile[kTile][kTile + 1];
+  const int64_t row_tiles = (rows + kTile - 1) / kTile, col_tiles = (cols + kTile - 1) / kTile;
+  const int64_t tiles = batch * row_tiles * col_tiles;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t b = t / (row_tiles * col_tiles);
+    const int64_t r0 = t / col_tiles % row_tiles * kTile, c0 = t % col_tiles * kTile;
+    for (int k = threadIdx.y; k < kTile; k += kTileRowsPerPass) {
+      const int64_t r = r0 + k, c = c0 + threadIdx.x;
+      if (r < rows && c < cols) tile[k][threadIdx.x] = src[b * src_stride + r * src_ld + c];
+    }
+    __syncthreads();
+    for (int k = threadIdx.y; k < kTile; k += kTileRowsPerPass) {
+      const int64_t c = c0 + k, r = r0 + threadIdx.x;
+      if (r < rows && c < cols) {
+        const bool kept = keep == kAll || (keep == kLower ? r <= c : c <= r);
+        dst[b * dst_stride + c * dst_ld + r] = kept ? tile[threadIdx.x][k] : T{};
+      }
+    }
+    __syncthreads();
   }
 }
 
@@ -107,21 +117,29 @@ inline int Blocks(const LaunchEnv& env, int64_t work) {
 }
 
 template <typename T>
-void ToColumnMajor(const LaunchEnv& env, const T* src, T* dst, int64_t batch, int64_t rows,
-                   int64_t cols, int64_t ld, int64_t dst_stride) {
-  if (batch * rows * cols == 0) return;
-  ToColumnMajorKernel<T><<<Blocks(env, batch * rows * cols), kThreads, 0, env.stream>>>(
-      src, dst, batch, rows, cols, ld, dst_stride);
-  CHECK_LAUNCH("linalg ToColumnMajorKernel");
+void Transpose(const LaunchEnv& env, const T* src, int64_t src_ld, int64_t src_stride, T* dst,
+               int64_t dst_ld, int64_t dst_stride, int64_t batch, int64_t rows, int64_t cols,
+               Keep keep) {
+  const int64_t tiles = batch * ((rows + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile);
+  if (tiles == 0) return;
+  TransposeKernel<T><<<GridSize(tiles, 1, FullWaveBlocks(env, kTile * kTileRowsPerPass)),
+                       dim3(kTile, kTileRowsPerPass), 0, env.stream>>>(
+      src, src_ld, src_stride, dst, dst_ld, dst_stride, batch, rows, cols, keep);
+  CHECK_LAUNCH("linalg TransposeKernel");
 }
 
+// dst[b] (column-major, leading dimension ld, matrices dst_stride apart) = src[b] (row-major).
+template <typename T>
+void ToColumnMajor(const LaunchEnv& env, const T* src, T* dst, int64_t batch, int64_t rows,
+                   int64_t cols, int64_t ld, int64_t dst_stride) {
+  Transpose(env, src, cols, rows * cols, dst, ld, dst_stride, batch, rows, cols, kAll);
+}
+
+// dst[b] (row-major rows x cols) = src[b] (column-major, ld, src_stride apart), masked by keep.
 template <typename T>
 void ToRowMajor(const LaunchEnv& env, const T* src, T* dst, int64_t batch, int64_t rows,
                 int64_t cols, int64_t ld, int64_t src_stride, Keep keep) {
-  if (batch * rows * cols == 0) return;
-  ToRowMajorKernel<T><<<Blocks(env, batch * rows * cols), kThreads, 0, env.stream>>>(
-      src, dst, batch, rows, cols, ld, src_stride, keep);
-  CHECK_LAUNCH("linalg ToRowMajorKernel");
+  Transpose(env, src, ld, src_stride, dst, cols, rows * cols, batch, cols, rows, keep);
 }
 
 template <typename T>

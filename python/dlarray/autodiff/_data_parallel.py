@@ -7,11 +7,16 @@ the first buckets' all-reduces overlap the rest of the backward pass (on a GPU: 
 stream; see dlarray.distributed._buckets). Every rank runs the same plan, so every rank starts
 the same buckets in the same order.
 
-A plan with several buckets runs op by op on a GPU (no CUDA graph): recording the collectives and
-their cross-stream events into a graph is not verified on a GPU yet. A plan with one bucket (all
-its gradients within ``bucket_mb``) has nothing to overlap: it keeps its CUDA graph, and the
-bucket starts after the plan's ops. A plan's ``sgd_update_op`` runs after the last bucket is
-waited for (with one bucket, outside the CUDA graph: one launch).
+On a GPU the bucket calls are calls of the plan like its ops, so the plan's CUDA graph records
+them too: the fork to NCCL's side stream, the collectives and the join are nodes of the graph,
+and a replay is one launch for the whole step, all-reduces included (a launch-bound step such as
+MNIST's would otherwise pay the host's time for each collective). NCCL queues nothing on the host
+that a replay would miss: its captured collectives replay with the graph. After each replay the
+communicator's watchdog is told to time what the stream holds (``GradientBuckets.note_queued``),
+so a rank that dies during a replay still fails the others within the timeout. With ``debug``
+on, each bucket first compares its metadata on the host, which a recording cannot do: such a
+plan runs op by op. A plan's ``sgd_update_op`` calls come after the buckets' wait (in the graph
+too): the update reads averaged gradients.
 """
 
 from __future__ import annotations
@@ -69,20 +74,8 @@ def attach(plan, nodes, bucket_mb):
                 last[id(arg)] = i
     ready = sorted(arrays, key=lambda k: last[k])
     buckets = GradientBuckets([arrays[k] for k in ready], bucket_mb, op="mean")
-    if len(buckets) == 1:
-        plan.calls = body  # what a CUDA graph records; the update follows the all-reduce
-        run_ops = plan.run
-
-        def run(feed_dict):
-            values = run_ops(feed_dict)
-            buckets.start(0)
-            buckets.wait()
-            for fn, args in updates:
-                fn(*args)
-            return values
-        plan.run = run
-        return buckets
-    plan.graph = None  # op by op: the buckets start between the ops (or before the update)
+    if group.debug:
+        plan.graph = None  # the metadata check reads on the host: not recordable
     after = {}  # call index -> buckets to start after it
     position = 0
     for b, members in enumerate(buckets.buckets):
@@ -95,4 +88,12 @@ def attach(plan, nodes, bucket_mb):
     calls.append((buckets.wait, ()))
     calls.extend(updates)
     plan.calls = calls
+    if plan.graph is not None:
+        run_plan = plan.run
+
+        def run(feed_dict):  # a replay queued the collectives: the watchdog times them
+            values = run_plan(feed_dict)
+            buckets.note_queued()
+            return values
+        plan.run = run
     return buckets
