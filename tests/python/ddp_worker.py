@@ -43,14 +43,17 @@ def data():
     return x, y, weights
 
 
-def train(rows, bucket_mb=None):
-    """STEPS of SGD on x[rows] on this rank's device: data-parallel (bucket_mb given) or alone.
-    Returns the losses (the global batch's: averaged over the ranks), the final weights and the
-    number of buckets."""
+def train(rows, bucket_mb=None, update_node=False):
+    """STEPS of SGD on x[rows] on this rank's device: data-parallel (bucket_mb given) or alone;
+    the update by two ops per weight after each run, or (update_node) by the executor's
+    sgd_update_op, which must follow the buckets' all-reduces. Returns the losses (the global
+    batch's: averaged over the ranks), the final weights and the number of buckets."""
     cpu = dist.get_device()
     x_val, y_val, init = data()
     x, y_, params, loss, grads = model()
-    executor = ad.Executor([loss] + grads, cpu, data_parallel=grads if bucket_mb else None,
+    update = [ad.sgd_update_op(params, grads, LR)] if update_node else []
+    executor = ad.Executor([loss] + grads + update, cpu,
+                           data_parallel=grads if bucket_mb else None,
                            bucket_mb=bucket_mb or 25.0)
     weights = [dlarray.array(w, cpu) for w in init]
     feed = dict(zip(params, weights))
@@ -62,7 +65,7 @@ def train(rows, bucket_mb=None):
         if bucket_mb:
             dist.all_reduce(loss_val, op="mean")
         losses.append(float(loss_val.asnumpy().reshape(-1)[0]))
-        for w, g in zip(weights, grad_vals):
+        for w, g in zip(weights, grad_vals if not update_node else ()):
             dlarray.ops.matrix_elementwise_multiply_by_const(g, -LR, g)
             dlarray.ops.matrix_elementwise_add(w, g, w)
     buckets = next(iter(executor._plans.values())).buckets if bucket_mb else None
@@ -77,9 +80,10 @@ def training():
     runs = {}
     # 1e-6 MB: every gradient its own bucket; 25 MB: all in one; 0.0003 MB (315 bytes): some
     # together (the gradients have 2812, 380, 76 and 20 bytes).
-    for bucket_mb in (1e-6, 0.0003, 25.0):
-        losses, weights, count, stats = train(mine, bucket_mb)
-        runs[str(bucket_mb)] = {
+    for bucket_mb, update_node in ((1e-6, False), (0.0003, False), (25.0, False),
+                                   (0.0003, True)):
+        losses, weights, count, stats = train(mine, bucket_mb, update_node)
+        runs[str(bucket_mb) + " sgd_update_op" * update_node] = {
             "buckets": count,
             # on a GPU: run 1 op by op, run 2 records the graph (collectives included), run 3
             # replays it
