@@ -119,9 +119,8 @@ def test_a_warm_first_call_reads_its_program_without_loading_nvrtc(tmp_path):
     warm = _warm_run(tmp_path)
     assert not warm["nvrtc_loaded"], "the program came from the disk cache: NVRTC not needed"
     assert warm["key"] == cold["key"] and warm["options"] == cold["options"]
-    # The same key as the one from NVRTC itself (status()): the memo only saves the load.
+    # The memo holds what NVRTC itself says (status()): it only saves the load.
     version = _rtc_build.status()["nvrtc_version"]
-    assert cold["key"] == warm["key"]
     memo = [json.loads(p.read_text()) for p in (tmp_path / "tools").glob("*/nvrtc.json")]
     assert len(memo) == 1 and tuple(memo[0]["version"]) == tuple(version)
     assert memo[0]["library"] == _rtc_build.status()["nvrtc_library"]
