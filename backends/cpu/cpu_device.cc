@@ -142,9 +142,10 @@ void CpuDevice::free(int id, void* ptr, size_t nbytes) noexcept {
   if (ptr == nullptr) return;
   const size_t size = Rounded(nbytes);
   const size_t cls = size / kAllocationAlignment - 1;
-  if (size != 0 && size <= kCachedMax && Blocks().count[cls] < kCachedPerClass) {
-    SmallBlocks& cache = Blocks();
-    cache.blocks[cls][cache.count[cls]++] = ptr;  // stays reserved
+  // One look-up of the thread's cache: each is a __tls_get_addr call in this dlopen'ed plugin.
+  SmallBlocks* cache = size != 0 && size <= kCachedMax ? &Blocks() : nullptr;
+  if (cache != nullptr && cache->count[cls] < kCachedPerClass) {
+    cache->blocks[cls][cache->count[cls]++] = ptr;  // stays reserved
   } else {
     std::free(ptr);
     bytes_reserved_.fetch_sub(size, std::memory_order_relaxed);

@@ -80,6 +80,24 @@ int64_t CountElements(const std::vector<int64_t>& shape, DLArrayDType dtype, DLC
   return size;
 }
 
+// An object and its reference count in one allocation where make_shared cannot call a private
+// constructor: construct(where) placement-news the object (a lambda inside a member of its class
+// may). A 1-element op's result allocates several blocks; this removes one.
+template <typename T, typename Construct>
+std::shared_ptr<T> MakeShared(Construct construct) {
+  struct Block {
+    Block() {}  // user-provided: make_shared then leaves the bytes unzeroed
+    ~Block() {
+      if (object != nullptr) object->~T();
+    }
+    alignas(T) unsigned char bytes[sizeof(T)];
+    T* object = nullptr;
+  };
+  auto block = std::make_shared<Block>();
+  block->object = construct(static_cast<void*>(block->bytes));
+  return std::shared_ptr<T>(block, block->object);
+}
+
 std::string IntsToString(const std::vector<int64_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : ", ") + std::to_string(v[i]);
@@ -184,7 +202,7 @@ void Array::SetLayout(const std::vector<int64_t>& shape, const std::vector<int64
 std::shared_ptr<Array> Array::Empty(const std::vector<int64_t>& shape, DLContext ctx,
                                     DLArrayDType dtype) {
   CheckDType(dtype);
-  std::shared_ptr<Array> a(new Array());
+  std::shared_ptr<Array> a = MakeShared<Array>([](void* p) { return new (p) Array(); });
   a->dl_.dtype = dtype;
   a->dl_.ctx = ctx;
   a->SetLayout(shape, {});
@@ -208,7 +226,7 @@ std::shared_ptr<Array> Array::FromMemory(void* data, uint64_t byte_offset, DLCon
                                          const std::vector<int64_t>& strides,
                                          std::shared_ptr<void> owner, bool read_only) {
   CheckDType(dtype);
-  std::shared_ptr<Array> a(new Array());
+  std::shared_ptr<Array> a = MakeShared<Array>([](void* p) { return new (p) Array(); });
   a->dl_.dtype = dtype;
   a->dl_.ctx = ctx;
   std::vector<int64_t> steps = strides.size() == shape.size() ? strides : std::vector<int64_t>{};
@@ -273,7 +291,7 @@ std::shared_ptr<Array> ArrayFromDLPack(const DLArray& t, std::shared_ptr<void> o
 std::shared_ptr<Array> Array::View(const std::vector<int64_t>& shape,
                                    const std::vector<int64_t>& strides,
                                    uint64_t byte_offset) const {
-  std::shared_ptr<Array> v(new Array());
+  std::shared_ptr<Array> v = MakeShared<Array>([](void* p) { return new (p) Array(); });
   v->dl_.dtype = dl_.dtype;
   v->dl_.ctx = dl_.ctx;
   v->SetLayout(shape, {});
