@@ -297,9 +297,9 @@ def test_alternating_keys_use_their_own_plans(ctx):
 
 
 def test_fast_results_are_ordinary_instances(ctx):
-    """Arrays the fast path makes itself (without py::cast): writable, indexable, weakly
-    referenceable, known to pybind11 as themselves (a method returning self returns the same
-    object), and their memory goes back when they do."""
+    """Arrays the fast path makes itself (without py::cast, outside pybind11's registry of
+    instances): writable, indexable, weakly referenceable, and their memory goes back when
+    they do."""
     import gc
     import weakref
     x = dlarray.array(np.arange(4, dtype=np.float32), ctx)
