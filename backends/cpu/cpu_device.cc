@@ -14,6 +14,8 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "blas.h"
 #include "cpu_isa_level.h"
@@ -71,13 +73,43 @@ size_t Rounded(size_t nbytes) {
 constexpr size_t kCachedMax = 1024, kCachedPerClass = 32;
 constexpr size_t kClasses = kCachedMax / kAllocationAlignment;
 
+// The allocation and free counts of memory_stats, per thread: each is written by its thread
+// alone (a load and a store, where a shared counter took a locked add: two of the four locked
+// instructions of a 1-element op's result) and summed by memory_stats. A thread's counts move
+// to `retired` when it ends. bytes_in_use stays one shared counter: its peak is of the sum.
+struct SmallBlocks;
+struct Counts {
+  std::mutex mu;
+  std::vector<const SmallBlocks*> threads;
+  uint64_t retired_allocations = 0, retired_frees = 0;
+};
+Counts& AllCounts() {
+  static Counts* counts = new Counts();  // never destroyed: threads may end after static dtors
+  return *counts;
+}
+
+void Increment(std::atomic<uint64_t>& n) {
+  n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
 struct SmallBlocks {
   void* blocks[kClasses][kCachedPerClass] = {};
   size_t count[kClasses] = {};
+  std::atomic<uint64_t> allocations{0}, frees{0};  // this thread's
+  SmallBlocks() {
+    Counts& all = AllCounts();
+    std::lock_guard<std::mutex> lock(all.mu);
+    all.threads.push_back(this);
+  }
   ~SmallBlocks() {
     for (size_t c = 0; c < kClasses; ++c) {
       for (size_t i = 0; i < count[c]; ++i) std::free(blocks[c][i]);
     }
+    Counts& all = AllCounts();
+    std::lock_guard<std::mutex> lock(all.mu);
+    all.retired_allocations += allocations.load(std::memory_order_relaxed);
+    all.retired_frees += frees.load(std::memory_order_relaxed);
+    all.threads.erase(std::find(all.threads.begin(), all.threads.end(), this));
   }
 };
 // On the heap: the library's TLS is static (thread_pool.cc), where space is scarce.
@@ -118,9 +150,9 @@ void* CpuDevice::allocate(int id, size_t nbytes) {
   const size_t size = Rounded(nbytes);
   void* ptr = nullptr;
   const size_t cls = size / kAllocationAlignment - 1;
-  SmallBlocks* cache = size != 0 && size <= kCachedMax ? &Blocks() : nullptr;
-  if (cache != nullptr && cache->count[cls] > 0) {
-    ptr = cache->blocks[cls][--cache->count[cls]];
+  SmallBlocks& blocks = Blocks();
+  if (size != 0 && size <= kCachedMax && blocks.count[cls] > 0) {
+    ptr = blocks.blocks[cls][--blocks.count[cls]];
   } else {
     if (posix_memalign(&ptr, kAllocationAlignment, size) != 0 || ptr == nullptr) {
       throw OutOfMemoryError("cpu: out of memory allocating " + Bytes(nbytes));
@@ -128,7 +160,7 @@ void* CpuDevice::allocate(int id, size_t nbytes) {
     AdviseHugePages(ptr, size);
     bytes_reserved_.fetch_add(size, std::memory_order_relaxed);
   }
-  num_allocations_.fetch_add(1, std::memory_order_relaxed);
+  Increment(blocks.allocations);
   const uint64_t in_use = bytes_in_use_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
   uint64_t peak = peak_bytes_in_use_.load(std::memory_order_relaxed);
   while (in_use > peak &&
@@ -142,14 +174,15 @@ void CpuDevice::free(int id, void* ptr, size_t nbytes) noexcept {
   if (ptr == nullptr) return;
   const size_t size = Rounded(nbytes);
   const size_t cls = size / kAllocationAlignment - 1;
-  if (size != 0 && size <= kCachedMax && Blocks().count[cls] < kCachedPerClass) {
-    SmallBlocks& cache = Blocks();
-    cache.blocks[cls][cache.count[cls]++] = ptr;  // stays reserved
+  // One look-up of the thread's cache: each is a __tls_get_addr call in this dlopen'ed plugin.
+  SmallBlocks& blocks = Blocks();
+  if (size != 0 && size <= kCachedMax && blocks.count[cls] < kCachedPerClass) {
+    blocks.blocks[cls][blocks.count[cls]++] = ptr;  // stays reserved
   } else {
     std::free(ptr);
     bytes_reserved_.fetch_sub(size, std::memory_order_relaxed);
   }
-  num_frees_.fetch_add(1, std::memory_order_relaxed);
+  Increment(blocks.frees);
   bytes_in_use_.fetch_sub(nbytes, std::memory_order_relaxed);
 }
 
@@ -215,8 +248,14 @@ MemoryStats CpuDevice::memory_stats(int id) {
   MemoryStats stats;
   stats.bytes_in_use = bytes_in_use_.load(std::memory_order_relaxed);
   stats.bytes_reserved = bytes_reserved_.load(std::memory_order_relaxed);
-  stats.num_allocations = num_allocations_.load(std::memory_order_relaxed);
-  stats.num_frees = num_frees_.load(std::memory_order_relaxed);
+  Counts& all = AllCounts();
+  std::lock_guard<std::mutex> lock(all.mu);
+  stats.num_allocations = all.retired_allocations;
+  stats.num_frees = all.retired_frees;
+  for (const SmallBlocks* t : all.threads) {
+    stats.num_allocations += t->allocations.load(std::memory_order_relaxed);
+    stats.num_frees += t->frees.load(std::memory_order_relaxed);
+  }
   stats.peak_bytes_in_use = peak_bytes_in_use_.load(std::memory_order_relaxed);
   return stats;
 }

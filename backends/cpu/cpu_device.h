@@ -53,8 +53,6 @@ class CpuDevice final : public Device {
   uint64_t memory_limit_;  // RAM + swap: larger requests are refused up front
   std::atomic<uint64_t> bytes_in_use_{0};
   std::atomic<uint64_t> bytes_reserved_{0};
-  std::atomic<uint64_t> num_allocations_{0};
-  std::atomic<uint64_t> num_frees_{0};
   std::atomic<uint64_t> peak_bytes_in_use_{0};
 };
 

@@ -309,6 +309,9 @@ from ._indexing_api import (argsort, nonzero, searchsorted, sort, take,  # noqa:
                             unique_values)
 __all__ += ["argsort", "nonzero", "searchsorted", "sort", "take", "take_along_axis",
             "unique_all", "unique_counts", "unique_inverse", "unique_values"]
+# x + y, x - y, x * y, x / y and x[i] straight to their C++ fast paths (fast_path.cc): after
+# _operators and _indexing_api set the methods, as setting one gives Python's slot back.
+_core._fast_slots()
 # Area "reduce" (issue 21): reductions, statistics, cumulative functions and diff.
 from ._statistics_api import (all, any, argmax, argmin, count_nonzero, cumulative_prod,  # noqa: E402,A004
                               cumulative_sum, diff, max, mean, min, prod, std, sum, var)

@@ -11,13 +11,13 @@
 // here); everything else, errors included, takes the general path, and so does a device whose
 // plugin has no kernel for the op (the general path may compose it). Per call that leaves: type
 // checks, one lookup, one allocation and one validated invoke.
+#include "fast_path.h"
+
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
-
-#include "binding.h"
 
 namespace dlarray {
 namespace {
@@ -66,19 +66,12 @@ struct Operator {
 constexpr int kMaxOperators = 8;
 Operator* g_operators[kMaxOperators] = {};
 PyMethodDef g_defs[kMaxOperators] = {};
+std::string g_names[kMaxOperators];  // the methods' dunder names
 int g_num_operators = 0;
 
 uint32_t DTypeKey(DLArrayDType t) {
   return static_cast<uint32_t>(t.code) | static_cast<uint32_t>(t.bits) << 8 |
          static_cast<uint32_t>(t.lanes) << 16;
-}
-
-// The NDArray behind obj when obj is exactly an NDArray made by its constructor, else nullptr.
-const NDArray* ExactArray(PyObject* obj) {
-  static PyTypeObject* const type = py::detail::get_type_info(typeid(NDArray))->type;
-  if (Py_TYPE(obj) != type) return nullptr;
-  auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
-  return vh.holder_constructed() ? vh.value_ptr<NDArray>() : nullptr;
 }
 
 // A planner's answer: None, or (op name, result dtype[, number]).
@@ -122,8 +115,6 @@ PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, in
                  const double* attrs, int num_attrs, NDArray out, DLArray* target);
 void InvokeReleasing(int op, const Array& x, const DLArray* const* ins, int num_inputs,
                      DLArray* const* outs, const double* attrs, int num_attrs);
-PyObject* NewInstance(NDArray&& value);
-
 // The fast path; nullptr in *taken = false: the general path must run.
 PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
   *taken = false;
@@ -251,28 +242,6 @@ PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, in
   return NewInstance(std::move(out));
 }
 
-// What py::cast of a new NDArray does (a Python instance owning it through its holder, known
-// to pybind11's registry of live instances), without the type lookups (hashes of the type's
-// name) of py::cast and init_instance, and without the registry search for an instance of this
-// address (a new value has none): together a fifth of a 1-element op.
-PyObject* NewInstance(NDArray&& value) {
-  using Holder = py::class_<NDArray>::holder_type;
-  static const py::detail::type_info* const info = py::detail::get_type_info(typeid(NDArray));
-  auto inst = py::reinterpret_steal<py::object>(py::detail::make_new_instance(info->type));
-  if (!inst) throw py::error_already_set();
-  auto* wrapper = reinterpret_cast<py::detail::instance*>(inst.ptr());
-  py::detail::value_and_holder v_h = wrapper->get_value_and_holder(info);
-  v_h.value_ptr() = new NDArray(std::move(value));
-  wrapper->owned = true;
-  py::detail::register_instance(wrapper, v_h.value_ptr(), info);
-  v_h.set_instance_registered();
-  new (std::addressof(v_h.holder<Holder>())) Holder(v_h.value_ptr<NDArray>());
-  v_h.set_holder_constructed();
-  return inst.release().ptr();
-}
-
-using FastMethod = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t);  // METH_FASTCALL
-
 template <int kSlot>
 PyObject* Method(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   Operator& f = *g_operators[kSlot];
@@ -294,12 +263,16 @@ constexpr std::array<FastMethod, sizeof...(kSlots)> Methods(std::integer_sequenc
   return {&Method<kSlots>...};
 }
 
+const std::array<FastMethod, kMaxOperators>& MethodTable() {
+  static const auto methods = Methods(std::make_integer_sequence<int, kMaxOperators>());
+  return methods;
+}
+
 py::object MakeOperator(const std::string& dunder, const std::string& name, py::object slow,
                         py::object plan) {
-  static const auto methods = Methods(std::make_integer_sequence<int, kMaxOperators>());
-  static std::string names[kMaxOperators];
+  const auto& methods = MethodTable();
   int k = 0;  // a method made again (the module reloaded) takes its old slot
-  while (k < g_num_operators && names[k] != dunder) ++k;
+  while (k < g_num_operators && g_names[k] != dunder) ++k;
   if (k == kMaxOperators) {
     throw Error(ErrorKind::kValue, "_fast_operator: at most " + std::to_string(kMaxOperators) +
                                        " operators have a fast path");
@@ -308,13 +281,13 @@ py::object MakeOperator(const std::string& dunder, const std::string& name, py::
   delete g_operators[k];
   g_operators[k] = new Operator{std::move(slow), std::move(plan), py::str(name), {}};
   static std::string docs[kMaxOperators];
-  names[k] = dunder;
+  g_names[k] = dunder;
   // The signature line gives inspect.signature "(self, other, /)".
   docs[k] = dunder + "($self, other, /)\n--\n\nThe operator " + name +
             " (a C++ fast path for compact operands, else the general path).\n\nParameters\n"
             "----------\nother : NDArray or scalar\n    The other operand.\n\nReturns\n-------\n"
             "NDArray\n";
-  g_defs[k] = {names[k].c_str(),
+  g_defs[k] = {g_names[k].c_str(),
                reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methods[k])),
                METH_FASTCALL, docs[k].c_str()};
   PyTypeObject* type = py::detail::get_type_info(typeid(NDArray))->type;
@@ -435,6 +408,42 @@ py::object MakeFunction(const std::string& name, py::object general, py::object 
 
 }  // namespace
 
+FastMethod FastOperatorMethod(const char* dunder) {
+  for (int k = 0; k < g_num_operators; ++k) {
+    if (g_names[k] == dunder) return MethodTable()[k];
+  }
+  return nullptr;
+}
+
+const NDArray* ExactArray(PyObject* obj) {
+  static PyTypeObject* const type = py::detail::get_type_info(typeid(NDArray))->type;
+  if (Py_TYPE(obj) != type) return nullptr;
+  auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
+  return vh.holder_constructed() ? vh.value_ptr<NDArray>() : nullptr;
+}
+
+// What py::cast of a new NDArray does (a Python instance owning it through its holder), without
+// the type lookups (hashes of the type's name) of py::cast and init_instance: a fifth of a
+// 1-element op. The instance is not entered in pybind11's registry of live instances: that
+// registry only lets a C++ pointer or reference to this very NDArray value be cast back to this
+// instance, and no binding returns one (py::cast(self) of a method's `const NDArray&` then
+// gives an NDArray of the same Array); entering and leaving it were a hash-map node's
+// allocation and two hashed searches, a tenth of the op. pybind11 deregisters at deallocation
+// only instances marked registered.
+PyObject* NewInstance(NDArray&& value) {
+  using Holder = py::class_<NDArray>::holder_type;
+  static const py::detail::type_info* const info = py::detail::get_type_info(typeid(NDArray));
+  auto inst = py::reinterpret_steal<py::object>(py::detail::make_new_instance(info->type));
+  if (!inst) throw py::error_already_set();
+  auto* wrapper = reinterpret_cast<py::detail::instance*>(inst.ptr());
+  py::detail::value_and_holder v_h = wrapper->get_value_and_holder(info);
+  v_h.value_ptr() = new NDArray(std::move(value));
+  wrapper->owned = true;
+  new (std::addressof(v_h.holder<Holder>())) Holder(v_h.value_ptr<NDArray>());
+  v_h.set_holder_constructed();
+  return inst.release().ptr();
+}
+
 void BindFastPath(py::module_& m) {
   m.def("_fast_function", &MakeFunction, py::arg("name"), py::arg("general"), py::arg("plan"),
         py::arg("doc"), py::arg("whole") = false, py::arg("one_axis") = false,
@@ -463,6 +472,14 @@ one_axis : bool
 Returns
 -------
 builtin function
+)doc");
+  m.def("_fast_slots", &SetSlots,
+        R"doc(Gives x + y, x - y, x * y, x / y and x[i] their fast path directly.
+
+The interpreter then calls the C++ fast path of ``__add__`` (``__sub__``, ...) for an NDArray on
+the left, and the view of ``x[i]`` for an int ``i``, without looking the methods up; every other
+call goes to the slot Python made for the methods. Call after the methods are set (setting one
+again gives it Python's slot back); dlarray/__init__.py does.
 )doc");
   m.def("_fast_operator", &MakeOperator, py::arg("dunder"), py::arg("name"), py::arg("slow"),
         py::arg("plan"),

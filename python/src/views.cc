@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "binding.h"
+#include "fast_path.h"
 
 namespace dlarray {
 namespace {
@@ -38,6 +39,17 @@ int64_t Index(const py::handle& v, const char* what, bool is_index = false) {
 NDArray GetItem(const NDArray& self, const py::object& key) {
   const Array& a = *self.array;
   const int64_t item = static_cast<int64_t>(DTypeBytes(a.dtype()));
+  if (PyLong_CheckExact(key.ptr()) && !a.shape().empty()) {  // x[i] in short (the per-call case)
+    int overflow = 0;
+    const long long i = PyLong_AsLongLongAndOverflow(key.ptr(), &overflow);
+    const int64_t extent = a.shape()[0];
+    if (overflow == 0 && i >= -extent && i < extent) {  // else the errors below
+      const int64_t offset = (i < 0 ? i + extent : i) * a.strides()[0];
+      return NDArray{a.View(
+          {a.shape().begin() + 1, a.shape().end()}, {a.strides().begin() + 1, a.strides().end()},
+          static_cast<uint64_t>(static_cast<int64_t>(a.byte_offset()) + offset * item))};
+    }
+  }
   py::tuple items = py::isinstance<py::tuple>(key) ? key.cast<py::tuple>() : py::make_tuple(key);
   int consumed = 0;
   bool ellipsis = false;
@@ -260,7 +272,32 @@ NDArray Transpose(const NDArray& self, const py::args& args) {
   return NDArray{a.View(shape, strides, a.byte_offset())};
 }
 
+// x[i] for an exact NDArray and an exact int i as the type's subscript slot: GetItem's view,
+// without the Python __getitem__ that _indexing_api puts before it and pybind11's dispatch and
+// return cast (most of a 1-element x[0]). No guard: no Python code runs for an int key. Every
+// other key or object goes to the slot Python made for __getitem__.
+binaryfunc g_python_subscript = nullptr;
+
+PyObject* Subscript(PyObject* self, PyObject* key) {
+  const NDArray* a = PyLong_CheckExact(key) ? ExactArray(self) : nullptr;
+  if (a == nullptr) return g_python_subscript(self, key);
+  try {
+    return NewInstance(GetItem(*a, py::reinterpret_borrow<py::object>(key)));
+  } catch (...) {
+    return RaiseCurrentException();
+  }
+}
+
 }  // namespace
+
+void SetSubscriptSlot() {
+  PyTypeObject* type = py::detail::get_type_info(typeid(NDArray))->type;
+  binaryfunc* slot = &type->tp_as_mapping->mp_subscript;
+  if (*slot == nullptr || *slot == &Subscript) return;
+  g_python_subscript = *slot;
+  *slot = &Subscript;
+  PyType_Modified(type);
+}
 
 void BindViews(py::class_<NDArray>& cls) {
   cls.def("__getitem__", &GetItem, py::arg("key"),

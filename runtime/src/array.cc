@@ -184,7 +184,13 @@ void Array::SetLayout(const std::vector<int64_t>& shape, const std::vector<int64
 std::shared_ptr<Array> Array::Empty(const std::vector<int64_t>& shape, DLContext ctx,
                                     DLArrayDType dtype) {
   CheckDType(dtype);
-  std::shared_ptr<Array> a(new Array());
+  // The array and its reference count in one allocation: make_shared cannot call the private
+  // constructor, a class local to a member can. Its constructor is user-provided, so the
+  // array is not zeroed first (a `rep stos` that was a third of this function).
+  struct Shared : Array {
+    Shared() {}
+  };
+  std::shared_ptr<Array> a = std::make_shared<Shared>();
   a->dl_.dtype = dtype;
   a->dl_.ctx = ctx;
   a->SetLayout(shape, {});
@@ -208,7 +214,11 @@ std::shared_ptr<Array> Array::FromMemory(void* data, uint64_t byte_offset, DLCon
                                          const std::vector<int64_t>& strides,
                                          std::shared_ptr<void> owner, bool read_only) {
   CheckDType(dtype);
-  std::shared_ptr<Array> a(new Array());
+  // As in Empty: one allocation, no zeroing.
+  struct Shared : Array {
+    Shared() {}
+  };
+  std::shared_ptr<Array> a = std::make_shared<Shared>();
   a->dl_.dtype = dtype;
   a->dl_.ctx = ctx;
   std::vector<int64_t> steps = strides.size() == shape.size() ? strides : std::vector<int64_t>{};
@@ -273,7 +283,11 @@ std::shared_ptr<Array> ArrayFromDLPack(const DLArray& t, std::shared_ptr<void> o
 std::shared_ptr<Array> Array::View(const std::vector<int64_t>& shape,
                                    const std::vector<int64_t>& strides,
                                    uint64_t byte_offset) const {
-  std::shared_ptr<Array> v(new Array());
+  // As in Empty: one allocation, no zeroing.
+  struct Shared : Array {
+    Shared() {}
+  };
+  std::shared_ptr<Array> v = std::make_shared<Shared>();
   v->dl_.dtype = dl_.dtype;
   v->dl_.ctx = dl_.ctx;
   v->SetLayout(shape, {});

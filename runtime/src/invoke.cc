@@ -339,15 +339,16 @@ bool TryInvokeSameShape(int op, const DLArray* const* inputs, int num_inputs, DL
       output->ctx != first->ctx || output->data == nullptr) {
     return false;
   }
-  const int64_t elem = static_cast<int64_t>(DTypeBytes(first->dtype));
+  // Storage dtypes have power-of-two sizes: the alignment check is a mask, not a division.
+  const uint64_t elem = DTypeBytes(first->dtype);
+  if (elem == 0 || (elem & (elem - 1)) != 0) return false;
   for (int i = 0; i < num_inputs; ++i) {
     const DLArray* a = inputs[i];
     // What CheckArrayFields, CheckOperand, CheckDTypes, ValidateSameShape and the in-place
     // checks would look at; the element count is the output's, which its allocation bounded.
     if (a == nullptr || a->ctx != first->ctx || a->dtype != first->dtype || a->strides != nullptr ||
         a->data == nullptr || a->data == output->data ||
-        (reinterpret_cast<uintptr_t>(a->data) + a->byte_offset) % static_cast<uint64_t>(elem) !=
-            0 ||
+        ((reinterpret_cast<uintptr_t>(a->data) + a->byte_offset) & (elem - 1)) != 0 ||
         !SameExtents(a, output)) {
       return false;
     }

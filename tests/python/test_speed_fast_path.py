@@ -191,6 +191,36 @@ def test_small_blocks_keep_memory_stats_consistent():
         np.testing.assert_array_equal(r.asnumpy(), np.zeros(3, np.float32))
 
 
+def test_memory_stats_count_every_thread():
+    """Allocation and free counts are kept per thread and summed: arrays made on threads that
+    have ended, freed on another thread, small and large, all counted once."""
+    import threading
+    ctx = dlarray.cpu(0)
+    x = dlarray.array(np.ones(3, np.float32))
+    big = dlarray.array(np.ones(70000, np.float32))  # past the reused small blocks
+    before = dlarray.memory_stats(ctx)
+    made = []
+
+    def work():
+        made.extend([x + x for _ in range(40)] + [big + big for _ in range(3)])
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    during = dlarray.memory_stats(ctx)
+    assert during["num_allocations"] - before["num_allocations"] == 3 * 43
+    assert during["num_frees"] == before["num_frees"]
+    assert during["bytes_in_use"] - before["bytes_in_use"] == 3 * (40 * 12 + 3 * 280000)
+    del made[:]  # freed on this thread, made on the ended ones
+    after = dlarray.memory_stats(ctx)
+    assert after["num_frees"] - before["num_frees"] == 3 * 43
+    assert after["bytes_in_use"] == before["bytes_in_use"]
+    assert after["num_allocations"] - after["num_frees"] == (before["num_allocations"]
+                                                             - before["num_frees"])
+
+
 def test_bfloat16_scalar_stays_bfloat16():
     if BF16 is None:
         pytest.skip("no ml_dtypes")
@@ -297,9 +327,9 @@ def test_alternating_keys_use_their_own_plans(ctx):
 
 
 def test_fast_results_are_ordinary_instances(ctx):
-    """Arrays the fast path makes itself (without py::cast): writable, indexable, weakly
-    referenceable, known to pybind11 as themselves (a method returning self returns the same
-    object), and their memory goes back when they do."""
+    """Arrays the fast path makes itself (without py::cast, outside pybind11's registry of
+    instances): writable, indexable, weakly referenceable, and their memory goes back when
+    they do."""
     import gc
     import weakref
     x = dlarray.array(np.arange(4, dtype=np.float32), ctx)
