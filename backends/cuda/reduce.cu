@@ -1,6 +1,6 @@
 // reduce: out[o, j] = kind-reduction over r of x[o, r, j], the input a contiguous [outer, n, inner]
 // array (n >= 1), for every real dtype and ReduceKind (dlarray/reduce_kinds.h, shared with the
-// CPU backend).
+// CPU backend), and the sum and product of the complex dtypes.
 //
 // inner == 1 (rows): a warp per row for short rows, a block of kThreads for long ones; each
 // thread reduces a strided part of the row (16-byte loads), then the group combines the threads'
@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "dlarray/elementwise_complex.h"
 #include "dlarray/reduce_kinds.h"
 #include "dtype.cuh"
 #include "elementwise_complex.h"
@@ -43,13 +44,15 @@ struct Sink {
 };
 
 // Reads a partial another block wrote: from L2, past this multiprocessor's L1 (an accumulator is
-// a number, a bool or an arg-reduction's value and index).
+// a number, a bool, a complex number or an arg-reduction's value and index).
 template <typename A>
 __device__ __forceinline__ A LoadL2(const A* p) {
   if constexpr (std::is_same_v<A, bool>) {
     return __ldcg(reinterpret_cast<const unsigned char*>(p)) != 0;
   } else if constexpr (std::is_arithmetic_v<A>) {
     return __ldcg(p);
+  } else if constexpr (kIsComplex<A>) {
+    return A{__ldcg(&p->re), __ldcg(&p->im)};
   } else {
     return A{LoadL2(&p->value), LoadL2(&p->index)};
   }
@@ -223,6 +226,20 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// sum (K = kReduceSum) and prod of complex64/complex128 in complex128, as the real kernels add
+// floats in double: the Reducer interface of dlarray/reduce_kinds.h on the storage type.
+template <int K, typename T>
+struct ComplexReducer {
+  using Acc = Complex<double>;
+  __device__ static Acc Widen(T v) {
+    return Acc{static_cast<double>(v.re), static_cast<double>(v.im)};
+  }
+  __device__ static Acc First(T v, int64_t) { return Widen(v); }
+  __device__ static Acc Add(Acc a, T v, int64_t) { return Combine(a, Widen(v)); }
+  __device__ static Acc Combine(Acc a, Acc b) { return K == kReduceSum ? a + b : a * b; }
+  __device__ static Acc Value(Acc a) { return a; }
+};
+
 // Rows shorter than this get a warp each rather than a block.
 constexpr int64_t kWarpRowLimit = 2048;
 
@@ -271,8 +288,23 @@ void ReduceKernel(const KernelContext& ctx) {
   const DLArray* in = ctx.inputs[0];
   DLArray* out = ctx.outputs[0];
   const int64_t outer = in->shape[0], n = in->shape[1], inner = in->ndim == 3 ? in->shape[2] : 1;
-  if (in->dtype.code == kDLArrayComplex) return ReduceComplexKernel(ctx);  // reduce_complex.cu
   const LaunchEnv env = Prepare(ctx);
+  if (in->dtype.code == kDLArrayComplex) {
+    // Elements off their size's alignment (a view reinterpreting other data) cannot be read in
+    // 16-byte chunks: reduce_complex.cu's column walk reads them one by one.
+    if (reinterpret_cast<uintptr_t>(Data<const char>(in)) % (in->dtype.bits / 8) != 0) {
+      return ReduceComplexKernel(ctx);
+    }
+    return Dispatch<kComplexTypes>(in->dtype, ctx.op_name, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* x = Data<const T>(in);
+      if (static_cast<int>(ctx.attrs[0]) == kReduceSum) {
+        Launch<ComplexReducer<kReduceSum, T>>(env, ctx.op_name, x, Data<T>(out), outer, n, inner);
+      } else {
+        Launch<ComplexReducer<kReduceProd, T>>(env, ctx.op_name, x, Data<T>(out), outer, n, inner);
+      }
+    });
+  }
   Dispatch<kAllTypes>(in->dtype, ctx.op_name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     VisitReduceKind(static_cast<int>(ctx.attrs[0]), [&](auto k) {
