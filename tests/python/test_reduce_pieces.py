@@ -174,3 +174,27 @@ def test_mask_set_scalar_misaligned_and_complex(ctx, rng, dtype):
         want = a.copy()
         want[1:][mask[1:]] = value
         np.testing.assert_array_equal(base.asnumpy(), want)
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.complex64), np.dtype(np.complex128)], ids=str)
+def test_complex_sum_and_prod_in_pieces(ctx, rng, dtype):
+    """Complex sums and products (accumulated in complex128) of the whole array, of a view one
+    element past a 16-byte boundary, and down tall columns, against NumPy in complex128."""
+    tol = 1e-5 if dtype == np.complex64 else 1e-11
+    for n in (1, 7, 2 * PIECE + 5, 40 * PIECE + 3):
+        # On the unit circle: products stay finite, sums stay of order sqrt(n).
+        a = np.exp(1j * rng.uniform(-np.pi, np.pi, n + 1)).astype(dtype)
+        base = xp.asarray(a, device=ctx)
+        for x, host in ((base, a), (base[1:], a[1:])):
+            wide = host.astype(np.complex128)
+            np.testing.assert_allclose(xp.sum(x).asnumpy(), wide.sum(), rtol=tol,
+                                       atol=tol * n ** 0.5)
+            np.testing.assert_allclose(xp.prod(x).asnumpy(), wide.prod(), rtol=tol * 10,
+                                       atol=tol * 10)
+    a = np.exp(1j * rng.uniform(-np.pi, np.pi, (100_003, 3))).astype(dtype)
+    x = xp.asarray(a, device=ctx)
+    wide = a.astype(np.complex128)
+    np.testing.assert_allclose(xp.sum(x, axis=0).asnumpy(), wide.sum(axis=0), rtol=tol,
+                               atol=tol * 400)
+    np.testing.assert_allclose(xp.prod(x, axis=0).asnumpy(), wide.prod(axis=0), rtol=tol * 10,
+                               atol=tol * 10)
