@@ -4,13 +4,15 @@
  *        out[i] = Store<TO>(f(Load(in_0[i]), ..., Load(in_{N-1}[i]))), f a functor on compute
  *        values (float for the half types, see dtype.cuh).
  *
- * When the inputs share one type and are 16-byte aligned, each thread reads 16-byte vectors
- * (4 floats, 8 halves, 16 int8 ...) and writes as many outputs at once (a vector of the same type,
- * or a narrower pack: compare's 4 bools from 4 floats), so these run at the memory bandwidth; the
- * scalar tail (fewer than one vector) is done by the first threads. Otherwise (mixed input types
- * as in where, a wider output as in astype to float64, or misaligned views) a grid-stride loop
- * over single elements on a grid that covers the GPU once. In place is fine: each element is read
- * and written by the same thread.
+ * When every operand is aligned to its pack, each thread reads kCount elements of every input at
+ * once, kCount = 16 bytes / the widest input's size: 16-byte vectors of the widest input (4 floats,
+ * 8 halves, 16 int8 ...), narrower packs of the others (where's 4 bools beside 4 floats), and
+ * writes kCount outputs as one pack no wider than 16 bytes (a vector of the same type, or
+ * compare's 4 bools from 4 floats), so these run at the memory bandwidth; the scalar tail (fewer
+ * than kCount elements) is done by the first threads. Otherwise (an output wider than the widest
+ * input as in astype to float64, 16-byte elements, or misaligned views) a grid-stride loop over
+ * single elements on a grid that covers the GPU once. In place is fine: each element is read and
+ * written by the same thread.
  */
 #ifndef DLARRAY_BACKENDS_CUDA_ELEMENTWISE_CUH_
 #define DLARRAY_BACKENDS_CUDA_ELEMENTWISE_CUH_
@@ -44,42 +46,62 @@ __global__ void __launch_bounds__(kScalarThreads)
   }
 }
 
-// f(Load(v[0].v[c]), Load(v[1].v[c]), ...) over the inputs' vectors.
-template <typename F, typename T, size_t N, size_t... I>
-__device__ __forceinline__ auto ApplyVec(const F& f, const Vec16<T> (&v)[N], int c,
-                                         std::index_sequence<I...>) {
-  (void)v;  // unused when the op has no inputs (array_set)
-  (void)c;
-  return f(Load(v[I].v[c])...);
-}
-
-// kCount elements of T stored as one (vector) write: the output side of a kernel whose inputs
-// are read in 16-byte vectors of kCount elements (bool from float32: 4 bytes at a time).
+// kCount elements of T read or written as one access (a 16-byte vector at most; bool beside
+// float32: 4 bytes at a time).
 template <typename T, int kCount>
 struct alignas(sizeof(T) * kCount) Pack {
   T v[kCount];
 };
 
-// Each block handles kVecThreads * kVecPerThread consecutive vectors of the inputs' type TV:
-// that many loads per input in flight per thread, each step a contiguous kVecThreads * 16 bytes
-// (no grid-stride loop), the results stored as packs of as many TO. The tail (n % kCount
-// elements) goes to the first threads of each block's range past the vectors.
-template <typename TO, typename TV, typename F, typename... TI>
+// How many elements a vector access moves: 16 bytes of the widest input (of the output when there
+// are none).
+template <typename TO, typename... TI>
+constexpr int VecCount() {
+  size_t widest = sizeof...(TI) == 0 ? sizeof(TO) : 0;
+  ((widest = sizeof(TI) > widest ? sizeof(TI) : widest), ...);
+  return static_cast<int>(16 / widest);
+}
+
+// A pack of kCount elements of each input type, loaded together.
+template <int kCount, typename... TI>
+struct Packs {  // no inputs left
+  __device__ __forceinline__ void load(int64_t /*i*/) {}
+  // f(values...): the values of element c of every pack, in the inputs' order.
+  template <typename F, typename... V>
+  __device__ __forceinline__ auto apply(const F& f, int /*c*/, V... values) const {
+    return f(values...);
+  }
+};
+template <int kCount, typename T0, typename... TI>
+struct Packs<kCount, T0, TI...> {
+  Pack<T0, kCount> head;
+  Packs<kCount, TI...> tail;
+  __device__ __forceinline__ void load(int64_t i, const T0* in0, const TI*... in) {
+    head = reinterpret_cast<const Pack<T0, kCount>*>(in0)[i];
+    tail.load(i, in...);
+  }
+  template <typename F, typename... V>
+  __device__ __forceinline__ auto apply(const F& f, int c, V... values) const {
+    return tail.apply(f, c, values..., Load(head.v[c]));
+  }
+};
+
+// Each block handles kVecThreads * kVecPerThread consecutive packs of kCount elements: that many
+// loads per input in flight per thread, each step a contiguous kVecThreads packs (no grid-stride
+// loop), the results stored as packs of as many TO. The tail (n % kCount elements) goes to the
+// first threads of each block's range past the packs.
+template <typename TO, int kCount, typename F, typename... TI>
 __global__ void __launch_bounds__(kVecThreads)
     MapVecKernel(TO* out, int64_t n, F f, const TI*... in) {
-  constexpr int kCount = Vec16<TV>::kCount;
   constexpr int U = kVecPerThread;
   using OutPack = Pack<TO, kCount>;
   const int64_t nv = n / kCount;
   const int64_t base = static_cast<int64_t>(blockIdx.x) * kVecThreads * U + threadIdx.x;
-  Vec16<TV> loaded[U][sizeof...(TI) > 0 ? sizeof...(TI) : 1];
+  Packs<kCount, TI...> loaded[U];
 #pragma unroll
   for (int u = 0; u < U; ++u) {
     const int64_t i = base + u * kVecThreads;
-    if (i < nv) {
-      [[maybe_unused]] int k = 0;
-      ((loaded[u][k++] = reinterpret_cast<const Vec16<TV>*>(in)[i]), ...);
-    }
+    if (i < nv) loaded[u].load(i, in...);
   }
 #pragma unroll
   for (int u = 0; u < U; ++u) {
@@ -87,9 +109,7 @@ __global__ void __launch_bounds__(kVecThreads)
     if (i < nv) {
       OutPack r;
 #pragma unroll
-      for (int c = 0; c < kCount; ++c) {
-        r.v[c] = Store<TO>(ApplyVec(f, loaded[u], c, std::index_sequence_for<TI...>{}));
-      }
+      for (int c = 0; c < kCount; ++c) r.v[c] = Store<TO>(loaded[u].apply(f, c));
       reinterpret_cast<OutPack*>(out)[i] = r;
     }
   }
@@ -97,37 +117,27 @@ __global__ void __launch_bounds__(kVecThreads)
   if (t < n) out[t] = Store<TO>(f(Load(in[t])...));
 }
 
-// The inputs' common type (the output's when there are none), or void when they differ.
-template <typename TO, typename... TI>
-struct VecType {
-  using type = TO;
-};
-template <typename TO, typename T0, typename... TI>
-struct VecType<TO, T0, TI...> {
-  using type = std::conditional_t<(std::is_same_v<T0, TI> && ...), T0, void>;
-};
 }  // namespace detail
 
 /*! \brief Queues out[i] = Store<TO>(f(Load(in[i])...)) for i < n on env's stream. */
 template <typename TO, typename F, typename... TI>
 void LaunchMap(const LaunchEnv& env, TO* out, int64_t n, F f, const TI*... in) {
-  // Vectors when the inputs share a type TV of at most 8 bytes and a vector's worth of outputs
-  // fits 16 bytes (same type, or narrower as compare's bool), every pointer aligned to its width.
-  using TV = typename detail::VecType<TO, TI...>::type;
-  if constexpr (!std::is_void_v<TV>) {
-    if constexpr (sizeof(TV) <= 8 && sizeof(TO) * Vec16<TV>::kCount <= 16) {
-      using OutPack = detail::Pack<TO, Vec16<TV>::kCount>;
-      bool aligned = reinterpret_cast<uintptr_t>(out) % alignof(OutPack) == 0;
-      ((aligned = aligned && Aligned16(in)), ...);
-      if (aligned) {
-        constexpr int kT = detail::kVecThreads;
-        const int64_t vectors = CeilDiv(n, Vec16<TV>::kCount);
-        const int64_t blocks = std::max<int64_t>(1, CeilDiv(vectors, kT * detail::kVecPerThread));
-        detail::MapVecKernel<TO, TV, F, TI...>
-            <<<static_cast<unsigned>(blocks), kT, 0, env.stream>>>(out, n, f, in...);
-        CHECK_LAUNCH("MapVecKernel");
-        return;
-      }
+  // Packs when a vector of the widest input is at least two elements and as many outputs fit 16
+  // bytes (the same width, or narrower as compare's bool), every pointer aligned to its pack.
+  constexpr int kCount = detail::VecCount<TO, TI...>();
+  if constexpr (kCount >= 2 && sizeof(TO) * kCount <= 16) {
+    bool aligned = reinterpret_cast<uintptr_t>(out) % alignof(detail::Pack<TO, kCount>) == 0;
+    ((aligned =
+          aligned && reinterpret_cast<uintptr_t>(in) % alignof(detail::Pack<TI, kCount>) == 0),
+     ...);
+    if (aligned) {
+      constexpr int kT = detail::kVecThreads;
+      const int64_t packs = CeilDiv(n, kCount);
+      const int64_t blocks = std::max<int64_t>(1, CeilDiv(packs, kT * detail::kVecPerThread));
+      detail::MapVecKernel<TO, kCount, F, TI...>
+          <<<static_cast<unsigned>(blocks), kT, 0, env.stream>>>(out, n, f, in...);
+      CHECK_LAUNCH("MapVecKernel");
+      return;
     }
   }
   constexpr int kThreads = detail::kScalarThreads;

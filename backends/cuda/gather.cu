@@ -1,10 +1,10 @@
 // The indexing primitives gather, scatter and nonzero (canonical shapes: the core's
-// index_ops.cc). gather and scatter take one thread per moved element, elements moved as
-// unsigned integers of their size. An index outside [-n, n) is neither read nor written
-// through: the thread records it in two device words that the host reads back after the kernel,
-// and the call fails naming it. nonzero is CUB's one-pass stream compaction (DeviceSelect::Flagged
-// over the positions 0, 1, ..., the mask as the flags), which writes the count too: coalesced
-// reads of the mask, where a thread per 256-byte chunk read 32 cache lines per warp load.
+// index_ops.cc). gather and scatter move elements as unsigned integers of their size, four per
+// thread. An index outside [-n, n) is neither read nor written through: the thread records it in
+// two device words that the host reads back after the kernel, and the call fails naming it. nonzero
+// is CUB's one-pass stream compaction (DeviceSelect::Flagged over the positions 0, 1, ..., the mask
+// as the flags), which writes the count too: coalesced reads of the mask, where a thread per
+// 256-byte chunk read 32 cache lines per warp load.
 #include <thrust/iterator/counting_iterator.h>
 
 #include <cub/device/device_select.cuh>
@@ -21,35 +21,50 @@ namespace {
 constexpr int kThreads = 256;
 
 // Element t of the picked array (outer, m, inner) and its offset in the indexed one (outer, n,
-// inner); false, with the index recorded in bad, when the index is out of bounds.
-__device__ __forceinline__ bool Locate(const int64_t* idx, int64_t t, int64_t n, int64_t m,
-                                       int64_t inner, long long* bad, int64_t* indexed) {
-  const int64_t i = t % inner;
-  const int64_t r = t / inner;
-  const int64_t raw = idx[r % m];
+// inner); false, with the index recorded in bad, when the index is out of bounds. The divisions
+// run in I: 32 bits whenever the picked array has fewer than 2^32 elements (a 64-bit division is
+// a long software sequence on the GPU), and none at all for inner == 1 or outer == 1.
+template <typename I>
+__device__ __forceinline__ bool Locate(const int64_t* idx, I t, int64_t n, I m, I inner,
+                                       long long* bad, int64_t* indexed) {
+  const I i = inner == 1 ? 0 : t % inner;
+  const I r = inner == 1 ? t : t / inner;
+  const I o = r < m ? 0 : r / m;  // the outer index
+  const int64_t raw = idx[r - o * m];
   const int64_t k = raw < 0 ? raw + n : raw;
   if (k < 0 || k >= n) {
     bad[0] = raw;
     bad[1] = 1;
     return false;
   }
-  *indexed = ((r / m) * n + k) * inner + i;
+  *indexed = (static_cast<int64_t>(o) * n + k) * static_cast<int64_t>(inner) + i;
   return true;
 }
 
-template <typename U, bool kScatter>
+// Each thread moves kUnroll elements kThreads apart (coalesced), their index loads issued before
+// the moves so that several dependent reads are in flight per thread.
+constexpr int kUnroll = 4;
+
+template <typename U, typename I, bool kScatter>
 __global__ void __launch_bounds__(kThreads)
-    TakeKernel(const U* src, const int64_t* idx, U* dst, int64_t total, int64_t n, int64_t m,
-               int64_t inner, long long* bad) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
-       t += stride) {
-    int64_t k;
-    if (!Locate(idx, t, n, m, inner, bad, &k)) continue;
+    TakeKernel(const U* src, const int64_t* idx, U* dst, I total, int64_t n, I m, I inner,
+               long long* bad) {
+  const I base = static_cast<I>(blockIdx.x) * (kThreads * kUnroll) + threadIdx.x;
+  int64_t at[kUnroll];
+  bool ok[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const I t = base + u * kThreads;
+    ok[u] = t < total && Locate(idx, t, n, m, inner, bad, &at[u]);
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const I t = base + u * kThreads;
+    if (!ok[u]) continue;
     if (kScatter) {
-      dst[k] = src[t];
+      dst[at[u]] = src[t];
     } else {
-      dst[t] = src[k];
+      dst[t] = src[at[u]];
     }
   }
 }
@@ -66,15 +81,25 @@ void Take(const KernelContext& ctx) {
   long long found[2] = {0, 0};
   cudaError_t err = cudaMemsetAsync(bad, 0, sizeof found, env.stream);
   if (err == cudaSuccess) {
-    const int blocks = GridSize(total, kThreads, FullWaveBlocks(env, kThreads) * 4);
+    const int blocks = RowGrid(CeilDiv(total, kThreads * kUnroll), ctx.op_name);
     const int64_t* idx = Data<const int64_t>(ctx.inputs[1]);
     const char* src = Data<const char>(ctx.inputs[0]);
     char* dst = Data<char>(ctx.outputs[0]);
+    const int64_t inner = data->shape[2];
     VisitElementSize(data->dtype, [&](auto tag) {
       using U = typename decltype(tag)::type;
-      TakeKernel<U, kScatter><<<blocks, kThreads, 0, env.stream>>>(
-          reinterpret_cast<const U*>(src), idx, reinterpret_cast<U*>(dst), total, n, m,
-          data->shape[2], bad);
+      const U* s = reinterpret_cast<const U*>(src);
+      U* d = reinterpret_cast<U*>(dst);
+      // The last block's threads reach total + kThreads * kUnroll - 1 (< 2^32 here).
+      if (total + kThreads * kUnroll <= int64_t{0xffffffff}) {
+        TakeKernel<U, uint32_t, kScatter><<<blocks, kThreads, 0, env.stream>>>(
+            s, idx, d, static_cast<uint32_t>(total), n, static_cast<uint32_t>(m),
+            static_cast<uint32_t>(inner), bad);
+      } else {
+        TakeKernel<U, uint64_t, kScatter><<<blocks, kThreads, 0, env.stream>>>(
+            s, idx, d, static_cast<uint64_t>(total), n, static_cast<uint64_t>(m),
+            static_cast<uint64_t>(inner), bad);
+      }
     });
     err = cudaGetLastError();
   }
