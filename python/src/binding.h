@@ -53,6 +53,17 @@ class ReleaseGil {
   PyThreadState* state_;
 };
 
+/*! \brief The T behind obj when obj is exactly a T (no subclass) made by its constructor, else
+ *         nullptr: a C entry point's check of its common case, without pybind11's type lookups
+ *         (anything else goes through the caster or the general path). */
+template <typename T>
+T* ExactInstance(PyObject* obj) {
+  static PyTypeObject* const type = py::detail::get_type_info(typeid(T))->type;
+  if (Py_TYPE(obj) != type) return nullptr;
+  auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
+  return vh.holder_constructed() ? vh.value_ptr<T>() : nullptr;
+}
+
 /*! \brief Registers the exit hook (Python's atexit) described at CallGuard. */
 void RegisterExitHook();
 

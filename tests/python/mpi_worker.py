@@ -23,7 +23,8 @@ DTYPES = ["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
 
 
 def report(**fields):
-    fields["rank"] = dist.get_rank() if dist.is_initialized() else -1
+    if "rank" not in fields:
+        fields["rank"] = dist.get_rank() if dist.is_initialized() else -1
     with open(os.path.join(OUT, "rank%s.json" % os.environ.get("RANK", fields["rank"])), "w") as f:
         json.dump(fields, f)
 
@@ -116,6 +117,49 @@ def collectives():
     return failures, checked, errors, coalesced
 
 
+def fast_path_errors():
+    """all_reduce's C++ fast path (no DLARRAY_DIST_DEBUG): what it hands to the general path
+    raises the general path's errors, the group stays usable, and odd ops still reduce."""
+    rank, cpu = dist.get_rank(), dlarray.cpu()
+    errors = {}
+
+    def attempt(name, *args, **kwargs):
+        try:
+            dist.all_reduce(*args, **kwargs)
+            errors[name] = "no error"
+        except (TypeError, ValueError, RuntimeError) as e:
+            errors[name] = "%s: %s" % (type(e).__name__, e)
+
+    source = np.ones(4, np.float32)
+    source.flags.writeable = False
+    readonly = dlarray.asarray(source, cpu)  # shares the read-only NumPy memory
+    attempt("read-only", readonly)
+    attempt("numpy array", np.ones(4, np.float32))
+    attempt("unknown op", dlarray.array(np.ones(4, np.float32), cpu), op="median")
+    attempt("op None", dlarray.array(np.ones(4, np.float32), cpu), op=None)
+    attempt("op list", dlarray.array(np.ones(4, np.float32), cpu), op=["sum"])
+    attempt("strided view", dlarray.array(np.ones(8, np.float32), cpu)[::2])
+    attempt("not constructed", dlarray.NDArray.__new__(dlarray.NDArray))
+
+    class Name(str):
+        pass
+
+    results = {}
+    x = dlarray.array(np.array([1.0, rank + 2.0], np.float64), cpu)
+    dist.all_reduce(x, op=Name("max"))  # a str subclass takes the general path
+    results["str subclass max"] = x.asnumpy().tolist()
+    y = dlarray.array(np.full(3, rank + 1), cpu, dtype="int32")
+    dist.all_reduce(y, "avg")  # positional op, the alias of mean
+    results["avg"] = y.asnumpy().tolist()
+    z = dlarray.array(np.full(5, 1.5, np.float32), cpu)
+    assert dist.all_reduce(z) is z
+    results["after errors"] = z.asnumpy().tolist()
+    fast = dist._group_state.fast_all_reduce is not None
+    dist.destroy_process_group()
+    attempt("after destroy", z)
+    return errors, results, fast
+
+
 def train_mnist(distributed, epochs=2, batch=100):
     """examples/mnist.py's data-parallel training (its Trainer and EpochBatches) on the CPU:
     returns (losses, test accuracy, parameter checksum)."""
@@ -147,7 +191,8 @@ def main():
     if SCENARIO == "collectives":
         failures, checked, errors, coalesced = collectives()
         report(failures=failures, checked=checked, errors=errors, coalesced=coalesced,
-               device=device, library=list(dist.mpi_library()))
+               device=device, library=list(dist.mpi_library()),
+               fast=dist._group_state.fast_all_reduce is not None)
     elif SCENARIO == "mismatch":  # DLARRAY_DIST_DEBUG=1: different dtypes on the two ranks
         rank = dist.get_rank()
         x = dlarray.array(np.ones(4), dlarray.cpu(), dtype="float32" if rank == 0 else "float64")
@@ -193,6 +238,11 @@ def main():
             time.sleep(60)
         dist.all_reduce(x)
         report(error="the all-reduce returned")
+    elif SCENARIO == "fast":
+        rank = dist.get_rank()
+        errors, results, fast = fast_path_errors()  # ends with destroy_process_group
+        report(errors=errors, results=results, fast=fast, rank=rank)
+        return
     elif SCENARIO == "mnist":
         losses, accuracy, checksum = train_mnist(True)
         report(losses=[float(v) for v in losses], accuracy=accuracy, checksum=checksum)

@@ -68,6 +68,7 @@ def test_every_dtype_and_op_against_numpy_under_mpirun(tmp_path):
                 "opencl array"]
         assert r["coalesced"] == [1.5, 1.0]
         assert r["device"] == "cpu(0)"
+        assert r["fast"] is False  # debug mode: every call checks first, on the general path
         assert r["library"][0].endswith("libmpi.so.40") and "Open MPI" in r["library"][1]
 
 
@@ -113,6 +114,26 @@ def test_launcher_starts_cpu_ranks_on_two_nodes_over_loopback(tmp_path):
         assert p.returncode == 0, o + e
     for r in results(tmp_path):
         assert r["failures"] == [] and r["checked"] == 350 and r["device"] == "cpu(0)"
+        assert r["fast"] is True  # so all_reduce's 350 checks ran through the C++ fast path
+
+
+def test_all_reduce_fast_path_leaves_errors_to_the_general_path(tmp_path):
+    done = mpirun(tmp_path, "fast")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for r in results(tmp_path):
+        assert r["fast"] is True
+        e = r["errors"]
+        assert e["read-only"].startswith("ValueError: all_reduce: array is read-only")
+        assert e["numpy array"] == "TypeError: all_reduce: expected an NDArray, got ndarray"
+        assert e["unknown op"].startswith("ValueError: op must be one of") \
+            and e["unknown op"].endswith("got 'median'")
+        assert e["op None"].endswith("got None") and e["op list"].endswith("got ['sum']")
+        assert e["strided view"] == "ValueError: all_reduce: the input is not compact (row-major)"
+        assert e["not constructed"].startswith("TypeError: this NDArray was made by __new__")
+        assert e["after destroy"] == ("RuntimeError: dlarray.distributed is not initialised: "
+                                      "call init_process_group()")
+        assert r["results"] == {"str subclass max": [1.0, 3.0], "avg": [1, 1, 1],
+                                "after errors": [3.0] * 5}
 
 
 def test_a_rank_that_dies_mid_collective_ends_the_other_naming_it(tmp_path):

@@ -187,6 +187,8 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
     except BaseException:
         group.destroy(graceful=False)
         raise
+    if group.direct and group.host_only:
+        group.fast_all_reduce = group.comm.fast_all_reduce(_OPS)
     _group_state = group
     _install_hooks()
 
@@ -363,6 +365,16 @@ def all_reduce(array: NDArray, op: str = "sum") -> NDArray:
     DistributedError
         When the group failed.
     """
+    group = _group_state
+    fast = group.fast_all_reduce if group is not None else None
+    if fast is not None:  # a CPU group: one C++ call checks what the lines below do, and runs it
+        try:
+            if fast(array, op):
+                return array
+        except (ValueError, TypeError):
+            raise
+        except RuntimeError as e:
+            raise group.failed("all_reduce", e) from e
     _check_writable("all_reduce", "array", array)
     group = _require()
     _check_arrays(group, "all_reduce", array)

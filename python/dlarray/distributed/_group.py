@@ -110,6 +110,9 @@ class ProcessGroup:
         self.direct = False  # neither debug nor staged: collectives need none of _run's work
         self.staged = device.device_type == _OPENCL  # collectives on host copies
         self.host_only = device.device_type == _CPU and self.backend == "mpi"
+        # all_reduce's common case in one C++ call (MpiCommunicator.fast_all_reduce), set by
+        # init_process_group where it applies; None once the group failed or was destroyed.
+        self.fast_all_reduce = None
         self.timeout, self.exit_grace = timeout, exit_grace
         self.failure = None
         self.comm = None
@@ -128,6 +131,7 @@ class ProcessGroup:
             if self.failure is not None or self.destroyed:
                 return
             self.failure = reason
+            self.fast_all_reduce = None  # later calls go through call(), which raises
         print("dlarray.distributed: rank %d: %s; aborting the %s communicator"
               % (self.rank, reason, self.backend.upper()), file=sys.stderr, flush=True)
         busy = False
@@ -191,10 +195,14 @@ class ProcessGroup:
         except (ValueError, TypeError):
             raise
         except RuntimeError as e:
-            if self.failure is not None:
-                raise DistributedError(self.failure) from e
-            self.fail("%s failed: %s" % (what, e))
-            raise DistributedError(self.failure or str(e)) from e
+            raise self.failed(what, e) from e
+
+    def failed(self, what, error):
+        """The DistributedError to raise for a communicator's RuntimeError in ``what``; fails the
+        group first (every rank hears it) unless it has failed already."""
+        if self.failure is None:
+            self.fail("%s failed: %s" % (what, error))
+        return DistributedError(self.failure or str(error))
 
     # -- life ----------------------------------------------------------------------------
 
@@ -310,6 +318,7 @@ class ProcessGroup:
         finally:
             with self._lock:
                 self.destroyed = True
+                self.fast_all_reduce = None
             self._stop.set()
             if self._watchdog is not None and self._watchdog is not threading.current_thread():
                 self._watchdog.join(timeout=2.0)
