@@ -138,13 +138,6 @@ void NoteQueuedUnlessGrouped(DLArrayNcclComm* c, Stream stream) {
 // would cost a few microseconds each: one every kNoteInterval is enough for a timeout in seconds.
 void NoteQueued(DLArrayNcclComm* c, Stream stream) {
   constexpr auto kNoteInterval = std::chrono::milliseconds(20);
-  // A CUDA graph recording queues nothing: an event recorded into it could not be queried
-  // outside it. Its replays are noted when queued (set_stream 0 after the launch).
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capture) != cudaSuccess) {
-    (void)cudaGetLastError();
-  }
-  if (capture != cudaStreamCaptureStatusNone) return;
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(c->events_mu);
   c->note_stream = stream;

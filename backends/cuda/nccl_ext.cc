@@ -436,28 +436,22 @@ int GroupEnd(DLArrayNcclComm* c) {
 int SetStream(DLArrayNcclComm* c, int32_t side) {
   return Guard([&] {
     if (c == nullptr) throw Error(ErrorKind::kValue, "set_stream: comm is null");
-    nccl::Stream main = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(c->mu);
-      if (c->in_group) throw Error(ErrorKind::kValue, "set_stream: a group is open");
-      SetDevice(c->device_id);
-      if (side != 0) {
-        if (c->side == nullptr) {
-          CUDA_CALL(cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking));
-          CUDA_CALL(cudaEventCreateWithFlags(&c->fork, cudaEventDisableTiming));
-          CUDA_CALL(cudaEventCreateWithFlags(&c->join, cudaEventDisableTiming));
-        }
-        c->on_side = true;
-        return;
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->in_group) throw Error(ErrorKind::kValue, "set_stream: a group is open");
+    SetDevice(c->device_id);
+    if (side != 0) {
+      if (c->side == nullptr) {
+        CUDA_CALL(cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking));
+        CUDA_CALL(cudaEventCreateWithFlags(&c->fork, cudaEventDisableTiming));
+        CUDA_CALL(cudaEventCreateWithFlags(&c->join, cudaEventDisableTiming));
       }
-      main = StreamOf(c);
-      if (c->on_side) {
-        c->on_side = false;
-        CUDA_CALL(cudaEventRecord(c->join, c->side));
-        CUDA_CALL(cudaStreamWaitEvent(static_cast<cudaStream_t>(main), c->join, 0));
-      }
+      c->on_side = true;
+      return;
     }
-    NoteQueued(c, main);  // e.g. a replayed graph's collectives: the watchdog times them
+    if (!c->on_side) return;
+    c->on_side = false;
+    CUDA_CALL(cudaEventRecord(c->join, c->side));
+    CUDA_CALL(cudaStreamWaitEvent(static_cast<cudaStream_t>(StreamOf(c)), c->join, 0));
   });
 }
 

@@ -33,8 +33,8 @@ def test_two_gpus_train_as_one_gpu_on_the_global_batch(tmp_path):
         runs = r["runs"]
         assert runs["1e-06"]["buckets"] == 4 and runs["25.0"]["buckets"] == 1
         for run in runs.values():  # cuBLAS may sum in another order on half the rows
-            # every bucket size keeps the CUDA graph: the all-reduces are recorded in it
-            assert run["graph"] == [1, 2, 1, []], run
+            # data-parallel plans run op by op: no graph recorded or replayed
+            assert run["graph"][:2] == [0, 0], run
             assert run["loss_error"] < 1e-4, run
             assert run["weight_error"] < 1e-4, run
     assert ranks[0]["runs"] == ranks[1]["runs"]

@@ -7,16 +7,11 @@ the first buckets' all-reduces overlap the rest of the backward pass (on a GPU: 
 stream; see dlarray.distributed._buckets). Every rank runs the same plan, so every rank starts
 the same buckets in the same order.
 
-On a GPU the bucket calls are calls of the plan like its ops, so the plan's CUDA graph records
-them too: the fork to NCCL's side stream, the collectives and the join are nodes of the graph,
-and a replay is one launch for the whole step, all-reduces included (a launch-bound step such as
-MNIST's would otherwise pay the host's time for each collective). NCCL queues nothing on the host
-that a replay would miss: its captured collectives replay with the graph. After each replay the
-communicator's watchdog is told to time what the stream holds (``GradientBuckets.note_queued``),
-so a rank that dies during a replay still fails the others within the timeout. With ``debug``
-on, each bucket first compares its metadata on the host, which a recording cannot do: such a
-plan runs op by op. A plan's ``sgd_update_op`` calls come after the buckets' wait (in the graph
-too): the update reads averaged gradients.
+On a GPU a data-parallel plan runs op by op, without a CUDA graph. Recording the buckets'
+collectives in the plan's graph (one launch a step) was tried: on 2 H200s the MNIST example
+with ``--check-sync`` (an eager all_gather after each replay) hung after about 400 steps, cause
+not found. A plan's ``sgd_update_op`` calls come after the buckets' wait: the update reads
+averaged gradients.
 """
 
 from __future__ import annotations
@@ -74,8 +69,7 @@ def attach(plan, nodes, bucket_mb):
                 last[id(arg)] = i
     ready = sorted(arrays, key=lambda k: last[k])
     buckets = GradientBuckets([arrays[k] for k in ready], bucket_mb, op="mean")
-    if group.debug:
-        plan.graph = None  # the metadata check reads on the host: not recordable
+    plan.graph = None  # op by op (see above)
     after = {}  # call index -> buckets to start after it
     position = 0
     for b, members in enumerate(buckets.buckets):
@@ -88,12 +82,4 @@ def attach(plan, nodes, bucket_mb):
     calls.append((buckets.wait, ()))
     calls.extend(updates)
     plan.calls = calls
-    if plan.graph is not None:
-        run_plan = plan.run
-
-        def run(feed_dict):  # a replay queued the collectives: the watchdog times them
-            values = run_plan(feed_dict)
-            buckets.note_queued()
-            return values
-        plan.run = run
     return buckets

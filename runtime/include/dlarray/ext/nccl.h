@@ -123,9 +123,7 @@ typedef struct DLArrayNcclExtV1 {
    *        ordered after the work queued on the GPU's stream when it is called, so that they
    *        overlap the compute queued after them (data-parallel training's gradient buckets).
    *        side = 0: back to the GPU's stream, which waits (on the GPU, not the host) for every
-   *        collective queued on the side stream, and the watchdog (pending_seconds) starts
-   *        timing what the GPU's stream holds so far: call it after replaying a CUDA graph that
-   *        recorded collectives (a recording queues nothing to time). Not inside a group.
+   *        collective queued on the side stream. Not inside a group.
    */
   int (*set_stream)(DLArrayNcclComm* comm, int32_t side);
 } DLArrayNcclExtV1;
