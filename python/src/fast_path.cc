@@ -118,7 +118,7 @@ void InvokeReleasing(int op, const Array& x, const DLArray* const* ins, int num_
 // The fast path; nullptr in *taken = false: the general path must run.
 PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
   *taken = false;
-  const NDArray* a = ExactArray(self);
+  const NDArray* a = ExactInstance<NDArray>(self);
   if (a == nullptr || !a->array->is_compact()) return nullptr;
   const Array& x = *a->array;
   const DLArray* ins[2] = {x.dl(), nullptr};
@@ -126,7 +126,7 @@ PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
   double attr = 0.0;
   uint32_t right;
   long long int_value = 0;
-  if (const NDArray* b = ExactArray(other)) {
+  if (const NDArray* b = ExactInstance<NDArray>(other)) {
     const Array& y = *b->array;
     if (!y.is_compact() || y.ctx() != x.ctx() || y.shape() != x.shape()) return nullptr;
     right = DTypeKey(y.dtype());
@@ -358,7 +358,7 @@ PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
   bool keepdims = false;
   const bool simple = kwnames == nullptr ||
                       (f.whole && ReadReduceKeywords(kwnames, args + nargs, &axis, &keepdims));
-  const NDArray* a = nargs == 1 && simple ? ExactArray(args[0]) : nullptr;
+  const NDArray* a = nargs == 1 && simple ? ExactInstance<NDArray>(args[0]) : nullptr;
   if (a != nullptr && a->array->is_compact()) {
     try {
       const Array& x = *a->array;
@@ -413,13 +413,6 @@ FastMethod FastOperatorMethod(const char* dunder) {
     if (g_names[k] == dunder) return MethodTable()[k];
   }
   return nullptr;
-}
-
-const NDArray* ExactArray(PyObject* obj) {
-  static PyTypeObject* const type = py::detail::get_type_info(typeid(NDArray))->type;
-  if (Py_TYPE(obj) != type) return nullptr;
-  auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
-  return vh.holder_constructed() ? vh.value_ptr<NDArray>() : nullptr;
 }
 
 // What py::cast of a new NDArray does (a Python instance owning it through its holder), without

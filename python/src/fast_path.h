@@ -6,10 +6,6 @@
 
 namespace dlarray {
 
-/*! \brief The NDArray behind obj when obj is exactly an NDArray made by its constructor, else
- *         nullptr (a subclass, or an object made by NDArray.__new__ alone). */
-const NDArray* ExactArray(PyObject* obj);
-
 /*! \brief A new Python NDArray owning value (a new reference), without py::cast's type look-ups. */
 PyObject* NewInstance(NDArray&& value);
 

@@ -141,10 +141,8 @@ class FuseLauncher {
  private:
   // The array behind obj when obj is exactly an NDArray made by its constructor, else nullptr.
   static const Array* Exact(PyObject* obj) {
-    static PyTypeObject* const type = py::detail::get_type_info(typeid(NDArray))->type;
-    if (Py_TYPE(obj) != type) return nullptr;
-    auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
-    return vh.holder_constructed() ? vh.value_ptr<NDArray>()->array.get() : nullptr;
+    const NDArray* a = ExactInstance<NDArray>(obj);
+    return a != nullptr ? a->array.get() : nullptr;
   }
 
   // The rtc kernel on the queue of ctx_'s GPU (the stream its ops use), as _RtcKernel does.

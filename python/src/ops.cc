@@ -185,11 +185,7 @@ class OpFunction {
     if (obj == nullptr) Missing(index);
     // The common case, an NDArray itself (no subclass) made by its constructor, without
     // pybind11's two type lookups; anything else goes through the caster.
-    static PyTypeObject* const type = py::detail::get_type_info(typeid(NDArray))->type;
-    if (Py_TYPE(obj) == type) {
-      auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
-      if (vh.holder_constructed()) return *vh.value_ptr<NDArray>();
-    }
+    if (const NDArray* a = ExactInstance<NDArray>(obj)) return *a;
     py::detail::make_caster<NDArray> caster;
     if (!caster.load(obj, false)) {
       throw DTypeError(s_.name + ": " + kind + " '" + names_[index].cast<std::string>() +

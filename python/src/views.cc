@@ -279,7 +279,7 @@ NDArray Transpose(const NDArray& self, const py::args& args) {
 binaryfunc g_python_subscript = nullptr;
 
 PyObject* Subscript(PyObject* self, PyObject* key) {
-  const NDArray* a = PyLong_CheckExact(key) ? ExactArray(self) : nullptr;
+  const NDArray* a = PyLong_CheckExact(key) ? ExactInstance<NDArray>(self) : nullptr;
   if (a == nullptr) return g_python_subscript(self, key);
   try {
     return NewInstance(GetItem(*a, py::reinterpret_borrow<py::object>(key)));
