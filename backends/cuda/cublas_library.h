@@ -42,10 +42,13 @@ struct CublasLibrary {
                              cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
   decltype(&cublasGetStatusName) GetStatusName = nullptr;
   decltype(&cublasGetStatusString) GetStatusString = nullptr;
-  // Batched LU and solve, per type (S, D, C, Z): dlarray.linalg's stacks of small matrices.
+  // Per type (S, D, C, Z): batched LU and solve for dlarray.linalg's stacks of small matrices,
+  // and the triangular solves of a large matrix's solve (linalg.cu).
 #define DLARRAY_CUBLAS_BATCHED(X) \
   X(getrfBatched)                 \
-  X(getrsBatched)
+  X(getrsBatched)                 \
+  X(trsm_v2)                      \
+  X(trsv_v2)
 #define DLARRAY_CUBLAS_MEMBER(name)           \
   decltype(&cublasS##name) S##name = nullptr; \
   decltype(&cublasD##name) D##name = nullptr; \

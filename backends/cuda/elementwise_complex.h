@@ -17,7 +17,8 @@ namespace cuda {
 
 DLARRAY_COMPLEX_DECLARE_ALL
 
-/*! \brief reduce's sum and prod (kinds 0, 1) of a complex input (reduce_complex.cu). */
+/*! \brief reduce's sum and prod (kinds 0, 1) of a complex input whose data is off its element
+ *         alignment (reduce_complex.cu; reduce.cu reduces aligned complex data itself). */
 void ReduceComplexKernel(const KernelContext& ctx);
 /*! \brief scan's cumulative sum and product of a complex input (reduce_complex.cu). */
 void ScanComplexKernel(const KernelContext& ctx);

@@ -1,9 +1,9 @@
-// reduce (sum, prod) and scan (cumulative sum, product) of complex64/complex128, which reduce.cu
-// and scan.cu hand complex inputs to: a thread per output column (o, j) of the contiguous
-// [outer, n, inner] input walks it in order, accumulating in complex128 (as the real kernels add
-// floats in double) with dlarray/elementwise_complex.h's arithmetic. Simple rather than fast: a
-// long reduction of few columns runs on few threads (the real kernels' row reduction is the
-// model if that matters).
+// scan (cumulative sum, product) of complex64/complex128, which scan.cu hands complex inputs to,
+// and reduce (sum, prod) of complex data off its element alignment (reduce.cu reduces the rest
+// with the real kernels): a thread per output column (o, j) of the contiguous [outer, n, inner]
+// input walks it in order, accumulating in complex128 (as the real kernels add floats in double)
+// with dlarray/elementwise_complex.h's arithmetic. Simple rather than fast: a long reduction of
+// few columns runs on few threads.
 #include "cuda_check.h"
 #include "dlarray/elementwise_complex.h"
 #include "dlarray/reduce_kinds.h"

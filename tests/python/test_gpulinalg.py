@@ -270,3 +270,21 @@ def test_cuda_solve_transposed_factor(gpu, rng, batch, n, r, dtype):
     if batch:
         vec = la.solve(xp.asarray(a[0], gpu), xp.asarray(b[0, :, 0], gpu)).asnumpy()
         _close(vec, np.linalg.solve(a[0].astype(np.complex128), b[0, :, 0]), dtype)
+
+
+@pytest.mark.parametrize("batch,n,r", [(1, 2, 1), (1, 257, 1), (1, 1500, 3), (3, 300, 1),
+                                       (2, 1100, 2)], ids=str)
+@pytest.mark.parametrize("dtype", REAL + COMPLEX, ids=str)
+def test_cuda_solve_undoes_the_pivots(gpu, rng, batch, n, r, dtype):
+    """Rows of a diagonally dominant matrix shuffled, so that partial pivoting swaps nearly every
+    row (a dominant diagonal alone leaves the pivots in place): the pivots undone after the
+    triangular solves (one thread in shared memory, then a gather into the row-major result) for
+    one and several right-hand sides, stacks solved matrix by matrix, rows past the block's 1024
+    threads."""
+    a = _random(rng, (batch, n, n), dtype) + np.sqrt(n) * 2 * np.eye(n)
+    a = np.stack([m[rng.permutation(n)] for m in a]).astype(dtype)
+    b = _random(rng, (batch, n, r), dtype)
+    got = la.solve(xp.asarray(a, gpu), xp.asarray(b, gpu))
+    _close(got, np.linalg.solve(a.astype(np.complex128), b.astype(np.complex128)), dtype)
+    vec = la.solve(xp.asarray(a[-1], gpu), xp.asarray(b[-1, :, 0], gpu))
+    _close(vec, np.linalg.solve(a[-1].astype(np.complex128), b[-1, :, 0]), dtype)

@@ -1,7 +1,8 @@
 """The split reductions (issue 21) against NumPy on every device: a reduction cut into pieces
-along its axis whose partials are then combined (the CUDA kernels' pieces), from a few pieces to more pieces than a block has threads; ties and NaN in different pieces
+along its axis, whose last piece to finish combines the partials (the CUDA kernels' single pass),
+from a few pieces to more pieces than a block has threads; ties and NaN in different pieces
 (the lowest index wins, the first NaN wins); misaligned contiguous views; tall columns; the
-same reductions again (each run alike); and x[mask] = scalar,
+same reductions again (the pieces' counters start from zero each time); and x[mask] = scalar,
 whose where reads a bool mask beside wider data in vectors, for complex data and misaligned views.
 """
 import ml_dtypes
