@@ -112,6 +112,20 @@ void where_kernel(const KernelContext& ctx) {
   });
 }
 
+// masked_fill: out = value where the condition holds, out itself elsewhere (x[mask] = scalar in
+// one pass; where() with an array of the value read and wrote that array too).
+void masked_fill_kernel(const KernelContext& ctx) {
+  DLArray* out = ctx.outputs[0];
+  Dispatch<kAllTypes>(out->dtype, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto value = ScalarFor<T>(ctx.attrs[0]);
+    T* data = Data<T>(out);
+    MapTyped(
+        NumElements(out), data, [value](bool c, auto old) { return c ? value : old; },
+        Data<const bool>(ctx.inputs[0]), static_cast<const T*>(data));
+  });
+}
+
 // compare (cmp 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=, checked by the core): the six comparison
 // predicates under the seed's one name.
 void compare_kernel(const KernelContext& ctx) {
@@ -152,6 +166,7 @@ void RegisterTableKernels(Registry* registry) {
   };
   DLARRAY_ELEMENTWISE_REGISTER_ALL
   register_one("where", &where_kernel);
+  register_one("masked_fill", &masked_fill_kernel);
   register_one("compare", &compare_kernel);
   register_one("compare_by_const", &compare_by_const_kernel);
 }

@@ -15,6 +15,7 @@ import numpy as np
 from . import _core, ops
 from ._core import NDArray
 from ._elementwise_api import where as _where
+from ._kernels import has_kernel
 from ._index_primitives import (_INT64, _BOOL, _as_index_array, _axis, _broadcast,
                                 _broadcast_shapes, _compact, _flat_positions, _gather,
                                 _index_error, _normalized, _require_array, _same_device,
@@ -343,10 +344,15 @@ def setitem(x: NDArray, key: Any, value: Any) -> None:
         w[...] = target
 
 
+# The largest integer every int a float64 attribute carries exactly is at most.
+_EXACT_INT = 2 ** 53
+
+
 def _scalar_into_mask(w: NDArray, arrays: Tuple[Any, ...], value: Any) -> builtins.bool:
-    """x[mask] = scalar for a mask of x's whole shape, as one pass: w = where(mask, value, w).
-    The positions, a value per True and a one-thread scatter cost 1.9x NumPy at 10**7. False
-    (nothing done) for any other key or value."""
+    """x[mask] = scalar for a mask of x's whole shape, as one pass: the backend's masked_fill
+    where it has one and the value is exact as the op's float64 attribute, else w = where(mask,
+    value, w). The positions, a value per True and a one-thread scatter cost 1.9x NumPy at
+    10**7. False (nothing done) for any other key or value."""
     if (len(arrays) != 1 or not isinstance(arrays[0], NDArray) or arrays[0].dtype != _BOOL
             or arrays[0].shape != w.shape or isinstance(value, NDArray)
             or type(value) not in (builtins.bool, int, float, complex)):
@@ -359,6 +365,10 @@ def _scalar_into_mask(w: NDArray, arrays: Tuple[Any, ...], value: Any) -> builti
         return True
     if not w.is_contiguous:
         w[...] = _where(mask, v, w)
+        return True
+    if (type(value) is not complex and w.dtype.kind != "c" and has_kernel("masked_fill", w.ctx)
+            and (type(value) is not int or abs(value) <= _EXACT_INT)):
+        ops.masked_fill(_compact(mask), value, w)
         return True
     values = _core.empty(w.shape, w.ctx, w.dtype)
     values[...] = value

@@ -226,6 +226,15 @@ void ValidateWhere(const DLArrayOpCall& c) {
   }
 }
 
+// masked_fill: a bool condition of out's shape; the value checked as array_set's against out.
+void ValidateMaskedFill(const DLArrayOpCall& c) {
+  ValidateArraySet(c);
+  if (!(c.inputs[0]->dtype == DLArrayDType{kDLArrayBool, 8, 1})) {
+    throw DTypeError(std::string(c.op_name) + ": the condition (input 0) must be bool, not " +
+                     DTypeToString(c.inputs[0]->dtype));
+  }
+}
+
 // --- reduce and scan: the input a contiguous [outer, n, inner] array --------------------------
 
 // An integer attribute in [0, count): the kinds of reduce and scan.
@@ -451,6 +460,11 @@ const CoreOpRow kCoreOps[] = {
     {"where", "condition x y", "", nullptr, kAllTypes, kInplace | kPerOperand, V<ValidateWhere>,
      nullptr, "out = x where condition, else y (condition bool; x, y and out of one dtype)"},
     // The indexing primitives (index_ops.cc says the canonical shapes Python brings calls to).
+    // x[mask] = scalar in one pass (a backend without it: where() with a filled array).
+    {"masked_fill", "condition", "value", "condition value out", kAllTypes, kInplace | kPerOperand,
+     V<ValidateMaskedFill>, nullptr,
+     "out = value where condition, out elsewhere (condition bool of out's shape; out is read and "
+     "written in place)"},
     {"gather", "x indices", "", nullptr, kAllTypes, kPerOperand, V<ValidateGather>, I<InferGather>,
      "out[o, j, i] = x[o, indices[j], i]; indices int64, negative from the end"},
     {"scatter", "values indices", "", nullptr, kAllTypes, kPerOperand, V<ValidateScatter>, nullptr,

@@ -12,11 +12,12 @@ EXAMPLES = {
     "nonzero": {"mask": ((2, 2), np.dtype(np.bool_)), "out": ((5,), _I64)},
     "argsort": {"x": ((2, 2), _F32), "out": ((2, 2), _I64)},
     "reduce": {"x": ((2, 2), _F32), "out": ((2,), _F32)},
-    # The elementwise table's integer-only ops and where's bool condition.
+    # The elementwise table's integer-only ops, and where's and masked_fill's bool condition.
     **{op: {p: ((2, 2), np.dtype(np.int32)) for p in ("x", "a", "b", "out")}
        for op in ("bitwise_invert", "bitwise_and", "bitwise_or", "bitwise_xor",
                   "bitwise_left_shift", "bitwise_right_shift")},
     "where": {"condition": ((2, 2), np.dtype(np.bool_))},
+    "masked_fill": {"condition": ((2, 2), np.dtype(np.bool_)), "out": ((2, 2), _F32)},
     # The linalg factorizations (runtime/src/linalg_ops.cc): a stack of one 2 x 2 matrix.
     **{op: {**{p: ((1, 2, 2), _F32) for p in ("a", "rhs", "lu", "x", "l", "v", "u", "vh", "q",
                                               "r")},
