@@ -31,7 +31,9 @@ void DropFinishedLocked(DLArrayNcclComm* c) {
 }
 
 // An event after everything queued so far on the stream, covering the unnoted collectives;
-// the caller holds events_mu.
+// the caller holds events_mu. Nothing while the GPU records a CUDA graph (the watchdog's thread
+// calls this too): an event recorded into the graph could not be queried outside it, and one
+// left on the side stream would break the recording on this rank only.
 void RecordLocked(DLArrayNcclComm* c, Stream stream) {
   SetDevice(c->device_id);
   cudaEvent_t e = nullptr;
@@ -41,7 +43,11 @@ void RecordLocked(DLArrayNcclComm* c, Stream stream) {
   } else {
     CUDA_CALL(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
-  const cudaError_t err = cudaEventRecord(e, static_cast<cudaStream_t>(stream));
+  cudaError_t err = cudaSuccess;
+  if (!c->device->RecordUnlessCapturing(c->device_id, e, static_cast<cudaStream_t>(stream), &err)) {
+    c->spare.push_back(e);
+    return;
+  }
   if (err != cudaSuccess) {
     c->spare.push_back(e);
     ThrowCudaError(err, "cudaEventRecord", __FILE__, __LINE__);
@@ -116,11 +122,15 @@ Stream CollectiveStreamLocked(DLArrayNcclComm* c) {
   return c->side;
 }
 
+bool Capturing(const DLArrayNcclComm* c) { return c->device->capturing(c->device_id); }
+
 void AbortLocked(DLArrayNcclComm* c) {
   SetDevice(c->device_id);
   if (c->comm != nullptr) (void)Lib().CommAbort(c->comm);  // blocking: NCCL's work stops
+  if (c->graph_comm != nullptr) (void)Lib().CommAbort(c->graph_comm);
   if (c->parent != nullptr) (void)Lib().CommAbort(c->parent);
   c->comm = nullptr;
+  c->graph_comm = nullptr;
   c->parent = nullptr;
 }
 
@@ -136,8 +146,10 @@ void NoteQueuedUnlessGrouped(DLArrayNcclComm* c, Stream stream) {
 
 // Records that collectives were just queued on the communicator's stream. An event per call
 // would cost a few microseconds each: one every kNoteInterval is enough for a timeout in seconds.
+// A CUDA graph recording queues nothing: its replays are noted when queued (set_stream 0).
 void NoteQueued(DLArrayNcclComm* c, Stream stream) {
   constexpr auto kNoteInterval = std::chrono::milliseconds(20);
+  if (Capturing(c)) return;
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(c->events_mu);
   c->note_stream = stream;

@@ -109,14 +109,14 @@ nccl::Stream CollectiveStream(DLArrayNcclComm* c) {
   return nccl::CollectiveStreamLocked(c);
 }
 
-// Splits the initialised non-blocking communicator into a blocking one for the collectives
-// (nccl_comm.h says why). The split is a collective of the non-blocking parent: it runs in
-// NCCL's background thread and stays abortable (aborting the parent aborts the child's init).
-// NCCL publishes the child's handle from that thread only once the child is initialised, which
-// may be after the parent reports the group done (a 1-rank split returned with it still null on
-// an H200, NCCL 2.28): the handle is awaited, then the child's own state. Without a handle after
-// kSplitGrace the collectives stay on the non-blocking parent (correct, only slower per call).
-void SplitBlocking(DLArrayNcclComm* c) {
+// Splits the initialised non-blocking communicator (still c->comm) into a blocking child, which
+// it returns (nccl_comm.h says why). The split is a collective of the non-blocking parent: it
+// runs in NCCL's background thread and stays abortable (aborting the parent aborts the child's
+// init). NCCL publishes the child's handle from that thread only once the child is initialised,
+// which may be after the parent reports the group done (a 1-rank split returned with it still
+// null on an H200, NCCL 2.28): the handle is awaited, then the child's own state. Null when no
+// handle came within kSplitGrace.
+nccl::Comm SplitBlocking(DLArrayNcclComm* c) {
   using Clock = std::chrono::steady_clock;
   constexpr auto kSplitGrace = std::chrono::seconds(10);
   Result r;
@@ -144,18 +144,33 @@ void SplitBlocking(DLArrayNcclComm* c) {
         if (state != nccl::kSuccess && state != nccl::kInProgress) {
           ThrowNccl(c, "ncclCommSplit", state);
         }
-        if (state == nccl::kSuccess) {
-          c->parent = c->comm;
-          c->comm = child;
-          c->blocking = true;
-          return;
-        }
+        if (state == nccl::kSuccess) return child;
       } else if (Clock::now() - start > kSplitGrace) {
-        return;  // no child: the non-blocking parent serves the collectives
+        return nullptr;
       }
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
+}
+
+// The blocking children of the initialised non-blocking communicator: `comm` for eager
+// collectives, then `graph_comm` for recorded ones (nccl_comm.h says why). Without a first
+// child the collectives stay on the non-blocking parent (correct, only slower per call); without
+// a second, recorded collectives share `comm`. The first child waits in graph_comm, where an
+// abort finds it, while the second is made.
+void SplitChildren(DLArrayNcclComm* c) {
+  nccl::Comm eager = SplitBlocking(c);
+  if (eager == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    c->graph_comm = eager;
+  }
+  nccl::Comm graph = SplitBlocking(c);
+  std::lock_guard<std::mutex> lock(c->mu);
+  c->parent = c->comm;
+  c->comm = eager;
+  c->graph_comm = graph;
+  c->blocking = true;
 }
 
 // --- The table's functions -----------------------------------------------------------------
@@ -244,7 +259,7 @@ int CommInit(DLArrayNcclComm* c, const uint8_t* id) {
     }
     try {
       if (r == nccl::kInProgress) WaitReady(c, "ncclCommInitRankConfig");
-      if (Lib().CommSplit != nullptr) SplitBlocking(c);
+      if (Lib().CommSplit != nullptr) SplitChildren(c);
     } catch (...) {
       std::lock_guard<std::mutex> lock(c->mu);
       AbortLocked(c);
@@ -277,8 +292,14 @@ int PendingSeconds(DLArrayNcclComm* c, double* seconds) {
 int CommFinalize(DLArrayNcclComm* c) {
   return Guard([&] {
     if (c == nullptr) throw Error(ErrorKind::kValue, "comm_finalize: comm is null");
-    Run(c, "ncclCommFinalize",
-        [](const Library& lib, nccl::Comm comm) { return lib.CommFinalize(comm); });
+    auto finalize = [](const Library& lib, nccl::Comm comm) { return lib.CommFinalize(comm); };
+    Run(c, "ncclCommFinalize", finalize);
+    bool graph_comm;
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      graph_comm = c->graph_comm != nullptr;
+    }
+    if (graph_comm) Run(c, "ncclCommFinalize", finalize, /*graph=*/true);
     std::lock_guard<std::mutex> lock(c->mu);
     c->finalized = true;
   });
@@ -296,10 +317,16 @@ int CommDestroy(DLArrayNcclComm* c) {
       return;
     }
     nccl::Comm comm = c->comm;
+    nccl::Comm graph = c->graph_comm;
     nccl::Comm parent = c->parent;
     c->comm = nullptr;
+    c->graph_comm = nullptr;
     c->parent = nullptr;
-    const Result r = Lib().CommDestroy(comm);
+    Result r = Lib().CommDestroy(comm);
+    if (graph != nullptr) {
+      const Result g = Lib().CommDestroy(graph);
+      if (r == nccl::kSuccess) r = g;
+    }
     // The parent ran no collective (only the split): freeing it needs no peer. After the child,
     // which may share its resources (NCCL_COMM_SPLIT_SHARE_RESOURCES).
     if (parent != nullptr) (void)Lib().CommAbort(parent);
@@ -320,9 +347,12 @@ int AllReduce(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_t op
     CheckReduceOp(op, "all_reduce");
     const int type = NcclType(send->dtype, "all_reduce");
     nccl::Stream stream = CollectiveStream(c);
-    Run(c, "ncclAllReduce", [&](const Library& lib, nccl::Comm comm) {
-      return lib.AllReduce(Data(send), Data(recv), n, type, op, comm, stream);
-    });
+    Run(
+        c, "ncclAllReduce",
+        [&](const Library& lib, nccl::Comm comm) {
+          return lib.AllReduce(Data(send), Data(recv), n, type, op, comm, stream);
+        },
+        nccl::Capturing(c));
     NoteQueuedUnlessGrouped(c, stream);
   });
 }
@@ -340,9 +370,12 @@ int Broadcast(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_t ro
     CheckSameDType(send, recv, "broadcast");
     const int type = NcclType(recv->dtype, "broadcast");
     nccl::Stream stream = CollectiveStream(c);
-    Run(c, "ncclBroadcast", [&](const Library& lib, nccl::Comm comm) {
-      return lib.Broadcast(Data(send), Data(recv), n, type, root, comm, stream);
-    });
+    Run(
+        c, "ncclBroadcast",
+        [&](const Library& lib, nccl::Comm comm) {
+          return lib.Broadcast(Data(send), Data(recv), n, type, root, comm, stream);
+        },
+        nccl::Capturing(c));
     NoteQueuedUnlessGrouped(c, stream);
   });
 }
@@ -356,9 +389,12 @@ int AllGather(DLArrayNcclComm* c, const DLArray* send, DLArray* recv) {
     CheckSameDType(send, recv, "all_gather");
     const int type = NcclType(send->dtype, "all_gather");
     nccl::Stream stream = CollectiveStream(c);
-    Run(c, "ncclAllGather", [&](const Library& lib, nccl::Comm comm) {
-      return lib.AllGather(Data(send), Data(recv), n, type, comm, stream);
-    });
+    Run(
+        c, "ncclAllGather",
+        [&](const Library& lib, nccl::Comm comm) {
+          return lib.AllGather(Data(send), Data(recv), n, type, comm, stream);
+        },
+        nccl::Capturing(c));
     NoteQueuedUnlessGrouped(c, stream);
   });
 }
@@ -373,9 +409,12 @@ int ReduceScatter(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_
     CheckReduceOp(op, "reduce_scatter");
     const int type = NcclType(send->dtype, "reduce_scatter");
     nccl::Stream stream = CollectiveStream(c);
-    Run(c, "ncclReduceScatter", [&](const Library& lib, nccl::Comm comm) {
-      return lib.ReduceScatter(Data(send), Data(recv), n, type, op, comm, stream);
-    });
+    Run(
+        c, "ncclReduceScatter",
+        [&](const Library& lib, nccl::Comm comm) {
+          return lib.ReduceScatter(Data(send), Data(recv), n, type, op, comm, stream);
+        },
+        nccl::Capturing(c));
     NoteQueuedUnlessGrouped(c, stream);
   });
 }
@@ -436,22 +475,28 @@ int GroupEnd(DLArrayNcclComm* c) {
 int SetStream(DLArrayNcclComm* c, int32_t side) {
   return Guard([&] {
     if (c == nullptr) throw Error(ErrorKind::kValue, "set_stream: comm is null");
-    std::lock_guard<std::mutex> lock(c->mu);
-    if (c->in_group) throw Error(ErrorKind::kValue, "set_stream: a group is open");
-    SetDevice(c->device_id);
-    if (side != 0) {
-      if (c->side == nullptr) {
-        CUDA_CALL(cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking));
-        CUDA_CALL(cudaEventCreateWithFlags(&c->fork, cudaEventDisableTiming));
-        CUDA_CALL(cudaEventCreateWithFlags(&c->join, cudaEventDisableTiming));
+    nccl::Stream main = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      if (c->in_group) throw Error(ErrorKind::kValue, "set_stream: a group is open");
+      SetDevice(c->device_id);
+      if (side != 0) {
+        if (c->side == nullptr) {
+          CUDA_CALL(cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking));
+          CUDA_CALL(cudaEventCreateWithFlags(&c->fork, cudaEventDisableTiming));
+          CUDA_CALL(cudaEventCreateWithFlags(&c->join, cudaEventDisableTiming));
+        }
+        c->on_side = true;
+        return;
       }
-      c->on_side = true;
-      return;
+      main = StreamOf(c);
+      if (c->on_side) {
+        c->on_side = false;
+        CUDA_CALL(cudaEventRecord(c->join, c->side));
+        CUDA_CALL(cudaStreamWaitEvent(static_cast<cudaStream_t>(main), c->join, 0));
+      }
     }
-    if (!c->on_side) return;
-    c->on_side = false;
-    CUDA_CALL(cudaEventRecord(c->join, c->side));
-    CUDA_CALL(cudaStreamWaitEvent(static_cast<cudaStream_t>(StreamOf(c)), c->join, 0));
+    NoteQueued(c, main);  // e.g. a replayed graph's collectives: the watchdog times them
   });
 }
 
@@ -461,11 +506,14 @@ int AsyncError(DLArrayNcclComm* c) {
     std::lock_guard<std::mutex> lock(c->mu);
     if (c->aborted.load()) ThrowAborted(c, "async_error");
     if (c->comm == nullptr) return;  // not initialised yet, or destroyed cleanly
-    Result state = nccl::kSuccess;
-    const Result r = Lib().CommGetAsyncError(c->comm, &state);
-    if (r != nccl::kSuccess) ThrowNccl(c, "ncclCommGetAsyncError", r);
-    if (state != nccl::kSuccess && state != nccl::kInProgress) {
-      ThrowNccl(c, "asynchronous operation", state);
+    for (nccl::Comm comm : {c->comm, c->graph_comm}) {
+      if (comm == nullptr) continue;
+      Result state = nccl::kSuccess;
+      const Result r = Lib().CommGetAsyncError(comm, &state);
+      if (r != nccl::kSuccess) ThrowNccl(c, "ncclCommGetAsyncError", r);
+      if (state != nccl::kSuccess && state != nccl::kInProgress) {
+        ThrowNccl(c, "asynchronous operation", state);
+      }
     }
   });
 }
