@@ -151,7 +151,8 @@ def stress(steps):
     host wait: each step's loss all-reduced, every 3rd step an all-gather of a weight, every 5th
     a broadcast of a weight the graph reads in place. Compared with one process on the global
     batch (its own graph). Returns what the test checks."""
-    rank, device = dist.get_rank(), dist.get_device()
+    rank, world, device = dist.get_rank(), dist.get_world_size(), dist.get_device()
+    part = 2 * HALF // world  # this rank's rows of the global batch
 
     def run(rows, data_parallel):
         x_val, y_val, init = data()
@@ -175,14 +176,15 @@ def stress(steps):
         dlarray.synchronize(device)
         seconds = time.perf_counter() - start
         stats = executor.graph_stats()
-        n = weights[0].shape[0]
-        unequal = sum(1 for g in gathered
-                      if not np.array_equal(g.asnumpy()[:n], g.asnumpy()[n:]))
+        unequal = 0
+        for g in gathered:
+            every = np.split(g.asnumpy(), world)
+            unequal += any(not np.array_equal(w, every[0]) for w in every[1:])
         return ([float(v.asnumpy().reshape(-1)[0]) for v in losses], unequal, seconds,
                 [stats["captures"], stats["replays"], stats["eager_runs"], stats["notes"]])
 
     ref, _, _, _ = run(slice(0, 2 * HALF), False)
-    losses, unequal, seconds, graph = run(slice(rank * HALF, (rank + 1) * HALF), True)
+    losses, unequal, seconds, graph = run(slice(rank * part, (rank + 1) * part), True)
     return {"steps": steps, "graph": graph, "unequal_gathers": unequal,
             "loss_error": max(abs(a - b) for a, b in zip(losses, ref)),
             "first_last": [losses[0], losses[-1]], "ms_per_step": 1e3 * seconds / steps}

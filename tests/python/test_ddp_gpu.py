@@ -16,18 +16,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GPUS = [c for c in dlarray.devices() if c.device_type == 2]
 
 
-def run_worker(tmp_path, **env_extra):
-    """ddp_worker.py on two GPUs through the launcher; skips without NCCL."""
+def run_worker(tmp_path, gpus=2, **env_extra):
+    """ddp_worker.py on ``gpus`` GPUs through the launcher; skips without NCCL."""
     import dlarray.distributed as dist
     try:
         dist.nccl_library()
     except RuntimeError as e:
         pytest.skip("NCCL is not installed: %s" % e)
-    env = dict(os.environ, NCCL_NVLS_ENABLE="0", PYTHONUNBUFFERED="1", DLARRAY_DIST_TIMEOUT="120",
-               **env_extra)
+    env = dict(os.environ, NCCL_NVLS_ENABLE="0", PYTHONUNBUFFERED="1", DLARRAY_DIST_TIMEOUT="120")
+    env.update(env_extra)
     env.pop("DLARRAY_DIST_DEVICE", None)
     done = subprocess.run([sys.executable, "-m", "dlarray.distributed.run", "--nproc-per-node",
-                           "2", os.path.join(HERE, "ddp_worker.py"), str(tmp_path)],
+                           str(gpus), os.path.join(HERE, "ddp_worker.py"), str(tmp_path)],
                           capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
 
@@ -60,3 +60,16 @@ def test_graph_replays_between_eager_collectives_neither_hang_nor_drift(tmp_path
         assert r["loss_error"] < 1e-3, r  # one GPU on the global batch
         assert r["first_last"][1] < r["first_last"][0], r  # it does train
     assert ranks[0]["first_last"] == ranks[1]["first_last"]
+
+
+@pytest.mark.skipif(not GPUS, reason="no GPU (the data-parallel mode on NCCL)")
+def test_one_rank_replays_its_recorded_collectives_as_one_gpu_trains(tmp_path):
+    # One GPU suffices for the machinery: the second communicator, collectives recorded on it
+    # next to eager ones on the first, the ranks' agreement, the watchdog's notes.
+    run_worker(tmp_path, gpus=1, DDP_STRESS_STEPS="300", DLARRAY_DIST_TIMEOUT="60")
+    r = json.loads((tmp_path / "stress0.json").read_text())
+    print("one-rank graph-replayed data-parallel steps:", r)
+    assert r["graph"] == [1, 300 - 1, 1, []], r
+    assert r["unequal_gathers"] == 0, r
+    assert r["loss_error"] < 1e-5, r
+    assert r["first_last"][1] < r["first_last"][0], r
