@@ -60,6 +60,9 @@ struct DLArrayNcclComm {
   dlarray::cuda::nccl::Comm split_out = nullptr;   // where ncclCommSplit's thread writes the child
   bool blocking = false;                           // comm is blocking (split from parent)
   std::atomic<int> in_call{0};                     // blocking NCCL calls running without mu
+  // Collectives called on comm and on graph_comm (call_counts).
+  std::atomic<int64_t> eager_calls{0};
+  std::atomic<int64_t> recorded_calls{0};
   // set_stream(1): collectives go on `side`, after `fork` (recorded on the GPU's stream);
   // set_stream(0): the GPU's stream waits for `join`, recorded on `side`. Guarded by mu.
   bool on_side = false;
@@ -141,12 +144,16 @@ struct Waiting {
   DLArrayNcclComm* c;
 };
 
-// Runs one NCCL call on the live communicator (graph: the one for CUDA graphs, where there is
-// one), then waits if NCCL finishes it in the background (non-blocking comm). A blocking comm's
-// call runs without mu (it may wait for a peer's first connection), as a Waiting call the
-// watchdog times and comm_abort may abort under it.
+// Which communicator a call runs on: `comm`; `graph_comm` (finalizing it); or, for a
+// collective, `graph_comm` while the GPU records a CUDA graph and there is one, else `comm`
+// (counted for call_counts).
+enum class Target { kComm, kGraphComm, kCollective };
+
+// Runs one NCCL call on the live communicator, then waits if NCCL finishes it in the background
+// (non-blocking comm). A blocking comm's call runs without mu (it may wait for a peer's first
+// connection), as a Waiting call the watchdog times and comm_abort may abort under it.
 template <typename Call>
-void Run(DLArrayNcclComm* c, const char* what, Call&& call, bool graph = false) {
+void Run(DLArrayNcclComm* c, const char* what, Call&& call, Target target = Target::kComm) {
   Result r = nccl::kSuccess;
   Comm comm;
   bool unlocked = false;  // a blocking comm's call outside a group: made below, without mu
@@ -158,7 +165,14 @@ void Run(DLArrayNcclComm* c, const char* what, Call&& call, bool graph = false) 
                                          ": the communicator is not initialised (comm_init)");
     }
     SetDevice(c->device_id);
-    comm = graph && c->graph_comm != nullptr ? c->graph_comm : c->comm;
+    comm = c->comm;
+    if (target == Target::kGraphComm) {
+      comm = c->graph_comm;
+    } else if (target == Target::kCollective) {
+      const bool recorded = c->graph_comm != nullptr && Capturing(c);
+      if (recorded) comm = c->graph_comm;
+      (recorded ? c->recorded_calls : c->eager_calls).fetch_add(1, std::memory_order_relaxed);
+    }
     if (!c->blocking || c->in_group) {  // inside a group NCCL only records the call
       r = call(Lib(), comm);
       if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, what, r);

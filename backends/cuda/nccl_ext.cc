@@ -299,7 +299,7 @@ int CommFinalize(DLArrayNcclComm* c) {
       std::lock_guard<std::mutex> lock(c->mu);
       graph_comm = c->graph_comm != nullptr;
     }
-    if (graph_comm) Run(c, "ncclCommFinalize", finalize, /*graph=*/true);
+    if (graph_comm) Run(c, "ncclCommFinalize", finalize, nccl::Target::kGraphComm);
     std::lock_guard<std::mutex> lock(c->mu);
     c->finalized = true;
   });
@@ -352,7 +352,7 @@ int AllReduce(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_t op
         [&](const Library& lib, nccl::Comm comm) {
           return lib.AllReduce(Data(send), Data(recv), n, type, op, comm, stream);
         },
-        nccl::Capturing(c));
+        nccl::Target::kCollective);
     NoteQueuedUnlessGrouped(c, stream);
   });
 }
@@ -375,7 +375,7 @@ int Broadcast(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_t ro
         [&](const Library& lib, nccl::Comm comm) {
           return lib.Broadcast(Data(send), Data(recv), n, type, root, comm, stream);
         },
-        nccl::Capturing(c));
+        nccl::Target::kCollective);
     NoteQueuedUnlessGrouped(c, stream);
   });
 }
@@ -394,7 +394,7 @@ int AllGather(DLArrayNcclComm* c, const DLArray* send, DLArray* recv) {
         [&](const Library& lib, nccl::Comm comm) {
           return lib.AllGather(Data(send), Data(recv), n, type, comm, stream);
         },
-        nccl::Capturing(c));
+        nccl::Target::kCollective);
     NoteQueuedUnlessGrouped(c, stream);
   });
 }
@@ -414,7 +414,7 @@ int ReduceScatter(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_
         [&](const Library& lib, nccl::Comm comm) {
           return lib.ReduceScatter(Data(send), Data(recv), n, type, op, comm, stream);
         },
-        nccl::Capturing(c));
+        nccl::Target::kCollective);
     NoteQueuedUnlessGrouped(c, stream);
   });
 }
@@ -518,6 +518,14 @@ int AsyncError(DLArrayNcclComm* c) {
   });
 }
 
+int CallCounts(DLArrayNcclComm* c, int64_t* eager, int64_t* recorded) {
+  return Guard([&] {
+    if (c == nullptr) throw Error(ErrorKind::kValue, "call_counts: comm is null");
+    if (eager != nullptr) *eager = c->eager_calls.load();
+    if (recorded != nullptr) *recorded = c->recorded_calls.load();
+  });
+}
+
 const DLArrayNcclExtV1 kApi = {
     sizeof(DLArrayNcclExtV1),
     &Load,
@@ -537,6 +545,7 @@ const DLArrayNcclExtV1 kApi = {
     &AsyncError,
     &PendingSeconds,
     &SetStream,
+    &CallCounts,
 };
 
 }  // namespace

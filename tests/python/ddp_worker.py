@@ -183,9 +183,15 @@ def stress(steps):
         return ([float(v.asnumpy().reshape(-1)[0]) for v in losses], unequal, seconds,
                 [stats["captures"], stats["replays"], stats["eager_runs"], stats["notes"]])
 
+    def call_counts():  # (eager, recorded) collectives of the NCCL communicators
+        comm = dist._require().comm
+        return comm.call_counts() if hasattr(comm, "call_counts") else (0, 0)
+
     ref, _, _, _ = run(slice(0, 2 * HALF), False)
+    before = call_counts()
     losses, unequal, seconds, graph = run(slice(rank * part, (rank + 1) * part), True)
-    return {"steps": steps, "graph": graph, "unequal_gathers": unequal,
+    calls = [after - first for after, first in zip(call_counts(), before)]
+    return {"steps": steps, "graph": graph, "unequal_gathers": unequal, "calls": calls,
             "loss_error": max(abs(a - b) for a, b in zip(losses, ref)),
             "first_last": [losses[0], losses[-1]], "ms_per_step": 1e3 * seconds / steps}
 

@@ -16,6 +16,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GPUS = [c for c in dlarray.devices() if c.device_type == 2]
 
 
+def expected_calls(steps):
+    """[eager, recorded] NCCL collectives of ddp_worker.stress's data-parallel run: the four
+    gradients' all-reduces recorded once on the graphs' communicator (replays call nothing);
+    on the other, run 1's four (op by op), the recording's agreement, and the eager calls
+    between the steps (the loss every step, an all-gather every 3rd, a broadcast every 5th)."""
+    return [4 + 1 + steps + len(range(0, steps, 3)) + len(range(0, steps, 5)), 4]
+
+
 def run_worker(tmp_path, gpus=2, **env_extra):
     """ddp_worker.py on ``gpus`` GPUs through the launcher; skips without NCCL."""
     import dlarray.distributed as dist
@@ -56,6 +64,7 @@ def test_graph_replays_between_eager_collectives_neither_hang_nor_drift(tmp_path
     for r in ranks:
         print("graph-replayed data-parallel steps:", r)
         assert r["graph"] == [1, 2000 - 1, 1, []], r  # one recording, then replays
+        assert r["calls"] == expected_calls(2000), r
         assert r["unequal_gathers"] == 0, r  # the ranks' weights equal at every check
         assert r["loss_error"] < 1e-3, r  # one GPU on the global batch
         assert r["first_last"][1] < r["first_last"][0], r  # it does train
@@ -70,6 +79,7 @@ def test_one_rank_replays_its_recorded_collectives_as_one_gpu_trains(tmp_path):
     r = json.loads((tmp_path / "stress0.json").read_text())
     print("one-rank graph-replayed data-parallel steps:", r)
     assert r["graph"] == [1, 300 - 1, 1, []], r
+    assert r["calls"] == expected_calls(300), r
     assert r["unequal_gathers"] == 0, r
     assert r["loss_error"] < 1e-5, r
     assert r["first_last"][1] < r["first_last"][0], r

@@ -132,6 +132,12 @@ typedef struct DLArrayNcclExtV1 {
    *        recorded collectives (a recording queues nothing to time). Not inside a group.
    */
   int (*set_stream)(DLArrayNcclComm* comm, int32_t side);
+  /*!
+   * \brief How many collectives comm has called on its communicator for eager calls (*eager)
+   *        and recorded into CUDA graphs on its own one (*recorded) since comm_init: which one
+   *        served a call, for tests and diagnostics (a replay calls nothing). Either may be null.
+   */
+  int (*call_counts)(DLArrayNcclComm* comm, int64_t* eager, int64_t* recorded);
 } DLArrayNcclExtV1;
 
 /* Deprecated names from before the extension naming rule (docs/architecture.md), kept for
