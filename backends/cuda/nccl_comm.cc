@@ -57,6 +57,50 @@ void RecordLocked(DLArrayNcclComm* c, Stream stream) {
   c->last_note = std::chrono::steady_clock::now();
 }
 
+// Splits the initialised non-blocking communicator (still c->comm) into a blocking child, which
+// it returns (nccl_comm.h says why). The split is a collective of the non-blocking parent: it
+// runs in NCCL's background thread and stays abortable (aborting the parent aborts the child's
+// init). NCCL publishes the child's handle from that thread only once the child is initialised,
+// which may be after the parent reports the group done (a 1-rank split returned with it still
+// null on an H200, NCCL 2.28): the handle is awaited, then the child's own state. Null when no
+// handle came within kSplitGrace.
+Comm SplitBlocking(DLArrayNcclComm* c) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kSplitGrace = std::chrono::seconds(10);
+  Result r;
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
+    Config config;
+    config.blocking = 1;
+    SetDevice(c->device_id);
+    c->split_out = nullptr;
+    r = Lib().CommSplit(c->comm, 0, c->rank, &c->split_out, &config);
+    if (r != kSuccess && r != kInProgress) ThrowNccl(c, "ncclCommSplit", r);
+  }
+  if (r == kInProgress) WaitReady(c, "ncclCommSplit");
+  const Clock::time_point start = Clock::now();
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
+      Comm child = __atomic_load_n(&c->split_out, __ATOMIC_ACQUIRE);
+      if (child != nullptr) {
+        Result state = kInProgress;
+        const Result q = Lib().CommGetAsyncError(child, &state);
+        if (q != kSuccess) ThrowNccl(c, "ncclCommGetAsyncError", q);
+        if (state != kSuccess && state != kInProgress) {
+          ThrowNccl(c, "ncclCommSplit", state);
+        }
+        if (state == kSuccess) return child;
+      } else if (Clock::now() - start > kSplitGrace) {
+        return nullptr;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
 }  // namespace
 
 std::string Who(const DLArrayNcclComm* c) {
@@ -120,6 +164,26 @@ Stream CollectiveStreamLocked(DLArrayNcclComm* c) {
   CUDA_CALL(cudaEventRecord(c->fork, main));
   CUDA_CALL(cudaStreamWaitEvent(c->side, c->fork, 0));
   return c->side;
+}
+
+// The blocking children of the initialised non-blocking communicator: `comm` for eager
+// collectives, then `graph_comm` for recorded ones (nccl_comm.h says why). Without a first
+// child the collectives stay on the non-blocking parent (correct, only slower per call); without
+// a second, recorded collectives share `comm`. The first child waits in graph_comm, where an
+// abort finds it, while the second is made.
+void SplitChildren(DLArrayNcclComm* c) {
+  Comm eager = SplitBlocking(c);
+  if (eager == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    c->graph_comm = eager;
+  }
+  Comm graph = SplitBlocking(c);
+  std::lock_guard<std::mutex> lock(c->mu);
+  c->parent = c->comm;
+  c->comm = eager;
+  c->graph_comm = graph;
+  c->blocking = true;
 }
 
 bool Capturing(const DLArrayNcclComm* c) { return c->device->capturing(c->device_id); }

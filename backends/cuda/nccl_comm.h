@@ -122,6 +122,10 @@ Stream StreamOf(const DLArrayNcclComm* c);
  *         ordered after the GPU stream's queued work; the caller holds mu. */
 Stream CollectiveStreamLocked(DLArrayNcclComm* c);
 
+/*! \brief After init: the blocking children of the non-blocking communicator, `comm` and
+ *         `graph_comm` (see DLArrayNcclComm), where NCCL has ncclCommSplit. */
+void SplitChildren(DLArrayNcclComm* c);
+
 /*! \brief Whether the communicator's GPU is recording a CUDA graph (graph_ext): collectives
  *         called now are recorded, on graph_comm. */
 bool Capturing(const DLArrayNcclComm* c);

@@ -2,12 +2,10 @@
 // communicator (nccl_comm.h) and the GPU's stream; failures go to the core's set_error.
 #include "nccl_ext.h"
 
-#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cuda_check.h"
@@ -109,70 +107,6 @@ nccl::Stream CollectiveStream(DLArrayNcclComm* c) {
   return nccl::CollectiveStreamLocked(c);
 }
 
-// Splits the initialised non-blocking communicator (still c->comm) into a blocking child, which
-// it returns (nccl_comm.h says why). The split is a collective of the non-blocking parent: it
-// runs in NCCL's background thread and stays abortable (aborting the parent aborts the child's
-// init). NCCL publishes the child's handle from that thread only once the child is initialised,
-// which may be after the parent reports the group done (a 1-rank split returned with it still
-// null on an H200, NCCL 2.28): the handle is awaited, then the child's own state. Null when no
-// handle came within kSplitGrace.
-nccl::Comm SplitBlocking(DLArrayNcclComm* c) {
-  using Clock = std::chrono::steady_clock;
-  constexpr auto kSplitGrace = std::chrono::seconds(10);
-  Result r;
-  {
-    std::lock_guard<std::mutex> lock(c->mu);
-    if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
-    nccl::Config config;
-    config.blocking = 1;
-    SetDevice(c->device_id);
-    c->split_out = nullptr;
-    r = Lib().CommSplit(c->comm, 0, c->rank, &c->split_out, &config);
-    if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, "ncclCommSplit", r);
-  }
-  if (r == nccl::kInProgress) WaitReady(c, "ncclCommSplit");
-  const Clock::time_point start = Clock::now();
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(c->mu);
-      if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
-      nccl::Comm child = __atomic_load_n(&c->split_out, __ATOMIC_ACQUIRE);
-      if (child != nullptr) {
-        Result state = nccl::kInProgress;
-        const Result q = Lib().CommGetAsyncError(child, &state);
-        if (q != nccl::kSuccess) ThrowNccl(c, "ncclCommGetAsyncError", q);
-        if (state != nccl::kSuccess && state != nccl::kInProgress) {
-          ThrowNccl(c, "ncclCommSplit", state);
-        }
-        if (state == nccl::kSuccess) return child;
-      } else if (Clock::now() - start > kSplitGrace) {
-        return nullptr;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-}
-
-// The blocking children of the initialised non-blocking communicator: `comm` for eager
-// collectives, then `graph_comm` for recorded ones (nccl_comm.h says why). Without a first
-// child the collectives stay on the non-blocking parent (correct, only slower per call); without
-// a second, recorded collectives share `comm`. The first child waits in graph_comm, where an
-// abort finds it, while the second is made.
-void SplitChildren(DLArrayNcclComm* c) {
-  nccl::Comm eager = SplitBlocking(c);
-  if (eager == nullptr) return;
-  {
-    std::lock_guard<std::mutex> lock(c->mu);
-    c->graph_comm = eager;
-  }
-  nccl::Comm graph = SplitBlocking(c);
-  std::lock_guard<std::mutex> lock(c->mu);
-  c->parent = c->comm;
-  c->comm = eager;
-  c->graph_comm = graph;
-  c->blocking = true;
-}
-
 // --- The table's functions -----------------------------------------------------------------
 
 int Load(const char* const* candidates, int32_t num_candidates) {
@@ -259,7 +193,7 @@ int CommInit(DLArrayNcclComm* c, const uint8_t* id) {
     }
     try {
       if (r == nccl::kInProgress) WaitReady(c, "ncclCommInitRankConfig");
-      if (Lib().CommSplit != nullptr) SplitChildren(c);
+      if (Lib().CommSplit != nullptr) nccl::SplitChildren(c);
     } catch (...) {
       std::lock_guard<std::mutex> lock(c->mu);
       AbortLocked(c);
