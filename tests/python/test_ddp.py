@@ -75,3 +75,68 @@ def test_two_cpu_ranks_train_as_one_process_on_the_global_batch(tmp_path):
             assert run["weight_error"] < 1e-5, run
         assert r["reference"][-1] < r["reference"][0]  # it does train
     assert ranks[0]["runs"] == ranks[1]["runs"]  # every rank holds the same model
+
+
+class _FakeGraph:
+    def __init__(self, log):
+        self.log = log
+
+    def launch(self):
+        self.log.append("launch")
+
+
+def _runner(capture_ok, agree_result, log):
+    """A GraphRunner over a plan of one call, its recording and agreement faked (the GPU and
+    NCCL sides run in test_ddp_gpu.py)."""
+    from dlarray.autodiff._cuda_graph import GraphRunner
+
+    class Plan:
+        ctx = dlarray.cpu()
+        bound, owned, inplace = {}, set(), set()
+        calls = [(lambda: log.append("op"), ())]
+
+    runner = GraphRunner(Plan(), [])
+    runner.enabled, runner.note = True, ""  # as on a GPU
+
+    def capture(fed):
+        log.append("capture")
+        if not capture_ok:
+            raise RuntimeError("recording broken")
+        return _FakeGraph(log)
+
+    class Hooks:
+        def agree(self, recorded):
+            log.append("agree %s" % recorded)
+            return agree_result
+
+        def before_launch(self):
+            log.append("check")
+
+        def after_launch(self):
+            log.append("note")
+    runner._capture, runner.hooks = capture, Hooks()
+    return runner
+
+
+def test_a_recording_every_rank_agrees_on_is_replayed_and_noted():
+    log = []
+    runner = _runner(True, True, log)
+    for _ in range(4):
+        runner.run({})
+    assert log == ["op", "capture", "agree True"] + ["check", "launch", "note"] * 3
+    assert (runner.captures, runner.replays, runner.eager_runs) == (1, 3, 1)
+
+
+@pytest.mark.parametrize("capture_ok", [True, False])
+def test_a_recording_another_rank_lacks_runs_op_by_op_on_every_rank(capture_ok):
+    # One rank's recording failed: every rank (this one's succeeded or not) runs op by op from
+    # then on, never launching a graph whose collectives the other rank would not join.
+    log = []
+    runner = _runner(capture_ok, False, log)
+    for _ in range(3):
+        runner.run({})
+    assert log == ["op", "capture", "agree %s" % capture_ok, "op", "op"]
+    assert runner.graph is None and not runner.enabled
+    assert (runner.captures, runner.replays, runner.eager_runs) == (0, 0, 3)
+    reason = "recording broken" if not capture_ok else "another rank's recording failed"
+    assert runner.note == "runs op by op: recording the CUDA graph failed: " + reason
