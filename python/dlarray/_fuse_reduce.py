@@ -16,8 +16,12 @@ at ``o * R + r``; a broadcast one through strides of both groups; a one-element 
   a second, unfused reduction folds.
 - CUDA and OpenCL (one template): groups of ``G`` threads (1, 32 or 256: by ``R``; 1 where the
   last axis is kept, so a warp reads neighbouring elements) fold one output over a segment of
-  ``r`` and combine in shared memory; the grid's second dimension splits ``r`` into segments
-  where there are few outputs, folded by a second reduction.
+  ``r``, each thread into 4 accumulators (their loads in flight together), and combine in
+  shared memory; the grid's second dimension splits ``r`` into segments where there are few
+  outputs (about 2048 blocks in all: a few waves on every multiprocessor). On CUDA the last
+  block of each column of segments to finish (an atomic counter per column, behind a fence)
+  folds the segments' totals in segment order, in the same launch; OpenCL, and columns too
+  long for one thread to fold, leave them to a second reduction.
 
 The dtype rules are the unfused functions' (``_reduction.sum_dtype``, ``compute_dtype``,
 ``_statistics_api._float_result``): the element is cast to the accumulator's dtype as the unfused
@@ -39,6 +43,11 @@ from . import _fuse_codegen as _codegen
 from ._reduction import compute_dtype, normalize_axes, reduce, sum_dtype
 
 _THREADS = 256  # CUDA block / OpenCL work-group size
+_LANES = 4  # accumulators per GPU thread (a power of 2): their loads are in flight together
+_GPU_BLOCKS = 2048  # blocks a GPU reduction aims for (a few waves of 8 per multiprocessor)
+_MIN_PER_THREAD = 16  # elements a GPU thread folds at least
+_DONE = 2048  # CUDA's per-column counters of finished segments (>= _GPU_BLOCKS)
+_FOLD_PER_THREAD = 64  # partial results a thread of CUDA's last block folds at most
 _CPU_BLOCK = 2048  # elements per block of the CPU's 8 accumulators
 _CPU_CASCADE = 1024  # block totals added before they join the output's total
 _COLUMNS = 1024  # outputs folded together where the reduced axes are not the last
@@ -333,9 +342,28 @@ def group_size(red) -> int:
     return 256 if red.r >= 4096 else 32 if red.r >= 64 else 1
 
 
+def _halvings(g: int, comb, sync: str) -> list:
+    """The group's values in ``sh`` folded into ``sh[tid]`` of lane 0, in a fixed order: straight
+    -line halvings (PoCL runs barriers inside loops slowly)."""
+    lines, s = [], g // 2
+    while s:
+        lines += ["if (lane < %d) sh[tid] = %s;" % (s, comb("sh[tid]", "sh[tid + %d]" % s)), sync]
+        s //= 2
+    return lines
+
+
 def _gpu(trace, red, strided, d, used, comb, ident, acc, dims, outer) -> list:
-    """``dl_fused(inputs..., out, M, R-segment length, dims...)``: group ``get_group_id(0)``
-    of the outputs, segment ``get_group_id(1)`` of the reduced range; out is [segments, M]."""
+    """``dl_fused(inputs..., out, part, M, R-segment length, fold, dims...)``: group
+    ``get_group_id(0)`` of the outputs, segment ``get_group_id(1)`` of the reduced range.
+
+    Each thread folds its elements into _LANES accumulators in turn (their loads independent, so
+    in flight together), then the group folds the threads' values in shared memory. One segment:
+    the result goes to out[M]. Several: each segment's to part[segment * M + o]; on CUDA with
+    ``fold`` the last block of a column of segments to finish (a counter per column, a fence
+    before it: the partial results are visible) folds the column's partial results in segment
+    order into out (the same order whichever block is last, so the sum is deterministic) and
+    zeroes the counter for the next launch; without ``fold`` (OpenCL, or a column too long for
+    one thread to fold) a second reduction folds part."""
     g = group_size(red)
     cuda = red.language == "cuda"
     idx = d["index"]
@@ -344,40 +372,65 @@ def _gpu(trace, red, strided, d, used, comb, ident, acc, dims, outer) -> list:
                  else _ctype(trace, red, k, d) for k in red.inputs}
         params = ["const %s* __restrict__ in%d" % (ctype[k], k) for k in red.inputs]
         out_type = "b_t" if red.acc == np.bool_ else d["types"][_codegen._TYPES[red.acc][1]]
-        params += ["%s* __restrict__ out" % out_type]
+        params += ["%s* __restrict__ out" % out_type, "%s* __restrict__ part" % out_type]
         head = 'extern "C" __global__ void dl_fused(%s) {'
         tid, group, segment = "threadIdx.x", "blockIdx.x", "blockIdx.y"
-        shared, sync, oo = "__shared__", "__syncthreads();", ""
+        shared, sync, oo, po = "__shared__", "__syncthreads();", "", ""
+        prefix = ["__device__ unsigned int dl_done[%d];" % _DONE]
     else:
         params = []
         for k in red.inputs:
             params += ["__global const %s* in%d" % (_ctype(trace, red, k, d), k), "long o%d" % k]
-        params += ["__global %s* out" % acc, "long oo"]
+        params += ["__global %s* out" % acc, "long oo", "__global %s* part" % acc, "long po"]
         head = "__kernel void dl_fused(%s) {"
         tid, group, segment = "get_local_id(0)", "get_group_id(0)", "get_group_id(1)"
-        shared, sync, oo = "__local", "barrier(CLK_LOCAL_MEM_FENCE);", "oo + "
-    params += ["%s M" % idx, "%s seg" % idx] + ["%s %s" % (idx, name) for name in dims]
-    lines = [head % ", ".join(params),
-             "%s %s sh[%d];" % (shared, acc, _THREADS),
-             "const int tid = (int)%s;" % tid,
-             "const int lane = tid %% %d;" % g,
-             "const %s o = (%s)%s * %d + tid / %d;" % (idx, idx, group, _THREADS // g, g),
-             "const %s rb = (%s)%s * seg;" % (idx, idx, segment),
-             "const %s re = R - rb > seg ? rb + seg : R;" % idx,
-             "%s a = %s;" % (acc, ident),
-             "if (o < M) {"] + outer
-    lines += (["#pragma unroll 4"] if cuda else [])
-    lines += ["for (%s rr = rb + lane; rr < re; rr += %d) {" % (idx, g)]
-    lines += _element(trace, red, strided, d, used, "a = %s;" % comb("a", "v"))
-    lines += ["}", "}", "sh[tid] = a;", sync]
-    s = g // 2
-    while s:  # straight-line halvings: PoCL runs barriers inside loops slowly
-        lines += ["if (lane < %d) sh[tid] = %s;" % (s, comb("sh[tid]", "sh[tid + %d]" % s)), sync]
-        s //= 2
-    lines += [
-              "if (lane == 0 && o < M) out[%s(%s)%s * M + o] = sh[tid];" % (oo, idx, segment),
-              "}"]
-    return lines
+        shared, sync, oo, po = "__local", "barrier(CLK_LOCAL_MEM_FENCE);", "oo + ", "po + "
+        prefix = []
+    params += ["%s %s" % (idx, n) for n in ["M", "seg", "fold"] + dims]
+    lanes = ["a%d" % j for j in range(_LANES)]
+    lines = prefix + [head % ", ".join(params),
+                      "%s %s sh[%d];" % (shared, acc, _THREADS),
+                      "const int tid = (int)%s;" % tid,
+                      "const int lane = tid %% %d;" % g,
+                      "const %s o = (%s)%s * %d + tid / %d;" % (idx, idx, group, _THREADS // g, g),
+                      "const %s rb = (%s)%s * seg;" % (idx, idx, segment),
+                      "const %s re = R - rb > seg ? rb + seg : R;" % idx,
+                      "%s %s;" % (acc, ", ".join("%s = %s" % (a, ident) for a in lanes)),
+                      "if (o < M) {"] + outer
+    lines += ["%s r0 = rb + lane;" % idx,
+              "for (; r0 + %d < re; r0 += %d) {" % ((_LANES - 1) * g, _LANES * g)]
+    for j, a in enumerate(lanes):
+        lines += ["{", "const %s rr = r0 + %d;" % (idx, j * g)]
+        lines += _element(trace, red, strided, d, used, "%s = %s;" % (a, comb(a, "v"))) + ["}"]
+    lines += ["}", "for (; r0 < re; r0 += %d) {" % g, "const %s rr = r0;" % idx]
+    lines += _element(trace, red, strided, d, used, "a0 = %s;" % comb("a0", "v"))
+    while len(lanes) > 1:  # a fixed tree
+        lanes = [comb(lanes[j], lanes[j + 1]) for j in range(0, len(lanes), 2)]
+    lines += ["}", "}", "sh[tid] = %s;" % lanes[0], sync]
+    lines += _halvings(g, comb, sync)
+    single = "%s(%s)%s * M + o" % (po, idx, segment)
+    lines += ["if (%s == 1) {" % ("gridDim.y" if cuda else "get_num_groups(1)"),
+              "if (lane == 0 && o < M) out[%so] = sh[tid];" % oo,
+              "return;", "}",
+              "if (lane == 0 && o < M) part[%s] = sh[tid];" % single]
+    if not cuda:
+        return lines + ["}"]
+    lines += ["if (!fold) return;",
+              "__shared__ bool last;",
+              "__threadfence();",  # this block's partial results before its count
+              sync,
+              "if (tid == 0) last = atomicAdd(&dl_done[blockIdx.x], 1u) == gridDim.y - 1;",
+              sync,
+              "if (!last) return;",
+              "__threadfence();",  # the other blocks' partial results after their counts
+              "%s a = %s;" % (acc, ident),
+              "if (o < M) {",
+              "for (unsigned int s = lane; s < gridDim.y; s += %d) {" % g,
+              "a = %s;" % comb("a", "((volatile %s*)part)[(%s)s * M + o]" % (out_type, idx)),
+              "}", "}", "sh[tid] = a;", sync]
+    lines += _halvings(g, comb, sync)
+    return lines + ["if (lane == 0 && o < M) out[o] = sh[tid];",
+                    "if (tid == 0) dl_done[blockIdx.x] = 0;", "}"]
 
 
 # --- running --------------------------------------------------------------------------------
@@ -395,14 +448,20 @@ def build(red, ctx):
 
 
 def _segments(red) -> tuple:
-    """(grid size over outputs, segments of the reduced range, segment length) on a GPU: enough
-    groups to fill one (about 1024), each thread folding at least 16 elements."""
+    """(grid size over outputs, segments of the reduced range, segment length, whether the
+    kernel folds the segments itself) on a GPU: about _GPU_BLOCKS blocks (several per
+    multiprocessor, so a partly filled last wave costs little), each thread folding at least
+    _MIN_PER_THREAD elements. CUDA folds the segments in the kernel where a thread of the last
+    block folds at most _FOLD_PER_THREAD of them (a group of one thread folds a whole column)."""
     g = group_size(red)
     blocks = -(-red.m // (_THREADS // g))
-    most = max(1, min(65535, -(-red.r // (g * 16))))
-    segments = max(1, min(most, -(-1024 // blocks)))
+    most = max(1, min(65535, -(-red.r // (g * _MIN_PER_THREAD))))
+    segments = max(1, min(most, -(-_GPU_BLOCKS // blocks)))
     length = -(-red.r // segments)
-    return blocks, -(-red.r // length), length
+    segments = -(-red.r // length)
+    fold = (red.language == "cuda" and blocks <= _DONE
+            and -(-segments // g) <= _FOLD_PER_THREAD)
+    return blocks, segments, length, fold
 
 
 def run(red, arrays: list, ctx) -> _core.NDArray:
@@ -430,15 +489,19 @@ def run(red, arrays: list, ctx) -> _core.NDArray:
             _backends.run_parallel(red.launch, calls)
             out = _fold(partial[:len(calls)], red)
     else:
-        blocks, segments, length = _segments(red)
-        partial = _core.empty((segments, m), ctx, red.acc)
+        blocks, segments, length, fold = _segments(red)
+        partial = _core.empty((segments, m), ctx, red.acc) if segments > 1 else None
+        out = _core.empty((m,), ctx, red.acc) if partial is None or fold else partial
+        partial = out if partial is None else partial
         if red.language == "cuda":
             red.launch((blocks, segments), (_THREADS,),
-                       tuple(used) + (partial, m, length) + tuple(red.dims), ctx=ctx)
+                       tuple(used) + (out, partial, m, length, int(fold)) + tuple(red.dims),
+                       ctx=ctx)
         else:
-            red.launch(used + [partial], [m, length] + list(red.dims),
+            red.launch(used + [out, partial], [m, length, 0] + list(red.dims),
                        (blocks * _THREADS, segments), (_THREADS, 1))
-        out = _fold(partial, red) if segments > 1 else partial.reshape(m)
+        if segments > 1 and not fold:
+            out = _fold(partial, red)
     return finish(red, out.reshape(red.final))
 
 
