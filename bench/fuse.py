@@ -144,6 +144,10 @@ def main():
                         help="child processes per first-call time (the median is printed)")
     parser.add_argument("--first-call-only", action="store_true",
                         help="print only the first-call times")
+    parser.add_argument("--reduce-blocks", default="",
+                        help="comma-separated block counts for the GPU reduction to aim for "
+                             "(dlarray._fuse_reduce._GPU_BLOCKS): first a row of "
+                             "sum(...) and of its sums over axis 0 and 1 for each")
     args = parser.parse_args()
     if args.first_call_only:
         print_first_calls(args.device, args.first_calls)
@@ -164,6 +168,8 @@ def main():
         return median_time(fn, args.repeat, args.min_time, sync)
     copy_out = xp.empty((n, n), ctx, np.float32)
     bandwidth = 2 * host[0].nbytes / timer(lambda: xp.ops.copy(ours[0], copy_out))
+    if args.reduce_blocks:
+        print_reduce_blocks(args.reduce_blocks, ours, 5 * host[0].nbytes / bandwidth, timer)
     floor = 6 * host[0].nbytes / bandwidth
     t_fused = timer(lambda: fused(*ours))
     rows = [("memory floor (6 arrays at %.1f GB/s)" % (bandwidth / 1e9), floor),
@@ -191,6 +197,23 @@ def main():
                         rows + peer_rows(host, ctx, True, timer, axis), floor_sum, t_axis)
     print_overhead(host, ctx, fused, timer)
     print_first_calls(args.device, args.first_calls)
+
+
+def print_reduce_blocks(counts, ours, floor, timer):
+    """The fused sums' times with the GPU reduction aiming for each of ``counts`` blocks."""
+    from dlarray import _fuse_reduce
+    saved = _fuse_reduce._GPU_BLOCKS
+    functions = [(axis, xp.fuse(summed_over(axis))) for axis in (None, 0, 1)]
+    print("%-40s %10s %9s" % ("sum over axis, blocks aimed for", "ms", "/ floor"))
+    try:
+        for count in (int(c) for c in counts.split(",")):
+            _fuse_reduce._GPU_BLOCKS = count
+            for axis, f in functions:
+                t = timer(lambda: f(*ours))
+                print("%-40s %10.3f %9.2f" % ("axis=%s, %d blocks" % (axis, count), t * 1e3,
+                                              t / floor))
+    finally:
+        _fuse_reduce._GPU_BLOCKS = saved
 
 
 def print_first_calls(device, count):

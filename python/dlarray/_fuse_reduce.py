@@ -46,7 +46,7 @@ _THREADS = 256  # CUDA block / OpenCL work-group size
 _LANES = 4  # accumulators per GPU thread (a power of 2): their loads are in flight together
 _GPU_BLOCKS = 2048  # blocks a GPU reduction aims for (a few waves of 8 per multiprocessor)
 _MIN_PER_THREAD = 16  # elements a GPU thread folds at least
-_DONE = 2048  # CUDA's per-column counters of finished segments (>= _GPU_BLOCKS)
+_DONE = 2048  # CUDA's per-column counters of finished segments (the grid's columns at most)
 _FOLD_PER_THREAD = 64  # partial results a thread of CUDA's last block folds at most
 _CPU_BLOCK = 2048  # elements per block of the CPU's 8 accumulators
 _CPU_CASCADE = 1024  # block totals added before they join the output's total
@@ -425,8 +425,11 @@ def _gpu(trace, red, strided, d, used, comb, ident, acc, dims, outer) -> list:
               "__threadfence();",  # the other blocks' partial results after their counts
               "%s a = %s;" % (acc, ident),
               "if (o < M) {",
+              # through L2 (the other blocks' writes are there, L1 may hold none of them): not
+              # volatile, so the unrolled loads are in flight together
+              "#pragma unroll 8",
               "for (unsigned int s = lane; s < gridDim.y; s += %d) {" % g,
-              "a = %s;" % comb("a", "((volatile %s*)part)[(%s)s * M + o]" % (out_type, idx)),
+              "a = %s;" % comb("a", "__ldcg(part + (%s)s * M + o)" % idx),
               "}", "}", "sh[tid] = a;", sync]
     lines += _halvings(g, comb, sync)
     return lines + ["if (lane == 0 && o < M) out[o] = sh[tid];",
