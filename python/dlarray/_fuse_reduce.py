@@ -508,6 +508,20 @@ def run(red, arrays: list, ctx) -> _core.NDArray:
     return finish(red, out.reshape(red.final))
 
 
+def launch_config(red, ctx):
+    """For _core._FuseLauncher: (the CUDA kernel loaded on ctx's GPU, grid, block, scalar
+    parameters, second array: 0 the output, else the partial totals' element count) of run's
+    launch, where that launch alone gives the unfused result (no division, no cast, no second
+    reduction), else None."""
+    if red.language != "cuda" or red.mean or red.result != red.acc:
+        return None
+    blocks, segments, length, fold = _segments(red)
+    if segments > 1 and not fold:
+        return None
+    return (red.launch._load(ctx.device_id), [blocks, segments, 1], [_THREADS, 1, 1],
+            [red.m, length, int(fold)] + list(red.dims), segments * red.m if segments > 1 else 0)
+
+
 def _fold(partial, red):
     """The rows of partial results folded (the unfused reduce op over axis 0)."""
     if partial.shape[0] == 1:

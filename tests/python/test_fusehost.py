@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dlarray
-from dlarray import _fuse_backends, _fuse_multi
+from dlarray import _core, _fuse_backends, _fuse_multi
 
 FLOATS = [np.float32, np.float64]
 OTHER = [np.float16, np.int32, np.int64, np.uint8]  # the per-tensor ops' other dtypes
@@ -183,3 +183,16 @@ def test_fuse_fast_path_not_made_for_large_or_reduced_calls():
     small = dlarray.asarray(np.ones(5, np.float32))
     assert float(summed(small).asnumpy()) == 10.0
     assert summed._fast is None
+
+
+def test_fuse_launcher_takes_a_second_array_and_scalars_for_gpu_kernels_only():
+    """A second array (a reduction's partial totals) and scalar parameters belong to a GPU
+    kernel's launch: with a C++ kernel's address the launcher refuses them."""
+    x = dlarray.asarray(np.ones(5, np.float32))
+    fused = dlarray.fuse(_axpy)
+    fused(x, x, x, x, x)
+    address = fused._plans[next(iter(fused._plans))].run.address
+    signature = [(np.dtype(np.float32), (5,), True)] * 5
+    for extra in ({"part": 0}, {"scalars": [5]}):
+        with pytest.raises(ValueError, match="second array or scalars"):
+            _core._FuseLauncher(address, signature, [5], np.float32, [], x.ctx, 5, **extra)
