@@ -107,7 +107,7 @@ def print_table(title, rows, floor, ours):
         print("%-40s %10.3f %9.2f %9.2f" % (name, t * 1e3, t / floor, ours / t))
 
 
-def print_overhead(host, ctx, fused, timer):
+def print_overhead(host, ctx, fused, fused_sum, timer):
     """The host overhead of a cached call: the fused expression on 1 x 1 arrays (the kernel
     itself is a few nanoseconds; rounds of calls with one synchronization at the end, so on a
     GPU the time per call is the host's while it stays ahead of the GPU), next to numexpr's ``evaluate`` of the same expression and one
@@ -115,7 +115,9 @@ def print_overhead(host, ctx, fused, timer):
     small_host = [h[:1, :1].copy() for h in host]
     small = [xp.asarray(h, device=ctx) for h in small_host]
     fused(*small)
-    rows = [("dlarray.fuse, cached call", timer(lambda: fused(*small)))]
+    fused_sum(*small)
+    rows = [("dlarray.fuse, cached call", timer(lambda: fused(*small))),
+            ("dlarray.fuse + sum, cached call", timer(lambda: fused_sum(*small)))]
     if ctx.device_type != 2:
         a, b = small_host[:2]
         rows.append(("NumPy a * b (one op)", timer(lambda: a * b, lambda: None)))
@@ -195,7 +197,7 @@ def main():
                     ("dlarray.fuse + sum(axis=%d)" % axis, t_axis)]
             print_table("sum(%s, axis=%d):" % (EXPRESSION, axis),
                         rows + peer_rows(host, ctx, True, timer, axis), floor_sum, t_axis)
-    print_overhead(host, ctx, fused, timer)
+    print_overhead(host, ctx, fused, fused_sum, timer)
     print_first_calls(args.device, args.first_calls)
 
 

@@ -79,19 +79,6 @@ def _fast_for(plan: _Plan, args, arrays) -> Any:
     gives the unfused result: _reduce.launch_config), else None. Per call it checks the
     arguments against the signature, allocates the result and calls or launches the kernel:
     about a microsecond on the CPU, where the Python path below takes ten or more."""
-    run = getattr(plan, "run", None)
-    address = getattr(run, "address", None)
-    launch = getattr(run, "launch_config", None)  # CUDA: n -> (kernel, grid, block)
-    config = None
-    if plan.reducer is not None:
-        config = _reduce.launch_config(plan.reducer, arrays[0].ctx)
-        if config is None:
-            return None
-    elif (address is None and launch is None) or plan.reduce is not None:
-        return None
-    n = math.prod(plan.shape)
-    if n == 0 or (address is not None and n >= _backends._PARALLEL_MIN):
-        return None
     read, signature, k = set(plan.inputs), [], 0
     for a in args:
         if isinstance(a, NDArray):
@@ -99,11 +86,22 @@ def _fast_for(plan: _Plan, args, arrays) -> Any:
             k += 1
         else:
             signature.append((None, a))
-    if config is not None:
+    red = plan.reducer  # (a plan with one has no elementwise kernel, shape or run)
+    if red is not None:
+        config = _reduce.launch_config(red, arrays[0].ctx)
+        if config is None:
+            return None
         function, grid, block, scalars, part = config
-        red = plan.reducer
         return _core._FuseLauncher(0, signature, list(red.final), red.acc, [], arrays[0].ctx,
                                    red.m, function, grid, block, scalars, part)
+    run = getattr(plan, "run", None)
+    address = getattr(run, "address", None)
+    launch = getattr(run, "launch_config", None)  # CUDA: n -> (kernel, grid, block)
+    if (address is None and launch is None) or plan.reduce is not None:
+        return None
+    n = math.prod(plan.shape)
+    if n == 0 or (address is not None and n >= _backends._PARALLEL_MIN):
+        return None
     if address is not None:
         return _core._FuseLauncher(address, signature, list(plan.shape), plan.dtype,
                                    list(plan.dims), arrays[0].ctx, _backends._PARALLEL_MIN - 1)

@@ -462,7 +462,7 @@ def _segments(red) -> tuple:
     segments = max(1, min(most, -(-_GPU_BLOCKS // blocks)))
     length = -(-red.r // segments)
     segments = -(-red.r // length)
-    fold = (red.language == "cuda" and blocks <= _DONE
+    fold = (segments > 1 and red.language == "cuda" and blocks <= _DONE
             and -(-segments // g) <= _FOLD_PER_THREAD)
     return blocks, segments, length, fold
 
