@@ -148,7 +148,7 @@ def main():
                         help="print only the first-call times")
     parser.add_argument("--reduce-blocks", default="",
                         help="comma-separated block counts for the GPU reduction to aim for "
-                             "(dlarray._fuse_reduce._GPU_BLOCKS): first a row of "
+                             "(dlarray._fuse_reduce_gpu._GPU_BLOCKS): first a row of "
                              "sum(...) and of its sums over axis 0 and 1 for each")
     args = parser.parse_args()
     if args.first_call_only:
@@ -203,19 +203,19 @@ def main():
 
 def print_reduce_blocks(counts, ours, floor, timer):
     """The fused sums' times with the GPU reduction aiming for each of ``counts`` blocks."""
-    from dlarray import _fuse_reduce
-    saved = _fuse_reduce._GPU_BLOCKS
+    from dlarray import _fuse_reduce_gpu
+    saved = _fuse_reduce_gpu._GPU_BLOCKS
     print("%-40s %10s %9s" % ("sum over axis, blocks aimed for", "ms", "/ floor"))
     try:
         for count in (int(c) for c in counts.split(",")):
-            _fuse_reduce._GPU_BLOCKS = count
+            _fuse_reduce_gpu._GPU_BLOCKS = count
             for axis in (None, 0, 1):
                 f = xp.fuse(summed_over(axis))  # new: a cached call keeps its first grid
                 t = timer(lambda: f(*ours))
                 print("%-40s %10.3f %9.2f" % ("axis=%s, %d blocks" % (axis, count), t * 1e3,
                                               t / floor))
     finally:
-        _fuse_reduce._GPU_BLOCKS = saved
+        _fuse_reduce_gpu._GPU_BLOCKS = saved
 
 
 def print_first_calls(device, count):

@@ -11,7 +11,7 @@ import dlarray
 from dlarray import _fuse
 from test_fuse import _values
 
-from dlarray import _fuse_reduce
+from dlarray import _fuse_reduce, _fuse_reduce_gpu
 
 
 @pytest.fixture(autouse=True)
@@ -229,23 +229,24 @@ def test_generated_cuda_compiles_with_nvrtc(rng):
 
 
 def test_gpu_grid_covers_the_range_and_folds_in_one_launch_where_it_can():
-    """_segments: the segments cover the reduced range exactly once; CUDA folds them in the
-    kernel only where a counter per column exists and a thread of the last block folds few of
-    them; OpenCL never does (the second reduction folds); the issue's sums run as one launch."""
+    """_fuse_reduce_gpu.segments: the segments cover the reduced range exactly once; CUDA folds
+    them in the kernel only where a counter per column exists and a thread of the last block
+    folds few of them; OpenCL never does (the second reduction folds); the issue's sums run as
+    one launch."""
     red = _fuse_reduce.Reducer()
     for language in ("cuda", "opencl"):
         for m, r, columns in ((1, 8192 * 8192, False), (8192, 8192, False), (8192, 8192, True),
                               (1, 1, False), (3, 100, False), (37, 5000, True),
                               (1, 4097, False), (100003, 2, False), (2, 100003, True)):
             red.m, red.r, red.columns, red.language = m, r, columns, language
-            g = _fuse_reduce.group_size(red)
-            blocks, segments, length, fold = _fuse_reduce._segments(red)
-            assert blocks * (_fuse_reduce._THREADS // g) >= m
+            g = _fuse_reduce_gpu.group_size(red)
+            blocks, segments, length, fold = _fuse_reduce_gpu.segments(red)
+            assert blocks * (_fuse_reduce_gpu.THREADS // g) >= m
             assert segments * length >= r and (segments - 1) * length < r
             assert segments <= 65535
             if fold:
-                assert language == "cuda" and blocks <= _fuse_reduce._DONE
-                assert -(-segments // g) <= _fuse_reduce._FOLD_PER_THREAD
+                assert language == "cuda" and blocks <= _fuse_reduce_gpu._DONE
+                assert -(-segments // g) <= _fuse_reduce_gpu._FOLD_PER_THREAD
             if language == "cuda" and (m, r) == (1, 8192 * 8192):
                 assert fold and segments > 1  # sum(a*b + c*d - e): one launch, every SM busy
             if language == "cuda" and (m, r, columns) == (8192, 8192, True):
@@ -259,7 +260,7 @@ def test_sums_across_segments_against_float64(ctx, rng, monkeypatch, few):
     folds), against NumPy in float64; a repeated call gives the same bits (the fold's order is
     fixed and its counters are reset)."""
     if few:
-        monkeypatch.setattr(_fuse_reduce, "_MIN_PER_THREAD", 1)
+        monkeypatch.setattr(_fuse_reduce_gpu, "_MIN_PER_THREAD", 1)
     for shape, axis in (((1,), None), ((4095,), None), ((4097,), None), ((3 * 4096 + 1,), None),
                         (((1 << 20) + 3,), None), ((7, 9973), 1), ((640, 300), 0),
                         ((5000, 37), 0), ((3, 5, 4099), (0, 2))):

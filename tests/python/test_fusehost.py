@@ -203,7 +203,7 @@ def test_reduction_launch_config_gives_one_launchs_parameters(monkeypatch):
     fold, then the sizes) and the second array (the output, or scratch of segments x M partial
     totals) of run's launch; None where one launch does not give the result (mean, a second
     reduction, another language)."""
-    from dlarray import _fuse_reduce
+    from dlarray import _fuse_reduce, _fuse_reduce_gpu
     monkeypatch.setattr(_fuse_reduce, "OPENCL_CPUS", True)  # planned for OpenCL on the CPU
     x = dlarray.asarray(np.ones((64, 8192), np.float32))
 
@@ -219,18 +219,18 @@ def test_reduction_launch_config_gives_one_launchs_parameters(monkeypatch):
         red.launch = Loaded()
         return red
     red = planned("sum", None)
-    blocks, segments, length, fold = _fuse_reduce._segments(red)
+    blocks, segments, length, fold = _fuse_reduce_gpu.segments(red)
     assert fold and segments > 1
     assert _fuse_reduce.launch_config(red, x.ctx) == (
-        ("function", 0), [blocks, segments, 1], [_fuse_reduce._THREADS, 1, 1],
+        ("function", 0), [blocks, segments, 1], [_fuse_reduce_gpu.THREADS, 1, 1],
         [1, length, 1] + list(red.dims), segments)
     red = planned("max", 1, shape=(64, 4096))  # a block per row, 16 elements a thread: whole
-    assert _fuse_reduce._segments(red)[1] == 1  # rows, the output again
+    assert _fuse_reduce_gpu.segments(red)[1] == 1  # rows, the output again
     assert _fuse_reduce.launch_config(red, x.ctx)[3:] == ([64, 4096, 0] + list(red.dims), 0)
     assert _fuse_reduce.launch_config(planned("mean", None), x.ctx) is None
     assert _fuse_reduce.launch_config(planned("sum", None, "opencl"), x.ctx) is None
     long_columns = planned("sum", 0, shape=(1 << 16, 3))  # 1 thread a column, many segments
-    assert not _fuse_reduce._segments(long_columns)[3]
+    assert not _fuse_reduce_gpu.segments(long_columns)[3]
     assert _fuse_reduce.launch_config(long_columns, x.ctx) is None
 
 
