@@ -34,6 +34,13 @@ def expression(a, b, c, d, e):
     return a * b + c * d - e
 
 
+def summed_over(axis):
+    """sum(a*b + c*d - e, axis=axis) as a function of the five arrays."""
+    def summed(a, b, c, d, e):
+        return xp.sum(expression(a, b, c, d, e), axis=axis)
+    return summed
+
+
 FIRST_CALL = r"""
 import sys, time, numpy as np, dlarray as xp
 ctx = xp.device(sys.argv[1])
@@ -51,9 +58,9 @@ def first_call(device, cache):
     return float(out[0]), out[1]
 
 
-def peer_rows(host, ctx, with_sum, timer):
+def peer_rows(host, ctx, with_sum, timer, axis=None):
     """(name, seconds) of the peers found: NumPy and numexpr on the CPU; torch eager,
-    torch.compile and cupy.fuse on a GPU."""
+    torch.compile and cupy.fuse on a GPU (with a trailing sum over ``axis``: torch's rows)."""
     rows = []
     if ctx.device_type != 2:
         reduce = np.sum if with_sum else (lambda v: v)
@@ -70,13 +77,16 @@ def peer_rows(host, ctx, with_sum, timer):
     try:
         import torch
         peer = [torch.from_numpy(h).to(torch.device("cuda", ctx.device_id)) for h in host]
-        eager = (lambda *v: torch.sum(expression(*v))) if with_sum else expression
+        eager = ((lambda *v: torch.sum(expression(*v))) if with_sum and axis is None else
+                 (lambda *v: torch.sum(expression(*v), dim=axis)) if with_sum else expression)
         compiled = torch.compile(eager)
         compiled(*peer)
         rows.append(("torch eager", timer(lambda: eager(*peer), torch.cuda.synchronize)))
         rows.append(("torch.compile", timer(lambda: compiled(*peer), torch.cuda.synchronize)))
     except ImportError:
         print("torch is not installed: its rows are left out")
+    if axis is not None:
+        return rows
     try:
         import cupy
         peer = [cupy.asarray(h) for h in host]
@@ -97,14 +107,17 @@ def print_table(title, rows, floor, ours):
         print("%-40s %10.3f %9.2f %9.2f" % (name, t * 1e3, t / floor, ours / t))
 
 
-def print_overhead(host, ctx, fused, timer):
+def print_overhead(host, ctx, fused, fused_sum, timer):
     """The host overhead of a cached call: the fused expression on 1 x 1 arrays (the kernel
-    itself is a few nanoseconds), next to numexpr's ``evaluate`` of the same expression and one
+    itself is a few nanoseconds; rounds of calls with one synchronization at the end, so on a
+    GPU the time per call is the host's while it stays ahead of the GPU), next to numexpr's ``evaluate`` of the same expression and one
     NumPy ``a * b`` on the same arrays (on the CPU)."""
     small_host = [h[:1, :1].copy() for h in host]
     small = [xp.asarray(h, device=ctx) for h in small_host]
     fused(*small)
-    rows = [("dlarray.fuse, cached call", timer(lambda: fused(*small)))]
+    fused_sum(*small)
+    rows = [("dlarray.fuse, cached call", timer(lambda: fused(*small))),
+            ("dlarray.fuse + sum, cached call", timer(lambda: fused_sum(*small)))]
     if ctx.device_type != 2:
         a, b = small_host[:2]
         rows.append(("NumPy a * b (one op)", timer(lambda: a * b, lambda: None)))
@@ -133,6 +146,10 @@ def main():
                         help="child processes per first-call time (the median is printed)")
     parser.add_argument("--first-call-only", action="store_true",
                         help="print only the first-call times")
+    parser.add_argument("--reduce-blocks", default="",
+                        help="comma-separated block counts for the GPU reduction to aim for "
+                             "(dlarray._fuse_reduce_gpu._GPU_BLOCKS): first a row of "
+                             "sum(...) and of its sums over axis 0 and 1 for each")
     args = parser.parse_args()
     if args.first_call_only:
         print_first_calls(args.device, args.first_calls)
@@ -153,6 +170,8 @@ def main():
         return median_time(fn, args.repeat, args.min_time, sync)
     copy_out = xp.empty((n, n), ctx, np.float32)
     bandwidth = 2 * host[0].nbytes / timer(lambda: xp.ops.copy(ours[0], copy_out))
+    if args.reduce_blocks:
+        print_reduce_blocks(args.reduce_blocks, ours, 5 * host[0].nbytes / bandwidth, timer)
     floor = 6 * host[0].nbytes / bandwidth
     t_fused = timer(lambda: fused(*ours))
     rows = [("memory floor (6 arrays at %.1f GB/s)" % (bandwidth / 1e9), floor),
@@ -170,8 +189,33 @@ def main():
             ("dlarray unfused + sum", timer(lambda: xp.sum(expression(*ours))))]
     print_table("sum(%s):" % EXPRESSION, rows + peer_rows(host, ctx, True, timer), floor_sum,
                 t_sum)
-    print_overhead(host, ctx, fused, timer)
+    if ctx.device_type == 2:  # the sums over one axis: one block per row, or per column range
+        for axis in (0, 1):
+            fused_axis = xp.fuse(summed_over(axis))
+            t_axis = timer(lambda: fused_axis(*ours))
+            rows = [("memory floor (5 arrays read)", floor_sum),
+                    ("dlarray.fuse + sum(axis=%d)" % axis, t_axis)]
+            print_table("sum(%s, axis=%d):" % (EXPRESSION, axis),
+                        rows + peer_rows(host, ctx, True, timer, axis), floor_sum, t_axis)
+    print_overhead(host, ctx, fused, fused_sum, timer)
     print_first_calls(args.device, args.first_calls)
+
+
+def print_reduce_blocks(counts, ours, floor, timer):
+    """The fused sums' times with the GPU reduction aiming for each of ``counts`` blocks."""
+    from dlarray import _fuse_reduce_gpu
+    saved = _fuse_reduce_gpu._GPU_BLOCKS
+    print("%-40s %10s %9s" % ("sum over axis, blocks aimed for", "ms", "/ floor"))
+    try:
+        for count in (int(c) for c in counts.split(",")):
+            _fuse_reduce_gpu._GPU_BLOCKS = count
+            for axis in (None, 0, 1):
+                f = xp.fuse(summed_over(axis))  # new: a cached call keeps its first grid
+                t = timer(lambda: f(*ours))
+                print("%-40s %10.3f %9.2f" % ("axis=%s, %d blocks" % (axis, count), t * 1e3,
+                                              t / floor))
+    finally:
+        _fuse_reduce_gpu._GPU_BLOCKS = saved
 
 
 def print_first_calls(device, count):

@@ -73,20 +73,12 @@ class _Plan:
 
 
 def _fast_for(plan: _Plan, args, arrays) -> Any:
-    """The C++ cache hit (``_core._FuseLauncher``) of a signature without a reduction whose
-    generated kernel is C++ running on one thread (an output of 1 to ``_PARALLEL_MIN - 1``
-    elements) or CUDA (any non-empty output: the launch is queued), else None. Per call it
-    checks the arguments against the signature, allocates the result and calls or launches the
-    kernel: about a microsecond on the CPU, where the Python path below takes ten or more."""
-    run = getattr(plan, "run", None)
-    address = getattr(run, "address", None)
-    launch = getattr(run, "launch_config", None)  # CUDA: n -> (kernel, grid, block)
-    if (address is None and launch is None) or plan.reduce is not None \
-            or plan.reducer is not None:
-        return None
-    n = math.prod(plan.shape)
-    if n == 0 or (address is not None and n >= _backends._PARALLEL_MIN):
-        return None
+    """The C++ cache hit (``_core._FuseLauncher``) of a signature whose generated kernel is C++
+    running on one thread (an output of 1 to ``_PARALLEL_MIN - 1`` elements, no reduction) or
+    CUDA (any non-empty output: the launch is queued; a trailing reduction too where one launch
+    gives the unfused result: _reduce.launch_config), else None. Per call it checks the
+    arguments against the signature, allocates the result and calls or launches the kernel:
+    about a microsecond on the CPU, where the Python path below takes ten or more."""
     read, signature, k = set(plan.inputs), [], 0
     for a in args:
         if isinstance(a, NDArray):
@@ -94,12 +86,28 @@ def _fast_for(plan: _Plan, args, arrays) -> Any:
             k += 1
         else:
             signature.append((None, a))
+    red = plan.reducer  # (a plan with one has no elementwise kernel, shape or run)
+    if red is not None:
+        config = _reduce.launch_config(red, arrays[0].ctx)
+        if config is None:
+            return None
+        function, grid, block, scalars, part = config
+        return _core._FuseLauncher(0, signature, list(red.final), red.acc, [], arrays[0].ctx,
+                                   red.m, function, grid, block, scalars, part)
+    run = getattr(plan, "run", None)
+    address = getattr(run, "address", None)
+    launch = getattr(run, "launch_config", None)  # CUDA: n -> (kernel, grid, block)
+    if (address is None and launch is None) or plan.reduce is not None:
+        return None
+    n = math.prod(plan.shape)
+    if n == 0 or (address is not None and n >= _backends._PARALLEL_MIN):
+        return None
     if address is not None:
         return _core._FuseLauncher(address, signature, list(plan.shape), plan.dtype,
                                    list(plan.dims), arrays[0].ctx, _backends._PARALLEL_MIN - 1)
     function, grid, block = launch(n)
     return _core._FuseLauncher(0, signature, list(plan.shape), plan.dtype, list(plan.dims),
-                               arrays[0].ctx, n, function, grid, block)
+                               arrays[0].ctx, n, function, grid, block, [n] + list(plan.dims))
 
 
 def _collapse(shape: tuple, strided: list) -> tuple:

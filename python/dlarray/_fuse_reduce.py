@@ -14,10 +14,9 @@ at ``o * R + r``; a broadcast one through strides of both groups; a one-element 
   are folded row by row instead, so the reads go in memory order. Threads split the outputs
   where there are many, else the reduced range, each into its own row of partial results that
   a second, unfused reduction folds.
-- CUDA and OpenCL (one template): groups of ``G`` threads (1, 32 or 256: by ``R``; 1 where the
-  last axis is kept, so a warp reads neighbouring elements) fold one output over a segment of
-  ``r`` and combine in shared memory; the grid's second dimension splits ``r`` into segments
-  where there are few outputs, folded by a second reduction.
+- CUDA and OpenCL (one template, ``_fuse_reduce_gpu``): groups of threads fold one output over
+  a segment of ``r`` and combine in shared memory; on CUDA the last block of a split range
+  folds the segments' totals in the same launch, elsewhere a second reduction does.
 
 The dtype rules are the unfused functions' (``_reduction.sum_dtype``, ``compute_dtype``,
 ``_statistics_api._float_result``): the element is cast to the accumulator's dtype as the unfused
@@ -36,9 +35,9 @@ import numpy as np
 from . import _core
 from . import _fuse_backends as _backends
 from . import _fuse_codegen as _codegen
+from . import _fuse_reduce_gpu as _gpu
 from ._reduction import compute_dtype, normalize_axes, reduce, sum_dtype
 
-_THREADS = 256  # CUDA block / OpenCL work-group size
 _CPU_BLOCK = 2048  # elements per block of the CPU's 8 accumulators
 _CPU_CASCADE = 1024  # block totals added before they join the output's total
 _COLUMNS = 1024  # outputs folded together where the reduced axes are not the last
@@ -250,7 +249,7 @@ def _source(trace, red, strided: list) -> str:
     if language == "cpp":
         code = _cpp(trace, red, strided, d, used, comb, ident, acc, dims, outer)
     else:
-        code = _gpu(trace, red, strided, d, used, comb, ident, acc, dims, outer)
+        code = _gpu.source(trace, red, strided, d, used, comb, ident, acc, dims, outer)
     lines = _codegen._prelude(trace, language, d, (red.acc,))
     lines += [_codegen._helper_code(d, *item, _codegen._TYPES[_codegen._dtype_of(item)][3])
               for item in _codegen._dependencies(used)]
@@ -324,62 +323,6 @@ def _cpp_columns(trace, red, strided, d, used, comb, ident, acc) -> list:
     return lines
 
 
-def group_size(red) -> int:
-    """Threads folding one output on a GPU: a block for long reductions, a warp for middling
-    ones, one thread for a few elements or where neighbouring outputs are neighbours in memory
-    (the last axis kept: a warp's threads read neighbouring elements)."""
-    if red.columns:
-        return 1
-    return 256 if red.r >= 4096 else 32 if red.r >= 64 else 1
-
-
-def _gpu(trace, red, strided, d, used, comb, ident, acc, dims, outer) -> list:
-    """``dl_fused(inputs..., out, M, R-segment length, dims...)``: group ``get_group_id(0)``
-    of the outputs, segment ``get_group_id(1)`` of the reduced range; out is [segments, M]."""
-    g = group_size(red)
-    cuda = red.language == "cuda"
-    idx = d["index"]
-    if cuda:
-        ctype = {k: "b_t" if _codegen.trace_input_dtype(trace, k) == np.bool_
-                 else _ctype(trace, red, k, d) for k in red.inputs}
-        params = ["const %s* __restrict__ in%d" % (ctype[k], k) for k in red.inputs]
-        out_type = "b_t" if red.acc == np.bool_ else d["types"][_codegen._TYPES[red.acc][1]]
-        params += ["%s* __restrict__ out" % out_type]
-        head = 'extern "C" __global__ void dl_fused(%s) {'
-        tid, group, segment = "threadIdx.x", "blockIdx.x", "blockIdx.y"
-        shared, sync, oo = "__shared__", "__syncthreads();", ""
-    else:
-        params = []
-        for k in red.inputs:
-            params += ["__global const %s* in%d" % (_ctype(trace, red, k, d), k), "long o%d" % k]
-        params += ["__global %s* out" % acc, "long oo"]
-        head = "__kernel void dl_fused(%s) {"
-        tid, group, segment = "get_local_id(0)", "get_group_id(0)", "get_group_id(1)"
-        shared, sync, oo = "__local", "barrier(CLK_LOCAL_MEM_FENCE);", "oo + "
-    params += ["%s M" % idx, "%s seg" % idx] + ["%s %s" % (idx, name) for name in dims]
-    lines = [head % ", ".join(params),
-             "%s %s sh[%d];" % (shared, acc, _THREADS),
-             "const int tid = (int)%s;" % tid,
-             "const int lane = tid %% %d;" % g,
-             "const %s o = (%s)%s * %d + tid / %d;" % (idx, idx, group, _THREADS // g, g),
-             "const %s rb = (%s)%s * seg;" % (idx, idx, segment),
-             "const %s re = R - rb > seg ? rb + seg : R;" % idx,
-             "%s a = %s;" % (acc, ident),
-             "if (o < M) {"] + outer
-    lines += (["#pragma unroll 4"] if cuda else [])
-    lines += ["for (%s rr = rb + lane; rr < re; rr += %d) {" % (idx, g)]
-    lines += _element(trace, red, strided, d, used, "a = %s;" % comb("a", "v"))
-    lines += ["}", "}", "sh[tid] = a;", sync]
-    s = g // 2
-    while s:  # straight-line halvings: PoCL runs barriers inside loops slowly
-        lines += ["if (lane < %d) sh[tid] = %s;" % (s, comb("sh[tid]", "sh[tid + %d]" % s)), sync]
-        s //= 2
-    lines += [
-              "if (lane == 0 && o < M) out[%s(%s)%s * M + o] = sh[tid];" % (oo, idx, segment),
-              "}"]
-    return lines
-
-
 # --- running --------------------------------------------------------------------------------
 
 
@@ -392,17 +335,6 @@ def build(red, ctx):
     if red.language == "cuda":
         return _backends.cuda_kernel(red.source, ctx)
     return _backends.opencl_launcher(red.source, ctx)
-
-
-def _segments(red) -> tuple:
-    """(grid size over outputs, segments of the reduced range, segment length) on a GPU: enough
-    groups to fill one (about 1024), each thread folding at least 16 elements."""
-    g = group_size(red)
-    blocks = -(-red.m // (_THREADS // g))
-    most = max(1, min(65535, -(-red.r // (g * 16))))
-    segments = max(1, min(most, -(-1024 // blocks)))
-    length = -(-red.r // segments)
-    return blocks, -(-red.r // length), length
 
 
 def run(red, arrays: list, ctx) -> _core.NDArray:
@@ -430,16 +362,34 @@ def run(red, arrays: list, ctx) -> _core.NDArray:
             _backends.run_parallel(red.launch, calls)
             out = _fold(partial[:len(calls)], red)
     else:
-        blocks, segments, length = _segments(red)
-        partial = _core.empty((segments, m), ctx, red.acc)
+        blocks, segments, length, fold = _gpu.segments(red)
+        partial = _core.empty((segments, m), ctx, red.acc) if segments > 1 else None
+        out = _core.empty((m,), ctx, red.acc) if partial is None or fold else partial
+        partial = out if partial is None else partial
         if red.language == "cuda":
-            red.launch((blocks, segments), (_THREADS,),
-                       tuple(used) + (partial, m, length) + tuple(red.dims), ctx=ctx)
+            red.launch((blocks, segments), (_gpu.THREADS,),
+                       tuple(used) + (out, partial, m, length, int(fold)) + tuple(red.dims),
+                       ctx=ctx)
         else:
-            red.launch(used + [partial], [m, length] + list(red.dims),
-                       (blocks * _THREADS, segments), (_THREADS, 1))
-        out = _fold(partial, red) if segments > 1 else partial.reshape(m)
+            red.launch(used + [out, partial], [m, length, 0] + list(red.dims),
+                       (blocks * _gpu.THREADS, segments), (_gpu.THREADS, 1))
+        if segments > 1 and not fold:
+            out = _fold(partial, red)
     return finish(red, out.reshape(red.final))
+
+
+def launch_config(red, ctx):
+    """For _core._FuseLauncher: (the CUDA kernel loaded on ctx's GPU, grid, block, scalar
+    parameters, second array: 0 the output, else the partial totals' element count) of run's
+    launch, where that launch alone gives the unfused result (no division, no cast, no second
+    reduction), else None."""
+    if red.language != "cuda" or red.mean or red.result != red.acc:
+        return None
+    blocks, segments, length, fold = _gpu.segments(red)
+    if segments > 1 and not fold:
+        return None
+    return (red.launch._load(ctx.device_id), [blocks, segments, 1], [_gpu.THREADS, 1, 1],
+            [red.m, length, int(fold)] + list(red.dims), segments * red.m if segments > 1 else 0)
 
 
 def _fold(partial, red):

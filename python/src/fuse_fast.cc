@@ -4,10 +4,11 @@
 // signature, allocates the result and runs the kernel: on the CPU a call of the generated C++
 // function (by its address), on a GPU whose kernels come from the rtc extension (CUDA through
 // NVRTC) a launch of the loaded kernel through the extension's table, as dlarray.rtc's launch
-// path does (rtc_kernel.cc), with the grid Python chose for the signature. Any difference
-// (another shape, a view, a subclass, on the CPU a large array that the thread pool should
-// split) returns None and the Python path (dlarray/_fuse.py) runs the call as before, errors
-// included.
+// path does (rtc_kernel.cc), with the grid and the scalar parameters Python chose for the
+// signature (a trailing reduction folded in one launch too: its kernel takes a second array after
+// the output, the output again or scratch for the partial totals). Any difference (another shape,
+// a view, a subclass, on the CPU a large array that the thread pool should split) returns None and
+// the Python path (dlarray/_fuse.py) runs the call as before, errors included.
 //
 // Fused's calls reach it through the class's tp_call slot, set here (_fuse_install_call): a
 // pybind11 __call__ would cost more than the rest of the call (its argument tuple, kwargs dict
@@ -48,16 +49,19 @@ union KernelArg {
 class FuseLauncher {
  public:
   // kernel: the C++ function's address (0 with `function`); function: the loaded rtc kernel
-  // (an _RtcFunction) or None, launched with grid and block.
+  // (an _RtcFunction) or None, launched with grid and block, its parameters the arrays read,
+  // the output, with part >= 0 a second array (0: the output again; more: a new array of that
+  // many elements of the output's dtype per call), then `scalars`.
   FuseLauncher(uintptr_t kernel, const py::list& signature, std::vector<int64_t> out_shape,
                const py::handle& out_dtype, std::vector<long long> dims, DLContext ctx,
                int64_t max_elements, const py::object& function, std::vector<uint32_t> grid,
-               std::vector<uint32_t> block)
+               std::vector<uint32_t> block, const std::vector<long long>& scalars, int64_t part)
       : kernel_(reinterpret_cast<FusedKernel>(kernel)),
         out_shape_(std::move(out_shape)),
         out_dtype_(DTypeFromNumpy(out_dtype)),
         dims_(std::move(dims)),
-        ctx_(ctx) {
+        ctx_(ctx),
+        part_(part) {
     if (!function.is_none()) {
       function_ = function.cast<std::shared_ptr<rtc_binding::FunctionHandle>>();
       if (grid.size() != 3 || block.size() != 3) {
@@ -85,16 +89,18 @@ class FuseLauncher {
     n_ = 1;
     for (int64_t s : out_shape_) n_ *= s;
     if (n_ == 0 || n_ > max_elements) throw py::value_error("_FuseLauncher: not a small call");
-    pointers_.reserve(args_.size() + 1);
+    pointers_.reserve(args_.size() + 2);
     if (function_ != nullptr) {
-      // The kernel's parameters: the arrays read, the output, n, then the sizes and strides.
-      // Their values live in kernel_args_ (sized once: the table's addresses stay valid).
-      size_t reads = 0;
-      for (const Argument& a : args_) reads += a.read ? 1 : 0;
-      kernel_args_.resize(reads + 2 + dims_.size());
-      kernel_args_[reads + 1].value = n_;
-      for (size_t j = 0; j < dims_.size(); ++j) kernel_args_[reads + 2 + j].value = dims_[j];
+      // The kernel's parameters: the arrays read, the output (and the second array), then the
+      // scalars. Their values live in kernel_args_ (sized once: the table's addresses stay
+      // valid).
+      size_t arrays = part_ >= 0 ? 2 : 1;
+      for (const Argument& a : args_) arrays += a.read ? 1 : 0;
+      kernel_args_.resize(arrays + scalars.size());
+      for (size_t j = 0; j < scalars.size(); ++j) kernel_args_[arrays + j].value = scalars[j];
       for (KernelArg& arg : kernel_args_) arg_table_.push_back(&arg);
+    } else if (part_ >= 0 || !scalars.empty()) {
+      throw py::value_error("_FuseLauncher: a C++ kernel takes no second array or scalars");
     }
   }
 
@@ -124,6 +130,11 @@ class FuseLauncher {
     NDArray out{Array::Empty(out_shape_, ctx_, out_dtype_)};
     pointers_.push_back(out.array->data_ptr());
     if (function_ != nullptr) {
+      // Scratch of the partial totals: freed when this returns, its memory reused only by work
+      // queued after the launch on the same stream.
+      std::shared_ptr<Array> part;
+      if (part_ > 0) part = Array::Empty({part_}, ctx_, out_dtype_);
+      if (part_ >= 0) pointers_.push_back(part ? part->data_ptr() : pointers_.back());
       Launch();
     } else {
       kernel_(pointers_.data(), dims_.empty() ? nullptr : dims_.data(), 0, n_);
@@ -166,6 +177,7 @@ class FuseLauncher {
   DLArrayDType out_dtype_;
   std::vector<long long> dims_;
   DLContext ctx_;
+  int64_t part_ = -1;  // the second array: none (-1), the output (0), or its element count
   int64_t n_ = 0;
   std::vector<void*> pointers_;  // scratch of one call (the GIL is held throughout)
 };
@@ -212,11 +224,13 @@ void BindFuseFast(py::module_& m) {
       "dlarray.fuse's cache hit for one signature, on the CPU or an rtc GPU (private).")
       .def(py::init<uintptr_t, const py::list&, std::vector<int64_t>, const py::handle&,
                     std::vector<long long>, DLContext, int64_t, const py::object&,
-                    std::vector<uint32_t>, std::vector<uint32_t>>(),
+                    std::vector<uint32_t>, std::vector<uint32_t>, const std::vector<long long>&,
+                    int64_t>(),
            py::arg("kernel"), py::arg("signature"), py::arg("out_shape"), py::arg("out_dtype"),
            py::arg("dims"), py::arg("ctx"), py::arg("max_elements"),
            py::arg("function") = py::none(), py::arg("grid") = std::vector<uint32_t>{},
-           py::arg("block") = std::vector<uint32_t>{})
+           py::arg("block") = std::vector<uint32_t>{},
+           py::arg("scalars") = std::vector<long long>{}, py::arg("part") = -1)
       .def(
           "__call__",
           [](FuseLauncher& launcher, const py::args& args) {

@@ -51,6 +51,49 @@ def test_cuda_cached_call_runs_in_cpp_and_equals_the_python_path(shape, dtype):
 
 
 @needs_gpu
+@pytest.mark.parametrize("shape,axis,keepdims", [((1,), None, False), ((7, 3), 0, False),
+                                                 ((257, 1023), None, True), ((257, 1023), 0, False),
+                                                 ((257, 1023), 1, False), ((3, 1 << 19), 1, True)],
+                         ids=["one", "odd", "all-keepdims", "axis0", "axis1", "long-rows"])
+@pytest.mark.parametrize("name,dtype", [("sum", np.float32), ("max", np.int64),
+                                        ("sum", np.int32)], ids=["sum-f32", "max-i64", "sum-i32"])
+def test_cuda_cached_reduction_runs_in_cpp_and_equals_the_python_path(shape, axis, keepdims,
+                                                                       name, dtype):
+    """A trailing sum or max folded in one launch: the launcher takes the next calls (scratch of
+    the partial totals where the range is split), bit for bit the Python path's result."""
+    ctx = GPUS[0]
+    host, xs = _inputs(ctx, shape, dtype)
+
+    def f(a, b, c, d, e):
+        return getattr(dlarray, name)(_axpy(a, b, c, d, e), axis=axis, keepdims=keepdims)
+    fused = dlarray.fuse(f)
+    first = fused(*xs).asnumpy()
+    assert isinstance(fused._fast, _core._FuseLauncher)
+    for _ in range(3):  # the counters of the last block's fold are reset each launch
+        got = fused(*xs)
+        assert got.dtype == first.dtype and got.shape == first.shape
+        np.testing.assert_array_equal(got.asnumpy(), first)
+    wide = _axpy(*[h.astype(np.float64) if dtype == np.float32 else h for h in host])
+    want = getattr(np, name)(wide, axis=axis, keepdims=keepdims)
+    if dtype == np.float32:  # within the error bound of summation over n terms
+        n = wide.size // want.size
+        bound = 2 * n * np.finfo(np.float32).eps * np.abs(wide).sum(axis=axis, keepdims=keepdims)
+        assert np.all(np.abs(first - want) <= bound + 1e-30)
+    else:
+        np.testing.assert_array_equal(first, want.astype(first.dtype))
+
+
+@needs_gpu
+def test_cuda_reductions_left_to_python_make_no_launcher():
+    """mean divides after the kernel: the Python path runs it."""
+    ctx = GPUS[0]
+    _, xs = _inputs(ctx, (33, 65))
+    mean = dlarray.fuse(lambda a, b, c, d, e: dlarray.mean(_axpy(a, b, c, d, e), axis=0))
+    mean(*xs)
+    assert mean._fast is None
+
+
+@needs_gpu
 def test_cuda_cached_call_hands_other_calls_back():
     ctx = GPUS[0]
     host, xs = _inputs(ctx, (33, 65))

@@ -11,7 +11,7 @@ import dlarray
 from dlarray import _fuse
 from test_fuse import _values
 
-from dlarray import _fuse_reduce
+from dlarray import _fuse_reduce, _fuse_reduce_gpu
 
 
 @pytest.fixture(autouse=True)
@@ -226,3 +226,58 @@ def test_generated_cuda_compiles_with_nvrtc(rng):
         inputs = sorted({node.arg for node in trace.nodes if node.kind == "input"})
         red = _fuse_reduce.plan(trace, reduction, [x, i, flag], inputs, x.ctx, "cuda")
         RawKernel(red.source, "dl_fused", options=("--fmad=false",)).compile(arch=90)
+
+
+def test_gpu_grid_covers_the_range_and_folds_in_one_launch_where_it_can():
+    """_fuse_reduce_gpu.segments: the segments cover the reduced range exactly once; CUDA folds
+    them in the kernel only where a counter per column exists and a thread of the last block
+    folds few of them; OpenCL never does (the second reduction folds); the issue's sums run as
+    one launch."""
+    red = _fuse_reduce.Reducer()
+    for language in ("cuda", "opencl"):
+        for m, r, columns in ((1, 8192 * 8192, False), (8192, 8192, False), (8192, 8192, True),
+                              (1, 1, False), (3, 100, False), (37, 5000, True),
+                              (1, 4097, False), (100003, 2, False), (2, 100003, True)):
+            red.m, red.r, red.columns, red.language = m, r, columns, language
+            g = _fuse_reduce_gpu.group_size(red)
+            blocks, segments, length, fold = _fuse_reduce_gpu.segments(red)
+            assert blocks * (_fuse_reduce_gpu.THREADS // g) >= m
+            assert segments * length >= r and (segments - 1) * length < r
+            assert segments <= 65535
+            if fold:
+                assert language == "cuda" and blocks <= _fuse_reduce_gpu._DONE
+                assert -(-segments // g) <= _fuse_reduce_gpu._FOLD_PER_THREAD
+            if language == "cuda" and (m, r) == (1, 8192 * 8192):
+                assert fold and segments > 1  # sum(a*b + c*d - e): one launch, every SM busy
+            if language == "cuda" and (m, r, columns) == (8192, 8192, True):
+                assert fold  # axis=0 of 8192 x 8192 too
+
+
+@pytest.mark.parametrize("few", [False, True], ids=["default", "many-segments"])
+def test_sums_across_segments_against_float64(ctx, rng, monkeypatch, few):
+    """Float32 sums and int64 max/min at sizes on either side of the GPU's segment, lane and
+    group boundaries (and, with 1 element a thread, hundreds of segments that the last block
+    folds), against NumPy in float64; a repeated call gives the same bits (the fold's order is
+    fixed and its counters are reset)."""
+    if few:
+        monkeypatch.setattr(_fuse_reduce_gpu, "_MIN_PER_THREAD", 1)
+    for shape, axis in (((1,), None), ((4095,), None), ((4097,), None), ((3 * 4096 + 1,), None),
+                        (((1 << 20) + 3,), None), ((7, 9973), 1), ((640, 300), 0),
+                        ((5000, 37), 0), ((3, 5, 4099), (0, 2))):
+        x = rng.standard_normal(shape).astype(np.float32)
+        y = rng.standard_normal(shape).astype(np.float32)
+        fused = dlarray.fuse(lambda a, b: dlarray.sum(a * b - a, axis=axis))
+        args = [dlarray.asarray(v, device=ctx) for v in (x, y)]
+        got = fused(*args).asnumpy()
+        exact = (x.astype(np.float64) * y - x).sum(axis=axis)
+        n = x.size // max(1, np.asarray(exact).size)
+        bound = 2 * n * np.finfo(np.float32).eps * np.abs(x * y - x).astype(np.float64).sum(
+            axis=axis) + 1e-30
+        assert np.all(np.abs(got - exact) <= bound), (shape, axis)
+        assert np.array_equal(fused(*args).asnumpy(), got), (shape, axis)
+        i = rng.integers(-1 << 40, 1 << 40, shape)
+        for name in ("max", "min"):
+            f = dlarray.fuse(lambda a, name=name: getattr(dlarray, name)(a - 1, axis=axis))
+            np.testing.assert_array_equal(
+                f(dlarray.asarray(i, device=ctx)).asnumpy(),
+                getattr(np, name)(i - 1, axis=axis))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dlarray
-from dlarray import _fuse_backends, _fuse_multi
+from dlarray import _core, _fuse_backends, _fuse_multi
 
 FLOATS = [np.float32, np.float64]
 OTHER = [np.float16, np.int32, np.int64, np.uint8]  # the per-tensor ops' other dtypes
@@ -183,3 +183,67 @@ def test_fuse_fast_path_not_made_for_large_or_reduced_calls():
     small = dlarray.asarray(np.ones(5, np.float32))
     assert float(summed(small).asnumpy()) == 10.0
     assert summed._fast is None
+
+
+def test_fuse_launcher_takes_a_second_array_and_scalars_for_gpu_kernels_only():
+    """A second array (a reduction's partial totals) and scalar parameters belong to a GPU
+    kernel's launch: with a C++ kernel's address the launcher refuses them."""
+    x = dlarray.asarray(np.ones(5, np.float32))
+    fused = dlarray.fuse(_axpy)
+    fused(x, x, x, x, x)
+    address = fused._plans[next(iter(fused._plans))].run.address
+    signature = [(np.dtype(np.float32), (5,), True)] * 5
+    for extra in ({"part": 0}, {"scalars": [5]}):
+        with pytest.raises(ValueError, match="second array or scalars"):
+            _core._FuseLauncher(address, signature, [5], np.float32, [], x.ctx, 5, **extra)
+
+
+def test_reduction_launch_config_gives_one_launchs_parameters(monkeypatch):
+    """_fuse_reduce.launch_config (no GPU needed): the grid, the scalars (M, the segment length,
+    fold, then the sizes) and the second array (the output, or scratch of segments x M partial
+    totals) of run's launch; None where one launch does not give the result (mean, a second
+    reduction, another language)."""
+    from dlarray import _fuse_reduce, _fuse_reduce_gpu
+    monkeypatch.setattr(_fuse_reduce, "OPENCL_CPUS", True)  # planned for OpenCL on the CPU
+    x = dlarray.asarray(np.ones((64, 8192), np.float32))
+
+    class Loaded:
+        def _load(self, device_id):
+            return ("function", device_id)
+
+    def planned(name, axis, language="cuda", shape=(64, 8192)):
+        y = dlarray.asarray(np.ones(shape, np.float32))
+        fused = dlarray.fuse(lambda a: getattr(dlarray, name)(a * 2, axis=axis))
+        trace, reduction = fused._trace((y,), [y])
+        red = _fuse_reduce.plan(trace, reduction, [y], [0], y.ctx, language)
+        red.launch = Loaded()
+        return red
+    red = planned("sum", None)
+    blocks, segments, length, fold = _fuse_reduce_gpu.segments(red)
+    assert fold and segments > 1
+    assert _fuse_reduce.launch_config(red, x.ctx) == (
+        ("function", 0), [blocks, segments, 1], [_fuse_reduce_gpu.THREADS, 1, 1],
+        [1, length, 1] + list(red.dims), segments)
+    red = planned("max", 1, shape=(64, 4096))  # a block per row, 16 elements a thread: whole
+    assert _fuse_reduce_gpu.segments(red)[1] == 1  # rows, the output again
+    assert _fuse_reduce.launch_config(red, x.ctx)[3:] == ([64, 4096, 0] + list(red.dims), 0)
+    assert _fuse_reduce.launch_config(planned("mean", None), x.ctx) is None
+    assert _fuse_reduce.launch_config(planned("sum", None, "opencl"), x.ctx) is None
+    long_columns = planned("sum", 0, shape=(1 << 16, 3))  # 1 thread a column, many segments
+    assert not _fuse_reduce_gpu.segments(long_columns)[3]
+    assert _fuse_reduce.launch_config(long_columns, x.ctx) is None
+
+
+def test_reduction_plan_hands_launch_config_to_the_launcher(monkeypatch):
+    """_fuse._fast_for of a plan with a fused reduction: the launcher gets the reduction's
+    result shape, accumulator dtype, output count and launch_config's values."""
+    from dlarray import _fuse_reduce
+    made = []
+    monkeypatch.setattr(_fuse_reduce, "launch_config",
+                        lambda red, ctx: ("function", [3, 2, 1], [256, 1, 1], [5, 6], 7))
+    monkeypatch.setattr(_core, "_FuseLauncher", lambda *args: made.append(args) or None)
+    x = dlarray.asarray(np.ones((4, 5), np.int8))
+    fused = dlarray.fuse(lambda a: dlarray.sum(a * 3, axis=0, keepdims=True))
+    np.testing.assert_array_equal(fused(x).asnumpy(), np.full((1, 5), 12))
+    assert made == [(0, [(np.dtype(np.int8), (4, 5), True)], [1, 5], np.dtype(np.int64), [],
+                     x.ctx, 5, "function", [3, 2, 1], [256, 1, 1], [5, 6], 7)]
