@@ -164,8 +164,9 @@ PyObject* Run(const Plan& plan, const Array& x, const DLArray* const* ins, int n
 
 // The reduction of x (non-empty, at least 1-D) over the axes in `mask` (bit k: axis k; at
 // least one, and no empty output) into a new array, as the general path (_reduction.reduce) plans
-// it: each run of adjacent reduced axes, the last run first, is one reduce call on the current
-// array seen as (outer, n, inner) into (outer, inner); the last call writes the result.
+// it off CUDA (PlannedInPython): each run of adjacent reduced axes, the last run first, is one
+// reduce call on the current array seen as (outer, n, inner) into (outer, inner); the last call
+// writes the result.
 PyObject* RunReduce(const Plan& plan, const Array& x, uint64_t mask, bool keepdims) {
   std::vector<int64_t> cur = x.shape(), final_shape;
   for (size_t k = 0; k < cur.size(); ++k) {
@@ -352,6 +353,14 @@ bool ReadReduceKeywords(PyObject* kwnames, PyObject* const* values, PyObject** a
   return true;
 }
 
+// Whether the reduction over the axes in mask takes the general path for its plan: several runs
+// of axes on CUDA, whose order _reduction._order chooses (RunReduce reduces the last run first).
+bool PlannedInPython(uint64_t mask, int device_type) {
+  if (device_type != kDLArrayCUDA) return false;
+  const uint64_t runs = mask >> __builtin_ctzll(mask);  // mask != 0
+  return (runs & (runs + 1)) != 0;                      // a gap between reduced axes
+}
+
 PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   auto& f = *static_cast<Function*>(PyCapsule_GetPointer(self, nullptr));
   PyObject* axis = nullptr;
@@ -377,7 +386,7 @@ PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
         const bool tuple_axis = axis != nullptr && PyTuple_CheckExact(axis);
         const uint64_t mask =
             f.one_axis && tuple_axis ? 0 : AxisMask(axis, static_cast<int>(x.shape().size()));
-        if (x.size() > 0 && mask != 0 &&
+        if (x.size() > 0 && mask != 0 && !PlannedInPython(mask, x.ctx().device_type) &&
             (plan.post < 0 || HasKernel(plan.post, x.ctx().device_type))) {
           return RunReduce(plan, x, mask, keepdims);  // x non-empty: so is the result
         }
