@@ -446,16 +446,6 @@ void CudaDevice::ThrowIfCapturing(int id, const char* what) {
 
 bool CudaDevice::capturing(int id) { return At(id).capturing.load(std::memory_order_acquire); }
 
-bool CudaDevice::RecordUnlessCapturing(int id, cudaEvent_t event, cudaStream_t stream,
-                                       cudaError_t* err) {
-  PerDevice& d = At(id);
-  std::lock_guard<std::mutex> lock(d.mu);  // BeginCapture sets `capturing` under it
-  if (d.capturing.load(std::memory_order_relaxed)) return false;
-  SetDevice(id);
-  *err = cudaEventRecord(event, stream);
-  return true;
-}
-
 void CudaDevice::BeginCapture(int id) {
   PerDevice& d = Ready(id);
   // What a recording cannot do: make the stream, the cuBLAS handle (and its workspace), the

@@ -99,12 +99,6 @@ class CudaDevice final : public Device {
   cudaGraph_t EndCapture(int id, std::vector<std::pair<void*, size_t>>* blocks);
   /*! \brief Whether device id's stream is recording a graph. */
   bool capturing(int id);
-  /*!
-   * \brief Records event on stream (of device id, or a stream forked from it) unless device id
-   *        is recording a graph, atomically with BeginCapture: another thread's record never
-   *        lands in a recording. Returns whether it recorded; *err is cudaEventRecord's result.
-   */
-  bool RecordUnlessCapturing(int id, cudaEvent_t event, cudaStream_t stream, cudaError_t* err);
   /*! \brief Gives a destroyed graph's scratch memory back to the device's cache. */
   void ReleaseGraphBlocks(int id, const std::vector<std::pair<void*, size_t>>& blocks) noexcept;
 

@@ -31,9 +31,7 @@ void DropFinishedLocked(DLArrayNcclComm* c) {
 }
 
 // An event after everything queued so far on the stream, covering the unnoted collectives;
-// the caller holds events_mu. Nothing while the GPU records a CUDA graph (the watchdog's thread
-// calls this too): an event recorded into the graph could not be queried outside it, and one
-// left on the side stream would break the recording on this rank only.
+// the caller holds events_mu.
 void RecordLocked(DLArrayNcclComm* c, Stream stream) {
   SetDevice(c->device_id);
   cudaEvent_t e = nullptr;
@@ -43,11 +41,7 @@ void RecordLocked(DLArrayNcclComm* c, Stream stream) {
   } else {
     CUDA_CALL(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
-  cudaError_t err = cudaSuccess;
-  if (!c->device->RecordUnlessCapturing(c->device_id, e, static_cast<cudaStream_t>(stream), &err)) {
-    c->spare.push_back(e);
-    return;
-  }
+  const cudaError_t err = cudaEventRecord(e, static_cast<cudaStream_t>(stream));
   if (err != cudaSuccess) {
     c->spare.push_back(e);
     ThrowCudaError(err, "cudaEventRecord", __FILE__, __LINE__);
@@ -55,50 +49,6 @@ void RecordLocked(DLArrayNcclComm* c, Stream stream) {
   c->queued.push_back({e, c->unnoted_since});
   c->unnoted = false;
   c->last_note = std::chrono::steady_clock::now();
-}
-
-// Splits the initialised non-blocking communicator (still c->comm) into a blocking child, which
-// it returns (nccl_comm.h says why). The split is a collective of the non-blocking parent: it
-// runs in NCCL's background thread and stays abortable (aborting the parent aborts the child's
-// init). NCCL publishes the child's handle from that thread only once the child is initialised,
-// which may be after the parent reports the group done (a 1-rank split returned with it still
-// null on an H200, NCCL 2.28): the handle is awaited, then the child's own state. Null when no
-// handle came within kSplitGrace.
-Comm SplitBlocking(DLArrayNcclComm* c) {
-  using Clock = std::chrono::steady_clock;
-  constexpr auto kSplitGrace = std::chrono::seconds(10);
-  Result r;
-  {
-    std::lock_guard<std::mutex> lock(c->mu);
-    if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
-    Config config;
-    config.blocking = 1;
-    SetDevice(c->device_id);
-    c->split_out = nullptr;
-    r = Lib().CommSplit(c->comm, 0, c->rank, &c->split_out, &config);
-    if (r != kSuccess && r != kInProgress) ThrowNccl(c, "ncclCommSplit", r);
-  }
-  if (r == kInProgress) WaitReady(c, "ncclCommSplit");
-  const Clock::time_point start = Clock::now();
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(c->mu);
-      if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
-      Comm child = __atomic_load_n(&c->split_out, __ATOMIC_ACQUIRE);
-      if (child != nullptr) {
-        Result state = kInProgress;
-        const Result q = Lib().CommGetAsyncError(child, &state);
-        if (q != kSuccess) ThrowNccl(c, "ncclCommGetAsyncError", q);
-        if (state != kSuccess && state != kInProgress) {
-          ThrowNccl(c, "ncclCommSplit", state);
-        }
-        if (state == kSuccess) return child;
-      } else if (Clock::now() - start > kSplitGrace) {
-        return nullptr;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
 }
 
 }  // namespace
@@ -166,35 +116,11 @@ Stream CollectiveStreamLocked(DLArrayNcclComm* c) {
   return c->side;
 }
 
-// The blocking children of the initialised non-blocking communicator: `comm` for eager
-// collectives, then `graph_comm` for recorded ones (nccl_comm.h says why). Without a first
-// child the collectives stay on the non-blocking parent (correct, only slower per call); without
-// a second, recorded collectives share `comm`. The first child waits in graph_comm, where an
-// abort finds it, while the second is made.
-void SplitChildren(DLArrayNcclComm* c) {
-  Comm eager = SplitBlocking(c);
-  if (eager == nullptr) return;
-  {
-    std::lock_guard<std::mutex> lock(c->mu);
-    c->graph_comm = eager;
-  }
-  Comm graph = SplitBlocking(c);
-  std::lock_guard<std::mutex> lock(c->mu);
-  c->parent = c->comm;
-  c->comm = eager;
-  c->graph_comm = graph;
-  c->blocking = true;
-}
-
-bool Capturing(const DLArrayNcclComm* c) { return c->device->capturing(c->device_id); }
-
 void AbortLocked(DLArrayNcclComm* c) {
   SetDevice(c->device_id);
   if (c->comm != nullptr) (void)Lib().CommAbort(c->comm);  // blocking: NCCL's work stops
-  if (c->graph_comm != nullptr) (void)Lib().CommAbort(c->graph_comm);
   if (c->parent != nullptr) (void)Lib().CommAbort(c->parent);
   c->comm = nullptr;
-  c->graph_comm = nullptr;
   c->parent = nullptr;
 }
 
@@ -210,10 +136,8 @@ void NoteQueuedUnlessGrouped(DLArrayNcclComm* c, Stream stream) {
 
 // Records that collectives were just queued on the communicator's stream. An event per call
 // would cost a few microseconds each: one every kNoteInterval is enough for a timeout in seconds.
-// A CUDA graph recording queues nothing: its replays are noted when queued (set_stream 0).
 void NoteQueued(DLArrayNcclComm* c, Stream stream) {
   constexpr auto kNoteInterval = std::chrono::milliseconds(20);
-  if (Capturing(c)) return;
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(c->events_mu);
   c->note_stream = stream;

@@ -38,31 +38,17 @@ class CudaDevice;
 // connection to it) runs without `mu`, counted in `in_call` and timed by `waiting_since`, so the
 // watchdog sees it and comm_abort aborts the communicator under it, as PyTorch's watchdog does.
 // Without ncclCommSplit (NCCL < 2.18) `comm` stays the non-blocking one.
-//
-// Why a third one: collectives recorded in a CUDA graph go on `graph_comm` (split from `parent`
-// like `comm`), never on `comm`. A communicator used by both graph replays and eager calls
-// makes NCCL order them through its "graph mixing" machinery (events between its internal
-// streams that every later launch of that communicator waits for, in graphs too), which NCCL's
-// documentation says has deadlocked CUDA (the likeliest cause of a 2-GPU MNIST run, eager
-// collectives between replays, hanging after about 400 steps: H200 x2, NCCL 2.28.9). With two
-// communicators neither mixes; their launches are ordered by the GPU's stream, on which graphs
-// are launched and eager collectives queued (or forked from it: set_stream), the same order on
-// every rank. Null when NCCL gave no second child: graph collectives then use `comm`.
 struct DLArrayNcclComm {
   dlarray::cuda::CudaDevice* device = nullptr;
   int device_id = 0;
   int world_size = 1;
   int rank = 0;
   std::mutex mu;
-  dlarray::cuda::nccl::Comm comm = nullptr;        // null before comm_init and after an abort
-  dlarray::cuda::nccl::Comm parent = nullptr;      // the non-blocking comm `comm` was split from
-  dlarray::cuda::nccl::Comm graph_comm = nullptr;  // collectives recorded in a CUDA graph
-  dlarray::cuda::nccl::Comm split_out = nullptr;   // where ncclCommSplit's thread writes the child
-  bool blocking = false;                           // comm is blocking (split from parent)
-  std::atomic<int> in_call{0};                     // blocking NCCL calls running without mu
-  // Collectives called on comm and on graph_comm (call_counts).
-  std::atomic<int64_t> eager_calls{0};
-  std::atomic<int64_t> recorded_calls{0};
+  dlarray::cuda::nccl::Comm comm = nullptr;       // null before comm_init and after an abort
+  dlarray::cuda::nccl::Comm parent = nullptr;     // the non-blocking comm `comm` was split from
+  dlarray::cuda::nccl::Comm split_out = nullptr;  // where ncclCommSplit's thread writes the child
+  bool blocking = false;                          // comm is blocking (split from parent)
+  std::atomic<int> in_call{0};                    // blocking NCCL calls running without mu
   // set_stream(1): collectives go on `side`, after `fork` (recorded on the GPU's stream);
   // set_stream(0): the GPU's stream waits for `join`, recorded on `side`. Guarded by mu.
   bool on_side = false;
@@ -122,15 +108,7 @@ Stream StreamOf(const DLArrayNcclComm* c);
  *         ordered after the GPU stream's queued work; the caller holds mu. */
 Stream CollectiveStreamLocked(DLArrayNcclComm* c);
 
-/*! \brief After init: the blocking children of the non-blocking communicator, `comm` and
- *         `graph_comm` (see DLArrayNcclComm), where NCCL has ncclCommSplit. */
-void SplitChildren(DLArrayNcclComm* c);
-
-/*! \brief Whether the communicator's GPU is recording a CUDA graph (graph_ext): collectives
- *         called now are recorded, on graph_comm. */
-bool Capturing(const DLArrayNcclComm* c);
-
-/*! \brief Aborts comm, graph_comm and parent (NCCL frees them); the caller holds mu. */
+/*! \brief Aborts comm and parent (NCCL frees them); the caller holds mu. */
 void AbortLocked(DLArrayNcclComm* c);
 
 /*! \brief Notes collectives just queued on stream (grouped ones are noted at group_end). */
@@ -148,16 +126,11 @@ struct Waiting {
   DLArrayNcclComm* c;
 };
 
-// Which communicator a call runs on: `comm`; `graph_comm` (finalizing it); or, for a
-// collective, `graph_comm` while the GPU records a CUDA graph and there is one, else `comm`
-// (counted for call_counts).
-enum class Target { kComm, kGraphComm, kCollective };
-
 // Runs one NCCL call on the live communicator, then waits if NCCL finishes it in the background
 // (non-blocking comm). A blocking comm's call runs without mu (it may wait for a peer's first
 // connection), as a Waiting call the watchdog times and comm_abort may abort under it.
 template <typename Call>
-void Run(DLArrayNcclComm* c, const char* what, Call&& call, Target target = Target::kComm) {
+void Run(DLArrayNcclComm* c, const char* what, Call&& call) {
   Result r = nccl::kSuccess;
   Comm comm;
   bool unlocked = false;  // a blocking comm's call outside a group: made below, without mu
@@ -170,13 +143,6 @@ void Run(DLArrayNcclComm* c, const char* what, Call&& call, Target target = Targ
     }
     SetDevice(c->device_id);
     comm = c->comm;
-    if (target == Target::kGraphComm) {
-      comm = c->graph_comm;
-    } else if (target == Target::kCollective) {
-      const bool recorded = c->graph_comm != nullptr && Capturing(c);
-      if (recorded) comm = c->graph_comm;
-      (recorded ? c->recorded_calls : c->eager_calls).fetch_add(1, std::memory_order_relaxed);
-    }
     if (!c->blocking || c->in_group) {  // inside a group NCCL only records the call
       r = call(Lib(), comm);
       if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, what, r);

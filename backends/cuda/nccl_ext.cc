@@ -2,10 +2,12 @@
 // communicator (nccl_comm.h) and the GPU's stream; failures go to the core's set_error.
 #include "nccl_ext.h"
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda_check.h"
@@ -107,6 +109,55 @@ nccl::Stream CollectiveStream(DLArrayNcclComm* c) {
   return nccl::CollectiveStreamLocked(c);
 }
 
+// Splits the initialised non-blocking communicator into a blocking one for the collectives
+// (nccl_comm.h says why). The split is a collective of the non-blocking parent: it runs in
+// NCCL's background thread and stays abortable (aborting the parent aborts the child's init).
+// NCCL publishes the child's handle from that thread only once the child is initialised, which
+// may be after the parent reports the group done (a 1-rank split returned with it still null on
+// an H200, NCCL 2.28): the handle is awaited, then the child's own state. Without a handle after
+// kSplitGrace the collectives stay on the non-blocking parent (correct, only slower per call).
+void SplitBlocking(DLArrayNcclComm* c) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kSplitGrace = std::chrono::seconds(10);
+  Result r;
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
+    nccl::Config config;
+    config.blocking = 1;
+    SetDevice(c->device_id);
+    c->split_out = nullptr;
+    r = Lib().CommSplit(c->comm, 0, c->rank, &c->split_out, &config);
+    if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, "ncclCommSplit", r);
+  }
+  if (r == nccl::kInProgress) WaitReady(c, "ncclCommSplit");
+  const Clock::time_point start = Clock::now();
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
+      nccl::Comm child = __atomic_load_n(&c->split_out, __ATOMIC_ACQUIRE);
+      if (child != nullptr) {
+        Result state = nccl::kInProgress;
+        const Result q = Lib().CommGetAsyncError(child, &state);
+        if (q != nccl::kSuccess) ThrowNccl(c, "ncclCommGetAsyncError", q);
+        if (state != nccl::kSuccess && state != nccl::kInProgress) {
+          ThrowNccl(c, "ncclCommSplit", state);
+        }
+        if (state == nccl::kSuccess) {
+          c->parent = c->comm;
+          c->comm = child;
+          c->blocking = true;
+          return;
+        }
+      } else if (Clock::now() - start > kSplitGrace) {
+        return;  // no child: the non-blocking parent serves the collectives
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
 // --- The table's functions -----------------------------------------------------------------
 
 int Load(const char* const* candidates, int32_t num_candidates) {
@@ -193,7 +244,7 @@ int CommInit(DLArrayNcclComm* c, const uint8_t* id) {
     }
     try {
       if (r == nccl::kInProgress) WaitReady(c, "ncclCommInitRankConfig");
-      if (Lib().CommSplit != nullptr) nccl::SplitChildren(c);
+      if (Lib().CommSplit != nullptr) SplitBlocking(c);
     } catch (...) {
       std::lock_guard<std::mutex> lock(c->mu);
       AbortLocked(c);
@@ -226,14 +277,8 @@ int PendingSeconds(DLArrayNcclComm* c, double* seconds) {
 int CommFinalize(DLArrayNcclComm* c) {
   return Guard([&] {
     if (c == nullptr) throw Error(ErrorKind::kValue, "comm_finalize: comm is null");
-    auto finalize = [](const Library& lib, nccl::Comm comm) { return lib.CommFinalize(comm); };
-    Run(c, "ncclCommFinalize", finalize);
-    bool graph_comm;
-    {
-      std::lock_guard<std::mutex> lock(c->mu);
-      graph_comm = c->graph_comm != nullptr;
-    }
-    if (graph_comm) Run(c, "ncclCommFinalize", finalize, nccl::Target::kGraphComm);
+    Run(c, "ncclCommFinalize",
+        [](const Library& lib, nccl::Comm comm) { return lib.CommFinalize(comm); });
     std::lock_guard<std::mutex> lock(c->mu);
     c->finalized = true;
   });
@@ -251,16 +296,10 @@ int CommDestroy(DLArrayNcclComm* c) {
       return;
     }
     nccl::Comm comm = c->comm;
-    nccl::Comm graph = c->graph_comm;
     nccl::Comm parent = c->parent;
     c->comm = nullptr;
-    c->graph_comm = nullptr;
     c->parent = nullptr;
-    Result r = Lib().CommDestroy(comm);
-    if (graph != nullptr) {
-      const Result g = Lib().CommDestroy(graph);
-      if (r == nccl::kSuccess) r = g;
-    }
+    const Result r = Lib().CommDestroy(comm);
     // The parent ran no collective (only the split): freeing it needs no peer. After the child,
     // which may share its resources (NCCL_COMM_SPLIT_SHARE_RESOURCES).
     if (parent != nullptr) (void)Lib().CommAbort(parent);
@@ -281,12 +320,9 @@ int AllReduce(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_t op
     CheckReduceOp(op, "all_reduce");
     const int type = NcclType(send->dtype, "all_reduce");
     nccl::Stream stream = CollectiveStream(c);
-    Run(
-        c, "ncclAllReduce",
-        [&](const Library& lib, nccl::Comm comm) {
-          return lib.AllReduce(Data(send), Data(recv), n, type, op, comm, stream);
-        },
-        nccl::Target::kCollective);
+    Run(c, "ncclAllReduce", [&](const Library& lib, nccl::Comm comm) {
+      return lib.AllReduce(Data(send), Data(recv), n, type, op, comm, stream);
+    });
     NoteQueuedUnlessGrouped(c, stream);
   });
 }
@@ -304,12 +340,9 @@ int Broadcast(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_t ro
     CheckSameDType(send, recv, "broadcast");
     const int type = NcclType(recv->dtype, "broadcast");
     nccl::Stream stream = CollectiveStream(c);
-    Run(
-        c, "ncclBroadcast",
-        [&](const Library& lib, nccl::Comm comm) {
-          return lib.Broadcast(Data(send), Data(recv), n, type, root, comm, stream);
-        },
-        nccl::Target::kCollective);
+    Run(c, "ncclBroadcast", [&](const Library& lib, nccl::Comm comm) {
+      return lib.Broadcast(Data(send), Data(recv), n, type, root, comm, stream);
+    });
     NoteQueuedUnlessGrouped(c, stream);
   });
 }
@@ -323,12 +356,9 @@ int AllGather(DLArrayNcclComm* c, const DLArray* send, DLArray* recv) {
     CheckSameDType(send, recv, "all_gather");
     const int type = NcclType(send->dtype, "all_gather");
     nccl::Stream stream = CollectiveStream(c);
-    Run(
-        c, "ncclAllGather",
-        [&](const Library& lib, nccl::Comm comm) {
-          return lib.AllGather(Data(send), Data(recv), n, type, comm, stream);
-        },
-        nccl::Target::kCollective);
+    Run(c, "ncclAllGather", [&](const Library& lib, nccl::Comm comm) {
+      return lib.AllGather(Data(send), Data(recv), n, type, comm, stream);
+    });
     NoteQueuedUnlessGrouped(c, stream);
   });
 }
@@ -343,12 +373,9 @@ int ReduceScatter(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_
     CheckReduceOp(op, "reduce_scatter");
     const int type = NcclType(send->dtype, "reduce_scatter");
     nccl::Stream stream = CollectiveStream(c);
-    Run(
-        c, "ncclReduceScatter",
-        [&](const Library& lib, nccl::Comm comm) {
-          return lib.ReduceScatter(Data(send), Data(recv), n, type, op, comm, stream);
-        },
-        nccl::Target::kCollective);
+    Run(c, "ncclReduceScatter", [&](const Library& lib, nccl::Comm comm) {
+      return lib.ReduceScatter(Data(send), Data(recv), n, type, op, comm, stream);
+    });
     NoteQueuedUnlessGrouped(c, stream);
   });
 }
@@ -409,28 +436,22 @@ int GroupEnd(DLArrayNcclComm* c) {
 int SetStream(DLArrayNcclComm* c, int32_t side) {
   return Guard([&] {
     if (c == nullptr) throw Error(ErrorKind::kValue, "set_stream: comm is null");
-    nccl::Stream main = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(c->mu);
-      if (c->in_group) throw Error(ErrorKind::kValue, "set_stream: a group is open");
-      SetDevice(c->device_id);
-      if (side != 0) {
-        if (c->side == nullptr) {
-          CUDA_CALL(cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking));
-          CUDA_CALL(cudaEventCreateWithFlags(&c->fork, cudaEventDisableTiming));
-          CUDA_CALL(cudaEventCreateWithFlags(&c->join, cudaEventDisableTiming));
-        }
-        c->on_side = true;
-        return;
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->in_group) throw Error(ErrorKind::kValue, "set_stream: a group is open");
+    SetDevice(c->device_id);
+    if (side != 0) {
+      if (c->side == nullptr) {
+        CUDA_CALL(cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking));
+        CUDA_CALL(cudaEventCreateWithFlags(&c->fork, cudaEventDisableTiming));
+        CUDA_CALL(cudaEventCreateWithFlags(&c->join, cudaEventDisableTiming));
       }
-      main = StreamOf(c);
-      if (c->on_side) {
-        c->on_side = false;
-        CUDA_CALL(cudaEventRecord(c->join, c->side));
-        CUDA_CALL(cudaStreamWaitEvent(static_cast<cudaStream_t>(main), c->join, 0));
-      }
+      c->on_side = true;
+      return;
     }
-    NoteQueued(c, main);  // e.g. a replayed graph's collectives: the watchdog times them
+    if (!c->on_side) return;
+    c->on_side = false;
+    CUDA_CALL(cudaEventRecord(c->join, c->side));
+    CUDA_CALL(cudaStreamWaitEvent(static_cast<cudaStream_t>(StreamOf(c)), c->join, 0));
   });
 }
 
@@ -440,23 +461,12 @@ int AsyncError(DLArrayNcclComm* c) {
     std::lock_guard<std::mutex> lock(c->mu);
     if (c->aborted.load()) ThrowAborted(c, "async_error");
     if (c->comm == nullptr) return;  // not initialised yet, or destroyed cleanly
-    for (nccl::Comm comm : {c->comm, c->graph_comm}) {
-      if (comm == nullptr) continue;
-      Result state = nccl::kSuccess;
-      const Result r = Lib().CommGetAsyncError(comm, &state);
-      if (r != nccl::kSuccess) ThrowNccl(c, "ncclCommGetAsyncError", r);
-      if (state != nccl::kSuccess && state != nccl::kInProgress) {
-        ThrowNccl(c, "asynchronous operation", state);
-      }
+    Result state = nccl::kSuccess;
+    const Result r = Lib().CommGetAsyncError(c->comm, &state);
+    if (r != nccl::kSuccess) ThrowNccl(c, "ncclCommGetAsyncError", r);
+    if (state != nccl::kSuccess && state != nccl::kInProgress) {
+      ThrowNccl(c, "asynchronous operation", state);
     }
-  });
-}
-
-int CallCounts(DLArrayNcclComm* c, int64_t* eager, int64_t* recorded) {
-  return Guard([&] {
-    if (c == nullptr) throw Error(ErrorKind::kValue, "call_counts: comm is null");
-    if (eager != nullptr) *eager = c->eager_calls.load();
-    if (recorded != nullptr) *recorded = c->recorded_calls.load();
   });
 }
 
@@ -479,7 +489,6 @@ const DLArrayNcclExtV1 kApi = {
     &AsyncError,
     &PendingSeconds,
     &SetStream,
-    &CallCounts,
 };
 
 }  // namespace

@@ -118,17 +118,6 @@ class Communicator {
     }
     Use("set_stream", [&](DLArrayNcclComm* c) { return api_->set_stream(c, side ? 1 : 0); });
   }
-  // (eager, recorded): the collectives called on the communicator for eager calls and on the
-  // one for CUDA graphs (the extension's call_counts).
-  std::pair<int64_t, int64_t> CallCounts() {
-    if (!DLARRAY_STRUCT_HAS(api_, DLArrayNcclExtV1, call_counts)) {
-      throw BackendError("the CUDA plugin's " DLARRAY_EXT_NCCL_V1
-                         " table has no call_counts (a plugin older than this module)");
-    }
-    int64_t eager = 0, recorded = 0;
-    Use("call_counts", [&](DLArrayNcclComm* c) { return api_->call_counts(c, &eager, &recorded); });
-    return {eager, recorded};
-  }
   void AsyncError() {
     Use("async_error", [&](DLArrayNcclComm* c) { return api_->async_error(c); });
   }
@@ -227,7 +216,6 @@ void BindDistributed(py::module_& m) {
            py::arg("op"))
       .def("all_reduce_group", &Communicator::AllReduceGroup, py::arg("arrays"), py::arg("op"))
       .def("set_stream", &Communicator::SetStream, py::arg("side"))
-      .def("call_counts", &Communicator::CallCounts)
       .def("async_error", &Communicator::AsyncError)
       .def("pending_seconds", &Communicator::PendingSeconds)
       .def("abort", &Communicator::Abort)

@@ -9,7 +9,6 @@ through GradientBuckets. Writes ``<out>/rank<R>.json``.
 import json
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -145,65 +144,8 @@ def read_after_production():
     return failures
 
 
-def stress(steps):
-    """``steps`` data-parallel steps replayed from the executor's CUDA graph (a few buckets, the
-    update inside the graph) with eager collectives of the same group queued between them and no
-    host wait: each step's loss all-reduced, every 3rd step an all-gather of a weight, every 5th
-    a broadcast of a weight the graph reads in place. Compared with one process on the global
-    batch (its own graph). Returns what the test checks."""
-    rank, world, device = dist.get_rank(), dist.get_world_size(), dist.get_device()
-    part = 2 * HALF // world  # this rank's rows of the global batch
-
-    def run(rows, data_parallel):
-        x_val, y_val, init = data()
-        x, y_, params, loss, grads = model()
-        executor = ad.Executor([loss] + grads + [ad.sgd_update_op(params, grads, 0.05)], device,
-                               data_parallel=grads if data_parallel else None, bucket_mb=0.0003)
-        weights = [dlarray.array(w, device) for w in init]
-        feed = dict(zip(params, weights))
-        feed[x], feed[y_] = dlarray.array(x_val[rows], device), dlarray.array(y_val[rows], device)
-        losses, gathered = [], []
-        start = time.perf_counter()
-        for step in range(steps):
-            loss_val = executor.run(feed)[0].copyto(device)
-            if data_parallel:
-                dist.all_reduce(loss_val, op="mean")
-                if step % 3 == 0:
-                    gathered.append(dist.all_gather(weights[0]))
-                if step % 5 == 0:
-                    dist.broadcast(weights[3], src=0)
-            losses.append(loss_val)
-        dlarray.synchronize(device)
-        seconds = time.perf_counter() - start
-        stats = executor.graph_stats()
-        unequal = 0
-        for g in gathered:
-            every = np.split(g.asnumpy(), world)
-            unequal += any(not np.array_equal(w, every[0]) for w in every[1:])
-        return ([float(v.asnumpy().reshape(-1)[0]) for v in losses], unequal, seconds,
-                [stats["captures"], stats["replays"], stats["eager_runs"], stats["notes"]])
-
-    def call_counts():  # (eager, recorded) collectives of the NCCL communicators
-        comm = dist._require().comm
-        return comm.call_counts() if hasattr(comm, "call_counts") else (0, 0)
-
-    ref, _, _, _ = run(slice(0, 2 * HALF), False)
-    before = call_counts()
-    losses, unequal, seconds, graph = run(slice(rank * part, (rank + 1) * part), True)
-    calls = [after - first for after, first in zip(call_counts(), before)]
-    return {"steps": steps, "graph": graph, "unequal_gathers": unequal, "calls": calls,
-            "loss_error": max(abs(a - b) for a, b in zip(losses, ref)),
-            "first_last": [losses[0], losses[-1]], "ms_per_step": 1e3 * seconds / steps}
-
-
 def main():
     dist.init_process_group()
-    steps = int(os.environ.get("DDP_STRESS_STEPS", "0"))
-    if steps:  # test_ddp_gpu.py's graph-replay test alone
-        with open(os.path.join(OUT, "stress%d.json" % dist.get_rank()), "w") as f:
-            json.dump(stress(steps), f)
-        dist.destroy_process_group()
-        return
     runs, ref_losses = training()
     failures = mixed_dtypes() + read_after_production()
     with open(os.path.join(OUT, "rank%d.json" % dist.get_rank()), "w") as f:

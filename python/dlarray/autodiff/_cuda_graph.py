@@ -43,10 +43,6 @@ class GraphRunner:
         self.direct = set()  # fed nodes the graph reads where the caller's NDArray is
         self.staged_always = set()  # fed nodes seen with changing NDArrays: always copied
         self.previous = {}
-        # The executor's data-parallel mode (_data_parallel.GraphHooks): agree(recorded) ->
-        # whether every rank recorded its graph; before_launch() and after_launch() around
-        # each launch.
-        self.hooks: Any = None
         unsafe = sorted({type(op).__name__ for op in ops if not getattr(op, "graph_safe", False)})
         if unsafe:
             self.note = ("runs op by op: ops that are not plain device ops (%s) cannot be "
@@ -108,32 +104,20 @@ class GraphRunner:
                     self.staged_always.add(node)
                 self.graph = None
         if self.graph is None:
-            graph, failure = None, ""
             try:
-                graph = self._capture(fed)
+                self.graph = self._capture(fed)
             except (RuntimeError, ValueError) as e:
-                failure = str(e)
-            if self.hooks is not None and not self.hooks.agree(graph is not None):
-                # a recorded collective must be recorded on every rank, or on none
-                failure = failure or "another rank's recording failed"
-                graph = None
-            if graph is None:
                 self.enabled = False
-                self.note = "runs op by op: recording the CUDA graph failed: %s" % failure
+                self.note = "runs op by op: recording the CUDA graph failed: %s" % e
                 self._eager(fed)
                 return
-            self.graph = graph
             self.captures += 1
         else:
             for node, value in fed.items():
                 if node not in self.direct:
                     plan.stage(node, value)  # into the buffer the graph reads
-        if self.hooks is not None:
-            self.hooks.before_launch()
         self.graph.launch()
         self.replays += 1
-        if self.hooks is not None:
-            self.hooks.after_launch()
 
 
 class RecordedGraph:

@@ -7,29 +7,11 @@ the first buckets' all-reduces overlap the rest of the backward pass (on a GPU: 
 stream; see dlarray.distributed._buckets). Every rank runs the same plan, so every rank starts
 the same buckets in the same order.
 
-On a GPU the bucket calls are calls of the plan like its ops, so the plan's CUDA graph records
-them too: the fork to NCCL's side stream, the collectives and the join are nodes of the graph,
-and a replay is one launch for the whole step, all-reduces included (a launch-bound step such as
-MNIST's would otherwise pay the host's time for each collective). Why that is safe next to the
-collectives called outside the graph (a loss all-reduce, a weight check's all-gather):
-
-- the NCCL extension records the graph's collectives on a communicator of their own (split at
-  init), so no communicator is used both by replays and by eager calls, which NCCL would have to
-  order with its graph-mixing machinery (the likeliest cause of the hang of the first attempt:
-  the MNIST example with ``--check-sync`` hung after about 400 steps on 2 H200s);
-- replays are launched on the GPU's stream, and eager collectives are queued on it (or on the
-  side stream, forked from it): the two communicators' kernels run in the order the host queued
-  them, the same on every rank, each after the other;
-- the watchdog records nothing while a graph is recorded (an event recorded from its thread
-  would land in this rank's recording only), and after each replay it is told to time the
-  collectives the replay queued (``GradientBuckets.note_queued``), so a rank that dies during a
-  replay still fails the others within the timeout;
-- whether a plan is recorded is agreed by every rank (``agree_captured``): a rank whose
-  recording failed would otherwise run its collectives op by op while the others replay theirs.
-
-With ``debug`` on, each bucket first compares its metadata on the host, which a recording cannot
-do: such a plan runs op by op. A plan's ``sgd_update_op`` calls come after the buckets' wait (in
-the graph too): the update reads averaged gradients.
+On a GPU a data-parallel plan runs op by op, without a CUDA graph. Recording the buckets'
+collectives in the plan's graph (one launch a step) was tried: on 2 H200s the MNIST example
+with ``--check-sync`` (an eager all_gather after each replay) hung after about 400 steps, cause
+not found. A plan's ``sgd_update_op`` calls come after the buckets' wait: the update reads
+averaged gradients.
 """
 
 from __future__ import annotations
@@ -87,8 +69,7 @@ def attach(plan, nodes, bucket_mb):
                 last[id(arg)] = i
     ready = sorted(arrays, key=lambda k: last[k])
     buckets = GradientBuckets([arrays[k] for k in ready], bucket_mb, op="mean")
-    if group.debug:
-        plan.graph = None  # the metadata check reads on the host: not recordable
+    plan.graph = None  # op by op (see above)
     after = {}  # call index -> buckets to start after it
     position = 0
     for b, members in enumerate(buckets.buckets):
@@ -101,36 +82,4 @@ def attach(plan, nodes, bucket_mb):
     calls.append((buckets.wait, ()))
     calls.extend(updates)
     plan.calls = calls
-    if plan.graph is not None:
-        plan.graph.hooks = GraphHooks(group, buckets)
     return buckets
-
-
-class GraphHooks:
-    """What a data-parallel plan's CUDA graph runner does besides recording and launching
-    (``_cuda_graph.GraphRunner.hooks``)."""
-
-    def __init__(self, group, buckets):
-        self.group, self.buckets = group, buckets
-
-    def agree(self, recorded):
-        """Whether every rank recorded the plan's graph (``recorded``: this rank did), by an
-        all-reduce of the flags on the group's GPU, read on the host (once per recording). A
-        recording that failed on one rank discards the others': every rank then runs the plan
-        op by op, its collectives called the same way on every rank."""
-        import numpy as np
-        from .. import distributed, ndarray
-        flag = ndarray.array(np.array([int(recorded)], np.int32), self.group.device,
-                             dtype="int32")
-        self.group.call("data-parallel graph agreement", "all_reduce", flag, flag,
-                        distributed._op("min"))
-        return bool(flag.asnumpy()[0])
-
-    def before_launch(self):
-        """Raises DistributedError once the group failed: its communicators are aborted, and
-        a replay would run collectives on freed NCCL resources."""
-        self.group.check()
-
-    def after_launch(self):
-        """The watchdog times the collectives the launch queued."""
-        self.buckets.note_queued()

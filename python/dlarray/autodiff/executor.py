@@ -44,8 +44,8 @@ class Executor:
         run, in buckets of about ``bucket_mb`` MB, each bucket's all-reduce started as soon as
         the backward pass has computed (and last read) its gradients, overlapping the rest;
         ``run`` returns them averaged (on a GPU queued before anything queued after ``run``;
-        the host does not wait). On a GPU the plan's CUDA graph records the all-reduces
-        with the ops (on a communicator of their own). See ``dlarray.autodiff._data_parallel``.
+        the host does not wait). Data-parallel plans run op by op, without a CUDA graph.
+        See ``dlarray.autodiff._data_parallel``.
     bucket_mb : float, optional
         Megabytes per gradient bucket in data-parallel mode (default 25, as PyTorch's DDP).
 

@@ -142,15 +142,6 @@ class GradientBuckets:
         for r in requests:
             group.call("data-parallel wait", "wait", r)
 
-    def note_queued(self) -> None:
-        """After a replay of a CUDA graph that recorded :meth:`start` and :meth:`wait`: the
-        communicator's watchdog times the collectives the replay queued (a recording queues
-        nothing it could time), so a peer that never joins them fails the group within the
-        timeout. Nothing to do on MPI or staged groups."""
-        group = self.group
-        if not group.staged and group.backend != "mpi":
-            group.call("data-parallel replay", "set_stream", False)
-
     def __len__(self) -> int:
         """The number of buckets."""
         return len(self.buckets)

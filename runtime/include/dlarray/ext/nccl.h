@@ -17,10 +17,6 @@
  *
  * Collectives run on the CUDA stream of the communicator's GPU (the stream every dlarray op on that
  * GPU uses), so they are ordered with other ops and return without waiting for the GPU.
- * Collectives called while that stream records a CUDA graph (dlarray.graph.v1) are recorded on
- * a communicator of their own, split from the same ranks at comm_init: one communicator is never
- * used both by graph replays and by collectives called outside a recording, which NCCL would have
- * to order with its graph-mixing machinery. Every rank must record the same collectives.
  *
  * Errors: a function returning int returns 0, or -1 after core->set_error(kind, message) (see
  * plugin_api.h): kDLArrayErrValue for bad arguments (devices, sizes, ranks), kDLArrayErrType for
@@ -127,17 +123,9 @@ typedef struct DLArrayNcclExtV1 {
    *        ordered after the work queued on the GPU's stream when it is called, so that they
    *        overlap the compute queued after them (data-parallel training's gradient buckets).
    *        side = 0: back to the GPU's stream, which waits (on the GPU, not the host) for every
-   *        collective queued on the side stream, and the watchdog (pending_seconds) starts
-   *        timing what the GPU's stream holds so far: call it after replaying a CUDA graph that
-   *        recorded collectives (a recording queues nothing to time). Not inside a group.
+   *        collective queued on the side stream. Not inside a group.
    */
   int (*set_stream)(DLArrayNcclComm* comm, int32_t side);
-  /*!
-   * \brief How many collectives comm has called on its communicator for eager calls (*eager)
-   *        and recorded into CUDA graphs on its own one (*recorded) since comm_init: which one
-   *        served a call, for tests and diagnostics (a replay calls nothing). Either may be null.
-   */
-  int (*call_counts)(DLArrayNcclComm* comm, int64_t* eager, int64_t* recorded);
 } DLArrayNcclExtV1;
 
 /* Deprecated names from before the extension naming rule (docs/architecture.md), kept for
