@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "dlarray/elementwise_math.h"
 #include "fast_exp.h"
 #include "simd.h"
 
@@ -85,6 +86,67 @@ inline T Tanh(T x) {
   // Computed for |x| (both forms are >= 0 there), then x's sign: tanh(-0) = -0.
   const T magnitude = a < Splat<T>(0.3f) ? series : far;
   return BitCast<T>(BitCast<I>(magnitude) | sign);
+}
+
+// VecF forms of the array API rows that elementwise_table.cc's kVectorRows lists: the C library's
+// floor, ceil, trunc, rint and sqrt are scalar calls in a loop (and so is a bool result per
+// element), where NumPy runs SIMD loops. The scalar overloads stay dlarray's (elementwise_math.h).
+using ::dlarray::Ceil;
+using ::dlarray::Equal;
+using ::dlarray::Floor;
+using ::dlarray::Rint;
+using ::dlarray::Sqrt;
+using ::dlarray::Trunc;
+
+/*! \brief The lanes of a and b equal: a mask (-1 or 0 per lane), as the vector compare gives. */
+inline VecI Equal(VecF a, VecF b) { return a == b; }
+
+namespace table_math_detail {
+constexpr float kTwo23 = 8388608.0f;  // from here up every float is an integer
+
+// x rounded toward 0 with x's sign (-0.0 for -0.5); NaN, infinities and |x| >= 2^23 as they are.
+inline VecF TruncWithSign(VecF x) {
+  const VecI bits = BitCast<VecI>(x);
+  const VecF a = BitCast<VecF>(bits & ~kSignBit);
+  const VecF t = __builtin_convertvector(__builtin_convertvector(x, VecI), VecF);
+  const VecF signed_t = BitCast<VecF>(BitCast<VecI>(t) | (bits & kSignBit));
+  return a < kTwo23 ? signed_t : x;  // false for NaN
+}
+}  // namespace table_math_detail
+
+inline VecF Trunc(VecF x) { return table_math_detail::TruncWithSign(x); }
+
+inline VecF Floor(VecF x) {
+  const VecF t = table_math_detail::TruncWithSign(x);
+  return t > x ? t - 1.0f : t;  // only below 0, where t - 1 keeps the sign
+}
+
+inline VecF Ceil(VecF x) {
+  const VecF t = table_math_detail::TruncWithSign(x);
+  return t < x ? t + 1.0f : t;  // only above 0, where t + 1 is positive
+}
+
+/*!
+ * \brief x rounded to the nearest integer, half to even: |x| + 2^23 - 2^23 rounds in the current
+ *        (nearest-even) mode for |x| < 2^23, then x's sign (-0.0 for -0.4).
+ */
+inline VecF Rint(VecF x) {
+  using namespace table_math_detail;
+  const VecI bits = BitCast<VecI>(x);
+  const VecF a = BitCast<VecF>(bits & ~kSignBit);
+  const VecF r = (a + kTwo23) - kTwo23;
+  return a < kTwo23 ? BitCast<VecF>(BitCast<VecI>(r) | (bits & kSignBit)) : x;
+}
+
+/*! \brief The correctly rounded square root of each lane (sqrtps; NaN below 0, as sqrtf). */
+inline VecF Sqrt(VecF x) {
+#if defined(__AVX512F__)
+  return BitCast<VecF>(_mm512_sqrt_ps(BitCast<__m512>(x)));
+#elif defined(__AVX__)
+  return BitCast<VecF>(_mm256_sqrt_ps(BitCast<__m256>(x)));
+#else
+  return BitCast<VecF>(_mm_sqrt_ps(BitCast<__m128>(x)));
+#endif
 }
 
 }  // namespace dlarray::cpu

@@ -1,0 +1,94 @@
+"""The CPU's float32 vector forms of floor, ceil, trunc, round and sqrt (table_math.h) and of the
+comparison predicates (a lane mask stored as bools), and the byte loop of predicates on bool
+inputs: bit-exact against NumPy over a dense sweep of float32 values (every 997th bit pattern,
+both signs, subnormals, the 2**23 boundary where every float is an integer), the special values
+and sizes that leave a scalar tail on every vector width.
+"""
+import numpy as np
+import pytest
+
+import dlarray as xp
+
+SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5,
+                    0.49999997, -0.49999997, 1.0, -1.0, 2.0**23, -2.0**23, 2.0**23 - 0.5,
+                    -(2.0**23 - 0.5), 2.0**23 + 1, 2.0**24 + 2, 2.0**31, -2.0**31, 2.0**31 + 256,
+                    3.0e38, -3.0e38, 1e-45, -1e-45, 1.17549435e-38, 1e-38, -1e-38,
+                    np.finfo(np.float32).max, -np.finfo(np.float32).max], np.float32)
+ROUNDING = {"floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.rint,
+            "sqrt": np.sqrt}
+COMPARE = {"equal": np.equal, "not_equal": np.not_equal, "less": np.less,
+           "less_equal": np.less_equal, "greater": np.greater, "greater_equal": np.greater_equal}
+
+
+def sweep():
+    """Every 997th float32 bit pattern (both signs, NaNs included), then the special values."""
+    bits = np.arange(0, 2**32, 997, dtype=np.uint64).astype(np.uint32)
+    return np.concatenate([bits.view(np.float32), SPECIAL])
+
+
+def same_bits(got, want):
+    # NaN payloads aside (NumPy keeps the input's), equal values with equal signs.
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32))
+
+
+@pytest.mark.parametrize("name", sorted(ROUNDING))
+def test_rounding_and_sqrt_bit_exact(name):
+    x = sweep()
+    with np.errstate(invalid="ignore"):
+        want = ROUNDING[name](x)
+    same_bits(getattr(xp, name)(xp.asarray(x)).asnumpy(), want)
+
+
+@pytest.mark.parametrize("name", sorted(ROUNDING))
+@pytest.mark.parametrize("n", [0, 1, 3, 15, 16, 17, 33, 100003])
+def test_rounding_tails(rng, name, n):
+    x = (rng.standard_normal(n) * 10).astype(np.float32)
+    x[::7] = np.round(x[::7]) + 0.5  # halves: round's ties
+    x = np.abs(x) if name == "sqrt" else x
+    same_bits(getattr(xp, name)(xp.asarray(x)).asnumpy(), ROUNDING[name](x))
+
+
+def test_rounding_keeps_float64_and_halves(rng):
+    # The other dtypes keep the C library's loop: checked alongside.
+    for dtype in (np.float64, np.float16):
+        x = (rng.standard_normal(1001) * 100).astype(dtype)
+        for name, fn in ROUNDING.items():
+            x_ = np.abs(x) if name == "sqrt" else x
+            got = getattr(xp, name)(xp.asarray(x_)).asnumpy()
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got, fn(x_))
+
+
+@pytest.mark.parametrize("name", sorted(COMPARE))
+def test_compare_float32(rng, name):
+    a = sweep()
+    b = np.roll(a, 1)
+    b[::3] = a[::3]  # equal pairs, NaN against NaN, 0.0 against -0.0 below
+    b[:2], a[:2] = [-0.0, 0.0], [0.0, -0.0]
+    got = getattr(xp, name)(xp.asarray(a), xp.asarray(b)).asnumpy()
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got, COMPARE[name](a, b))
+    assert set(np.unique(got.view(np.uint8))) <= {0, 1}  # bools hold 0 or 1
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 16, 17, 40001])
+def test_logical_not(rng, n):
+    b = rng.integers(0, 2, n).astype(np.bool_)
+    got = xp.logical_not(xp.asarray(b)).asnumpy()
+    np.testing.assert_array_equal(got, np.logical_not(b))
+    for dtype in (np.float32, np.int32, np.float64):
+        x = rng.integers(-1, 2, n).astype(dtype)
+        if dtype == np.float32 and n > 3:
+            x[:4] = [np.nan, -0.0, np.inf, 0.0]
+        got = xp.logical_not(xp.asarray(x)).asnumpy()
+        np.testing.assert_array_equal(got, np.logical_not(x))
+        assert set(np.unique(got.view(np.uint8))) <= {0, 1}
+
+
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor", "equal", "less"])
+def test_bool_inputs(rng, name):
+    a, b = (rng.integers(0, 2, 40001).astype(np.bool_) for _ in range(2))
+    got = getattr(xp, name)(xp.asarray(a), xp.asarray(b)).asnumpy()
+    np.testing.assert_array_equal(got, getattr(np, name)(a, b))
