@@ -92,3 +92,43 @@ def test_bool_inputs(rng, name):
     a, b = (rng.integers(0, 2, 40001).astype(np.bool_) for _ in range(2))
     got = getattr(xp, name)(xp.asarray(a), xp.asarray(b)).asnumpy()
     np.testing.assert_array_equal(got, getattr(np, name)(a, b))
+
+
+def test_pow_float32_within_one_ulp():
+    """float32 pow through PowPositive (2^(y log2 x) in double lanes): a dense sweep of x (every
+    331st positive float, subnormals included) against exponents that take the results from
+    underflow (subnormal results) to overflow, within 1 ulp of a long double reference; the
+    lanes it does not serve (x <= 0, NaN, infinities) exactly as NumPy's."""
+    bits = np.arange(1, 0x7F800000, 331, dtype=np.uint32)
+    x = bits.view(np.float32)
+    rng = np.random.default_rng(5)
+    log2x = np.log2(x.astype(np.float64))
+    # Exponents for results spread over 2^-155 .. 2^130, and small integers and halves.
+    target = rng.uniform(-155, 130, x.size)
+    y = np.where(np.abs(log2x) > 1e-3, target / np.where(log2x == 0, 1, log2x), target)
+    y = y.astype(np.float32)
+    y[::5] = rng.integers(-4, 5, y[::5].size) / 2
+    got = xp.pow(xp.asarray(x), xp.asarray(y)).asnumpy()
+    with np.errstate(all="ignore"):
+        ref = np.power(x.astype(np.longdouble), y.astype(np.longdouble))
+        want = ref.astype(np.float32)
+    finite = np.isfinite(want) & (np.abs(want) < np.finfo(np.float32).max / 2)
+    np.testing.assert_array_equal(got[~finite], want[~finite])
+    # Ulp of the float32 result, subnormals' spacing included.
+    err = np.abs(got[finite].astype(np.longdouble) - ref[finite]) / np.spacing(want[finite])
+    assert err.max() <= 1.0, err.max()
+
+
+def test_pow_float32_special_lanes():
+    s = np.array([0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, np.inf, -np.inf, np.nan, 1e-45, 3e38],
+                 np.float32)
+    x, y = (a.ravel() for a in np.meshgrid(s, s))
+    x = np.concatenate([x, np.full(37, 3.0, np.float32)])  # special lanes amid plain vectors
+    y = np.concatenate([y, np.linspace(-2, 2, 37).astype(np.float32)])
+    with np.errstate(all="ignore"):
+        want = np.power(x, y)
+    got = xp.pow(xp.asarray(x), xp.asarray(y)).asnumpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=1.2e-7, atol=0)
+    np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(want[ok]))
