@@ -132,3 +132,25 @@ def test_pow_float32_special_lanes():
     ok = ~np.isnan(want)
     np.testing.assert_allclose(got[ok], want[ok], rtol=1.2e-7, atol=0)
     np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(want[ok]))
+
+
+@pytest.mark.parametrize("name", ["all", "any"])
+@pytest.mark.parametrize("shape,axis", [((4097,), None), ((3, 4096), 0), ((4096, 3), 1),
+                                        ((1025, 33), 0), ((33, 1025), 1), ((17, 5, 19), (0, 2)),
+                                        ((1,), None), ((70001,), None), ((2, 40000), 0)],
+                         ids=str)
+def test_any_all_float32(rng, name, shape, axis):
+    """any / all of float32 (lane masks of "not zero"): NaN counts as true, -0.0 as false, on the
+    row path (whole vectors, then the tail) and the column path."""
+    fn = getattr(np, name)
+    x = rng.standard_normal(shape).astype(np.float32)
+    cases = [x, np.zeros(shape, np.float32), -np.zeros(shape, np.float32)]
+    for place in (0, -1, x.size // 2):
+        for value in (0.0, -0.0, np.nan):  # one odd element in an all-true or all-false array
+            for base in (x, np.zeros(shape, np.float32)):
+                y = base.copy().reshape(-1)
+                y[place] = value if base is x else (np.nan if value != value else 1.0)
+                cases.append(y.reshape(shape))
+    for case in cases:
+        got = getattr(xp, name)(xp.asarray(case), axis=axis).asnumpy()
+        np.testing.assert_array_equal(got, fn(case, axis=axis))
