@@ -29,6 +29,12 @@ inline float* OutData(DLArray* array) {
 void ArraySetKernel(const KernelContext& ctx);
 void BroadcastToKernel(const KernelContext& ctx);
 void ReduceSumAxisZeroKernel(const KernelContext& ctx);
+/*!
+ * \brief y[0, cols) = the column sums of the compact float32 (rows, cols) matrix x: the kernel of
+ *        reduce_sum_axis_zero, which the reduce primitive's float32 sums over a leading axis use
+ *        too (reduce_sum_axis_zero.cc).
+ */
+void SumAxisZeroF32(const float* x, float* y, int64_t rows, int64_t cols);
 void MatrixMultiplyKernel(const KernelContext& ctx);
 void SoftmaxKernel(const KernelContext& ctx);
 void SoftmaxCrossEntropyKernel(const KernelContext& ctx);

@@ -70,6 +70,25 @@ inline void Map(int64_t n, float* y, Op op, const In*... in) {
   }
 }
 
+/*!
+ * \brief y[i] = pred(in[i]...) for i in [0, n), in parallel for large n: pred called on VecF gives
+ *        a lane mask (-1 or 0 per lane, as vector comparisons do), stored as kVecWidth bools; on
+ *        float (the tail), a truth value.
+ */
+template <typename Pred, typename... In>
+inline void MapMask(int64_t n, bool* y, Pred pred, const In*... in) {
+  typedef int8_t VecB __attribute__((vector_size(kVecWidth)));
+  ParallelFor(n, n, kElementAlign, [&](int64_t b, int64_t e) {
+    int64_t i = b;
+    for (; i + kVecWidth <= e; i += kVecWidth) {
+      const VecI mask = pred(LoadU(in + i)...);
+      const VecB bytes = __builtin_convertvector(mask & 1, VecB);
+      std::memcpy(y + i, &bytes, sizeof bytes);
+    }
+    for (; i < e; ++i) y[i] = static_cast<bool>(pred(in[i]...));
+  });
+}
+
 /*! \brief A kernel of kNumInputs same-shape inputs and one output: out = op(inputs...). */
 template <int kNumInputs, typename Op, int... I>
 inline void ElementwiseKernelImpl(const KernelContext& ctx, Op op,

@@ -38,54 +38,105 @@ namespace {
   }
 DLARRAY_ELEMENTWISE_OPS(DLARRAY_CPU_KERNEL_1, DLARRAY_CPU_KERNEL_2, DLARRAY_CPU_KERNEL_S)
 
-// The array API's functions: float32 and float64 through libmvec's vector functions where it has
-// the row's (vector_math.h), else every dtype through the typed loop, one compute value at a time.
-template <int kSet, int kNumInputs, typename Op>
+// The rows whose expression also runs on float32 vectors (VecF): the rounding functions and sqrt
+// (table_math.h gives them VecF forms; the C library's are scalar calls here) and the
+// comparisons (their VecF form is a lane mask).
+constexpr const char* kVectorRows[] = {"floor", "ceil",        "trunc",   "round",
+                                       "sqrt",  "logical_not", "equal",   "not_equal",
+                                       "less",  "less_equal",  "greater", "greater_equal"};
+constexpr bool SameName(const char* a, const char* b) {
+  return *a == *b && (*a == '\0' || SameName(a + 1, b + 1));
+}
+constexpr bool HasVectorForm(const char* name) {
+  for (const char* row : kVectorRows) {
+    if (SameName(row, name)) return true;
+  }
+  return false;
+}
+
+// The array API's functions: float32 through the vectorised Map where the row has a VecF form,
+// float32 and float64 through libmvec's vector functions where it has the row's (vector_math.h),
+// else every dtype through the typed loop, one compute value at a time.
+template <int kSet, int kNumInputs, bool kVector, typename Op>
 void MathKernel(const KernelContext& ctx, Op op) {
+  if constexpr (kVector) {
+    if (IsFloat32(ctx.outputs[0]->dtype)) return ElementwiseKernel<kNumInputs>(ctx, op);
+  }
   if (RunVectorMath(ctx)) return;
   Dispatch<kSet & ~kComplexTypes>(ctx.outputs[0]->dtype, ctx.op_name, [&](auto tag) {
     TypedKernelImpl<typename decltype(tag)::type, kNumInputs>(
         ctx, op, std::make_integer_sequence<int, kNumInputs>{});
   });
 }
-#define DLARRAY_CPU_MATH_1(name, x, dtypes, expr, grads, doc)               \
-  void name##_kernel(const KernelContext& ctx) {                            \
-    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);             \
-    MathKernel<dtypes, 1>(ctx, [](auto x) -> decltype(x) { return expr; }); \
+#define DLARRAY_CPU_MATH_1(name, x, dtypes, expr, grads, doc)                                     \
+  void name##_kernel(const KernelContext& ctx) {                                                  \
+    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);                                   \
+    MathKernel<dtypes, 1, HasVectorForm(#name)>(ctx, [](auto x) -> decltype(x) { return expr; }); \
   }
-#define DLARRAY_CPU_MATH_2(name, a, b, dtypes, expr, grads, doc)                           \
-  void name##_kernel(const KernelContext& ctx) {                                           \
-    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);                            \
-    MathKernel<dtypes, 2>(ctx, [](auto a, decltype(a) b) -> decltype(a) { return expr; }); \
+#define DLARRAY_CPU_MATH_2(name, a, b, dtypes, expr, grads, doc)         \
+  void name##_kernel(const KernelContext& ctx) {                         \
+    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);          \
+    MathKernel<dtypes, 2, HasVectorForm(#name)>(                         \
+        ctx, [](auto a, decltype(a) b) -> decltype(a) { return expr; }); \
   }
 DLARRAY_MATH_OPS(DLARRAY_CPU_MATH_1, DLARRAY_CPU_MATH_2)
 #undef DLARRAY_CPU_MATH_1
 #undef DLARRAY_CPU_MATH_2
 
-// Predicates: inputs of one dtype of the set, a bool output, through the typed loop (no float32
-// vector path: the output is bytes).
-template <int kSet, int kNumInputs, typename Pred>
-void PredicateKernel(const KernelContext& ctx, Pred pred) {
+// Predicates: inputs of one dtype of the set, a bool output. float32 inputs of a row with a
+// vector form: lane masks of kVecWidth elements stored as bytes; bool inputs: read as the bytes
+// 0 and 1 they hold (a bool load is a scalar test per element; the bytes vectorise); the rest
+// through the typed loop.
+template <int kSet, int kNumInputs, bool kVector, typename Pred, typename VecPred>
+void PredicateKernel(const KernelContext& ctx, Pred pred, VecPred vec_pred) {
   DLArray* out = ctx.outputs[0];
-  Dispatch<kSet & ~kComplexTypes>(ctx.inputs[0]->dtype, ctx.op_name, [&](auto tag) {
+  const int64_t n = NumElements(out);
+  bool* y = Data<bool>(out);
+  auto run = [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (kNumInputs == 1) {
-      MapTyped(NumElements(out), Data<bool>(out), pred, Data<const T>(ctx.inputs[0]));
+      MapTyped(n, y, pred, Data<const T>(ctx.inputs[0]));
     } else {
-      MapTyped(NumElements(out), Data<bool>(out), pred, Data<const T>(ctx.inputs[0]),
-               Data<const T>(ctx.inputs[1]));
+      MapTyped(n, y, pred, Data<const T>(ctx.inputs[0]), Data<const T>(ctx.inputs[1]));
     }
-  });
-}
-#define DLARRAY_CPU_PREDICATE_1(name, x, dtypes, expr, doc)               \
-  void name##_kernel(const KernelContext& ctx) {                          \
-    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);           \
-    PredicateKernel<dtypes, 1>(ctx, [](auto x) -> bool { return expr; }); \
+  };
+  const DLArrayDType t = ctx.inputs[0]->dtype;
+  if constexpr (kVector) {
+    if (IsFloat32(t)) {
+      if constexpr (kNumInputs == 1) {
+        return MapMask(n, y, vec_pred, InData(ctx.inputs[0]));
+      } else {
+        return MapMask(n, y, vec_pred, InData(ctx.inputs[0]), InData(ctx.inputs[1]));
+      }
+    }
   }
-#define DLARRAY_CPU_PREDICATE_2(name, a, b, dtypes, expr, doc)                           \
-  void name##_kernel(const KernelContext& ctx) {                                         \
-    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);                          \
-    PredicateKernel<dtypes, 2>(ctx, [](auto a, decltype(a) b) -> bool { return expr; }); \
+  if (t.code == kDLArrayBool) {
+    const uint8_t* x0 = Data<const uint8_t>(ctx.inputs[0]);
+    const uint8_t* x1 = Data<const uint8_t>(ctx.inputs[kNumInputs - 1]);
+    return ParallelFor(n, n, 64, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        if constexpr (kNumInputs == 1) {
+          y[i] = pred(x0[i]);
+        } else {
+          y[i] = pred(x0[i], x1[i]);
+        }
+      }
+    });
+  }
+  Dispatch<kSet & ~kComplexTypes>(t, ctx.op_name, run);
+}
+#define DLARRAY_CPU_PREDICATE_1(name, x, dtypes, expr, doc)                     \
+  void name##_kernel(const KernelContext& ctx) {                                \
+    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);                 \
+    PredicateKernel<dtypes, 1, HasVectorForm(#name)>(                           \
+        ctx, [](auto x) -> bool { return expr; }, [](auto x) { return expr; }); \
+  }
+#define DLARRAY_CPU_PREDICATE_2(name, a, b, dtypes, expr, doc)   \
+  void name##_kernel(const KernelContext& ctx) {                 \
+    if (IsComplexCall<dtypes>(ctx)) return name##_complex(ctx);  \
+    PredicateKernel<dtypes, 2, HasVectorForm(#name)>(            \
+        ctx, [](auto a, decltype(a) b) -> bool { return expr; }, \
+        [](auto a, decltype(a) b) { return expr; });             \
   }
 DLARRAY_PREDICATE_OPS(DLARRAY_CPU_PREDICATE_1, DLARRAY_CPU_PREDICATE_2)
 #undef DLARRAY_CPU_PREDICATE_1

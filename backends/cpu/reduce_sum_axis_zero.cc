@@ -7,10 +7,10 @@
  * constant) whatever the number of rows; a float32 running sum over 5e7 ones would stop at 2^24.
  *
  * Paths: wide outputs (>= 64 columns): each thread owns a range of columns and adds the rows
- * into an L1-sized block. Narrow outputs: the rows are read as wider rows of P = lcm(cols, vector
- * width) floats (consecutive rows side by side), summed in parallel over row blocks, and folded
- * back to cols at the end. One column (1-D input): vector sums over blocks of the column.
- * Every order of addition is fixed by the shape and the thread count.
+ * into an L1-sized block. Narrow outputs: the rows are read as wider rows of P floats, P a
+ * multiple of lcm(cols, vector width) of at least 128 (consecutive rows side by side), summed in
+ * parallel over row blocks, and folded back to cols at the end. One column (1-D input): vector sums
+ * over blocks of the column. Every order of addition is fixed by the shape and the thread count.
  */
 #include <algorithm>
 #include <cstring>
@@ -33,6 +33,11 @@ constexpr int64_t kRowGroup = 16;
 // Outputs narrower than this take the narrow path.
 constexpr int64_t kNarrowColumns = 64;
 constexpr int kMaxRowBlocks = 64;
+// The narrow path's rows hold at least this many floats (several independent vectors a row).
+constexpr int64_t kNarrowRowFloats = 128;
+// Its widest row: lcm(cols, kVecWidth) <= cols * kVecWidth < kNarrowColumns * kVecWidth, or below
+// 2 * kNarrowRowFloats when doubled.
+constexpr int64_t kMaxNarrowRowFloats = std::max(kNarrowColumns * kVecWidth, 2 * kNarrowRowFloats);
 
 // Half a vector of floats, and the same lanes as doubles.
 typedef float HalfF __attribute__((vector_size(kVecWidth / 2 * sizeof(float))));
@@ -149,14 +154,22 @@ float SumOneColumn(const float* x, int64_t rows, int threads) {
   return static_cast<float>(sum);
 }
 
-// Narrow output: the data as rows of P floats (P a multiple of cols and of the vector width).
+// Narrow output: the data as rows of P floats (P a multiple of cols and of the vector width, and
+// at least kNarrowRowFloats: one vector per row would chain every row's add through the part
+// block's store and reload, about 6 cycles a row, half the speed of memory on one core). Each
+// block adds into its own cache-line-aligned accumulators on its stack, copied out once: blocks
+// writing neighbouring doubles of one shared vector every kRowGroup rows would pass cache lines
+// between cores (false sharing).
 void SumNarrow(const float* x, float* y, int64_t rows, int64_t cols, int threads) {
-  const int64_t p = std::lcm(cols, static_cast<int64_t>(kVecWidth));
+  int64_t p = std::lcm(cols, static_cast<int64_t>(kVecWidth));
+  while (p < kNarrowRowFloats) p *= 2;
   const int64_t total = rows * cols;
   const int64_t wide_rows = total / p;
   std::vector<double> partial(static_cast<size_t>(NumRowBlocks(wide_rows, threads) * p), 0.0);
   const int blocks = ForRowBlocks(wide_rows, threads, [&](int b, int64_t r0, int64_t r1) {
-    AccumulateRows(x + r0 * p, p, r1 - r0, p, partial.data() + b * p);
+    alignas(64) double acc[kMaxNarrowRowFloats] = {};
+    AccumulateRows(x + r0 * p, p, r1 - r0, p, acc);
+    std::copy(acc, acc + p, partial.data() + b * p);
   });
   double sums[kNarrowColumns] = {};
   for (int b = 0; b < blocks; ++b) {
@@ -201,8 +214,11 @@ void ReduceSumAxisZeroKernel(const KernelContext& ctx) {
     });
     return;
   }
-  const float* x = InData(in);
-  float* y = OutData(ctx.outputs[0]);
+  SumAxisZeroF32(InData(in), OutData(ctx.outputs[0]), rows, cols);
+}
+
+void SumAxisZeroF32(const float* x, float* y, int64_t rows, int64_t cols) {
+  const int64_t numel = rows * cols;
   const int threads = ThreadsFor(numel);
   if (cols == 1) {
     y[0] = SumOneColumn(x, rows, threads);

@@ -140,6 +140,17 @@ inline float MaxOf(const float* x, int64_t n) {
 }
 
 /*! \brief True when p is aligned for StoreStream. */
+/*! \brief Whether any lane of m is not zero (a compare's mask: whether it held anywhere). */
+inline bool AnyLane(VecI m) {
+#if defined(__AVX512F__)
+  return _mm512_test_epi32_mask(BitCast<__m512i>(m), BitCast<__m512i>(m)) != 0;
+#elif defined(__AVX__)
+  return !_mm256_testz_si256(BitCast<__m256i>(m), BitCast<__m256i>(m));
+#else
+  return _mm_movemask_epi8(BitCast<__m128i>(m)) != 0;
+#endif
+}
+
 inline bool IsVecAligned(const void* p) {
   return (reinterpret_cast<uintptr_t>(p) % sizeof(VecF)) == 0;
 }

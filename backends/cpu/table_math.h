@@ -9,8 +9,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
+#include "dlarray/elementwise_math.h"
 #include "fast_exp.h"
 #include "simd.h"
 
@@ -85,6 +87,137 @@ inline T Tanh(T x) {
   // Computed for |x| (both forms are >= 0 there), then x's sign: tanh(-0) = -0.
   const T magnitude = a < Splat<T>(0.3f) ? series : far;
   return BitCast<T>(BitCast<I>(magnitude) | sign);
+}
+
+// VecF forms of the array API rows that elementwise_table.cc's kVectorRows lists: the C library's
+// floor, ceil, trunc, rint and sqrt are scalar calls in a loop (and so is a bool result per
+// element), where NumPy runs SIMD loops. The scalar overloads stay dlarray's (elementwise_math.h).
+using ::dlarray::Ceil;
+using ::dlarray::Equal;
+using ::dlarray::Floor;
+using ::dlarray::Rint;
+using ::dlarray::Sqrt;
+using ::dlarray::Trunc;
+
+/*! \brief The lanes of a and b equal: a mask (-1 or 0 per lane), as the vector compare gives. */
+inline VecI Equal(VecF a, VecF b) { return a == b; }
+
+namespace table_math_detail {
+constexpr float kTwo23 = 8388608.0f;  // from here up every float is an integer
+
+// x rounded toward 0 with x's sign (-0.0 for -0.5); NaN, infinities and |x| >= 2^23 as they are.
+inline VecF TruncWithSign(VecF x) {
+  const VecI bits = BitCast<VecI>(x);
+  const VecF a = BitCast<VecF>(bits & ~kSignBit);
+  const VecF t = __builtin_convertvector(__builtin_convertvector(x, VecI), VecF);
+  const VecF signed_t = BitCast<VecF>(BitCast<VecI>(t) | (bits & kSignBit));
+  return a < kTwo23 ? signed_t : x;  // false for NaN
+}
+}  // namespace table_math_detail
+
+inline VecF Trunc(VecF x) { return table_math_detail::TruncWithSign(x); }
+
+inline VecF Floor(VecF x) {
+  const VecF t = table_math_detail::TruncWithSign(x);
+  return t > x ? t - 1.0f : t;  // only below 0, where t - 1 keeps the sign
+}
+
+inline VecF Ceil(VecF x) {
+  const VecF t = table_math_detail::TruncWithSign(x);
+  return t < x ? t + 1.0f : t;  // only above 0, where t + 1 is positive
+}
+
+/*!
+ * \brief x rounded to the nearest integer, half to even: |x| + 2^23 - 2^23 rounds in the current
+ *        (nearest-even) mode for |x| < 2^23, then x's sign (-0.0 for -0.4).
+ */
+inline VecF Rint(VecF x) {
+  using namespace table_math_detail;
+  const VecI bits = BitCast<VecI>(x);
+  const VecF a = BitCast<VecF>(bits & ~kSignBit);
+  const VecF r = (a + kTwo23) - kTwo23;
+  return a < kTwo23 ? BitCast<VecF>(BitCast<VecI>(r) | (bits & kSignBit)) : x;
+}
+
+/*! \brief The correctly rounded square root of each lane (sqrtps; NaN below 0, as sqrtf). */
+inline VecF Sqrt(VecF x) {
+#if defined(__AVX512F__)
+  return BitCast<VecF>(_mm512_sqrt_ps(BitCast<__m512>(x)));
+#elif defined(__AVX__)
+  return BitCast<VecF>(_mm256_sqrt_ps(BitCast<__m256>(x)));
+#else
+  return BitCast<VecF>(_mm_sqrt_ps(BitCast<__m128>(x)));
+#endif
+}
+
+namespace table_math_detail {
+// Half a vector of lanes: float, int32, and as doubles and int64 (one native register each; a
+// whole VecF's worth of doubles is two, which GCC would handle lane by lane).
+typedef float HalfF __attribute__((vector_size(kVecWidth / 2 * sizeof(float))));
+typedef int32_t HalfI __attribute__((vector_size(kVecWidth / 2 * sizeof(int32_t))));
+typedef double HalfD __attribute__((vector_size(kVecWidth / 2 * sizeof(double))));
+typedef int64_t HalfL __attribute__((vector_size(kVecWidth / 2 * sizeof(int64_t))));
+
+// 2^(y (e + log2 m)) of half a vector (PowPositive's steps in double).
+inline HalfF PowHalf(HalfF m, HalfI e, HalfF y) {
+  const HalfD md = __builtin_convertvector(m, HalfD);
+  const HalfD s = (md - 1.0) / (md + 1.0);
+  const HalfD z = s * s;
+  HalfD p = 1.0 / 13 + HalfD{};
+  for (const double c : {1.0 / 11, 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3}) {
+    p = p * z + c;
+  }
+  constexpr double kTwoOverLn2 = 2.8853900817779268;  // 2 / ln 2
+  const HalfD log2x = __builtin_convertvector(e, HalfD) + kTwoOverLn2 * (s + s * z * p);
+  HalfD t = __builtin_convertvector(y, HalfD) * log2x;
+  t = t < -200.0 ? -200.0 + HalfD{} : t;
+  t = t > 200.0 ? 200.0 + HalfD{} : t;
+  constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52: t + kRound - kRound rounds t
+  const HalfD k = (t + kRound) - kRound;
+  constexpr double kLn2 = 0.69314718055994531;
+  const HalfD g = (t - k) * kLn2;
+  HalfD q = 1.0 / 362880 + HalfD{};  // 1 / 9!
+  for (const double c :
+       {1.0 / 40320, 1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0}) {
+    q = q * g + c;
+  }
+  const HalfI ki = __builtin_convertvector(k, HalfI);  // exact: |k| <= 200
+  const HalfL scale_bits = (__builtin_convertvector(ki, HalfL) + 1023) << 52;
+  return __builtin_convertvector(q * BitCast<HalfD>(scale_bits), HalfF);
+}
+}  // namespace table_math_detail
+
+/*!
+ * \brief x ** y for x > 0 finite and y finite, as 2^(y log2 x) in double lanes: log2 x = e +
+ *        2 / ln 2 atanh s (x = 2^e m, m in [sqrt(1/2), sqrt(2)), s = (m - 1) / (m + 1), |s| <
+ *        0.172, series to s^13: relative error below 2e-12), the product t clamped to +-200
+ *        (past a float's range either way), then 2^k e^(f ln 2) with k the nearest integer and
+ *        |f| <= 1/2 (Taylor series to f^9, relative error below 1e-11). The double result is
+ *        within 1e-11 + 2e-12 |t| (|t| <= 150 for a finite float) of x ** y, far below a float's
+ *        half ulp (3e-8): rounding it to float gives the correctly rounded value but within that
+ *        of a tie, within 1 ulp as NumPy's powf. Other operands are the caller's (powf's rules).
+ */
+inline VecF PowPositive(VecF x, VecF y) {
+  using namespace table_math_detail;
+  const VecI tiny = x < std::numeric_limits<float>::min();
+  const VecF scaled = tiny ? x * 8388608.0f : x;
+  const VecI bits = BitCast<VecI>(scaled);
+  VecI e = ((bits >> 23) & 0xff) - 127;
+  e = tiny ? e - 23 : e;
+  VecF m = BitCast<VecF>((bits & 0x7fffff) | 0x3f800000);  // [1, 2)
+  const VecI high = m > 1.41421356f;
+  m = high ? m * 0.5f : m;
+  e = high ? e + 1 : e;
+  HalfF mh[2], yh[2], r[2];
+  HalfI eh[2];
+  std::memcpy(mh, &m, sizeof m);
+  std::memcpy(yh, &y, sizeof y);
+  std::memcpy(eh, &e, sizeof e);
+  r[0] = PowHalf(mh[0], eh[0], yh[0]);
+  r[1] = PowHalf(mh[1], eh[1], yh[1]);
+  VecF out;
+  std::memcpy(&out, r, sizeof out);
+  return out;
 }
 
 }  // namespace dlarray::cpu

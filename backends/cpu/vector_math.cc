@@ -29,6 +29,8 @@
 
 #include "dtype.h"
 #include "parallel.h"
+#include "simd.h"
+#include "table_math.h"
 
 namespace dlarray::cpu {
 namespace {
@@ -79,16 +81,14 @@ constexpr Row kRows[] = {
     {"hypot", "hypot", 2},
 };
 // Not pow: glibc 2.36's vector powf and pow ran no faster than the scalar ones (8 ms per 2^20
-// floats on an AVX-512 EPYC, as powf's 6.5 ms). float32 pow runs as exp2(y * log2(x)) in double
-// instead (RunPowF32), whose error (a few double ulp of an exponent below 2^8) is far below a
-// float's ulp; float64 pow stays on the scalar loop.
+// floats on an AVX-512 EPYC, as powf's 6.5 ms), and libmvec's double log2 and exp2 behind a float
+// pow still took 8x NumPy's time. float32 pow runs as table_math.h's PowPositive (exp2(y log2 x)
+// in double lanes, our own series) instead (RunPowF32); float64 pow stays on the scalar loop.
 constexpr int kNumRows = sizeof(kRows) / sizeof(kRows[0]);
 
 struct Functions {
   void* f[kNumRows] = {};  // float
   void* d[kNumRows] = {};  // double
-  void* log2d = nullptr;   // double log2 and exp2, for float32 pow
-  void* exp2d = nullptr;
   int found = 0;
   std::string status;
 };
@@ -119,9 +119,6 @@ const Functions& Load() {
       fns.d[i] = Find(lib, kLanesD, kRows[i].arity, kRows[i].cname);
       fns.found += (fns.f[i] != nullptr) + (fns.d[i] != nullptr);
     }
-    fns.log2d = Find(lib, kLanesD, 1, "log2");
-    fns.exp2d = Find(lib, kLanesD, 1, "exp2");
-    fns.found += fns.log2d != nullptr && fns.exp2d != nullptr;
     fns.status = "libmvec.so.1, " + std::to_string(fns.found) + " functions, " +
                  std::to_string(kLanesF) + " float lanes";
   });
@@ -173,42 +170,42 @@ void RunAll(void* fn, int arity, const KernelContext& ctx) {
   });
 }
 
-// float32 pow over [b, e): kLanesD elements at a time widened to double, exp2(y * log2(x)), and
-// the elements where that form is not pow (x <= 0, x or y not finite: signs, zeros, infinities
-// and NaN by C's rules) through powf.
-void PowF32(const Functions& fns, const float* x, const float* y, float* out, int64_t b,
-            int64_t e) {
-  using F = VD (*)(VD);
-  const F log2d = reinterpret_cast<F>(fns.log2d), exp2d = reinterpret_cast<F>(fns.exp2d);
-  for (int64_t i = b; i < e; i += kLanesD) {
-    const int64_t m = std::min<int64_t>(kLanesD, e - i);
-    double a[kLanesD], c[kLanesD], r[kLanesD];
-    bool plain = true;
-    for (int k = 0; k < kLanesD; ++k) {
-      a[k] = k < m ? x[i + k] : 1.0;
-      c[k] = k < m ? y[i + k] : 1.0;
-      plain &= a[k] > 0 && a[k] <= std::numeric_limits<float>::max() && std::isfinite(c[k]);
+// float32 pow over [b, e): whole vectors through PowPositive (table_math.h), the lanes where that
+// form is not pow (x <= 0, x or y not finite: signs, zeros, infinities and NaN by C's rules)
+// through powf; the tail through one vector padded with ones.
+void PowF32(const float* x, const float* y, float* out, int64_t b, int64_t e) {
+  constexpr float kMax = std::numeric_limits<float>::max();
+  auto pow_vec = [](VecF a, VecF c) {
+    const VecI plain = (a > 0.0f) & (a <= kMax) & (c >= -kMax) & (c <= kMax);  // false for NaN
+    const VecF one = Splat<VecF>(1.0f);
+    VecF r = PowPositive(plain ? a : one, plain ? c : one);
+    if (AnyLane(~plain)) {  // rare: a per-lane test in every vector cost 2x
+      for (int k = 0; k < kVecWidth; ++k) {
+        if (!plain[k]) r[k] = std::pow(a[k], c[k]);
+      }
     }
-    StoreD(r, exp2d(MulD(LoadD(c), log2d(LoadD(a)))));
-    for (int k = 0; k < m; ++k) {
-      out[i + k] =
-          plain || (a[k] > 0 && a[k] <= std::numeric_limits<float>::max() && std::isfinite(c[k]))
-              ? static_cast<float>(r[k])
-              : std::pow(x[i + k], y[i + k]);
+    return r;
+  };
+  int64_t i = b;
+  for (; i + kVecWidth <= e; i += kVecWidth) StoreU(out + i, pow_vec(LoadU(x + i), LoadU(y + i)));
+  if (i < e) {
+    float a[kVecWidth], c[kVecWidth], r[kVecWidth];
+    for (int k = 0; k < kVecWidth; ++k) {
+      a[k] = i + k < e ? x[i + k] : 1.0f;
+      c[k] = i + k < e ? y[i + k] : 1.0f;
     }
+    StoreU(r, pow_vec(LoadU(a), LoadU(c)));
+    std::memcpy(out + i, r, (e - i) * sizeof(float));
   }
 }
 
-bool RunPowF32(const KernelContext& ctx) {
-  const Functions& fns = Load();
-  if (fns.log2d == nullptr || fns.exp2d == nullptr) return false;
+void RunPowF32(const KernelContext& ctx) {
   DLArray* out = ctx.outputs[0];
   const int64_t n = NumElements(out);
   const float* x = Data<const float>(ctx.inputs[0]);
   const float* y = Data<const float>(ctx.inputs[1]);
   float* o = Data<float>(out);
-  ParallelFor(n, n * 16, kElementAlign, [&](int64_t b, int64_t e) { PowF32(fns, x, y, o, b, e); });
-  return true;
+  ParallelFor(n, n * 16, kElementAlign, [&](int64_t b, int64_t e) { PowF32(x, y, o, b, e); });
 }
 
 }  // namespace
@@ -216,7 +213,10 @@ bool RunPowF32(const KernelContext& ctx) {
 bool RunVectorMath(const KernelContext& ctx) {
   const DLArrayDType t = ctx.outputs[0]->dtype;
   if (t.code != kDLArrayFloat || (t.bits != 32 && t.bits != 64) || t.lanes != 1) return false;
-  if (t.bits == 32 && std::strcmp(ctx.op_name, "pow") == 0) return RunPowF32(ctx);
+  if (t.bits == 32 && std::strcmp(ctx.op_name, "pow") == 0) {
+    RunPowF32(ctx);  // our own vector form: no libmvec needed
+    return true;
+  }
   int row = 0;
   while (row < kNumRows && std::strcmp(kRows[row].op, ctx.op_name) != 0) ++row;
   if (row == kNumRows) return false;
