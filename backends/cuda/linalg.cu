@@ -201,9 +201,9 @@ size_t UnpivotSharedBytes(const LaunchEnv& env, int64_t n) {
 template <typename T>
 void SolveFactored(const LaunchEnv& env, const T* a, const int* ipiv, T* x, T* out, int64_t batch,
                    int64_t n, int64_t r, size_t shared_bytes) {
+  if (batch == 0) return;
   cublasHandle_t h = env.device->cublas(env.id);
   const CublasLibrary& blas = CublasLibrary::Require();
-  if (batch == 0) return;
   const int ni = static_cast<int>(n), ri = static_cast<int>(r);
   const T one = One<T>();
   for (int64_t b = 0; b < batch; ++b) {
@@ -246,7 +246,7 @@ void Solve(const KernelContext& ctx) {
   const bool batched = Batched(batch, n);
   const size_t shared_bytes = batched ? 0 : UnpivotSharedBytes(env, n);
   Scratch<T> a(env, batch * n * n);
-  Scratch<int> ipiv(env, batch * n), info(env, batch), solve_info(env, batch);
+  Scratch<int> ipiv(env, batch * n), info(env, batch);
   CopyAsync(env, Data<const T>(ctx.inputs[0]), a.get(), batch * n * n);
   T* out = Data<T>(ctx.outputs[0]);
   // One right-hand side is the same row-major and column-major: getrs solves it in the output
@@ -280,6 +280,7 @@ void Solve(const KernelContext& ctx) {
   } else {
     const CusolverLibrary& lib = CusolverLibrary::Require();
     cusolverDnHandle_t h = Handle(env);
+    Scratch<int> solve_info(env, batch);
     for (int64_t b = 0; b < batch; ++b) {
       Check(DLARRAY_SOLVER(lib, getrs)(h, trans, ni, ri, a.get() + b * n * n, ni,
                                        ipiv.get() + b * n, x + b * n * r, ni, solve_info.get() + b),

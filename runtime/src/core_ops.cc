@@ -211,13 +211,18 @@ void ValidateCompareByConst(const DLArrayOpCall& c) {
   ValidateSameShape(c);
 }
 
-// where: a bool condition, then x, y and the output of one dtype, all of one shape.
-void ValidateWhere(const DLArrayOpCall& c) {
-  ValidateSameShape(c);
+// where's and masked_fill's input 0, the condition: bool.
+void RequireBoolCondition(const DLArrayOpCall& c) {
   if (!(c.inputs[0]->dtype == DLArrayDType{kDLArrayBool, 8, 1})) {
     throw DTypeError(std::string(c.op_name) + ": the condition (input 0) must be bool, not " +
                      DTypeToString(c.inputs[0]->dtype));
   }
+}
+
+// where: a bool condition, then x, y and the output of one dtype, all of one shape.
+void ValidateWhere(const DLArrayOpCall& c) {
+  ValidateSameShape(c);
+  RequireBoolCondition(c);
   const DLArrayDType t = c.outputs[0]->dtype;
   if (!(c.inputs[1]->dtype == t) || !(c.inputs[2]->dtype == t)) {
     throw DTypeError(std::string(c.op_name) + ": x, y and the output must have one dtype; got " +
@@ -229,10 +234,7 @@ void ValidateWhere(const DLArrayOpCall& c) {
 // masked_fill: a bool condition of out's shape; the value checked as array_set's against out.
 void ValidateMaskedFill(const DLArrayOpCall& c) {
   ValidateArraySet(c);
-  if (!(c.inputs[0]->dtype == DLArrayDType{kDLArrayBool, 8, 1})) {
-    throw DTypeError(std::string(c.op_name) + ": the condition (input 0) must be bool, not " +
-                     DTypeToString(c.inputs[0]->dtype));
-  }
+  RequireBoolCondition(c);
 }
 
 // --- reduce and scan: the input a contiguous [outer, n, inner] array --------------------------
