@@ -41,6 +41,7 @@ void SoftmaxCrossEntropyKernel(const KernelContext& ctx);
 void CopyKernel(const KernelContext& ctx);
 void AstypeKernel(const KernelContext& ctx);
 void GatherKernel(const KernelContext& ctx);
+void GatherAlongKernel(const KernelContext& ctx);
 void ScatterKernel(const KernelContext& ctx);
 void NonzeroKernel(const KernelContext& ctx);
 void ArgsortKernel(const KernelContext& ctx);

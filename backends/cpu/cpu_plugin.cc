@@ -61,6 +61,7 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"copy", &cpu::CopyKernel},
       {"astype", &cpu::AstypeKernel},
       {"gather", &cpu::GatherKernel},
+      {"gather_along", &cpu::GatherAlongKernel},
       {"scatter", &cpu::ScatterKernel},
       {"nonzero", &cpu::NonzeroKernel},
       {"argsort", &cpu::ArgsortKernel},

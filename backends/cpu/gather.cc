@@ -1,10 +1,10 @@
 /*!
  * \file gather.cc
- * \brief The indexing primitives gather, scatter and nonzero (their canonical shapes are in the
- *        core's index_ops.cc). Elements are moved as unsigned integers of their size; the indices
- *        are checked as they are used: a row whose index is out of bounds is skipped (never read
- *        or written) and the call fails naming that index (a scatter has then written the valid
- *        rows, as on the GPUs, where the check happens in the kernel too).
+ * \brief The indexing primitives gather, gather_along, scatter and nonzero (their canonical
+ *        shapes are in the core's index_ops.cc). Elements are moved as unsigned integers of their
+ *        size; the indices are checked as they are used: a row whose index is out of bounds is
+ *        skipped (never read or written) and the call fails naming that index (a scatter has then
+ *        written the valid rows, as on the GPUs, where the check happens in the kernel too).
  */
 #include <atomic>
 #include <cstring>
@@ -28,6 +28,12 @@ struct BadIndex {
     if (seen.compare_exchange_strong(expected, true)) value = v;
   }
 };
+
+// Python turns this text ("index ... is out of bounds") into an IndexError.
+[[noreturn]] void ThrowOutOfBounds(const char* op, int64_t index, int64_t n) {
+  throw Error(ErrorKind::kValue, std::string(op) + ": index " + std::to_string(index) +
+                                     " is out of bounds for size " + std::to_string(n));
+}
 
 // Copies row i of the indexed array into row t of the picked one (gather) or back (scatter);
 // an index out of bounds is recorded and its row skipped.
@@ -110,6 +116,34 @@ void MoveRows(const char* src, char* dst, const int64_t* idx, int64_t m, int64_t
   });
 }
 
+// gather_along: out[o, j, i] = x[o, idx[o, j, i], i], an index per element (take_along_axis), in
+// output order; an index out of bounds reads element 0 of its row and is reported after.
+template <typename U>
+void MoveAlong(const char* src, char* dst, const int64_t* idx, int64_t m, int64_t outer, int64_t n,
+               int64_t inner, BadIndex* bad) {
+  const U* x = reinterpret_cast<const U*>(src);
+  U* y = reinterpret_cast<U*>(dst);
+  const int64_t total = outer * m * inner, block = m * inner;
+  ParallelFor(total, total, kElementAlign, [&](int64_t t0, int64_t t1) {
+    int64_t o = t0 / block, i = t0 % inner;  // divisions once per chunk, then counted
+    int64_t next_row = (o + 1) * block;
+    const U* row = x + o * n * inner;
+    for (int64_t t = t0; t < t1; ++t) {
+      if (t == next_row) {
+        row += n * inner;
+        next_row += block;
+      }
+      if (inner == 1 && t + kPrefetchAhead < next_row) Prefetch(row, 0, idx[t + kPrefetchAhead]);
+      const int64_t raw = idx[t];
+      const int64_t k = raw < 0 ? raw + n : raw;
+      const bool in = static_cast<uint64_t>(k) < static_cast<uint64_t>(n);
+      if (!in) bad->Record(raw);
+      y[t] = row[(in ? k : 0) * inner + i];
+      if (++i == inner) i = 0;
+    }
+  });
+}
+
 template <bool kScatter>
 void Take(const KernelContext& ctx) {
   const DLArray* data = kScatter ? ctx.outputs[0] : ctx.inputs[0];
@@ -123,16 +157,26 @@ void Take(const KernelContext& ctx) {
   VisitElementSize(data->dtype, [&](auto tag) {
     MoveRows<typename decltype(tag)::type, kScatter>(src, dst, idx, m, outer, n, inner, &bad);
   });
-  if (bad.seen) {  // Python turns this text ("index ... is out of bounds") into an IndexError
-    throw Error(ErrorKind::kValue, std::string(ctx.op_name) + ": index " +
-                                       std::to_string(bad.value) + " is out of bounds for size " +
-                                       std::to_string(n));
-  }
+  if (bad.seen) ThrowOutOfBounds(ctx.op_name, bad.value, n);
 }
 
 }  // namespace
 
 void GatherKernel(const KernelContext& ctx) { Take<false>(ctx); }
+
+void GatherAlongKernel(const KernelContext& ctx) {
+  const DLArray* x = ctx.inputs[0];
+  const DLArray* out = ctx.outputs[0];
+  const int64_t outer = out->shape[0], m = out->shape[1], inner = out->shape[2], n = x->shape[1];
+  if (outer * m * inner == 0) return;
+  BadIndex bad;
+  VisitElementSize(x->dtype, [&](auto tag) {
+    MoveAlong<typename decltype(tag)::type>(Data<const char>(x), Data<char>(ctx.outputs[0]),
+                                            Data<const int64_t>(ctx.inputs[1]), m, outer, n, inner,
+                                            &bad);
+  });
+  if (bad.seen) ThrowOutOfBounds(ctx.op_name, bad.value, n);
+}
 
 void ScatterKernel(const KernelContext& ctx) { Take<true>(ctx); }
 

@@ -56,6 +56,7 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"copy", &CopyKernel},
       {"astype", &AstypeKernel},
       {"gather", &GatherKernel},
+      {"gather_along", &GatherAlongKernel},
       {"scatter", &ScatterKernel},
       {"nonzero", &NonzeroKernel},
       {"argsort", &ArgsortKernel},

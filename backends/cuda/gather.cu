@@ -1,4 +1,4 @@
-// The indexing primitives gather, scatter and nonzero (canonical shapes: the core's
+// The indexing primitives gather, gather_along, scatter and nonzero (canonical shapes: the core's
 // index_ops.cc). gather and scatter move elements as unsigned integers of their size, four per
 // thread. An index outside [-n, n) is neither read nor written through: the thread records it in
 // two device words that the host reads back after the kernel, and the call fails naming it. nonzero
@@ -23,14 +23,15 @@ constexpr int kThreads = 256;
 // Element t of the picked array (outer, m, inner) and its offset in the indexed one (outer, n,
 // inner); false, with the index recorded in bad, when the index is out of bounds. The divisions
 // run in I: 32 bits whenever the picked array has fewer than 2^32 elements (a 64-bit division is
-// a long software sequence on the GPU), and none at all for inner == 1 or outer == 1.
-template <typename I>
+// a long software sequence on the GPU), and none at all for inner == 1 or outer == 1. kAlong
+// (gather_along): element t has an index of its own, idx[t].
+template <typename I, bool kAlong>
 __device__ __forceinline__ bool Locate(const int64_t* idx, I t, int64_t n, I m, I inner,
                                        long long* bad, int64_t* indexed) {
   const I i = inner == 1 ? 0 : t % inner;
   const I r = inner == 1 ? t : t / inner;
   const I o = r < m ? 0 : r / m;  // the outer index
-  const int64_t raw = idx[r - o * m];
+  const int64_t raw = idx[kAlong ? t : r - o * m];
   const int64_t k = raw < 0 ? raw + n : raw;
   if (k < 0 || k >= n) {
     bad[0] = raw;
@@ -45,7 +46,7 @@ __device__ __forceinline__ bool Locate(const int64_t* idx, I t, int64_t n, I m, 
 // the moves so that several dependent reads are in flight per thread.
 constexpr int kUnroll = 4;
 
-template <typename U, typename I, bool kScatter>
+template <typename U, typename I, bool kScatter, bool kAlong>
 __global__ void __launch_bounds__(kThreads)
     TakeKernel(const U* src, const int64_t* idx, U* dst, I total, int64_t n, I m, I inner,
                long long* bad) {
@@ -55,7 +56,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u) {
     const I t = base + u * kThreads;
-    ok[u] = t < total && Locate(idx, t, n, m, inner, bad, &at[u]);
+    ok[u] = t < total && Locate<I, kAlong>(idx, t, n, m, inner, bad, &at[u]);
   }
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u) {
@@ -69,11 +70,11 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <bool kScatter>
+template <bool kScatter, bool kAlong = false>
 void Take(const KernelContext& ctx) {
   const DLArray* data = kScatter ? ctx.outputs[0] : ctx.inputs[0];
   const DLArray* picked = kScatter ? ctx.inputs[0] : ctx.outputs[0];
-  const int64_t n = data->shape[1], m = ctx.inputs[1]->shape[0];
+  const int64_t n = data->shape[1], m = picked->shape[1];
   const int64_t total = NumElements(picked);
   if (total == 0) return;
   const LaunchEnv env = Prepare(ctx);
@@ -92,11 +93,11 @@ void Take(const KernelContext& ctx) {
       U* d = reinterpret_cast<U*>(dst);
       // The last block's threads reach total + kThreads * kUnroll - 1 (< 2^32 here).
       if (total + kThreads * kUnroll <= int64_t{0xffffffff}) {
-        TakeKernel<U, uint32_t, kScatter><<<blocks, kThreads, 0, env.stream>>>(
+        TakeKernel<U, uint32_t, kScatter, kAlong><<<blocks, kThreads, 0, env.stream>>>(
             s, idx, d, static_cast<uint32_t>(total), n, static_cast<uint32_t>(m),
             static_cast<uint32_t>(inner), bad);
       } else {
-        TakeKernel<U, uint64_t, kScatter><<<blocks, kThreads, 0, env.stream>>>(
+        TakeKernel<U, uint64_t, kScatter, kAlong><<<blocks, kThreads, 0, env.stream>>>(
             s, idx, d, static_cast<uint64_t>(total), n, static_cast<uint64_t>(m),
             static_cast<uint64_t>(inner), bad);
       }
@@ -119,6 +120,8 @@ void Take(const KernelContext& ctx) {
 }  // namespace
 
 void GatherKernel(const KernelContext& ctx) { Take<false>(ctx); }
+
+void GatherAlongKernel(const KernelContext& ctx) { Take<false, true>(ctx); }
 
 void ScatterKernel(const KernelContext& ctx) { Take<true>(ctx); }
 

@@ -134,5 +134,5 @@ def _flat_positions(mask: NDArray) -> NDArray:
     """The flat positions of the Trues of a compact bool mask (one count read back)."""
     out = _core.empty((mask.size + 1,), mask.ctx, _INT64)
     ops.nonzero(_compact(mask), out)
-    count = int(out[0:1].asnumpy()[0])
+    count = out[0].item()
     return out[1:1 + count]

@@ -111,37 +111,23 @@ def take_along_axis(x: NDArray, indices: NDArray, /, *, axis: int = -1) -> NDArr
     if outer == 1 and inner == 1:  # one row: take itself (the gather checks against n)
         return _gather(xb.reshape(1, n, 1), k.reshape(m), "take_along_axis", ax).reshape(
             out_shape)
-    if inner == 1 and m >= _ROW_GATHER_MIN and x.ctx.device_type == 1:  # long cpu rows
-        return _gather_rows(xb.reshape(outer, n, 1), k.reshape(outer, m), ax).reshape(out_shape)
+    if has_kernel("gather_along", x.ctx):  # one pass: an index per element, checked in it
+        out = _core.empty((outer, m, inner), x.ctx, x.dtype)
+        try:
+            ops.gather_along(xb.reshape(outer, n, inner), k.reshape(outer, m, inner), out)
+        except ValueError as err:
+            raise _index_error(err, "take_along_axis", ax) from None
+        return out.reshape(out_shape)
+    # The composite of a backend without gather_along: the flat position of out[o, j, i] in xb
+    # is k * inner + (o * n * inner + i), that offset one small (outer, 1, inner) array broadcast
+    # by the add; then one gather of the flat positions.
     k = _normalized(k, n, "take_along_axis", ax).reshape(outer, m, inner)
-    # The flat position of out[o, j, i] in xb is k * inner + (o * n * inner + i): that offset
-    # is one small (outer, 1, inner) array, broadcast by the add (no host array of the result's
-    # size, as before: two passes and an upload).
     offset = (np.arange(outer, dtype=np.int64)[:, None] * (n * inner)
               + np.arange(inner, dtype=np.int64)[None, :]).reshape(outer, 1, inner)
     flat = (k * inner if inner > 1 else k) + _core.array(offset, x.ctx, _INT64)
     picked = _gather(xb.reshape(1, xb.size, 1), _compact(flat).reshape(flat.size),
                      "take_along_axis", ax)
     return picked.reshape(out_shape)
-
-
-# Rows at least this long are gathered one call each by take_along_axis on the CPU: a call costs
-# about as much as 4096 elements of the three passes (bounds, offset, flat positions) it saves.
-# Not on a GPU, where each gather reads its bounds check back: 1000 rows took 27 ms on an H200
-# against 0.24 for one gather (bench/indexing.py).
-_ROW_GATHER_MIN = 4096
-
-
-def _gather_rows(x3: NDArray, k: NDArray, axis: int) -> NDArray:
-    """out[o, j] = x3[o, k[o, j], 0]: one gather per row (it checks and wraps the indices)."""
-    outer, m = k.shape
-    out = _core.empty((outer, m, 1), x3.ctx, x3.dtype)
-    for o in range(outer):
-        try:
-            ops.gather(x3[o:o + 1], k[o], out[o:o + 1])
-        except ValueError as err:
-            raise _index_error(err, "take_along_axis", axis) from None
-    return out
 
 
 # --- x[key] and x[key] = value with integer arrays and boolean masks ---------------------
@@ -359,21 +345,40 @@ def _scalar_into_mask(w: NDArray, arrays: Tuple[Any, ...], value: Any) -> builti
         return False
     mask = arrays[0]
     _same_device("index assignment", x=w, index=mask)
-    v = _core.empty((), w.ctx, w.dtype)
-    v[...] = value  # the checks and casts of basic assignment (OverflowError, ...)
+    exact = type(value) is not int or abs(value) <= _EXACT_INT  # as the op's float64 attribute
+    one_pass = (w.size and w.is_contiguous and type(value) is not complex
+                and w.dtype.kind != "c" and exact and has_kernel("masked_fill", w.ctx))
+    # A bool, or a float or exact int into a float array, the op checks itself (the range, with
+    # basic assignment's message); the rest takes basic assignment's checks (its OverflowError
+    # and NumPy's message for an integer out of bounds, NaN into an integer array, ...).
+    if not (one_pass and (type(value) is builtins.bool or w.dtype.kind == "f")):
+        v = _core.empty((), w.ctx, w.dtype)
+        v[...] = value
     if w.size == 0:
+        return True
+    if one_pass:
+        ops.masked_fill(_compact(mask), value, w)
         return True
     if not w.is_contiguous:
         w[...] = _where(mask, v, w)
-        return True
-    if (type(value) is not complex and w.dtype.kind != "c" and has_kernel("masked_fill", w.ctx)
-            and (type(value) is not int or abs(value) <= _EXACT_INT)):
-        ops.masked_fill(_compact(mask), value, w)
         return True
     values = _core.empty(w.shape, w.ctx, w.dtype)
     values[...] = value
     ops.where(_compact(mask), values, w, w)  # in place: each element reads only itself
     return True
+
+
+def _mask_get(x: NDArray, mask: NDArray) -> NDArray:
+    """x[mask] for a bool mask of x's whole shape: the positions of its Trues, one gather (what
+    getitem does for this key, without the walk over the key's items: the per-call time)."""
+    _same_device("index", x=x, index=mask)
+    if x.size == 0:
+        return _core.empty((0,), x.ctx, x.dtype)
+    pos = _flat_positions(mask)
+    if pos.shape[0] == 0:
+        return _core.empty((0,), x.ctx, x.dtype)
+    picked = _gather(_compact(x).reshape(1, x.size, 1), pos, "index", None)
+    return picked.reshape(pos.shape[0])
 
 
 # Keys of basic indexing alone, told by their exact type.
@@ -391,12 +396,16 @@ def install(cls: Any) -> None:
         if type(arg0) in _BASIC_KEYS:  # x[0], x[1:]: no item to look at (the per-call time)
             view: NDArray = basic_get(self, arg0)
             return view
+        if type(arg0) is NDArray and arg0.dtype == _BOOL and arg0.shape == self.shape:
+            return _mask_get(self, arg0)
         if _advanced(arg0):
             return getitem(self, arg0)
         result: NDArray = basic_get(self, arg0)
         return result
 
     def __setitem__(self: NDArray, arg0: Any, arg1: Any) -> None:
+        if type(arg0) is NDArray and not self.readonly and _scalar_into_mask(self, (arg0,), arg1):
+            return  # x[mask] = scalar, its most common form, without setitem's walk of the key
         if type(arg0) not in _BASIC_KEYS and _advanced(arg0):
             setitem(self, arg0, arg1)
         else:

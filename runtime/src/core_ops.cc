@@ -469,6 +469,10 @@ const CoreOpRow kCoreOps[] = {
      "written in place)"},
     {"gather", "x indices", "", nullptr, kAllTypes, kPerOperand, V<ValidateGather>, I<InferGather>,
      "out[o, j, i] = x[o, indices[j], i]; indices int64, negative from the end"},
+    {"gather_along", "x indices", "", nullptr, kAllTypes, kPerOperand, V<ValidateGatherAlong>,
+     I<InferGatherAlong>,
+     "out[o, j, i] = x[o, indices[o, j, i], i]; indices int64 of out's shape, negative from the "
+     "end; optional: a backend without it gets gather of flat positions"},
     {"scatter", "values indices", "", nullptr, kAllTypes, kPerOperand, V<ValidateScatter>, nullptr,
      "out[o, indices[j], i] = values[o, j, i]; the rest of out is kept"},
     {"nonzero", "mask", "", nullptr, kAllTypes, kPerOperand | kFillZero, V<ValidateNonzero>,

@@ -2,6 +2,8 @@
 // every call to these canonical forms, so that a backend implements each primitive once:
 //   gather   x (outer, n, inner), indices (m,) int64   -> out (outer, m, inner), x's dtype
 //   scatter  values (outer, m, inner), indices (m,)    -> out (outer, n, inner), written in place
+//   gather_along  x (outer, n, inner), indices (outer, m, inner) int64 -> out (outer, m, inner):
+//            an index per element (take_along_axis; optional: without it, gather of flat positions)
 //   nonzero  mask (any shape) bool                     -> out (size + 1,) int64: out[0] = count,
 //                                                         then the flat positions, ascending
 //   argsort  x (rows, n), descending                   -> out (rows, n) int64, a stable order
@@ -36,25 +38,29 @@ void RequireNdim(const DLArrayOpCall& c, const DLArray* a, int ndim, const char*
   }
 }
 
-// gather and scatter: `data` (outer, n, inner) is indexed along axis 1 by `indices` (m,); `picked`
-// is (outer, m, inner).
+// gather and scatter: `data` (outer, n, inner) is indexed along axis 1 by `indices`, (m,) or, with
+// `along` (gather_along), one index per picked element; `picked` is (outer, m, inner).
 void ValidateTake(const DLArrayOpCall& c, const DLArray* data, const DLArray* picked,
-                  const DLArray* indices) {
+                  const DLArray* indices, bool along = false) {
   RequireDType(c, indices, kInt64, "indices");
-  RequireNdim(c, indices, 1, "indices");
+  RequireNdim(c, indices, along ? 3 : 1, "indices");
   RequireNdim(c, data, 3, "the indexed array");
   RequireNdim(c, picked, 3, "the picked array");
   if (!Is(data->dtype, picked->dtype)) {
     throw DTypeError(std::string(c.op_name) + ": the arrays' dtypes differ (" +
                      DTypeToString(data->dtype) + " and " + DTypeToString(picked->dtype) + ")");
   }
-  if (picked->shape[0] != data->shape[0] || picked->shape[2] != data->shape[2] ||
-      picked->shape[1] != indices->shape[0]) {
+  const int64_t m = indices->shape[along ? 1 : 0];
+  const bool fits =
+      !along || (indices->shape[0] == picked->shape[0] && indices->shape[2] == picked->shape[2]);
+  if (!fits || picked->shape[0] != data->shape[0] || picked->shape[2] != data->shape[2] ||
+      picked->shape[1] != m) {
     throw ShapeError(std::string(c.op_name) + ": shapes " + ShapeToString(data) + " (indexed), " +
                      ShapeToString(indices) + " (indices) and " + ShapeToString(picked) +
-                     " (picked) do not fit: picked must be (outer, len(indices), inner)");
+                     (along ? " (picked) do not fit: indices and picked must be (outer, m, inner)"
+                            : " (picked) do not fit: picked must be (outer, len(indices), inner)"));
   }
-  if (data->shape[1] == 0 && indices->shape[0] > 0 && data->shape[0] * data->shape[2] > 0) {
+  if (data->shape[1] == 0 && m > 0 && data->shape[0] * data->shape[2] > 0) {
     throw ShapeError(std::string(c.op_name) + ": index is out of bounds for size 0");
   }
 }
@@ -63,6 +69,10 @@ void ValidateTake(const DLArrayOpCall& c, const DLArray* data, const DLArray* pi
 
 void ValidateGather(const DLArrayOpCall& c) {
   ValidateTake(c, c.inputs[0], c.outputs[0], c.inputs[1]);
+}
+
+void ValidateGatherAlong(const DLArrayOpCall& c) {
+  ValidateTake(c, c.inputs[0], c.outputs[0], c.inputs[1], true);
 }
 
 void ValidateScatter(const DLArrayOpCall& c) {
@@ -106,6 +116,15 @@ void InferGather(const DLArrayShapeCall& c) {
   c.output_shapes[0][0] = c.input_shapes[0][0];
   c.output_shapes[0][1] = c.input_shapes[1][0];
   c.output_shapes[0][2] = c.input_shapes[0][2];
+  c.output_dtypes[0] = c.input_dtypes[0];
+}
+
+void InferGatherAlong(const DLArrayShapeCall& c) {
+  if (c.input_ndims[0] != 3 || c.input_ndims[1] != 3) {
+    throw ShapeError(std::string(c.op_name) + ": x and indices must be 3-D");
+  }
+  c.output_ndims[0] = 3;
+  for (int d = 0; d < 3; ++d) c.output_shapes[0][d] = c.input_shapes[1][d];
   c.output_dtypes[0] = c.input_dtypes[0];
 }
 

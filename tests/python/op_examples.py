@@ -8,6 +8,8 @@ import dlarray
 _F32, _I64 = np.dtype(np.float32), np.dtype(np.int64)
 EXAMPLES = {
     "gather": {"x": ((1, 2, 2), _F32), "indices": ((2,), _I64), "out": ((1, 2, 2), _F32)},
+    "gather_along": {"x": ((1, 2, 2), _F32), "indices": ((1, 2, 2), _I64),
+                     "out": ((1, 2, 2), _F32)},
     "scatter": {"values": ((1, 2, 2), _F32), "indices": ((2,), _I64), "out": ((1, 2, 2), _F32)},
     "nonzero": {"mask": ((2, 2), np.dtype(np.bool_)), "out": ((5,), _I64)},
     "argsort": {"x": ((2, 2), _F32), "out": ((2, 2), _I64)},
