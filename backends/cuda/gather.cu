@@ -1,10 +1,10 @@
 // The indexing primitives gather, gather_along, scatter and nonzero (canonical shapes: the core's
 // index_ops.cc). gather and scatter move elements as unsigned integers of their size, four per
 // thread. An index outside [-n, n) is neither read nor written through: the thread records it in
-// two device words that the host reads back after the kernel, and the call fails naming it. nonzero
-// is CUB's one-pass stream compaction (DeviceSelect::Flagged over the positions 0, 1, ..., the mask
-// as the flags), which writes the count too: coalesced reads of the mask, where a thread per
-// 256-byte chunk read 32 cache lines per warp load.
+// two words (pinned host memory) that the host reads after the kernel, and the call fails naming
+// it. nonzero is CUB's one-pass stream compaction (DeviceSelect::Flagged over the positions 0, 1,
+// ..., the mask as the flags), which writes the count too: coalesced reads of the mask, where a
+// thread per 256-byte chunk read 32 cache lines per warp load.
 #include <thrust/iterator/counting_iterator.h>
 
 #include <cub/device/device_select.cuh>
@@ -70,6 +70,24 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The pair of words where the kernels report a bad index, pinned and mapped, one pair per host
+// thread (a call waits for its kernel before it returns, so a thread has one in use at a time).
+// The kernel writes it across the bus: no memset and no copy back are queued, each a stream
+// operation of its own before the synchronization. nullptr where pinned memory is refused.
+long long* PinnedReport() {
+  thread_local long long* report = nullptr;
+  thread_local bool tried = false;
+  if (!tried) {
+    tried = true;
+    if (cudaHostAlloc(reinterpret_cast<void**>(&report), 2 * sizeof(long long),
+                      cudaHostAllocPortable | cudaHostAllocMapped) != cudaSuccess) {
+      (void)cudaGetLastError();
+      report = nullptr;
+    }
+  }
+  return report;
+}
+
 template <bool kScatter, bool kAlong = false>
 void Take(const KernelContext& ctx) {
   const DLArray* data = kScatter ? ctx.outputs[0] : ctx.inputs[0];
@@ -78,9 +96,18 @@ void Take(const KernelContext& ctx) {
   const int64_t total = NumElements(picked);
   if (total == 0) return;
   const LaunchEnv env = Prepare(ctx);
-  long long* bad = static_cast<long long*>(env.device->allocate(env.id, 2 * sizeof(long long)));
+  volatile long long* pinned = PinnedReport();
+  long long* bad = nullptr;
   long long found[2] = {0, 0};
-  cudaError_t err = cudaMemsetAsync(bad, 0, sizeof found, env.stream);
+  cudaError_t err = cudaSuccess;
+  if (pinned != nullptr) {
+    pinned[0] = pinned[1] = 0;
+    err =
+        cudaHostGetDevicePointer(reinterpret_cast<void**>(&bad), const_cast<long long*>(pinned), 0);
+  } else {
+    bad = static_cast<long long*>(env.device->allocate(env.id, sizeof found));
+    err = cudaMemsetAsync(bad, 0, sizeof found, env.stream);
+  }
   if (err == cudaSuccess) {
     const int blocks = RowGrid(CeilDiv(total, kThreads * kUnroll), ctx.op_name);
     const int64_t* idx = Data<const int64_t>(ctx.inputs[1]);
@@ -104,11 +131,16 @@ void Take(const KernelContext& ctx) {
     });
     err = cudaGetLastError();
   }
-  if (err == cudaSuccess) {
+  if (err == cudaSuccess && pinned == nullptr) {
     err = cudaMemcpyAsync(found, bad, sizeof found, cudaMemcpyDeviceToHost, env.stream);
   }
   if (err == cudaSuccess) err = cudaStreamSynchronize(env.stream);
-  env.device->free(env.id, bad, 2 * sizeof(long long));
+  if (pinned != nullptr) {
+    found[0] = pinned[0];
+    found[1] = pinned[1];
+  } else if (bad != nullptr) {
+    env.device->free(env.id, bad, sizeof found);
+  }
   if (err != cudaSuccess) ThrowCudaError(err, ctx.op_name, __FILE__, __LINE__);
   if (found[1] != 0) {
     throw Error(ErrorKind::kValue, std::string(ctx.op_name) + ": index " +
