@@ -31,12 +31,13 @@ def _require_array(x: Any, name: str, where: str) -> NDArray:
 
 
 def _same_device(where: str, **arrays: NDArray) -> None:
-    items = list(arrays.items())
-    first_name, first = items[0]
-    for name, a in items[1:]:
-        if a.ctx != first.ctx:
+    first_name, ctx = "", None
+    for name, a in arrays.items():
+        if ctx is None:
+            first_name, ctx = name, a.ctx
+        elif a.ctx != ctx:
             raise ValueError("%s: %s is on %s but %s is on %s; move one with to_device"
-                             % (where, first_name, first.ctx, name, a.ctx))
+                             % (where, first_name, ctx, name, a.ctx))
 
 
 def _compact(a: NDArray) -> NDArray:

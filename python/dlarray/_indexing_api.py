@@ -93,15 +93,15 @@ def take_along_axis(x: NDArray, indices: NDArray, /, *, axis: int = -1) -> NDArr
                          "(at least 1), got %d and %d" % (x.ndim, indices.ndim))
     ax = _axis(axis, x.ndim, "take_along_axis")
     idx = _as_index_array(indices, "take_along_axis")
-    xs, ks = list(x.shape), list(idx.shape)
-    xs[ax] = ks[ax] = 1
-    try:
-        common = list(np.broadcast_shapes(tuple(xs), tuple(ks)))
-    except ValueError:
-        raise ValueError("take_along_axis: shapes %s and %s do not broadcast outside axis %d"
-                         % (x.shape, indices.shape, ax)) from None
-    out_shape = tuple(common[:ax] + [idx.shape[ax]] + common[ax + 1:])
-    x_shape = tuple(common[:ax] + [x.shape[ax]] + common[ax + 1:])
+    xs, ks = x.shape, idx.shape
+    common = []  # the broadcast outside the axis, by hand: np.broadcast_shapes took 1.2 us a call
+    for d, (a, b) in enumerate(zip(xs, ks)):
+        if d != ax and a != b and a != 1 and b != 1:
+            raise ValueError("take_along_axis: shapes %s and %s do not broadcast outside axis %d"
+                             % (xs, ks, ax))
+        common.append(a if b == 1 else b)
+    out_shape = tuple(common[:ax] + [ks[ax]] + common[ax + 1:])
+    x_shape = tuple(common[:ax] + [xs[ax]] + common[ax + 1:])
     xb = _broadcast(x, x_shape)
     n, m = x.shape[ax], idx.shape[ax]
     outer, inner = math.prod(out_shape[:ax]), math.prod(out_shape[ax + 1:])

@@ -82,3 +82,15 @@ def test_gather_along_op_checks_its_operands(ctx):
     with pytest.raises(TypeError, match="dtypes differ"):
         xp.ops.gather_along(x, xp.asarray(np.zeros((2, 5, 4), np.int64), device=ctx),
                             xp.asarray(np.zeros((2, 5, 4), np.float64), device=ctx))
+
+
+def test_take_along_axis_shape_errors(ctx):
+    x = xp.asarray(np.ones((3, 4), np.float32), device=ctx)
+    with pytest.raises(ValueError, match=r"\(3, 4\) and \(2, 5\) do not broadcast outside axis 1"):
+        xp.take_along_axis(x, xp.asarray(np.zeros((2, 5), np.int64), device=ctx), axis=1)
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        xp.take_along_axis(x, xp.asarray(np.zeros(4, np.int64), device=ctx), axis=1)
+    with pytest.raises(IndexError, match="integer dtype"):
+        xp.take_along_axis(x, xp.asarray(np.zeros((3, 4), np.float32), device=ctx), axis=1)
+    with pytest.raises(IndexError, match="axis 2 is out of bounds"):
+        xp.take_along_axis(x, xp.asarray(np.zeros((3, 4), np.int64), device=ctx), axis=2)
