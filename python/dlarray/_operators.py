@@ -377,6 +377,24 @@ _FAST = {"add": ("matrix_elementwise_add", "matrix_elementwise_add_by_const", 1.
                  False),
          "truediv": ("matrix_elementwise_divide", "matrix_elementwise_divide_by_const", 1.0,
                      True)}
+# The comparisons (as _compare calls them): name -> the comparison's code.
+_FAST_COMPARE = {"eq": _EQ, "ne": _NE, "lt": _LT, "le": _LE, "gt": _GT, "ge": _GE}
+
+
+def _fast_compare_plan(name, dtype, other):
+    """_fast_plan for a comparison: ("compare", bool, 1, code) for two arrays of one dtype and
+    ("compare_by_const", bool, 1, code) for an array and a scalar where _compare makes exactly
+    that call: not for complex numbers (their own path, or an error), nor for an integer array
+    and a float (_compare looks at the value: an integral float past 2**53 goes exactly). An
+    int's range against an integer array the fast path checks itself (IntFits)."""
+    cmp = _FAST_COMPARE[name]
+    if dtype.kind == "c":
+        return None
+    if isinstance(other, np.dtype):
+        return ("compare", np.dtype(np.bool_), 1.0, float(cmp)) if other == dtype else None
+    if other is float and dtype.kind in "iu":
+        return None
+    return "compare_by_const", np.dtype(np.bool_), 1.0, float(cmp)
 
 
 def _fast_plan(name, dtype, other):
@@ -387,6 +405,8 @@ def _fast_plan(name, dtype, other):
     (cast, the exact path of integers, several ops) or raise. The fast path asks once per
     combination, and takes the general path on a device without a kernel for the op; the
     tests compare both paths for every dtype."""
+    if name in _FAST_COMPARE:
+        return _fast_compare_plan(name, dtype, other)
     array_op, scalar_op, sign, int_to_float = _FAST[name]
     if isinstance(other, np.dtype):
         if other != dtype or (int_to_float and dtype.kind in "biu"):
@@ -403,7 +423,9 @@ def _fast_plan(name, dtype, other):
 # The methods with the fast path: dunder -> (the name _fast_plan takes, the general path).
 _FAST_METHODS = {"__add__": ("add", _add), "__radd__": ("add", _add), "__sub__": ("sub", _sub),
                  "__mul__": ("mul", _mul), "__rmul__": ("mul", _mul),
-                 "__truediv__": ("truediv", _div)}
+                 "__truediv__": ("truediv", _div),
+                 **{"__%s__" % name: (name, _comparison(cmp))
+                    for name, cmp in _FAST_COMPARE.items()}}
 
 
 def install(cls):
@@ -433,7 +455,4 @@ def install(cls):
     cls.__isub__ = _inplace(_sub)
     cls.__imul__ = _inplace(_mul)
     cls.__itruediv__ = _inplace(_div)
-    for name, cmp in (("__eq__", _EQ), ("__ne__", _NE), ("__lt__", _LT), ("__le__", _LE),
-                      ("__gt__", _GT), ("__ge__", _GE)):
-        setattr(cls, name, _comparison(cmp))
     cls.__hash__ = object.__hash__  # identity, as before (NDArrays key executor tables)

@@ -22,37 +22,64 @@
 namespace dlarray {
 namespace {
 
+// Runs plan's op into `target` (out or a view of it) and returns out as a new reference: a small
+// op into out itself first tries the runtime's same-shape path, which leaves every decision
+// (and error) it does not take to Invoke.
+PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
+                 const double* attrs, int num_attrs, NDArray out, DLArray* target) {
+  DLArray* outs[1] = {target};
+  if (ShouldReleaseGilForOp(x.dl()) || target != out.dl() ||
+      !TryInvokeSameShape(plan.op, ins, num_inputs, target, attrs, num_attrs)) {
+    InvokeReleasing(plan.op, x, ins, num_inputs, outs, attrs, num_attrs);
+  }
+  return NewInstance(std::move(out));
+}
+
+}  // namespace
+
+// A planner's answer: None, or (op name, result dtype[, number]).
+Plan ReadPlan(const py::object& answer) {
+  Plan plan;
+  if (answer.is_none()) return plan;
+  const py::tuple t = answer.cast<py::tuple>();
+  plan.op = RequireOp(t[0].cast<std::string>());
+  plan.out = DTypeFromNumpy(t[1]);
+  if (t.size() > 2) plan.number = t[2].cast<double>();
+  if (t.size() > 3 && py::isinstance<py::str>(t[3])) {
+    plan.post = RequireOp(t[3].cast<std::string>());
+  } else if (t.size() > 3) {
+    plan.has_second = true;
+    plan.second = t[3].cast<double>();
+  }
+  return plan;
+}
+
+// One validated invoke of plan's op into a new array of x's shape; the result as a new reference.
+PyObject* Run(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
+              const double* attrs, int num_attrs) {
+  NDArray out{Array::Empty(x.shape(), x.ctx(), plan.out)};
+  return Finish(plan, x, ins, num_inputs, attrs, num_attrs, std::move(out), out.dl());
+}
+
+// One invoke of op; work large enough to be worth it runs without the GIL (x decides), under a
+// CallGuard. Small ops keep the GIL, so they need no CallGuard: no other thread's interpreter
+// exit can unwind them (binding.h); the guard and its thread-local counters were a tenth of a
+// 1-element op.
+void InvokeReleasing(int op, const Array& x, const DLArray* const* ins, int num_inputs,
+                     DLArray* const* outs, const double* attrs, int num_attrs) {
+  if (ShouldReleaseGilForOp(x.dl())) {
+    CallGuard guard;
+    ReleaseGil r;
+    Invoke(op, ins, num_inputs, outs, 1, attrs, num_attrs);
+  } else {
+    Invoke(op, ins, num_inputs, outs, 1, attrs, num_attrs);
+  }
+}
+
+namespace {
+
 // Python scalars as the right operand's key, next to dtype codes (which are below 256).
 constexpr uint32_t kPyFloat = 1u << 30, kPyInt = 1u << 31;
-
-// What an operator does for one key: run op (-1: take the general path) into a new array of
-// dtype out; number: an operator's scalar sign (-1: negated), a reduction's kind attribute.
-struct Plan {
-  int op = -1;
-  DLArrayDType out{};
-  double number = 1.0;
-  int post = -1;  // a reduction's op run afterwards on its result with the count (mean's divide)
-};
-
-// The plans made so far, by key. The last key found is checked first: loops repeat one key, and
-// the map's hash costs a division (its nodes stay put, so the pointer stays valid).
-template <typename Key>
-class Plans {
- public:
-  const Plan* Find(Key key) {
-    if (last_ != nullptr && key == last_key_) return last_;
-    auto found = map_.find(key);
-    if (found == map_.end()) return nullptr;
-    last_key_ = key;
-    return last_ = &found->second;
-  }
-  const Plan& Add(Key key, Plan plan) { return map_.emplace(key, plan).first->second; }
-
- private:
-  std::unordered_map<Key, Plan> map_;
-  Key last_key_{};
-  const Plan* last_ = nullptr;
-};
 
 struct Operator {
   py::object slow;  // the general path: slow(self, other)
@@ -63,28 +90,11 @@ struct Operator {
 
 // The methods are C functions of fixed identity (a method descriptor has no closure): one per
 // slot, instantiated from a template.
-constexpr int kMaxOperators = 8;
+constexpr int kMaxOperators = 16;
 Operator* g_operators[kMaxOperators] = {};
 PyMethodDef g_defs[kMaxOperators] = {};
 std::string g_names[kMaxOperators];  // the methods' dunder names
 int g_num_operators = 0;
-
-uint32_t DTypeKey(DLArrayDType t) {
-  return static_cast<uint32_t>(t.code) | static_cast<uint32_t>(t.bits) << 8 |
-         static_cast<uint32_t>(t.lanes) << 16;
-}
-
-// A planner's answer: None, or (op name, result dtype[, number]).
-Plan ReadPlan(const py::object& answer) {
-  Plan plan;
-  if (answer.is_none()) return plan;
-  const py::tuple t = answer.cast<py::tuple>();
-  plan.op = RequireOp(t[0].cast<std::string>());
-  plan.out = DTypeFromNumpy(t[1]);
-  if (t.size() > 2) plan.number = t[2].cast<double>();
-  if (t.size() > 3) plan.post = RequireOp(t[3].cast<std::string>());
-  return plan;
-}
 
 // The plan for (left dtype, right): an array of the left's dtype, a Python float or int.
 const Plan& Lookup(Operator& f, DLArrayDType left, uint32_t right) {
@@ -108,13 +118,6 @@ bool IntFits(long long v, DLArrayDType out) {
   return bits >= 54 || (v >= -(1LL << (bits - 1)) && v < (1LL << (bits - 1)));
 }
 
-PyObject* Run(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
-              const double* attrs, int num_attrs);
-PyObject* RunReduce(const Plan& plan, const Array& x, uint64_t mask, bool keepdims);
-PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
-                 const double* attrs, int num_attrs, NDArray out, DLArray* target);
-void InvokeReleasing(int op, const Array& x, const DLArray* const* ins, int num_inputs,
-                     DLArray* const* outs, const double* attrs, int num_attrs);
 // The fast path; nullptr in *taken = false: the general path must run.
 PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
   *taken = false;
@@ -146,101 +149,19 @@ PyObject* Fast(Operator& f, PyObject* self, PyObject* other, bool* taken) {
     return nullptr;
   }
   const Plan& plan = Lookup(f, x.dtype(), right);
+  // The int's range against x's dtype: an arithmetic plan's result has it, a comparison's is bool.
   if (plan.op < 0 || !HasKernel(plan.op, x.ctx().device_type) ||
-      (right == kPyInt && !IntFits(int_value, plan.out))) {
+      (right == kPyInt && !IntFits(int_value, x.dtype()))) {
     return nullptr;
   }
   *taken = true;
   if (plan.number < 0) attr = -attr;  // as Python negates: a NaN's sign flips too
-  return Run(plan, x, ins, num_inputs, &attr, num_inputs == 1 ? 1 : 0);
-}
-
-// One validated invoke of plan's op into a new array of x's shape; the result as a new reference.
-PyObject* Run(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
-              const double* attrs, int num_attrs) {
-  NDArray out{Array::Empty(x.shape(), x.ctx(), plan.out)};
-  return Finish(plan, x, ins, num_inputs, attrs, num_attrs, std::move(out), out.dl());
-}
-
-// The reduction of x (non-empty, at least 1-D) over the axes in `mask` (bit k: axis k; at
-// least one, and no empty output) into a new array, as the general path (_reduction.reduce) plans
-// it off CUDA (PlannedInPython): each run of adjacent reduced axes, the last run first, is one
-// reduce call on the current array seen as (outer, n, inner) into (outer, inner); the last call
-// writes the result.
-PyObject* RunReduce(const Plan& plan, const Array& x, uint64_t mask, bool keepdims) {
-  std::vector<int64_t> cur = x.shape(), final_shape;
-  for (size_t k = 0; k < cur.size(); ++k) {
-    if ((mask >> k & 1) == 0) {
-      final_shape.push_back(cur[k]);
-    } else if (keepdims) {
-      final_shape.push_back(1);
-    }
+  // A comparison's code follows the scalar (compare_by_const) or is the only attribute (compare).
+  double attrs[2] = {attr, plan.second};
+  if (num_inputs == 2) {
+    return Run(plan, x, ins, 2, attrs + 1, plan.has_second ? 1 : 0);
   }
-  NDArray out{Array::Empty(final_shape, x.ctx(), plan.out)};
-  std::shared_ptr<Array> step_out;  // the previous call's result, the next call's input
-  int64_t in_shape[3], out_shape[2];
-  for (int stop = static_cast<int>(cur.size()); stop > 0;) {
-    if ((mask >> (stop - 1) & 1) == 0) {
-      --stop;
-      continue;
-    }
-    int first = stop - 1;
-    while (first > 0 && (mask >> (first - 1) & 1) != 0) --first;
-    int64_t outer = 1, n = 1, inner = 1;
-    for (int k = 0; k < first; ++k) outer *= cur[k];
-    for (int k = first; k < stop; ++k) n *= cur[k];
-    for (size_t k = stop; k < cur.size(); ++k) inner *= cur[k];
-    cur.erase(cur.begin() + first, cur.begin() + stop);
-    const bool last = (mask & ((uint64_t{1} << first) - 1)) == 0;
-    std::shared_ptr<Array> next = last ? nullptr : Array::Empty({outer, inner}, x.ctx(), plan.out);
-    DLArray in = step_out ? *step_out->dl() : *x.dl(), result = last ? *out.dl() : *next->dl();
-    in_shape[0] = outer, in_shape[1] = n, in_shape[2] = inner;
-    out_shape[0] = outer, out_shape[1] = inner;
-    in.ndim = 3, in.shape = in_shape, in.strides = nullptr;
-    result.ndim = 2, result.shape = out_shape, result.strides = nullptr;
-    const DLArray* ins[1] = {&in};
-    DLArray* outs[1] = {&result};
-    InvokeReleasing(plan.op, x, ins, 1, outs, &plan.number, 1);
-    step_out = std::move(next);
-    stop = first;
-  }
-  if (plan.post >= 0) {  // in place: the result is a new compact array of its own
-    int64_t count = 1;
-    for (size_t k = 0; k < x.shape().size(); ++k) count *= (mask >> k & 1) ? x.shape()[k] : 1;
-    const double attr = static_cast<double>(count);
-    const DLArray* ins[1] = {out.dl()};
-    DLArray* outs[1] = {out.dl()};
-    InvokeReleasing(plan.post, x, ins, 1, outs, &attr, 1);
-  }
-  return NewInstance(std::move(out));
-}
-
-// One invoke of op; work large enough to be worth it runs without the GIL (x decides), under a
-// CallGuard. Small ops keep the GIL, so they need no CallGuard: no other thread's interpreter
-// exit can unwind them (binding.h); the guard and its thread-local counters were a tenth of a
-// 1-element op.
-void InvokeReleasing(int op, const Array& x, const DLArray* const* ins, int num_inputs,
-                     DLArray* const* outs, const double* attrs, int num_attrs) {
-  if (ShouldReleaseGilForOp(x.dl())) {
-    CallGuard guard;
-    ReleaseGil r;
-    Invoke(op, ins, num_inputs, outs, 1, attrs, num_attrs);
-  } else {
-    Invoke(op, ins, num_inputs, outs, 1, attrs, num_attrs);
-  }
-}
-
-// Runs plan's op into `target` (out or a view of it) and returns out as a new reference: a small
-// op into out itself first tries the runtime's same-shape path, which leaves every decision
-// (and error) it does not take to Invoke.
-PyObject* Finish(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
-                 const double* attrs, int num_attrs, NDArray out, DLArray* target) {
-  DLArray* outs[1] = {target};
-  if (ShouldReleaseGilForOp(x.dl()) || target != out.dl() ||
-      !TryInvokeSameShape(plan.op, ins, num_inputs, target, attrs, num_attrs)) {
-    InvokeReleasing(plan.op, x, ins, num_inputs, outs, attrs, num_attrs);
-  }
-  return NewInstance(std::move(out));
+  return Run(plan, x, ins, 1, attrs, plan.has_second ? 2 : 1);
 }
 
 template <int kSlot>
@@ -297,124 +218,6 @@ py::object MakeOperator(const std::string& dunder, const std::string& name, py::
   return py::reinterpret_steal<py::object>(descr);
 }
 
-// A function of one array (dlarray.exp, ...) with the same fast path: the planner is asked per
-// dtype; anything but one compact exact NDArray, positionally, goes to the general path.
-struct Function {
-  py::object general;  // the general path: general(*args, **kwargs)
-  py::object plan;     // plan(name, dtype): (op name, result dtype) or None
-  py::str name;
-  Plans<uint32_t> plans;
-  std::string name_text, doc;
-  bool whole;     // a reduction (sum(x, axis=...)), else elementwise (exp(x))
-  bool one_axis;  // one axis or all (argmax): an axis tuple takes the general path
-  PyMethodDef def{};
-};
-
-// The reduced axes of `axis` (None: all; an exact int; a tuple of exact ints) for ndim
-// dimensions as a bit mask, or 0 where the general path must decide: a bad or repeated axis
-// raises there, and axis=() reduces nothing.
-uint64_t AxisMask(PyObject* axis, int ndim) {
-  if (ndim > 64) return 0;
-  if (axis == nullptr || axis == Py_None)
-    return ndim == 64 ? ~uint64_t{0} : (uint64_t{1} << ndim) - 1;
-  auto bit = [ndim](PyObject* a) -> uint64_t {
-    if (!PyLong_CheckExact(a)) return 0;  // bool, NumPy integers, floats: the general path
-    int overflow = 0;
-    const long long k = PyLong_AsLongLongAndOverflow(a, &overflow);
-    if (overflow != 0 || k < -ndim || k >= ndim) return 0;
-    return uint64_t{1} << (k < 0 ? k + ndim : k);
-  };
-  if (PyLong_CheckExact(axis)) return bit(axis);
-  if (!PyTuple_CheckExact(axis)) return 0;
-  uint64_t mask = 0;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(axis); ++i) {
-    const uint64_t b = bit(PyTuple_GET_ITEM(axis, i));
-    if (b == 0 || (mask & b) != 0) return 0;
-    mask |= b;
-  }
-  return mask;
-}
-
-// A reduction's keywords: axis and keepdims (an exact bool) are read; any other (dtype) leaves the
-// call to the general path (false).
-bool ReadReduceKeywords(PyObject* kwnames, PyObject* const* values, PyObject** axis,
-                        bool* keepdims) {
-  for (Py_ssize_t i = 0; kwnames != nullptr && i < PyTuple_GET_SIZE(kwnames); ++i) {
-    PyObject* name = PyTuple_GET_ITEM(kwnames, i);
-    if (PyUnicode_CompareWithASCIIString(name, "axis") == 0) {
-      *axis = values[i];
-    } else if (PyUnicode_CompareWithASCIIString(name, "keepdims") == 0 &&
-               (values[i] == Py_True || values[i] == Py_False)) {
-      *keepdims = values[i] == Py_True;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-// Whether the reduction over the axes in mask takes the general path for its plan: several runs
-// of axes on CUDA, whose order _reduction._order chooses (RunReduce reduces the last run first).
-bool PlannedInPython(uint64_t mask, int device_type) {
-  if (device_type != kDLArrayCUDA) return false;
-  const uint64_t runs = mask >> __builtin_ctzll(mask);  // mask != 0
-  return (runs & (runs + 1)) != 0;                      // a gap between reduced axes
-}
-
-PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  auto& f = *static_cast<Function*>(PyCapsule_GetPointer(self, nullptr));
-  PyObject* axis = nullptr;
-  bool keepdims = false;
-  const bool simple = kwnames == nullptr ||
-                      (f.whole && ReadReduceKeywords(kwnames, args + nargs, &axis, &keepdims));
-  const NDArray* a = nargs == 1 && simple ? ExactInstance<NDArray>(args[0]) : nullptr;
-  if (a != nullptr && a->array->is_compact()) {
-    try {
-      const Array& x = *a->array;
-      const uint32_t key = DTypeKey(x.dtype());
-      const Plan* found = f.plans.Find(key);
-      if (found == nullptr) {
-        CallGuard guard;  // the planner is Python code
-        found = &f.plans.Add(key, ReadPlan(f.plan(f.name, DTypeToNumpy(x.dtype()))));
-      }
-      const Plan& plan = *found;
-      if (plan.op >= 0 && HasKernel(plan.op, x.ctx().device_type)) {
-        if (!f.whole) {
-          const DLArray* ins[1] = {x.dl()};
-          return Run(plan, x, ins, 1, nullptr, 0);
-        }
-        const bool tuple_axis = axis != nullptr && PyTuple_CheckExact(axis);
-        const uint64_t mask =
-            f.one_axis && tuple_axis ? 0 : AxisMask(axis, static_cast<int>(x.shape().size()));
-        if (x.size() > 0 && mask != 0 && !PlannedInPython(mask, x.ctx().device_type) &&
-            (plan.post < 0 || HasKernel(plan.post, x.ctx().device_type))) {
-          return RunReduce(plan, x, mask, keepdims);  // x non-empty: so is the result
-        }
-      }
-    } catch (...) {
-      return RaiseCurrentException();
-    }
-  }
-  return PyObject_Vectorcall(f.general.ptr(), args, static_cast<size_t>(nargs), kwnames);
-}
-
-py::object MakeFunction(const std::string& name, py::object general, py::object plan,
-                        const std::string& doc, bool whole, bool one_axis) {
-  // Lives as long as the process: the function object points into it.
-  auto* f = new Function{
-      std::move(general), std::move(plan), py::str(name), {}, name, doc, whole, one_axis, {}};
-  f->def = {f->name_text.c_str(),
-            reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallFunction)),
-            METH_FASTCALL | METH_KEYWORDS, f->doc.c_str()};
-  py::object self =
-      py::reinterpret_steal<py::object>(PyCapsule_New(static_cast<void*>(f), nullptr, nullptr));
-  if (!self) throw py::error_already_set();
-  py::str module("dlarray");
-  PyObject* fn = PyCFunction_NewEx(&f->def, self.ptr(), module.ptr());
-  if (fn == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(fn);
-}
-
 }  // namespace
 
 FastMethod FastOperatorMethod(const char* dunder) {
@@ -447,34 +250,7 @@ PyObject* NewInstance(NDArray&& value) {
 }
 
 void BindFastPath(py::module_& m) {
-  m.def("_fast_function", &MakeFunction, py::arg("name"), py::arg("general"), py::arg("plan"),
-        py::arg("doc"), py::arg("whole") = false, py::arg("one_axis") = false,
-        R"doc(A function of one array with a C++ fast path (dlarray._elementwise_api uses it).
-
-Parameters
-----------
-name : str
-    The function's name, passed to ``plan``.
-general : callable
-    The general path, called with the arguments of every call the fast path does not take.
-plan : callable
-    ``plan(name, dtype)``: ``(op name, result dtype)`` where the general path would run exactly
-    that op on a compact array of dtype into a new array, else None. Asked once per dtype.
-    With ``whole``: ``("reduce", result dtype, kind[, post op])`` for a reduction of a
-    non-empty array of at least one dimension over the ``axis`` keyword (None, an int or a
-    tuple of ints; ``keepdims`` a bool), planned as ``_reduction.reduce`` plans it; ``post op``
-    then runs on the result in place with the count of reduced elements (mean's divide).
-doc : str
-    The help text; a first line ``name(signature)`` then ``--`` gives its signature.
-whole : bool
-    A reduction (``sum(x, axis=..., keepdims=...)``) rather than an elementwise function.
-one_axis : bool
-    With ``whole``: ``axis`` is one int or None (argmax); a tuple goes to the general path.
-
-Returns
--------
-builtin function
-)doc");
+  BindFastFunction(m);
   m.def("_fast_slots", &SetSlots,
         R"doc(Gives x + y, x - y, x * y, x / y and x[i] their fast path directly.
 
@@ -497,8 +273,9 @@ slow : callable
     ``slow(self, other)``: the general path, for every call the fast path does not take.
 plan : callable
     ``plan(name, dtype, other)`` with ``other`` a dtype (an array of self's shape) or the type
-    float or int: ``(op name, result dtype, sign of the scalar)`` where the general path would
-    run exactly that op into a new array, else None. Asked once per combination.
+    float or int: ``(op name, result dtype, sign of the scalar[, code])`` where the general path
+    would run exactly that op into a new array, else None; ``code``, a comparison's, is the op's
+    attribute after the scalar (or its only one, for two arrays). Asked once per combination.
 
 Returns
 -------

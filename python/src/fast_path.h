@@ -2,6 +2,9 @@
 #ifndef DLARRAY_PYTHON_SRC_FAST_PATH_H_
 #define DLARRAY_PYTHON_SRC_FAST_PATH_H_
 
+#include <string>
+#include <unordered_map>
+
 #include "binding.h"
 
 namespace dlarray {
@@ -23,6 +26,58 @@ void SetSlots();
 /*! \brief Puts the fast x[i] (views.cc) in NDArray's subscript slot; called by _fast_slots once
  *         __getitem__ is set (setting it again makes Python write its own slot back). */
 void SetSubscriptSlot();
+
+// --- What the operators' (fast_path.cc) and the functions' (fast_function.cc) fast paths share --
+
+// What an operator does for one key: run op (-1: take the general path) into a new array of
+// dtype out; number: an operator's scalar sign (-1: negated), a reduction's kind attribute.
+struct Plan {
+  int op = -1;
+  DLArrayDType out{};
+  double number = 1.0;
+  int post = -1;  // a reduction's op run afterwards on its result with the count (mean's divide)
+  bool has_second = false;  // an operator's scalar form takes a second attribute (a comparison's)
+  double second = 0.0;
+};
+
+// The plans made so far, by key. The last key found is checked first: loops repeat one key, and
+// the map's hash costs a division (its nodes stay put, so the pointer stays valid).
+template <typename Key>
+class Plans {
+ public:
+  const Plan* Find(Key key) {
+    if (last_ != nullptr && key == last_key_) return last_;
+    auto found = map_.find(key);
+    if (found == map_.end()) return nullptr;
+    last_key_ = key;
+    return last_ = &found->second;
+  }
+  const Plan& Add(Key key, Plan plan) { return map_.emplace(key, plan).first->second; }
+
+ private:
+  std::unordered_map<Key, Plan> map_;
+  Key last_key_{};
+  const Plan* last_ = nullptr;
+};
+
+inline uint32_t DTypeKey(DLArrayDType t) {
+  return static_cast<uint32_t>(t.code) | static_cast<uint32_t>(t.bits) << 8 |
+         static_cast<uint32_t>(t.lanes) << 16;
+}
+
+// A planner's answer: None, or (op name, result dtype[, number[, post op or second attribute]]).
+Plan ReadPlan(const py::object& answer);
+
+// One validated invoke of plan's op into a new array of x's shape; the result as a new reference.
+PyObject* Run(const Plan& plan, const Array& x, const DLArray* const* ins, int num_inputs,
+              const double* attrs, int num_attrs);
+
+// One invoke of op (without the GIL when x's work is large enough).
+void InvokeReleasing(int op, const Array& x, const DLArray* const* ins, int num_inputs,
+                     DLArray* const* outs, const double* attrs, int num_attrs);
+
+/*! \brief _core._fast_function (fast_function.cc). */
+void BindFastFunction(py::module_& m);
 
 }  // namespace dlarray
 

@@ -236,6 +236,48 @@ def _skip_device_dtype(ctx, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_binary_functions_match_the_general_path(ctx, rng, dtype):
+    """dlarray.add and the other functions of two arrays (builtins with the fast path for two
+    compact arrays of one dtype and shape) against _elementwise_api._binary: same dtypes, bits
+    and errors; the cases the fast path leaves (a scalar, another dtype, a broadcast, a view,
+    keywords) still give the general path's answer."""
+    from dlarray import _elementwise_api as ew
+    _skip_device_dtype(ctx, dtype)
+    for shape in [(), (0,), (1,), (7, 13), (1025,)]:
+        x, y = _arrays(ctx, rng, shape, dtype)
+        for name in ew._BINARY:
+            with np.errstate(all="ignore"):
+                fast = _outcome(lambda: getattr(dlarray, name)(x, y))
+                want = _outcome(lambda: ew._binary(name, x, y))
+            _same(fast, want, (name, dtype, shape))
+    x, y = _arrays(ctx, rng, (6, 4), dtype)
+    other = dlarray.array(np.ones((6, 4), np.float64), ctx, dtype=np.float64) \
+        if "float64" in dlarray.__array_namespace_info__().dtypes(device=ctx) else x
+    for name in ("add", "less", "maximum", "atan2"):
+        for args in [(x[:, ::2], y[:, ::2]), (x, y[0]), (x, 2), (3, y), (x, other)]:
+            with np.errstate(all="ignore"):
+                _same(_outcome(lambda: getattr(dlarray, name)(*args)),
+                      _outcome(lambda: ew._binary(name, *args)), (name, dtype, "mixed"))
+        with pytest.raises(TypeError):  # positional-only, as before
+            getattr(dlarray, name)(x1=x, x2=y)
+
+
+def test_binary_function_calls_the_fast_path_takes(monkeypatch):
+    """Two compact float32 arrays of one shape never reach _binary; a broadcast does."""
+    from dlarray import _elementwise_api as ew
+    x = dlarray.array(np.arange(6, dtype=np.float32), dlarray.cpu())
+    dlarray.add(x, x)  # the plan is made (by the planner, not _binary)
+    calls = []
+    real = ew._binary
+    monkeypatch.setattr(ew, "_binary", lambda *a: calls.append(a[0]) or real(*a))
+    np.testing.assert_array_equal(dlarray.add(x, x).asnumpy(), np.arange(6) * 2)
+    np.testing.assert_array_equal(dlarray.less(x, x + 1).asnumpy(), np.ones(6, bool))
+    assert calls == []
+    dlarray.add(x, x.reshape(1, 6))
+    assert calls == ["add"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_unary_functions_match_the_general_path(ctx, rng, dtype):
     """dlarray.exp and the other functions of one array (builtins with the fast path) against
     _elementwise_api's general path, positional and keyword calls, views."""
