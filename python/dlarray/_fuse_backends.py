@@ -5,6 +5,9 @@
   shared library kept in the disk cache (``$DLARRAY_CACHE_DIR/fuse_cpu/<key>``, the cache
   ``cpp_extension`` uses: atomic writes, a SHA-256 manifest), loaded with ctypes, and run on
   ``get_num_threads()`` ranges (ctypes releases the GIL) for arrays of 64Ki elements and more.
+  The plan memo (``_fuse_memo``) records which library a plan's code became, so that a later
+  process loads it without asking the compiler or the manifest (``toolchain_hint``,
+  ``compiler_matches``, ``_memo_library``).
 - OpenCL: the OpenCL C is built by the device's own OpenCL compiler in its context (the
   "dlarray.opencl.v2" extension gives the context, queue and buffers) and queued on the
   device's in-order queue, through the OpenCL library with ctypes.

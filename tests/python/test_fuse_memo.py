@@ -20,6 +20,7 @@ from dlarray import _fuse, _fuse_backends, _fuse_codegen, _fuse_memo, _fuse_redu
 
 pytestmark = pytest.mark.skipif(_fuse_backends.toolchain() is None,
                                 reason="needs a C++ compiler")
+GPUS = [c for c in dlarray.devices() if c.device_type == 2]
 
 
 @pytest.fixture
@@ -250,7 +251,7 @@ _CHILD = textwrap.dedent("""
     counting(_fuse_backends, "_build_library", "built")
     rng = np.random.default_rng(int(sys.argv[1]))
     host = [rng.standard_normal((33, 5)).astype(np.float32) for _ in range(3)]
-    xs = [dlarray.asarray(h) for h in host]
+    xs = [dlarray.asarray(h, device=dlarray.device(sys.argv[2])) for h in host]
     value = dlarray.fuse(lambda a, b, c: a * b - c)(*xs).asnumpy()
     total = dlarray.fuse(lambda a, b, c: dlarray.sum(a * b - c, axis=0))(*xs).asnumpy()
     np.testing.assert_array_equal(value, host[0] * host[1] - host[2])
@@ -261,8 +262,8 @@ _CHILD = textwrap.dedent("""
 """)
 
 
-def _child(cache, seed):
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(seed)], capture_output=True,
+def _child(cache, seed, device="cpu"):
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(seed), device], capture_output=True,
                           text=True, env=dict(os.environ, DLARRAY_CACHE_DIR=str(cache)))
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.splitlines()[-1])
@@ -290,3 +291,12 @@ def test_a_corrupt_library_is_never_loaded(cache, damage):
         library.write_bytes(data if damage == "flip" else data[:len(data) // 3])
     assert _child(cache, 1) == {"generated": 0, "built": 2, "version_asked": True}
     assert _child(cache, 2) == {"generated": 0, "built": 0, "version_asked": False}
+
+
+@pytest.mark.skipif(not GPUS, reason="needs a CUDA GPU")
+def test_a_new_process_on_cuda_takes_its_source_from_the_memo(cache):
+    """On CUDA the memo gives the source (the program is rtc's disk cache's): the second child
+    generates nothing and gets NumPy's values (the child checks them)."""
+    device = "cuda:%d" % GPUS[0].device_id
+    assert _child(cache, 0, device)["generated"] == 2
+    assert _child(cache, 1, device) == {"generated": 0, "built": 0, "version_asked": False}
