@@ -32,11 +32,18 @@ _reduce: Any = None
 _trace: Any = None
 
 
+_traced: dict = {}  # name -> the tracer's function (_trace.namespace(), made once)
+_dispatchers: dict = {}  # name -> (the real function, its dispatcher)
+
+
 def _import_parts() -> None:
     global _backends, _codegen, _interp, _memo, _reduce, _trace
     if _trace is None:
         from . import (_fuse_backends, _fuse_codegen, _fuse_interp, _fuse_memo, _fuse_reduce,
                        _fuse_trace)
+        # the tracer's functions, made with the parts rather than in a first call's trace
+        # (before _trace is set: another thread takes a set _trace as all parts ready)
+        _traced.update(_fuse_trace.namespace())
         _backends, _codegen, _interp = _fuse_backends, _fuse_codegen, _fuse_interp
         _memo, _reduce, _trace = _fuse_memo, _fuse_reduce, _fuse_trace
 
@@ -49,18 +56,12 @@ _warned: set = set()
 _MAX_PLANS = 1024  # traced signatures kept per fused function
 
 
-_traced: dict = {}  # name -> the tracer's function (_trace.namespace(), made once)
-_dispatchers: dict = {}  # name -> (the real function, its dispatcher)
-
-
 def _patched_namespace():
     """dlarray's elementwise functions, astype and where, each sending traced arguments to the
     tracer and everything else to the real function (other threads keep working). A dispatcher
     is made once per real function (a hundred closures made per trace were a third of a warm
     first call's trace)."""
     import dlarray
-    if not _traced:
-        _traced.update(_trace.namespace())
     saved = {}
     for name, traced in _traced.items():
         real = getattr(dlarray, name, None)

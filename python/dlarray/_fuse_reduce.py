@@ -165,7 +165,7 @@ def plan(trace, reduction, arrays: list, inputs: list, ctx, language: str):
     # What _source reads besides the expression: the sizes are parameters, but a GPU's group
     # size follows the reduced range's length.
     parts = ("reduce", trace.text, tuple(node.dtype.str for node in trace.nodes), red.kind,
-             str(acc), tuple(inputs), tuple(red.layout[k] for k in inputs), red.groups,
+             acc.str, tuple(inputs), tuple(red.layout[k] for k in inputs), red.groups,
              tuple(sorted(red.unit.items())) if red.unit is not None else None, red.columns,
              _gpu.group_size(red) if language != "cpp" else 0)
     red.memo = _memo.entry(language, parts, lambda: _source(trace, red, strided))
