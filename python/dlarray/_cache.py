@@ -25,9 +25,25 @@ import shutil
 import tempfile
 
 __all__ = ["cache_dir", "make_key", "entry_dir", "locked", "store_file", "verified_file",
-           "store_bytes", "load_bytes"]
+           "store_bytes", "load_bytes", "store_record", "load_record", "path_for_reading"]
 
 _MANIFEST = ".sha256"
+
+
+_roots: dict = {}  # (the variable, $HOME) -> [root, resolved root or None until it is made]
+
+
+def _setting():
+    """[root, resolved root or None] of the current setting, remembered per process: a warm
+    first call of dlarray.fuse reads its records without making or resolving the root."""
+    setting = (os.environ.get("DLARRAY_CACHE_DIR"), os.environ.get("HOME"))
+    known = _roots.get(setting)
+    if known is None:
+        root = setting[0]
+        path = (pathlib.Path(root).expanduser() if root else
+                pathlib.Path.home() / ".cache" / "dlarray")
+        known = _roots.setdefault(setting, [path, None])
+    return known
 
 
 def cache_dir():
@@ -38,13 +54,16 @@ def cache_dir():
     OSError
         When the folder cannot be created (the message names it and the variable to set).
     """
-    root = os.environ.get("DLARRAY_CACHE_DIR")
-    path = pathlib.Path(root).expanduser() if root else pathlib.Path.home() / ".cache" / "dlarray"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OSError(e.errno, "dlarray cannot create its cache folder %s (%s); set "
-                               "DLARRAY_CACHE_DIR to a writable folder" % (path, e.strerror)) from e
+    known = _setting()
+    path = known[0]
+    if known[1] is None:  # made and resolved once per process (entry_dir makes what is missing)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OSError(e.errno, "dlarray cannot create its cache folder %s (%s); set "
+                                   "DLARRAY_CACHE_DIR to a writable folder"
+                          % (path, e.strerror)) from e
+        known[1] = path.resolve()
     return path
 
 
@@ -64,7 +83,8 @@ def make_key(*parts):
 def _inside(path, action="write"):
     """``path`` when it resolves inside the cache root; ValueError otherwise (nothing touched)."""
     path = pathlib.Path(path)
-    root = cache_dir().resolve()
+    cache_dir()
+    root = _setting()[1]
     resolved = path.resolve()
     if resolved != root and root not in resolved.parents:
         raise ValueError("dlarray cache: refusing to %s %s: it resolves to %s, outside the cache "
@@ -168,3 +188,48 @@ def load_bytes(path):
     """The bytes of a verified cache file, or None (see ``verified_file``)."""
     p = verified_file(path)
     return p.read_bytes() if p is not None else None
+
+
+def store_record(namespace, name, data):
+    """Writes ``data`` atomically as the one file ``<namespace>/<name>``, its checksum on its
+    first line: a small record read on a hot path (dlarray.fuse's plan memo) takes one read and
+    no manifest."""
+    folder = cache_dir() / namespace
+    folder.mkdir(parents=True, exist_ok=True)  # (the root too, where it was removed)
+    dest = _inside(folder / name)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + name + ".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(hashlib.sha256(data).hexdigest().encode() + b"\n" + data)
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return dest
+
+
+def path_for_reading(*parts):
+    """``cache_dir() / parts`` without making or resolving anything: for a read whose content is
+    checked after (a record's checksum, a library's recorded digest)."""
+    return _setting()[0].joinpath(*parts)
+
+
+def load_record(namespace, name):
+    """The data of a record written by ``store_record``, or None: missing, or not matching its
+    checksum (a truncated or corrupt record is removed). Reading makes and resolves nothing:
+    the checksum judges what is read, and only a removal must stay inside the cache."""
+    path = path_for_reading(namespace, name)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    digest, _, body = data.partition(b"\n")
+    if hashlib.sha256(body).hexdigest().encode() == digest:
+        return body
+    path = _inside(path, "remove")
+    logging.getLogger("dlarray").info("cache: dropped the corrupt record %s", path)
+    with contextlib.suppress(OSError):
+        path.unlink()
+    return None

@@ -4,7 +4,8 @@ See :func:`fuse`. The parts: ``_fuse_trace`` (the proxies and the DAG, with the 
 dtype rules), ``_fuse_codegen`` (the DAG as C++, CUDA or OpenCL C from the elementwise table's
 expressions), ``_fuse_backends`` (building and launching per device type) and ``_fuse_interp``
 (the portable path: the unfused kernels over cache-sized chunks); ``_fuse_reduce`` (a trailing
-reduction in the same kernel).
+reduction in the same kernel); ``_fuse_memo`` (the generated code and the CPU library of a plan
+key, on disk for later processes).
 """
 from __future__ import annotations
 
@@ -25,17 +26,26 @@ from ._operators import _compact
 # The parts, imported when the first function is fused (not at `import dlarray`).
 _backends: Any = None
 _codegen: Any = None
+_memo: Any = None
 _interp: Any = None
 _reduce: Any = None
 _trace: Any = None
 
 
+_traced: dict = {}  # name -> the tracer's function (_trace.namespace(), made once)
+_dispatchers: dict = {}  # name -> (the real function, its dispatcher)
+
+
 def _import_parts() -> None:
-    global _backends, _codegen, _interp, _reduce, _trace
+    global _backends, _codegen, _interp, _memo, _reduce, _trace
     if _trace is None:
-        from . import _fuse_backends, _fuse_codegen, _fuse_interp, _fuse_reduce, _fuse_trace
+        from . import (_fuse_backends, _fuse_codegen, _fuse_interp, _fuse_memo, _fuse_reduce,
+                       _fuse_trace)
+        # the tracer's functions, made with the parts rather than in a first call's trace
+        # (before _trace is set: another thread takes a set _trace as all parts ready)
+        _traced.update(_fuse_trace.namespace())
         _backends, _codegen, _interp = _fuse_backends, _fuse_codegen, _fuse_interp
-        _reduce, _trace = _fuse_reduce, _fuse_trace
+        _memo, _reduce, _trace = _fuse_memo, _fuse_reduce, _fuse_trace
 
 __all__ = ["fuse", "Fused"]
 
@@ -48,20 +58,25 @@ _MAX_PLANS = 1024  # traced signatures kept per fused function
 
 def _patched_namespace():
     """dlarray's elementwise functions, astype and where, each sending traced arguments to the
-    tracer and everything else to the real function (other threads keep working)."""
+    tracer and everything else to the real function (other threads keep working). A dispatcher
+    is made once per real function (a hundred closures made per trace were a third of a warm
+    first call's trace)."""
     import dlarray
     saved = {}
-    for name, traced in _trace.namespace().items():
+    for name, traced in _traced.items():
         real = getattr(dlarray, name, None)
         if real is None:
             continue
+        known = _dispatchers.get(name)
+        if known is None or known[0] is not real:  # first use, or the function was replaced
 
-        def dispatch(*args, _real=real, _traced=traced, **kwargs):
-            if any(isinstance(a, (_trace.TracedArray, _trace.Reduced)) for a in args):
-                return _traced(*args, **kwargs)
-            return _real(*args, **kwargs)
+            def dispatch(*args, _real=real, _traced=traced, **kwargs):
+                if any(isinstance(a, (_trace.TracedArray, _trace.Reduced)) for a in args):
+                    return _traced(*args, **kwargs)
+                return _real(*args, **kwargs)
+            known = _dispatchers[name] = (real, dispatch)
         saved[name] = real
-        setattr(dlarray, name, dispatch)
+        setattr(dlarray, name, known[1])
     return dlarray, saved
 
 
@@ -74,11 +89,12 @@ class _Plan:
 
 def _fast_for(plan: _Plan, args, arrays) -> Any:
     """The C++ cache hit (``_core._FuseLauncher``) of a signature whose generated kernel is C++
-    running on one thread (an output of 1 to ``_PARALLEL_MIN - 1`` elements, no reduction) or
-    CUDA (any non-empty output: the launch is queued; a trailing reduction too where one launch
-    gives the unfused result: _reduce.launch_config), else None. Per call it checks the
-    arguments against the signature, allocates the result and calls or launches the kernel:
-    about a microsecond on the CPU, where the Python path below takes ten or more."""
+    running on one thread (fewer than ``_PARALLEL_MIN`` elements: an elementwise output, or a
+    trailing reduction's elements read) or CUDA (any non-empty output: the launch is queued),
+    where one call or launch gives the unfused result (_reduce.launcher), else None. Per call
+    it checks the arguments against the signature, allocates the result and calls or launches
+    the kernel: about a microsecond on the CPU, where the Python path below takes ten or
+    more."""
     read, signature, k = set(plan.inputs), [], 0
     for a in args:
         if isinstance(a, NDArray):
@@ -86,14 +102,8 @@ def _fast_for(plan: _Plan, args, arrays) -> Any:
             k += 1
         else:
             signature.append((None, a))
-    red = plan.reducer  # (a plan with one has no elementwise kernel, shape or run)
-    if red is not None:
-        config = _reduce.launch_config(red, arrays[0].ctx)
-        if config is None:
-            return None
-        function, grid, block, scalars, part = config
-        return _core._FuseLauncher(0, signature, list(red.final), red.acc, [], arrays[0].ctx,
-                                   red.m, function, grid, block, scalars, part)
+    if plan.reducer is not None:  # (a plan with one has no elementwise kernel, shape or run)
+        return _reduce.launcher(plan.reducer, signature, arrays[0].ctx)
     run = getattr(plan, "run", None)
     address = getattr(run, "address", None)
     launch = getattr(run, "launch_config", None)  # CUDA: n -> (kernel, grid, block)
@@ -104,7 +114,8 @@ def _fast_for(plan: _Plan, args, arrays) -> Any:
         return None
     if address is not None:
         return _core._FuseLauncher(address, signature, list(plan.shape), plan.dtype,
-                                   list(plan.dims), arrays[0].ctx, _backends._PARALLEL_MIN - 1)
+                                   list(plan.dims), arrays[0].ctx, _backends._PARALLEL_MIN - 1,
+                                   scalars=[0, n])
     function, grid, block = launch(n)
     return _core._FuseLauncher(0, signature, list(plan.shape), plan.dtype, list(plan.dims),
                                arrays[0].ctx, n, function, grid, block, [n] + list(plan.dims))
@@ -180,13 +191,17 @@ def _build(plan: _Plan, ctx, key) -> None:
     language = _LANGUAGES.get(ctx.device_type)
     if language is None or os.environ.get("DLARRAY_FUSE", "").strip() == "interpret":
         return
+    trace = plan.trace
+    parts = ("elementwise", trace.text, tuple(node.dtype.str for node in trace.nodes),
+             tuple(plan.inputs), tuple(plan.layout[k] for k in plan.inputs), plan.ndim)
     try:
-        plan.source = _codegen.generate(plan.trace, plan.inputs, plan.layout, plan.ndim,
-                                        language)
+        memo = _memo.entry(language, parts, lambda: _codegen.generate(
+            trace, plan.inputs, plan.layout, plan.ndim, language))
     except (_codegen.Unsupported, OSError) as e:
-        _log.logger.debug("dlarray.fuse: %s runs in the interpreter: %s", plan.trace.text, e)
+        _log.logger.debug("dlarray.fuse: %s runs in the interpreter: %s", trace.text, e)
         return
-    builders = {"cpp": lambda: _backends.build_cpu(plan.source),
+    plan.source = memo.source
+    builders = {"cpp": lambda: _backends.build_cpu(plan.source, memo),
                 "opencl": lambda: _backends.build_opencl(plan.source, ctx),
                 "cuda": lambda: _backends.build_cuda(plan.source, ctx)}
     plan.run = _compile(language, plan, ctx, key + (ctx.device_type, ctx.device_id),
@@ -294,6 +309,10 @@ class Fused:
             plan = self._plans[key] = self._plan(args, arrays, ctx)
             plan.fast = _fast_for(plan, args, arrays)
         self._fast = plan.fast
+        if plan.fast is not None and ctx.device_type == 1:  # a first call on the CPU too:
+            out = plan.fast(*args)  # no ctypes call (GPUs keep the Python path's first launch)
+            if out is not None:
+                return out
         if plan.reducer is not None:
             return _reduce.run(plan.reducer, [a if a.is_contiguous else _compact(a)
                                               for a in arrays], ctx)

@@ -5,6 +5,9 @@
   shared library kept in the disk cache (``$DLARRAY_CACHE_DIR/fuse_cpu/<key>``, the cache
   ``cpp_extension`` uses: atomic writes, a SHA-256 manifest), loaded with ctypes, and run on
   ``get_num_threads()`` ranges (ctypes releases the GIL) for arrays of 64Ki elements and more.
+  The plan memo (``_fuse_memo``) records which library a plan's code became, so that a later
+  process loads it without asking the compiler or the manifest (``toolchain_hint``,
+  ``compiler_matches``, ``_memo_library``).
 - OpenCL: the OpenCL C is built by the device's own OpenCL compiler in its context (the
   "dlarray.opencl.v2" extension gives the context, queue and buffers) and queued on the
   device's in-order queue, through the OpenCL library with ctypes.
@@ -17,12 +20,15 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import hashlib
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import tempfile
 import threading
+from typing import Optional
 
 from . import _cache, _core
 from . import _fuse_codegen as _codegen
@@ -64,14 +70,30 @@ def _executor(workers: int):
         return _pool[0][1]
 
 
-def _compiler() -> str:
+def _compiler() -> tuple:
+    """(the compiler's command, its executable's path)."""
     cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
-    if not cxx or shutil.which(cxx.split()[0]) is None:
+    exe = shutil.which(cxx.split()[0]) if cxx else None
+    if exe is None:
         raise NoCompiler("no C++ compiler ($CXX, c++ or g++ on PATH)")
-    return cxx
+    return cxx, exe
 
 
 _cpu_id: list = []
+
+
+def _first_cpu() -> str:
+    """/proc/cpuinfo's first processor (to its blank line): the kernel writes the file as it is
+    read, asking each processor its clock, so the rest is not read (90 us of 2 processors here,
+    more on a large machine)."""
+    with open("/proc/cpuinfo", "rb") as f:
+        data = b""
+        while b"\n\n" not in data:
+            more = f.read(4096)
+            if not more:
+                break
+            data += more
+    return data.split(b"\n\n", 1)[0].decode(errors="replace")
 
 
 def _cpu_identity() -> str:
@@ -81,8 +103,9 @@ def _cpu_identity() -> str:
         import platform
         text = platform.machine()
         try:
-            lines = pathlib.Path("/proc/cpuinfo").read_text().splitlines()
-            text += "".join(x for x in lines if x.startswith(("model name", "flags")))[:20000]
+            lines = _first_cpu().splitlines()
+            text += "".join(x for x in lines if x.startswith(("model name", "flags", "Features",
+                                                              "CPU implementer", "CPU part")))
         except OSError:
             # platform.processor() runs `uname -p` on Linux (a process: most of a warm first
             # call), so only where /proc/cpuinfo is not there to say more
@@ -91,11 +114,85 @@ def _cpu_identity() -> str:
     return _cpu_id[0]
 
 
-def cpu_function(source: str, argtypes: list):
-    """The ``dl_fused`` function of C++ ``source`` (built, or from the disk cache), taking
-    ``argtypes``."""
+_toolchains: dict = {}  # ($CXX, $PATH) -> toolchain()
+
+
+def toolchain() -> Optional[tuple]:
+    """What a C++ library depends on besides its source, without running anything: the compiler's
+    command, its executable's path, size and time (a changed compiler is another file), the
+    flags, FORMAT and the CPU; None without a compiler (the build then says why). Found once per
+    ($CXX, $PATH) in a process, as cpp_extension's compiler version is."""
+    setting = (os.environ.get("CXX"), os.environ.get("PATH"))
+    if setting not in _toolchains:
+        try:
+            cxx, exe = _compiler()
+            st = os.stat(exe)
+        except (NoCompiler, OSError):
+            return None
+        _toolchains[setting] = (cxx, exe, st.st_size, st.st_mtime_ns, tuple(_CPU_FLAGS), FORMAT,
+                                _cpu_identity())
+    return _toolchains[setting]
+
+
+_boot: list = []
+
+
+def toolchain_hint() -> tuple:
+    """What a plan key (_fuse_memo) holds for the toolchain. toolchain() costs a search of PATH
+    and a read of /proc/cpuinfo (0.2 ms, a fifth of a warm first call), so where the kernel
+    gives a boot id the key holds what chooses the compiler ($CXX, $PATH), the boot (the CPU
+    cannot change within one), the flags and FORMAT instead, and the plan's record keeps the
+    compiler's executable, checked by compiler_matches. Elsewhere: toolchain() itself."""
+    if not _boot:
+        try:
+            with open("/proc/sys/kernel/random/boot_id", "rb") as f:
+                _boot.append(f.read().strip().decode(errors="replace"))
+        except OSError:
+            _boot.append("")
+    if not _boot[0]:
+        return ("toolchain", toolchain())
+    return (os.environ.get("CXX"), os.environ.get("PATH"), _boot[0], tuple(_CPU_FLAGS), FORMAT)
+
+
+def compiler_stat() -> Optional[list]:
+    """[path, size, mtime] of the compiler's executable (toolchain()'s), or None."""
+    found = toolchain()
+    return None if found is None else list(found[1:4])
+
+
+def compiler_matches(recorded) -> bool:
+    """Whether ``recorded`` (a compiler_stat()) still describes its file: a replaced or updated
+    compiler has another size or time."""
+    try:
+        path, size, mtime = recorded
+        st = os.stat(path)
+    except (OSError, TypeError, ValueError):
+        return False
+    return st.st_size == size and st.st_mtime_ns == mtime
+
+
+_LIBRARY_KEY = re.compile(r"[0-9a-f]{32}")
+
+
+def _memo_library(memo) -> Optional[str]:
+    """The library ``memo`` (a _fuse_memo.Entry) records, when its bytes still have the recorded
+    digest: one read and one checksum, no manifest, no lock (a library is only ever replaced
+    whole, by a rename)."""
+    if memo.library is None or not _LIBRARY_KEY.fullmatch(memo.library[0]):
+        return None
+    path = _cache.path_for_reading("fuse_cpu", memo.library[0], "fused.so")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return str(path) if hashlib.sha256(data).hexdigest() == memo.library[1] else None
+
+
+def _build_library(source: str) -> tuple:
+    """(the library of C++ ``source``, built or from the disk cache, its cache key)."""
     from .cpp_extension import _version
-    cxx = _compiler()
+    cxx = _compiler()[0]
     key = _cache.make_key("fuse_cpu", FORMAT, source, _CPU_FLAGS, _version(cxx.split()[0]),
                           _cpu_identity())
     entry = _cache.entry_dir("fuse_cpu", key)
@@ -112,7 +209,21 @@ def cpu_function(source: str, argtypes: list):
                     raise BuildFailed((done.stdout + done.stderr).strip()[-2000:])
                 _cache.store_file(out, library)
                 (entry / "fused.cc").write_text(source)
-    function = ctypes.CDLL(str(library)).dl_fused
+    return library, key
+
+
+def cpu_function(source: str, argtypes: list, memo=None):
+    """The ``dl_fused`` function of C++ ``source`` (built, or from the disk cache), taking
+    ``argtypes``. With ``memo`` (the _fuse_memo.Entry of ``source``) the library it records is
+    loaded when intact, and the one found or built otherwise is recorded in it."""
+    library = _memo_library(memo) if memo is not None else None
+    if library is None:
+        path, key = _build_library(source)
+        library = str(path)
+        if memo is not None:
+            memo.library = (key, hashlib.sha256(path.read_bytes()).hexdigest())
+            memo.save()
+    function = ctypes.CDLL(library).dl_fused
     function.restype = None
     function.argtypes = argtypes
     return function
@@ -136,10 +247,11 @@ def run_parallel(function, calls: list) -> None:
         f.result()
 
 
-def build_cpu(source: str):
-    """The run function of C++ ``source`` (from the disk cache when there)."""
+def build_cpu(source: str, memo=None):
+    """The run function of C++ ``source`` (from the disk cache when there; ``memo``: as
+    cpu_function's)."""
     function = cpu_function(source, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong,
-                                     ctypes.c_longlong])
+                                     ctypes.c_longlong], memo)
 
     sizes_of: dict = {}  # dims -> their ctypes array (a plan's dims are the same each call)
 

@@ -35,6 +35,7 @@ import numpy as np
 from . import _core
 from . import _fuse_backends as _backends
 from . import _fuse_codegen as _codegen
+from . import _fuse_memo as _memo
 from . import _fuse_reduce_gpu as _gpu
 from ._reduction import compute_dtype, normalize_axes, reduce, sum_dtype
 
@@ -55,7 +56,8 @@ class Reducer:
     """One planned fused reduction: ``run(arrays)`` gives the result."""
 
     __slots__ = ("kind", "acc", "result", "final", "m", "r", "count", "inputs", "layout",
-                 "dims", "groups", "source", "language", "launch", "mean", "columns", "unit")
+                 "dims", "groups", "source", "language", "launch", "mean", "columns", "unit",
+                 "memo")
 
 
 _CPU_DEVICES: dict = {}  # (device type, id) -> whether an OpenCL device is a CPU
@@ -160,7 +162,14 @@ def plan(trace, reduction, arrays: list, inputs: list, ctx, language: str):
                 else None)
     red.dims = [red.r] + kept_sizes + red_sizes + [v for a, b in zip(kept_rows, red_rows)
                                                    for v in a + b]
-    red.source = _source(trace, red, strided)
+    # What _source reads besides the expression: the sizes are parameters, but a GPU's group
+    # size follows the reduced range's length.
+    parts = ("reduce", trace.text, tuple(node.dtype.str for node in trace.nodes), red.kind,
+             acc.str, tuple(inputs), tuple(red.layout[k] for k in inputs), red.groups,
+             tuple(sorted(red.unit.items())) if red.unit is not None else None, red.columns,
+             _gpu.group_size(red) if language != "cpp" else 0)
+    red.memo = _memo.entry(language, parts, lambda: _source(trace, red, strided))
+    red.source = red.memo.source
     return red
 
 
@@ -331,7 +340,7 @@ def build(red, ctx):
     it."""
     if red.language == "cpp":
         return _backends.cpu_function(red.source, [ctypes.c_void_p, ctypes.c_void_p] +
-                                      [ctypes.c_longlong] * 4)
+                                      [ctypes.c_longlong] * 4, red.memo)
     if red.language == "cuda":
         return _backends.cuda_kernel(red.source, ctx)
     return _backends.opencl_launcher(red.source, ctx)
@@ -378,11 +387,30 @@ def run(red, arrays: list, ctx) -> _core.NDArray:
     return finish(red, out.reshape(red.final))
 
 
+def launcher(red, signature: list, ctx):
+    """The ``_core._FuseLauncher`` of ``red`` for calls of ``signature`` (see _fuse._fast_for)
+    where one call or launch of run's kernel alone gives the unfused result, else None: on the
+    CPU the C++ kernel over all outputs and the whole reduced range where run uses one thread
+    (fewer than _PARALLEL_MIN elements read), on CUDA launch_config's launch."""
+    if red.language == "cpp":
+        if red.mean or red.result != red.acc or red.m * red.r >= _PARALLEL_MIN:
+            return None
+        address = ctypes.cast(red.launch, ctypes.c_void_p).value
+        return _core._FuseLauncher(address, signature, list(red.final), red.acc, list(red.dims),
+                                   ctx, _PARALLEL_MIN - 1, scalars=[0, red.m, 0, red.r])
+    config = launch_config(red, ctx)
+    if config is None:
+        return None
+    function, grid, block, scalars, part = config
+    return _core._FuseLauncher(0, signature, list(red.final), red.acc, [], ctx, red.m, function,
+                               grid, block, scalars, part)
+
+
 def launch_config(red, ctx):
-    """For _core._FuseLauncher: (the CUDA kernel loaded on ctx's GPU, grid, block, scalar
-    parameters, second array: 0 the output, else the partial totals' element count) of run's
-    launch, where that launch alone gives the unfused result (no division, no cast, no second
-    reduction), else None."""
+    """For launcher: (the CUDA kernel loaded on ctx's GPU, grid, block, scalar parameters,
+    second array: 0 the output, else the partial totals' element count) of run's launch, where
+    that launch alone gives the unfused result (no division, no cast, no second reduction),
+    else None."""
     if red.language != "cuda" or red.mean or red.result != red.acc:
         return None
     blocks, segments, length, fold = _gpu.segments(red)

@@ -2,13 +2,15 @@
 // signature of a fused function (each argument's dtype and shape, or a scalar's type and value),
 // the generated kernel and its sizes, and per call only checks the arguments against the
 // signature, allocates the result and runs the kernel: on the CPU a call of the generated C++
-// function (by its address), on a GPU whose kernels come from the rtc extension (CUDA through
-// NVRTC) a launch of the loaded kernel through the extension's table, as dlarray.rtc's launch
-// path does (rtc_kernel.cc), with the grid and the scalar parameters Python chose for the
-// signature (a trailing reduction folded in one launch too: its kernel takes a second array after
-// the output, the output again or scratch for the partial totals). Any difference (another shape,
-// a view, a subclass, on the CPU a large array that the thread pool should split) returns None and
-// the Python path (dlarray/_fuse.py) runs the call as before, errors included.
+// function (by its address: an elementwise kernel over [0, n), or a trailing reduction's over
+// its outputs and reduced range, on one thread), on a GPU whose kernels come from the rtc
+// extension (CUDA through NVRTC) a launch of the loaded kernel through the extension's table,
+// as dlarray.rtc's launch path does (rtc_kernel.cc), with the grid and the scalar parameters
+// Python chose for the signature (a trailing reduction folded in one launch too: its kernel
+// takes a second array after the output, the output again or scratch for the partial totals).
+// Any difference (another shape, a view, a subclass, on the CPU a large array that the thread
+// pool should split) returns None and the Python path (dlarray/_fuse.py) runs the call as
+// before, errors included.
 //
 // Fused's calls reach it through the class's tp_call slot, set here (_fuse_install_call): a
 // pybind11 __call__ would cost more than the rest of the call (its argument tuple, kwargs dict
@@ -27,8 +29,11 @@
 namespace dlarray {
 namespace {
 
-// The generated C++ kernel: dl_fused(pointers: inputs then output, sizes, begin, end).
+// The generated C++ kernels: dl_fused(pointers: inputs then output, sizes, then the range:
+// elementwise begin, end; a trailing reduction's outputs ob, oe and reduced range rb, re).
 using FusedKernel = void (*)(void* const*, const long long*, long long, long long);
+using ReduceKernel = void (*)(void* const*, const long long*, long long, long long, long long,
+                              long long);
 
 // One positional argument of the signature.
 struct Argument {
@@ -48,15 +53,16 @@ union KernelArg {
 
 class FuseLauncher {
  public:
-  // kernel: the C++ function's address (0 with `function`); function: the loaded rtc kernel
-  // (an _RtcFunction) or None, launched with grid and block, its parameters the arrays read,
-  // the output, with part >= 0 a second array (0: the output again; more: a new array of that
-  // many elements of the output's dtype per call), then `scalars`.
+  // kernel: the C++ function's address (0 with `function`), called with the range in `scalars`
+  // (2 values: FusedKernel's, 4: ReduceKernel's); function: the loaded rtc kernel (an
+  // _RtcFunction) or None, launched with grid and block, its parameters the arrays read, the
+  // output, with part >= 0 a second array (0: the output again; more: a new array of that many
+  // elements of the output's dtype per call), then `scalars`.
   FuseLauncher(uintptr_t kernel, const py::list& signature, std::vector<int64_t> out_shape,
                const py::handle& out_dtype, std::vector<long long> dims, DLContext ctx,
                int64_t max_elements, const py::object& function, std::vector<uint32_t> grid,
                std::vector<uint32_t> block, const std::vector<long long>& scalars, int64_t part)
-      : kernel_(reinterpret_cast<FusedKernel>(kernel)),
+      : kernel_(kernel),
         out_shape_(std::move(out_shape)),
         out_dtype_(DTypeFromNumpy(out_dtype)),
         dims_(std::move(dims)),
@@ -69,7 +75,7 @@ class FuseLauncher {
       }
       std::copy(grid.begin(), grid.end(), grid_);
       std::copy(block.begin(), block.end(), block_);
-    } else if (kernel_ == nullptr) {
+    } else if (kernel_ == 0) {
       throw py::value_error("_FuseLauncher: neither a kernel address nor a function");
     }
     // signature: per argument (dtype, shape, read) for an array, or (None, value) for a scalar
@@ -86,9 +92,9 @@ class FuseLauncher {
       }
       args_.push_back(std::move(a));
     }
-    n_ = 1;
-    for (int64_t s : out_shape_) n_ *= s;
-    if (n_ == 0 || n_ > max_elements) throw py::value_error("_FuseLauncher: not a small call");
+    int64_t n = 1;
+    for (int64_t s : out_shape_) n *= s;
+    if (n == 0 || n > max_elements) throw py::value_error("_FuseLauncher: not a small call");
     pointers_.reserve(args_.size() + 2);
     if (function_ != nullptr) {
       // The kernel's parameters: the arrays read, the output (and the second array), then the
@@ -99,8 +105,11 @@ class FuseLauncher {
       kernel_args_.resize(arrays + scalars.size());
       for (size_t j = 0; j < scalars.size(); ++j) kernel_args_[arrays + j].value = scalars[j];
       for (KernelArg& arg : kernel_args_) arg_table_.push_back(&arg);
-    } else if (part_ >= 0 || !scalars.empty()) {
-      throw py::value_error("_FuseLauncher: a C++ kernel takes no second array or scalars");
+    } else if (part_ >= 0 || (scalars.size() != 2 && scalars.size() != 4)) {
+      throw py::value_error(
+          "_FuseLauncher: a C++ kernel takes no second array, and 2 or 4 range values");
+    } else {
+      range_ = scalars;
     }
   }
 
@@ -137,7 +146,7 @@ class FuseLauncher {
       if (part_ >= 0) pointers_.push_back(part ? part->data_ptr() : pointers_.back());
       Launch();
     } else {
-      kernel_(pointers_.data(), dims_.empty() ? nullptr : dims_.data(), 0, n_);
+      RunCpu();
     }
     // py::cast without its type lookups (a hash of the type's name each time)
     static const py::detail::type_info* const info = py::detail::get_type_info(typeid(NDArray));
@@ -156,6 +165,17 @@ class FuseLauncher {
     return a != nullptr ? a->array.get() : nullptr;
   }
 
+  // The C++ kernel over range_ on this thread, the GIL held (under 64Ki elements: microseconds).
+  void RunCpu() const {
+    const long long* dims = dims_.empty() ? nullptr : dims_.data();
+    const long long* r = range_.data();
+    if (range_.size() == 2) {
+      reinterpret_cast<FusedKernel>(kernel_)(pointers_.data(), dims, r[0], r[1]);
+    } else {
+      reinterpret_cast<ReduceKernel>(kernel_)(pointers_.data(), dims, r[0], r[1], r[2], r[3]);
+    }
+  }
+
   // The rtc kernel on the queue of ctx_'s GPU (the stream its ops use), as _RtcKernel does.
   void Launch() {
     for (size_t j = 0; j < pointers_.size(); ++j) kernel_args_[j].pointer = pointers_[j];
@@ -166,7 +186,8 @@ class FuseLauncher {
     });
   }
 
-  FusedKernel kernel_;
+  uintptr_t kernel_;                                       // the C++ kernel's address, or 0
+  std::vector<long long> range_;                           // its range arguments (2 or 4)
   std::shared_ptr<rtc_binding::FunctionHandle> function_;  // keeps the module loaded
   uint32_t grid_[3] = {1, 1, 1};
   uint32_t block_[3] = {1, 1, 1};
@@ -178,7 +199,6 @@ class FuseLauncher {
   std::vector<long long> dims_;
   DLContext ctx_;
   int64_t part_ = -1;  // the second array: none (-1), the output (0), or its element count
-  int64_t n_ = 0;
   std::vector<void*> pointers_;  // scratch of one call (the GIL is held throughout)
 };
 

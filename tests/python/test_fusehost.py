@@ -174,27 +174,35 @@ def test_fuse_fast_path_hands_other_calls_back():
         fused(a, 2.0, b=b)
 
 
-def test_fuse_fast_path_not_made_for_large_or_reduced_calls():
+def test_fuse_fast_path_not_made_for_large_calls_or_reductions_that_need_more():
     big = [dlarray.asarray(np.full(1 << 16, 2, np.float32))] * 5
     fused = dlarray.fuse(_axpy)  # the kernel of test_fuse_fast_path_equals_python_path
     np.testing.assert_array_equal(fused(*big).asnumpy(), np.full(1 << 16, 6, np.float32))
     assert fused._fast is None  # the thread pool splits it: the Python path runs it
     summed = dlarray.fuse(lambda a: dlarray.sum(a + 1))
+    assert float(summed(big[0]).asnumpy()) == 3 << 16
+    assert summed._fast is None  # 64Ki elements read: threads split the range
     small = dlarray.asarray(np.ones(5, np.float32))
     assert float(summed(small).asnumpy()) == 10.0
-    assert summed._fast is None
+    assert summed._fast is not None  # one thread: the launcher takes the next calls
+    for after_the_kernel in (lambda a: dlarray.mean(a + 1),  # a division
+                             lambda a: dlarray.sum(a + 1, dtype=np.float16)):  # two kernels
+        other = dlarray.fuse(after_the_kernel)
+        other(small)
+        assert other._fast is None
 
 
-def test_fuse_launcher_takes_a_second_array_and_scalars_for_gpu_kernels_only():
-    """A second array (a reduction's partial totals) and scalar parameters belong to a GPU
-    kernel's launch: with a C++ kernel's address the launcher refuses them."""
+def test_fuse_launcher_takes_a_second_array_for_gpu_kernels_only():
+    """A second array (a reduction's partial totals) belongs to a GPU kernel's launch, and a C++
+    kernel takes its range as 2 values (elementwise) or 4 (a reduction): with a C++ kernel's
+    address the launcher refuses anything else."""
     x = dlarray.asarray(np.ones(5, np.float32))
     fused = dlarray.fuse(_axpy)
     fused(x, x, x, x, x)
     address = fused._plans[next(iter(fused._plans))].run.address
     signature = [(np.dtype(np.float32), (5,), True)] * 5
-    for extra in ({"part": 0}, {"scalars": [5]}):
-        with pytest.raises(ValueError, match="second array or scalars"):
+    for extra in ({"part": 0, "scalars": [0, 5]}, {"scalars": [5]}, {}):
+        with pytest.raises(ValueError, match="no second array, and 2 or 4 range values"):
             _core._FuseLauncher(address, signature, [5], np.float32, [], x.ctx, 5, **extra)
 
 
@@ -235,15 +243,68 @@ def test_reduction_launch_config_gives_one_launchs_parameters(monkeypatch):
 
 
 def test_reduction_plan_hands_launch_config_to_the_launcher(monkeypatch):
-    """_fuse._fast_for of a plan with a fused reduction: the launcher gets the reduction's
-    result shape, accumulator dtype, output count and launch_config's values."""
+    """_fuse_reduce.launcher of a CUDA reduction (no GPU needed): the launcher gets the
+    reduction's result shape, accumulator dtype, output count and launch_config's values."""
     from dlarray import _fuse_reduce
     made = []
     monkeypatch.setattr(_fuse_reduce, "launch_config",
                         lambda red, ctx: ("function", [3, 2, 1], [256, 1, 1], [5, 6], 7))
-    monkeypatch.setattr(_core, "_FuseLauncher", lambda *args: made.append(args) or None)
+    monkeypatch.setattr(_core, "_FuseLauncher", lambda *args: made.append(args) or "made")
     x = dlarray.asarray(np.ones((4, 5), np.int8))
     fused = dlarray.fuse(lambda a: dlarray.sum(a * 3, axis=0, keepdims=True))
-    np.testing.assert_array_equal(fused(x).asnumpy(), np.full((1, 5), 12))
-    assert made == [(0, [(np.dtype(np.int8), (4, 5), True)], [1, 5], np.dtype(np.int64), [],
-                     x.ctx, 5, "function", [3, 2, 1], [256, 1, 1], [5, 6], 7)]
+    trace, reduction = fused._trace((x,), [x])
+    red = _fuse_reduce.plan(trace, reduction, [x], [0], x.ctx, "cuda")
+    signature = [(np.dtype(np.int8), (4, 5), True)]
+    assert _fuse_reduce.launcher(red, signature, x.ctx) == "made"
+    assert made == [(0, signature, [1, 5], np.dtype(np.int64), [], x.ctx, 5, "function",
+                     [3, 2, 1], [256, 1, 1], [5, 6], 7)]
+
+@pytest.mark.parametrize("shape,axis,keepdims", [
+    ((1,), None, False), ((7, 3), 0, False), ((7, 3), 1, True), ((5, 1, 9), (0, 2), False),
+    ((255,), None, True), ((3, 257), -1, False), ((64, 1023), None, False)],
+    ids=["one", "axis0", "axis1-keepdims", "3d-two-axes", "odd-keepdims", "rows", "most"])
+@pytest.mark.parametrize("name,dtype", [("sum", np.float32), ("sum", np.float64),
+                                        ("sum", np.int32), ("sum", np.uint8), ("max", np.float32),
+                                        ("min", np.int64)],
+                         ids=["sum-f32", "sum-f64", "sum-i32", "sum-u8", "max-f32", "min-i64"])
+def test_cpu_cached_reduction_runs_in_cpp_and_equals_the_python_path(shape, axis, keepdims,
+                                                                      name, dtype):
+    """A trailing sum, max or min of fewer than 64Ki elements on the CPU: the launcher calls the
+    same kernel over the same range as the Python path (one thread), so the bits are its bits,
+    on every call; the values are NumPy's (a float sum within rounding: another order)."""
+    from dlarray import _fuse_reduce
+    rng = np.random.default_rng(11)
+    host = [_values(rng, dtype, shape) for _ in range(3)]
+    xs = [dlarray.asarray(h) for h in host]
+
+    def f(a, b, c):
+        return getattr(dlarray, name)(a * b + c, axis=axis, keepdims=keepdims)
+    fused = dlarray.fuse(f)
+    first = fused(*xs).asnumpy()
+    assert isinstance(fused._fast, _core._FuseLauncher)
+    (plan,) = fused._plans.values()
+    python = _fuse_reduce.run(plan.reducer, xs, xs[0].ctx).asnumpy()
+    assert _bits(first) == _bits(python) and first.shape == python.shape
+    for _ in range(3):
+        again = fused(*xs).asnumpy()
+        assert again.dtype == first.dtype and _bits(again) == _bits(first)
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = getattr(np, name)(host[0] * host[1] + host[2], axis=axis, keepdims=keepdims)
+    assert first.dtype == want.dtype and first.shape == np.shape(want)
+    if name == "sum" and np.dtype(dtype).kind == "f":
+        np.testing.assert_allclose(first, want, rtol=1e-5, atol=1e-4)
+    else:
+        np.testing.assert_array_equal(first, want)
+
+
+def test_cpu_reductions_the_launcher_leaves_to_python():
+    """Nothing to reduce, an empty array (the two-kernel path) and 64Ki elements read (threads
+    split them) make no launcher; their values are NumPy's."""
+    empty = dlarray.fuse(lambda a: dlarray.sum(a * 2, axis=0))
+    np.testing.assert_array_equal(empty(dlarray.asarray(np.ones((0, 3), np.float32))).asnumpy(),
+                                  np.zeros(3, np.float32))
+    assert empty._fast is None
+    big = np.arange(1 << 16, dtype=np.int64).reshape(256, 256)
+    summed = dlarray.fuse(lambda a: dlarray.sum(a * 2, axis=1))
+    np.testing.assert_array_equal(summed(dlarray.asarray(big)).asnumpy(), (big * 2).sum(axis=1))
+    assert summed._fast is None

@@ -1,0 +1,136 @@
+"""dlarray.fuse's plan memo: the code generated for a plan key, and on the CPU the library built
+from it, found by a later process without generating, hashing or compiling the code again.
+
+A plan key is everything the generated code depends on: the traced expression with the dtype
+of each of its values, how each input is read (the broadcast pattern, the reduction's layout),
+the language, the generator (``GENERATOR`` and the size and time of each file that writes the
+code: the generator's modules and the definition table) and, for C++, the toolchain
+(``_fuse_backends.toolchain_hint``: $CXX, $PATH, the machine's boot, the flags). Its record,
+``$DLARRAY_CACHE_DIR/fuse_plan/<key>``, is one file with its checksum inside: the source, for
+C++ the compiler's executable (path, size, time) and, once a library is built, that library's
+cache key and SHA-256. A warm first call reads the record, checks the compiler's file, reads
+the library once, checks its digest and loads it: no code generation, no compiler version, no
+manifest (3.5 ms of such a call were 1.3-1.7 ms of generation and 2 ms of cache lookups).
+
+Whatever does not match is a miss and takes the full path, which keys by the source itself:
+another key (a changed generator, another boot or setting), a record failing its checksum
+(removed), a compiler file of another size or time, a library whose bytes differ from the
+recorded digest (the library cache then finds it corrupt by its own manifest and rebuilds it).
+A record only ever names the library built from its own source, so a wrong library is never
+loaded.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from typing import Any, Callable, Optional
+
+from . import _cache
+
+# Bumped when the generated code or this module's record changes in a way the generator's files
+# do not show (the same files installed with another meaning); a changed file changes the key by
+# itself.
+GENERATOR = 1
+_NAMESPACE = "fuse_plan"
+# (not _fuse_backends: its FORMAT and flags are in the toolchain hint, and the other languages'
+# options in their compilers' keys)
+_FILES = ("_fuse_codegen.py", "_fuse_reduce.py", "_fuse_reduce_gpu.py", "_fuse_trace.py",
+          "include/dlarray/elementwise_table.h")
+
+_lock = threading.Lock()
+_entries: dict = {}  # (language, parts, toolchain hint) -> Entry: this process's
+_generator: list = []  # the generator's identity, once per process
+
+
+class Entry:
+    """One plan key's record: ``source``; for C++ ``compiler`` (the executable's
+    _fuse_backends.compiler_stat when the code was generated) and ``library`` = (its library
+    cache key, SHA-256) once a library was built from it."""
+
+    __slots__ = ("key", "source", "compiler", "library")
+
+    def __init__(self, key: str, source: str, compiler: Optional[list] = None,
+                 library: Optional[tuple] = None):
+        self.key, self.source, self.compiler, self.library = key, source, compiler, library
+
+    def save(self) -> None:
+        """Writes the record (an unwritable cache only costs the next process the generation)."""
+        data = {"source": self.source, "compiler": self.compiler,
+                "library": list(self.library) if self.library is not None else None}
+        try:
+            _cache.store_record(_NAMESPACE, self.key, json.dumps(data).encode())
+        except (OSError, ValueError):  # (ValueError: a cache path resolving outside the root)
+            pass
+
+
+def generator_identity() -> list:
+    """GENERATOR and the (name, size, mtime) of each file that writes the code."""
+    if not _generator:
+        package = os.path.dirname(__file__)
+        stats = []
+        for name in _FILES:
+            try:
+                st = os.stat(os.path.join(package, name))
+                stats.append([name, st.st_size, st.st_mtime_ns])
+            except OSError:  # (no SDK headers: the generator then refuses; nothing is kept)
+                stats.append([name, None, None])
+        _generator.append([GENERATOR] + stats)
+    return _generator[0]
+
+
+def _load(key: str, language: str) -> Optional[Entry]:
+    """The record of ``key`` where it holds (for C++: its compiler is unchanged), else None."""
+    try:
+        data = _cache.load_record(_NAMESPACE, key)
+    except (OSError, ValueError):  # an unusable cache folder: generated, not recorded
+        return None
+    if data is None:
+        return None
+    try:
+        record = json.loads(data)
+        found = Entry(key, record["source"], record["compiler"], record["library"])
+        if not isinstance(found.source, str):
+            raise TypeError("source")
+        if found.library is not None:
+            found.library = (str(found.library[0]), str(found.library[1]))
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None  # a record of another shape: generated again and rewritten
+    if language == "cpp":
+        from . import _fuse_backends
+        if not _fuse_backends.compiler_matches(found.compiler):
+            return None
+    return found
+
+
+def entry(language: str, parts: tuple, generate: Callable[[], str]) -> Entry:
+    """The Entry of the code ``generate()`` gives for ``parts`` (hashable: what the code depends
+    on besides the language, the generator and the toolchain), from this process's memo, else
+    the disk's record, else generated now and recorded. Raises what ``generate`` raises."""
+    hint: Any = None
+    if language == "cpp":
+        from . import _fuse_backends
+        hint = _fuse_backends.toolchain_hint()
+    found = _entries.get((language, parts, hint))
+    if found is not None:
+        return found
+    # one bytes part: the repr of tuples of strings and numbers is as exact as JSON and, at a
+    # process's first call, 70 us cheaper
+    key = _cache.make_key(repr((_NAMESPACE, generator_identity(), language, hint,
+                                parts)).encode())
+    found = _load(key, language)
+    if found is None:
+        compiler = None
+        if language == "cpp":
+            compiler = _fuse_backends.compiler_stat()
+        found = Entry(key, generate(), compiler)
+        found.save()
+    with _lock:
+        return _entries.setdefault((language, parts, hint), found)
+
+
+def forget() -> None:
+    """Clears this process's memo and identities (the tests' fresh process)."""
+    with _lock:
+        _entries.clear()
+        _generator.clear()
