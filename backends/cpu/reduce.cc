@@ -11,6 +11,7 @@
  * block) tasks go to the threads, and when they are too few the rows are cut into pieces too.
  */
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <type_traits>
@@ -62,19 +63,106 @@ inline T Select(T a, T v) {
   }
 }
 
-// The reduction of the contiguous x[i0, i1) (i1 > i0) in kLanes accumulators. An arg-reduction
-// takes two passes that both vectorise: the extreme value, then the first index holding it (or
-// the first NaN); one pass with the index in every lane ran 6x slower.
+// min / max of float or double x[i0, i1) (at least 4 vectors) in whole vectors: GCC does not
+// vectorise the lane loop below (float64 max ran 3x NumPy's time). Four running extremes, as one
+// would make every step wait for the previous compare; NaN kept apart as in kFastMinMax.
+template <typename R, typename T>
+T VectorMinMax(const T* x, int64_t i0, int64_t i1) {
+  typedef T V __attribute__((vector_size(sizeof(VecF))));
+  constexpr int64_t kW = sizeof(VecF) / sizeof(T);
+  constexpr bool kMin = std::is_same_v<R, Reducer<kReduceMin, T>>;
+  auto load = [x](int64_t i) {
+    V v;
+    std::memcpy(&v, x + i, sizeof v);
+    return v;
+  };
+  auto select = [](V a, V v) { return kMin ? (v < a ? v : a) : (a < v ? v : a); };
+  V best[4] = {load(i0), load(i0 + kW), load(i0 + 2 * kW), load(i0 + 3 * kW)};
+  auto nan =
+      (best[0] != best[0]) | (best[1] != best[1]) | (best[2] != best[2]) | (best[3] != best[3]);
+  int64_t i = i0 + 4 * kW;
+  for (; i + 4 * kW <= i1; i += 4 * kW) {
+    for (int k = 0; k < 4; ++k) {
+      const V v = load(i + k * kW);
+      best[k] = select(best[k], v);
+      nan |= v != v;
+    }
+  }
+  for (; i + kW <= i1; i += kW) {
+    const V v = load(i);
+    best[0] = select(best[0], v);
+    nan |= v != v;
+  }
+  const V all = select(select(best[0], best[1]), select(best[2], best[3]));
+  T b = all[0];
+  bool any_nan = false;
+  for (int64_t k = 0; k < kW; ++k) {
+    b = Select<R>(b, all[k]);
+    any_nan |= nan[k] != 0;
+  }
+  for (; i < i1; ++i) {
+    b = Select<R>(b, x[i]);
+    any_nan |= x[i] != x[i];
+  }
+  return any_nan ? std::numeric_limits<T>::quiet_NaN() : b;
+}
+
+template <typename R, typename T>
+typename R::Acc ReduceRun(const T* x, int64_t i0, int64_t i1);
+
+// Blocks of an arg-reduction's run: a block's extreme is found in L1-sized pieces of the row.
+constexpr int64_t kArgBlock = 4096;
+// Arg-reductions over columns of fewer than this many columns take them one at a time.
+constexpr int64_t kNarrowArg = 8;
+
+// The first i in [i0, i1) where x[i] is v (the first NaN for a NaN v); there is one. Chunks of
+// 64 are tested whole first (an or of compares, which vectorises: a loop that stops at the match
+// does not, and ran 1.8x NumPy's argmax over rows of 4096), then the matching chunk one by one.
+template <typename T, typename C>
+int64_t FirstIndexOf(const T* x, int64_t i0, int64_t i1, C v) {
+  constexpr int64_t kChunk = 64;
+  const bool nan = IsNaNValue(v);
+  int64_t i = i0;
+  for (; i + kChunk <= i1; i += kChunk) {
+    int32_t hit = 0;
+    for (int64_t k = 0; k < kChunk; ++k) {
+      const C e = Load(x[i + k]);
+      hit |= nan ? IsNaNValue(e) : e == v;
+    }
+    if (hit) break;
+  }
+  while (nan ? !IsNaNValue(Load(x[i])) : !(Load(x[i]) == v)) ++i;
+  return i;
+}
+
+// The arg-reduction R of the contiguous x[i0, i1), i1 - i0 >= 2 kLanes. One pass of vectorised
+// extremes of blocks (Extreme's ReduceRun) that keeps the first block whose extreme beats every
+// earlier one (or holds the first NaN: then the rest need not be read), then a search of that
+// block alone for the first index of its extreme. The former two passes over the whole run (the
+// extreme, then a scalar search from i0) read it twice and ran 1.05-1.1x NumPy's time; one pass
+// with the index in every lane ran 6x slower.
+template <typename R, typename T>
+typename R::Acc ArgReduceRun(const T* x, int64_t i0, int64_t i1) {
+  using E = typename R::Extreme;
+  auto best = E::Value(ReduceRun<E>(x, i0, std::min(i1, i0 + kArgBlock)));
+  int64_t block = i0;
+  for (int64_t b = i0 + kArgBlock; b < i1 && !IsNaNValue(best); b += kArgBlock) {
+    const auto m = E::Value(ReduceRun<E>(x, b, std::min(i1, b + kArgBlock)));
+    if (IsNaNValue(m) || R::Better(m, best)) {  // strictly better: ties keep the earlier block
+      best = m;
+      block = b;
+    }
+  }
+  return typename R::Acc{best, FirstIndexOf(x, block, std::min(i1, block + kArgBlock), best)};
+}
+
+// The reduction of the contiguous x[i0, i1) (i1 > i0) in kLanes accumulators; arg-reductions of
+// runs of 2 kLanes or more are ArgReduceRun's.
 template <typename R, typename T>
 typename R::Acc ReduceRun(const T* x, int64_t i0, int64_t i1) {
   using Acc = typename R::Acc;
   if constexpr (HasExtreme<R>::value) {
-    using E = typename R::Extreme;
-    const auto best = E::Value(ReduceRun<E>(x, i0, i1));
-    const bool nan = IsNaNValue(best);
-    int64_t i = i0;
-    while (nan ? !IsNaNValue(Load(x[i])) : !(Load(x[i]) == best)) ++i;  // best is in x[i0, i1)
-    return Acc{best, i};
+    if (i1 - i0 >= 2 * kLanes) return ArgReduceRun<R>(x, i0, i1);
   }
   if constexpr (kFastAnyAll<R, T>) {
     constexpr bool kAll = std::is_same_v<R, Reducer<kReduceAll, T>>;
@@ -88,28 +176,9 @@ typename R::Acc ReduceRun(const T* x, int64_t i0, int64_t i1) {
     for (; i < i1; ++i) r = kAll ? (r && x[i] != 0.0f) : (r || x[i] != 0.0f);
     return r;
   }
-  if constexpr (kFastMinMax<R, T> && std::is_same_v<T, float>) {
-    if (i1 - i0 >= 2 * kVecWidth) {  // whole vectors (GCC does not vectorise the lane loop)
-      VecF best = LoadU(x + i0);
-      VecI nan = best != best;
-      int64_t i = i0 + kVecWidth;
-      for (; i + kVecWidth <= i1; i += kVecWidth) {
-        const VecF v = LoadU(x + i);
-        best = std::is_same_v<R, Reducer<kReduceMin, T>> ? (v < best ? v : best)
-                                                         : (best < v ? v : best);
-        nan |= v != v;
-      }
-      float b = best[0];
-      int32_t any_nan = nan[0];
-      for (int k = 1; k < kVecWidth; ++k) {
-        b = Select<R>(b, best[k]);
-        any_nan |= nan[k];
-      }
-      for (; i < i1; ++i) {
-        b = Select<R>(b, x[i]);
-        any_nan |= x[i] != x[i];
-      }
-      return any_nan ? std::numeric_limits<float>::quiet_NaN() : b;
+  if constexpr (kFastMinMax<R, T>) {
+    if (i1 - i0 >= 4 * static_cast<int64_t>(sizeof(VecF) / sizeof(T))) {
+      return VectorMinMax<R>(x, i0, i1);
     }
   }
   if constexpr (kFastMinMax<R, T>) {
@@ -160,6 +229,28 @@ template <typename R, typename T>
 void ReduceColumns(const T* x, int64_t inner, int64_t r0, int64_t r1, int64_t w,
                    typename R::Acc* acc) {
   const T* first = x + r0 * inner;
+  if constexpr (HasExtreme<R>::value) {
+    if (w < kNarrowArg) {
+      // A few columns (4096 x 3 over axis 0): one column at a time, in kChains running bests
+      // (rows r = k mod kChains) kept in registers and combined at the end. Through acc, every
+      // row waited on the previous row's store, and one chain on each compare: 2-3x NumPy.
+      constexpr int64_t kChains = 4;
+      for (int64_t j = 0; j < w; ++j) {
+        typename R::Acc a[kChains];
+        const int64_t chains = std::min(kChains, r1 - r0);
+        for (int64_t k = 0; k < chains; ++k) a[k] = R::First(Load(x[(r0 + k) * inner + j]), r0 + k);
+        int64_t r = r0 + chains;
+        for (; r + kChains <= r1; r += kChains) {
+          for (int64_t k = 0; k < kChains; ++k)
+            a[k] = R::Add(a[k], Load(x[(r + k) * inner + j]), r + k);
+        }
+        for (; r < r1; ++r) a[0] = R::Add(a[0], Load(x[r * inner + j]), r);
+        for (int64_t k = 1; k < chains; ++k) a[0] = R::Combine(a[0], a[k]);
+        acc[j] = a[0];
+      }
+      return;
+    }
+  }
   if constexpr (kFastAnyAll<R, T>) {  // as in ReduceRun: "not zero" masks, in int32 lanes
     constexpr bool kAll = std::is_same_v<R, Reducer<kReduceAll, T>>;
     int32_t mask[kColumnBlock];

@@ -9,7 +9,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 
 #include "dlarray/elementwise_math.h"
@@ -148,76 +147,6 @@ inline VecF Sqrt(VecF x) {
 #else
   return BitCast<VecF>(_mm_sqrt_ps(BitCast<__m128>(x)));
 #endif
-}
-
-namespace table_math_detail {
-// Half a vector of lanes: float, int32, and as doubles and int64 (one native register each; a
-// whole VecF's worth of doubles is two, which GCC would handle lane by lane).
-typedef float HalfF __attribute__((vector_size(kVecWidth / 2 * sizeof(float))));
-typedef int32_t HalfI __attribute__((vector_size(kVecWidth / 2 * sizeof(int32_t))));
-typedef double HalfD __attribute__((vector_size(kVecWidth / 2 * sizeof(double))));
-typedef int64_t HalfL __attribute__((vector_size(kVecWidth / 2 * sizeof(int64_t))));
-
-// 2^(y (e + log2 m)) of half a vector (PowPositive's steps in double).
-inline HalfF PowHalf(HalfF m, HalfI e, HalfF y) {
-  const HalfD md = __builtin_convertvector(m, HalfD);
-  const HalfD s = (md - 1.0) / (md + 1.0);
-  const HalfD z = s * s;
-  HalfD p = 1.0 / 13 + HalfD{};
-  for (const double c : {1.0 / 11, 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3}) {
-    p = p * z + c;
-  }
-  constexpr double kTwoOverLn2 = 2.8853900817779268;  // 2 / ln 2
-  const HalfD log2x = __builtin_convertvector(e, HalfD) + kTwoOverLn2 * (s + s * z * p);
-  HalfD t = __builtin_convertvector(y, HalfD) * log2x;
-  t = t < -200.0 ? -200.0 + HalfD{} : t;
-  t = t > 200.0 ? 200.0 + HalfD{} : t;
-  constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52: t + kRound - kRound rounds t
-  const HalfD k = (t + kRound) - kRound;
-  constexpr double kLn2 = 0.69314718055994531;
-  const HalfD g = (t - k) * kLn2;
-  HalfD q = 1.0 / 362880 + HalfD{};  // 1 / 9!
-  for (const double c :
-       {1.0 / 40320, 1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0}) {
-    q = q * g + c;
-  }
-  const HalfI ki = __builtin_convertvector(k, HalfI);  // exact: |k| <= 200
-  const HalfL scale_bits = (__builtin_convertvector(ki, HalfL) + 1023) << 52;
-  return __builtin_convertvector(q * BitCast<HalfD>(scale_bits), HalfF);
-}
-}  // namespace table_math_detail
-
-/*!
- * \brief x ** y for x > 0 finite and y finite, as 2^(y log2 x) in double lanes: log2 x = e +
- *        2 / ln 2 atanh s (x = 2^e m, m in [sqrt(1/2), sqrt(2)), s = (m - 1) / (m + 1), |s| <
- *        0.172, series to s^13: relative error below 2e-12), the product t clamped to +-200
- *        (past a float's range either way), then 2^k e^(f ln 2) with k the nearest integer and
- *        |f| <= 1/2 (Taylor series to f^9, relative error below 1e-11). The double result is
- *        within 1e-11 + 2e-12 |t| (|t| <= 150 for a finite float) of x ** y, far below a float's
- *        half ulp (3e-8): rounding it to float gives the correctly rounded value but within that
- *        of a tie, within 1 ulp as NumPy's powf. Other operands are the caller's (powf's rules).
- */
-inline VecF PowPositive(VecF x, VecF y) {
-  using namespace table_math_detail;
-  const VecI tiny = x < std::numeric_limits<float>::min();
-  const VecF scaled = tiny ? x * 8388608.0f : x;
-  const VecI bits = BitCast<VecI>(scaled);
-  VecI e = ((bits >> 23) & 0xff) - 127;
-  e = tiny ? e - 23 : e;
-  VecF m = BitCast<VecF>((bits & 0x7fffff) | 0x3f800000);  // [1, 2)
-  const VecI high = m > 1.41421356f;
-  m = high ? m * 0.5f : m;
-  e = high ? e + 1 : e;
-  HalfF mh[2], yh[2], r[2];
-  HalfI eh[2];
-  std::memcpy(mh, &m, sizeof m);
-  std::memcpy(yh, &y, sizeof y);
-  std::memcpy(eh, &e, sizeof e);
-  r[0] = PowHalf(mh[0], eh[0], yh[0]);
-  r[1] = PowHalf(mh[1], eh[1], yh[1]);
-  VecF out;
-  std::memcpy(&out, r, sizeof out);
-  return out;
 }
 
 }  // namespace dlarray::cpu

@@ -19,18 +19,13 @@
 #include <dlfcn.h>
 #include <immintrin.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <mutex>
 #include <string>
 
 #include "dtype.h"
 #include "parallel.h"
-#include "simd.h"
-#include "table_math.h"
 
 namespace dlarray::cpu {
 namespace {
@@ -81,9 +76,8 @@ constexpr Row kRows[] = {
     {"hypot", "hypot", 2},
 };
 // Not pow: glibc 2.36's vector powf and pow ran no faster than the scalar ones (8 ms per 2^20
-// floats on an AVX-512 EPYC, as powf's 6.5 ms), and libmvec's double log2 and exp2 behind a float
-// pow still took 8x NumPy's time. float32 pow runs as table_math.h's PowPositive (exp2(y log2 x)
-// in double lanes, our own series) instead (RunPowF32); float64 pow stays on the scalar loop.
+// floats on an AVX-512 EPYC, as powf's 6.5 ms). float32 pow runs as pow_f32.cc's RunPowF32 (our
+// own vector form) instead; float64 pow stays on the scalar loop.
 constexpr int kNumRows = sizeof(kRows) / sizeof(kRows[0]);
 
 struct Functions {
@@ -168,44 +162,6 @@ void RunAll(void* fn, int arity, const KernelContext& ctx) {
       Run<T, V, kLanes, 2, LoadV, StoreV>(fn, x0, x1, y, b, e);
     }
   });
-}
-
-// float32 pow over [b, e): whole vectors through PowPositive (table_math.h), the lanes where that
-// form is not pow (x <= 0, x or y not finite: signs, zeros, infinities and NaN by C's rules)
-// through powf; the tail through one vector padded with ones.
-void PowF32(const float* x, const float* y, float* out, int64_t b, int64_t e) {
-  constexpr float kMax = std::numeric_limits<float>::max();
-  auto pow_vec = [](VecF a, VecF c) {
-    const VecI plain = (a > 0.0f) & (a <= kMax) & (c >= -kMax) & (c <= kMax);  // false for NaN
-    const VecF one = Splat<VecF>(1.0f);
-    VecF r = PowPositive(plain ? a : one, plain ? c : one);
-    if (AnyLane(~plain)) {  // rare: a per-lane test in every vector cost 2x
-      for (int k = 0; k < kVecWidth; ++k) {
-        if (!plain[k]) r[k] = std::pow(a[k], c[k]);
-      }
-    }
-    return r;
-  };
-  int64_t i = b;
-  for (; i + kVecWidth <= e; i += kVecWidth) StoreU(out + i, pow_vec(LoadU(x + i), LoadU(y + i)));
-  if (i < e) {
-    float a[kVecWidth], c[kVecWidth], r[kVecWidth];
-    for (int k = 0; k < kVecWidth; ++k) {
-      a[k] = i + k < e ? x[i + k] : 1.0f;
-      c[k] = i + k < e ? y[i + k] : 1.0f;
-    }
-    StoreU(r, pow_vec(LoadU(a), LoadU(c)));
-    std::memcpy(out + i, r, (e - i) * sizeof(float));
-  }
-}
-
-void RunPowF32(const KernelContext& ctx) {
-  DLArray* out = ctx.outputs[0];
-  const int64_t n = NumElements(out);
-  const float* x = Data<const float>(ctx.inputs[0]);
-  const float* y = Data<const float>(ctx.inputs[1]);
-  float* o = Data<float>(out);
-  ParallelFor(n, n * 16, kElementAlign, [&](int64_t b, int64_t e) { PowF32(x, y, o, b, e); });
 }
 
 }  // namespace

@@ -19,6 +19,12 @@ namespace dlarray::cpu {
  */
 bool RunVectorMath(const KernelContext& ctx);
 
+/*!
+ * \brief float32 pow of ctx's compact inputs (x ** y, elementwise) through our own vector form
+ *        (pow_f32.cc): within 1 ulp, special values as the C library's powf.
+ */
+void RunPowF32(const KernelContext& ctx);
+
 /*! \brief "libmvec (<library>, <n> functions, <lanes> lanes)" or why it is not used. */
 const char* VectorMathStatus();
 

@@ -105,6 +105,56 @@ def test_argmin_argmax(ctx, rng, dtype):
                 np.testing.assert_array_equal(got.asnumpy(), want, err_msg="%s %s" % (name, shape))
 
 
+# Row lengths around the CPU's arg blocks (4096 elements: the block's extreme first, then a search
+# of the one block that holds the answer) and its 64-element search chunks.
+ARG_LENGTHS = [31, 32, 33, 64, 65, 4095, 4096, 4097, 8191, 12289]
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(t) for t in (np.int8, np.uint8, np.int32, np.int64,
+                                                         np.float16, np.float32, np.float64)]
+                         + [BF16], ids=str)
+def test_arg_blocks_ties_and_nan(ctx, dtype):
+    """argmin / argmax of rows whose extreme sits at block and chunk edges, ties of the extreme
+    in later blocks (the first wins), a later NaN after a larger number (the first NaN wins),
+    -0.0 against 0.0 (equal: the first), and narrow columns (4096 x 3 over axis 0)."""
+    big = 100 if dtype.kind in "iu" or dtype in (np.float16, BF16) else 1e6
+    for n in ARG_LENGTHS:
+        for spots in ([n - 1], [0, n - 1], [n // 2, n // 3], [min(4096, n - 1), n - 1],
+                      [min(4095, n - 1), min(4096, n - 1)], [min(63, n - 1), min(64, n - 1)]):
+            a = (np.arange(n) % 7).astype(dtype)
+            a[spots] = big
+            b = a.copy()
+            b[spots] = 0 if dtype.kind == "u" else -big
+            rows = np.stack([a, b])
+            x = xp.asarray(rows, device=ctx)
+            for name in ("argmax", "argmin"):
+                want = getattr(np, name)(rows, axis=1)
+                np.testing.assert_array_equal(getattr(xp, name)(x, axis=1).asnumpy(), want,
+                                              err_msg="%s %d %s" % (name, n, spots))
+                assert int(getattr(xp, name)(xp.asarray(a, device=ctx)).asnumpy()) == \
+                    getattr(np, name)(a), (name, n, spots)
+            if dtype.kind != "f" and dtype != BF16:
+                continue
+            c = a.copy()
+            c[n - 1] = np.nan  # after the largest value: the NaN still wins
+            if n > 2:
+                c[n // 2] = np.nan
+            z = np.zeros(n, dtype)
+            z[::3] = -0.0
+            for d in (c, z, np.full(n, -np.inf, dtype), np.full(n, np.inf, dtype)):
+                for name in ("argmax", "argmin"):
+                    got = int(getattr(xp, name)(xp.asarray(d, device=ctx)).asnumpy())
+                    assert got == getattr(np, name)(d), (name, n, spots)
+    cols = (np.random.default_rng(3).integers(0, 5, (4096, 3))).astype(dtype)
+    cols[[7, 4000], 1] = 9
+    if dtype.kind == "f" or dtype == BF16:
+        cols[[100, 3000], 2] = np.nan
+    for name in ("argmax", "argmin"):
+        np.testing.assert_array_equal(getattr(xp, name)(xp.asarray(cols, device=ctx),
+                                                        axis=0).asnumpy(),
+                                      getattr(np, name)(cols, axis=0))
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_nan(ctx, dtype):
     a = (np.arange(70001, dtype=np.float32) % 1000).astype(dtype).reshape(1, 70001)
