@@ -160,6 +160,18 @@ inline PyObject* RaiseCurrentException() {
   return nullptr;
 }
 
+/*! \brief A builtin function of `module` that calls def's C function with a capsule of `data` as
+ *         its self (def and data must outlive it: the made functions live as long as the process).
+ */
+inline py::object NewBuiltin(PyMethodDef* def, void* data, const char* module) {
+  py::object self = py::reinterpret_steal<py::object>(PyCapsule_New(data, nullptr, nullptr));
+  if (!self) throw py::error_already_set();
+  py::str name(module);
+  PyObject* fn = PyCFunction_NewEx(def, self.ptr(), name.ptr());
+  if (fn == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(fn);
+}
+
 }  // namespace dlarray
 
 namespace pybind11::detail {

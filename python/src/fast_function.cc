@@ -211,13 +211,7 @@ py::object MakeFunction(const std::string& name, py::object general, py::object 
   f->def = {f->name_text.c_str(),
             reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallFunction)),
             METH_FASTCALL | METH_KEYWORDS, f->doc.c_str()};
-  py::object self =
-      py::reinterpret_steal<py::object>(PyCapsule_New(static_cast<void*>(f), nullptr, nullptr));
-  if (!self) throw py::error_already_set();
-  py::str module("dlarray");
-  PyObject* fn = PyCFunction_NewEx(&f->def, self.ptr(), module.ptr());
-  if (fn == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(fn);
+  return NewBuiltin(&f->def, f, "dlarray");
 }
 
 }  // namespace

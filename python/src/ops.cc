@@ -332,13 +332,7 @@ py::object MakeOp(const std::string& name, const std::string& doc) {
   made->def = {made->name.c_str(),
                reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallOp)),
                METH_FASTCALL | METH_KEYWORDS, made->doc.c_str()};
-  py::object self = py::reinterpret_steal<py::object>(
-      PyCapsule_New(static_cast<void*>(&made->f), nullptr, nullptr));
-  if (!self) throw py::error_already_set();
-  py::str module("dlarray.ops");
-  PyObject* fn = PyCFunction_NewEx(&made->def, self.ptr(), module.ptr());
-  if (fn == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(fn);
+  return NewBuiltin(&made->def, &made->f, "dlarray.ops");
 }
 
 }  // namespace
