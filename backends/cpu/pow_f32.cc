@@ -47,6 +47,9 @@ typedef float PF __attribute__((vector_size(kLanes * sizeof(float))));
 typedef int32_t PI __attribute__((vector_size(kLanes * sizeof(int32_t))));
 typedef double PD __attribute__((vector_size(kLanes * sizeof(double))));
 typedef int64_t PL __attribute__((vector_size(kLanes * sizeof(int64_t))));
+// The unsigned twins, for bit arithmetic that may wrap (wrapping signed lanes is undefined).
+typedef uint32_t PU __attribute__((vector_size(kLanes * sizeof(uint32_t))));
+typedef uint64_t PUL __attribute__((vector_size(kLanes * sizeof(uint64_t))));
 
 constexpr int kBins = 16;
 constexpr int32_t kOffset = 0x3f330000;  // the bits of 0.69922: z's range starts here
@@ -138,17 +141,18 @@ inline PD ScaleByPow2(PD v, PD big, PD nd) {
 #else
   (void)nd;
   const PL n = BitCast<PL>(big);  // kShift's low 48 bits are 0: these are n's (mod 2^48)
-  return v * BitCast<PD>(((n >> 4) + 1023) << 52);
+  return v * BitCast<PD>(BitCast<PUL>((n >> 4) + 1023) << 52);
 #endif
 }
 
 // x ** y for x a normal positive float and y finite (other lanes give some finite value or NaN,
 // which the caller replaces).
 inline PF PowPlain(const PowRegs& tables, PF x, PF y) {
-  const PI bits = BitCast<PI>(x);
-  const PI t = bits - kOffset;
+  const PU bits = BitCast<PU>(x);
+  // In unsigned lanes: a negative or special x (replaced by the caller) wraps here.
+  const PI t = BitCast<PI>(bits - static_cast<uint32_t>(kOffset));
   const PL bin = WidenIndex(t >> kBinShift);  // bits above the 4 are ignored by Lookup
-  const PF z = BitCast<PF>(bits - (t & static_cast<int32_t>(0xff800000)));
+  const PF z = BitCast<PF>(bits - BitCast<PU>(t & static_cast<int32_t>(0xff800000)));
   const PD r = Widen(z) * Lookup(tables.invc, bin) - 1.0;
   constexpr double kL = 1.4426950408889634;  // 1 / ln 2: log2(1 + r) = kL (r - r^2/2 + ...)
   PD p = kL / 7 + PD{};
@@ -194,11 +198,13 @@ inline void PowLanes(const PowRegs& tables, const float* x, const float* y, floa
   const PF a = LoadP(x), b = LoadP(y);
   const PI plain = (a >= kMin) & (a <= kMax) & (b >= -kMax) & (b <= kMax);  // false for NaN
   const PF r = PowPlain(tables, a, b);
-  std::memcpy(out, &r, sizeof r);
+  float res[kLanes];  // out is written last: it may be x or y (x **= y)
+  std::memcpy(res, &r, sizeof r);
   for (uint32_t m = LaneBits(~plain); m != 0; m &= m - 1) {
     const int k = __builtin_ctz(m);
-    out[k] = static_cast<float>(std::pow(double{x[k]}, double{y[k]}));
+    res[k] = static_cast<float>(std::pow(double{x[k]}, double{y[k]}));
   }
+  std::memcpy(out, res, sizeof res);
 }
 
 void PowRange(const float* x, const float* y, float* out, int64_t b, int64_t e) {
