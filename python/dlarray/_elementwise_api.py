@@ -58,12 +58,17 @@ def _array(x, where: str, arg: str = "x") -> NDArray:
 _KIND_OK: dict = {}  # (dtype, kind) -> bool: dtype.name costs a microsecond a call
 
 
-def _check_kind(dtype: np.dtype, kind: str, where: str, arg: str) -> None:
+def _kind_ok(dtype: np.dtype, kind: str) -> bool:
+    """Whether dtype is of the table's ``kind`` (bfloat16 counts as a float)."""
     ok = _KIND_OK.get((dtype, kind))
     if ok is None:
         code = "f" if dtype.name == "bfloat16" else dtype.kind
         ok = _KIND_OK[(dtype, kind)] = code in _KINDS[kind]
-    if not ok:
+    return ok
+
+
+def _check_kind(dtype: np.dtype, kind: str, where: str, arg: str) -> None:
+    if not _kind_ok(dtype, kind):
         raise TypeError("%s: %s must have %s dtype, got %s"
                         % (where, arg, _KIND_WORDS[kind], dtype))
 
@@ -363,8 +368,7 @@ def _unary_plan(name: str, dtype: np.dtype):
     else:
         op, kind = _UNARY_PREDICATES[name]
         ints, result = ("float" if kind == "float" else "op"), np.dtype(np.bool_)
-    code = "f" if dtype.name == "bfloat16" else dtype.kind
-    if code not in _KINDS[kind]:
+    if not _kind_ok(dtype, kind):
         return None
     if dtype.kind in "biu" and ints != "op":
         if ints != "not":
@@ -392,8 +396,7 @@ def _binary_plan(name: str, dtype: np.dtype):
     fast path (_core._fast_function(binary=True)) asks once per dtype; test_speed_fast_path
     compares both paths for every dtype."""
     op, kind, result = _BINARY[name]
-    code = "f" if dtype.name == "bfloat16" else dtype.kind
-    if (code not in _KINDS[kind] or (result == "float" and dtype.kind in "biu")
+    if (not _kind_ok(dtype, kind) or (result == "float" and dtype.kind in "biu")
             or (name == "nextafter" and dtype.itemsize == 2)):
         return None
     return op, np.dtype(np.bool_) if result == "bool" else dtype
