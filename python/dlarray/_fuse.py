@@ -203,7 +203,7 @@ def _build(plan: _Plan, ctx, key) -> None:
     plan.source = memo.source
     builders = {"cpp": lambda: _backends.build_cpu(plan.source, memo),
                 "opencl": lambda: _backends.build_opencl(plan.source, ctx),
-                "cuda": lambda: _backends.build_cuda(plan.source, ctx)}
+                "cuda": lambda: _backends.build_cuda(plan.source, ctx, memo)}
     plan.run = _compile(language, plan, ctx, key + (ctx.device_type, ctx.device_id),
                         builders[language])
     if plan.run is not None:

@@ -11,7 +11,11 @@
 - OpenCL: the OpenCL C is built by the device's own OpenCL compiler in its context (the
   "dlarray.opencl.v2" extension gives the context, queue and buffers) and queued on the
   device's in-order queue, through the OpenCL library with ctypes.
-- CUDA: NVRTC through ``dlarray.rtc.RawKernel`` (its memory and disk caches).
+- CUDA: NVRTC through ``dlarray.rtc.RawKernel`` (its memory and disk caches). The compiled code
+  and the kernel's parameters are also recorded next to the plan memo
+  (``$DLARRAY_CACHE_DIR/fuse_cuda/<plan key>-sm<arch>``, one file with its checksum inside), so
+  that a later process loads the kernel without NVRTC, the program cache's key and manifest, or
+  parsing the source (``_memo_cuda_kernel``: 3-4 ms of a warm first call on an H200's host).
 
 A builder raises ``BuildFailed`` (the compiler's message) or ``NoCompiler`` (nothing to build
 with here); the caller then runs the expression unfused.
@@ -21,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import hashlib
+import json
 import os
 import pathlib
 import re
@@ -30,7 +35,9 @@ import tempfile
 import threading
 from typing import Optional
 
-from . import _cache, _core
+# (_rtc_build: CUDA's compiler and loader, imported with the other parts rather than in a
+# CUDA plan's first call)
+from . import _cache, _core, _rtc_build
 from . import _fuse_codegen as _codegen
 
 FORMAT = 1  # bumped when the generated code's calling convention changes
@@ -416,15 +423,19 @@ def cuda_options() -> tuple:
     """CUDA_OPTIONS, and -minimal where NVRTC has it (12.4 on): it leaves out the texture,
     surface and other runtime declarations the generated code never uses (the same cubin for
     each of the 349 sources of the generator's tests, about 10% less compile time)."""
-    from . import _rtc_build
     version = _rtc_build.nvrtc()[0] or (0, 0)  # without loading NVRTC when it is recorded
     return CUDA_OPTIONS + (("-minimal",) if tuple(version) >= (12, 4) else ())
 
 
-def cuda_kernel(source: str, ctx):
+def cuda_kernel(source: str, ctx, memo=None):
     """Kernel ``dl_fused`` of CUDA ``source``, compiled (NVRTC through dlarray.rtc) and loaded on
-    GPU ``ctx`` now: a CUDA graph being recorded sees launches only."""
-    from . import _rtc_build
+    GPU ``ctx`` now: a CUDA graph being recorded sees launches only. With ``memo`` (the
+    _fuse_memo.Entry of ``source``) the code recorded for it is loaded when intact, and the code
+    compiled otherwise is recorded."""
+    if memo is not None:
+        kernel = _memo_cuda_kernel(memo, ctx)
+        if kernel is not None:
+            return kernel
     from ._rtc_raw import RawKernel
     try:
         _rtc_build.require("compile")
@@ -435,12 +446,80 @@ def cuda_kernel(source: str, ctx):
         kernel.compile(ctx=ctx)
     except _rtc_build.CompileError as e:
         raise BuildFailed(str(e)) from None
+    if memo is not None:
+        arch = _rtc_build.device_arch(ctx.device_id)
+        program = kernel.module._program(arch, "dl_fused")  # (from the memory cache)
+        head = {"nvrtc": _nvrtc_identity(), "kind": program.kind,
+                "params": kernel.module._kernels["dl_fused"][0]}
+        try:
+            _cache.store_record(_CUDA_NAMESPACE, _cuda_record_name(memo, arch),
+                                json.dumps(head).encode() + b"\n" + program.code)
+        except (OSError, ValueError):  # an unwritable cache: the next process compiles
+            pass
     return kernel
 
 
-def build_cuda(source: str, ctx):
-    """The run function of CUDA ``source`` on GPU ``ctx``."""
-    kernel = cuda_kernel(source, ctx)
+_CUDA_NAMESPACE = "fuse_cuda"
+
+
+def _cuda_record_name(memo, arch: int) -> str:
+    return "%s-sm%d" % (memo.key, arch)
+
+
+def _nvrtc_identity() -> list:
+    """The NVRTC that compiles here, as the rtc program cache keys it (version, library name):
+    a record of another NVRTC's code is not loaded, the code is compiled again."""
+    version, library = _rtc_build.nvrtc()
+    return [list(version) if version else None, os.path.basename(library)]
+
+
+class _MemoKernel(_core._RtcKernel):
+    """A fused kernel loaded from its plan's record: launched like the RawKernel it was (the
+    same parameters, so the same argument checks), on the one GPU it was loaded on."""
+
+    def __init__(self, params, function, device_id: int):
+        super().__init__("dl_fused", [tuple(p) for p in params])
+        self.name, self._function, self._device_id = "dl_fused", function, device_id
+        self._set_function(device_id, function)
+
+    def _load(self, device_id):
+        if device_id != self._device_id:  # (_fuse keys its kernels by device: not reached)
+            raise RuntimeError("dlarray.fuse: a kernel loaded on gpu(%d) launched on gpu(%d)"
+                               % (self._device_id, device_id))
+        return self._function
+
+
+def _memo_cuda_kernel(memo, ctx) -> Optional[_MemoKernel]:
+    """The kernel recorded for ``memo`` on ``ctx``'s architecture, loaded; None where there is
+    no intact record of this NVRTC's code (the caller compiles)."""
+    try:
+        arch = _rtc_build.device_arch(ctx.device_id)
+        name = _cuda_record_name(memo, arch)
+        data = _cache.load_record(_CUDA_NAMESPACE, name)
+    except (OSError, ValueError, RuntimeError):
+        return None
+    if data is None:
+        return None
+    try:
+        head, code = data.split(b"\n", 1)
+        head = json.loads(head)
+        kind, params = head["kind"], head["params"]
+        if (head["nvrtc"] != _nvrtc_identity() or not code or
+                kind not in (_core._RTC_CUBIN, _core._RTC_PTX) or not isinstance(params, list)):
+            return None
+    except (ValueError, KeyError, TypeError):
+        return None
+    program = _rtc_build.Program("fuse:" + name, arch, code, kind, "", {})
+    try:
+        function = _rtc_build.load_function(program, ctx.device_id, "dl_fused", "dlarray.fuse")
+        return _MemoKernel(params, function, ctx.device_id)
+    except (RuntimeError, ValueError, TypeError):  # code the driver refuses, params of
+        return None  # another shape: compiled again and rewritten
+
+
+def build_cuda(source: str, ctx, memo=None):
+    """The run function of CUDA ``source`` on GPU ``ctx`` (``memo``: as for cuda_kernel)."""
+    kernel = cuda_kernel(source, ctx, memo)
 
     def blocks(n):
         return max(1, -(-n // (_CUDA_THREADS * _codegen.CUDA_PER_THREAD)))

@@ -342,7 +342,7 @@ def build(red, ctx):
         return _backends.cpu_function(red.source, [ctypes.c_void_p, ctypes.c_void_p] +
                                       [ctypes.c_longlong] * 4, red.memo)
     if red.language == "cuda":
-        return _backends.cuda_kernel(red.source, ctx)
+        return _backends.cuda_kernel(red.source, ctx, red.memo)
     return _backends.opencl_launcher(red.source, ctx)
 
 

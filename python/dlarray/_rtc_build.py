@@ -30,7 +30,6 @@ import threading
 import time
 
 from . import _cache, _core, _log
-from ._rtc_source import log_locations
 
 __all__ = ["CompileError", "Program", "status", "device_arch", "compile_program",
            "load_module", "load_function", "clear_memory_cache", "disk_cache_enabled"]
@@ -115,11 +114,13 @@ def _launch_reason():
     return _launch[0]
 
 
-def _nvrtc_memo_path():
+def _nvrtc_memo_name():
+    """The name of the NVRTC memo's record (a record: one read, no manifest to check, nothing
+    resolved; a warm first call of dlarray.fuse on CUDA reads it)."""
     st = os.stat(_core.__file__)
-    key = _cache.make_key("nvrtc", FORMAT, _core.__file__, st.st_size, st.st_mtime_ns,
-                          [os.environ.get(v, "") for v in _NVRTC_VARIABLES])
-    return _cache.entry_dir("tools", key) / "nvrtc.json"
+    return "nvrtc-" + _cache.make_key("nvrtc", FORMAT, _core.__file__, st.st_size,
+                                      st.st_mtime_ns,
+                                      [os.environ.get(v, "") for v in _NVRTC_VARIABLES])
 
 
 def nvrtc():
@@ -129,7 +130,7 @@ def nvrtc():
     remembered on disk for the next processes."""
     if not _status and not _nvrtc:
         try:
-            memo = json.loads(_cache.load_bytes(_nvrtc_memo_path()) or b"null")
+            memo = json.loads(_cache.load_record("tools", _nvrtc_memo_name()) or b"null")
             st = os.stat(memo["library"])
             if [st.st_size, st.st_mtime_ns] == memo["stat"]:
                 _nvrtc.append((tuple(memo["version"]), memo["library"]))
@@ -143,10 +144,10 @@ def nvrtc():
         _nvrtc.append(found)
         try:
             st = os.stat(found[1])
-            _cache.store_bytes(_nvrtc_memo_path(), json.dumps(
+            _cache.store_record("tools", _nvrtc_memo_name(), json.dumps(
                 {"version": list(found[0]), "library": found[1],
                  "stat": [st.st_size, st.st_mtime_ns]}).encode())
-        except OSError:  # an unwritable cache: the next process loads NVRTC again
+        except (OSError, ValueError):  # an unwritable cache: the next process loads NVRTC again
             pass
     return found
 
@@ -298,6 +299,7 @@ def _write(path, program):
 
 
 def _compile_error(what, log, source, arch, locate):
+    from ._rtc_source import log_locations  # (its regular expressions: only for errors)
     source_lines = source.splitlines()
     locations = []
     for line, message in log_locations(log):

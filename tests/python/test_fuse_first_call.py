@@ -154,6 +154,15 @@ def _warm_run(cache, **env):
     return json.loads(done.stdout.splitlines()[-1])
 
 
+def _nvrtc_memos(cache):
+    return sorted((cache / "tools").glob("nvrtc-*"))
+
+
+def _memo_record(path):
+    """The JSON of an NVRTC memo record (_cache.store_record: its checksum, then the data)."""
+    return json.loads(path.read_bytes().split(b"\n", 1)[1])
+
+
 @needs_nvrtc
 @pytest.mark.skipif(not pathlib.Path("/proc/self/maps").exists(), reason="needs /proc")
 def test_a_warm_first_call_reads_its_program_without_loading_nvrtc(tmp_path):
@@ -164,7 +173,7 @@ def test_a_warm_first_call_reads_its_program_without_loading_nvrtc(tmp_path):
     assert warm["key"] == cold["key"] and warm["options"] == cold["options"]
     # The memo holds what NVRTC itself says (status()): it only saves the load.
     version = _rtc_build.status()["nvrtc_version"]
-    memo = [json.loads(p.read_text()) for p in (tmp_path / "tools").glob("*/nvrtc.json")]
+    memo = [_memo_record(p) for p in _nvrtc_memos(tmp_path)]
     assert len(memo) == 1 and tuple(memo[0]["version"]) == tuple(version)
     assert memo[0]["library"] == _rtc_build.status()["nvrtc_library"]
 
@@ -173,19 +182,19 @@ def test_a_warm_first_call_reads_its_program_without_loading_nvrtc(tmp_path):
 def test_the_nvrtc_memo_is_not_trusted_when_its_library_changed(tmp_path, monkeypatch):
     from dlarray import _cache
     _warm_run(tmp_path)
-    (path,) = (tmp_path / "tools").glob("*/nvrtc.json")
-    memo = json.loads(path.read_text())
+    (path,) = _nvrtc_memos(tmp_path)
+    memo = _memo_record(path)
     memo["stat"][0] += 1  # as if the library file had been replaced
     memo["version"] = [1, 0]  # what a stale memo would claim
     monkeypatch.setenv("DLARRAY_CACHE_DIR", str(tmp_path))
-    _cache.store_bytes(path, json.dumps(memo).encode())  # a valid cache file, a stale memo
+    _cache.store_record("tools", path.name, json.dumps(memo).encode())  # valid, but stale
     again = _warm_run(tmp_path)
     assert again["nvrtc_loaded"]  # NVRTC itself was asked
-    assert json.loads(path.read_text())["version"] == list(_rtc_build.status()["nvrtc_version"])
+    assert _memo_record(path)["version"] == list(_rtc_build.status()["nvrtc_version"])
     # another DLARRAY_NVRTC (what chooses the library) is another memo
     other = _warm_run(tmp_path, DLARRAY_NVRTC=_rtc_build.status()["nvrtc_library"])
     assert other["nvrtc_loaded"] and other["key"] == again["key"]
-    assert len(list((tmp_path / "tools").glob("*/nvrtc.json"))) == 2
+    assert len(_nvrtc_memos(tmp_path)) == 2
 
 
 def test_cpu_identity_runs_no_process(monkeypatch):

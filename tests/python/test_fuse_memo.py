@@ -236,8 +236,8 @@ def test_a_changed_compiler_builds_again(cache, tmp_path, monkeypatch):
 _CHILD = textwrap.dedent("""
     import json, sys, numpy as np
     import dlarray
-    from dlarray import _fuse_backends, _fuse_codegen, _fuse_reduce
-    calls = {"generated": 0, "built": 0}
+    from dlarray import _fuse_backends, _fuse_codegen, _fuse_reduce, _rtc_build
+    calls = {"generated": 0, "built": 0, "compiled": 0}  # compiled: rtc asked for a program
 
     def counting(module, name, what):
         real = getattr(module, name)
@@ -249,6 +249,7 @@ _CHILD = textwrap.dedent("""
     counting(_fuse_codegen, "generate", "generated")
     counting(_fuse_reduce, "_source", "generated")
     counting(_fuse_backends, "_build_library", "built")
+    counting(_rtc_build, "compile_program", "compiled")  # (CUDA: NVRTC or rtc's disk cache)
     rng = np.random.default_rng(int(sys.argv[1]))
     host = [rng.standard_normal((33, 5)).astype(np.float32) for _ in range(3)]
     xs = [dlarray.asarray(h, device=dlarray.device(sys.argv[2])) for h in host]
@@ -258,6 +259,7 @@ _CHILD = textwrap.dedent("""
     np.testing.assert_allclose(total, (host[0] * host[1] - host[2]).sum(axis=0), rtol=1e-5,
                                atol=1e-5)
     calls["version_asked"] = "dlarray.cpp_extension" in sys.modules
+    calls["compiled"] = calls["compiled"] > 0
     print(json.dumps(calls))
 """)
 
@@ -272,8 +274,10 @@ def _child(cache, seed, device="cpu"):
 def test_a_new_process_with_a_warm_cache_generates_and_asks_nothing(cache):
     """In a child process: the second one with the same cache neither generates code nor asks
     the compiler its version (cpp_extension, which does, is not even imported)."""
-    assert _child(cache, 0) == {"generated": 2, "built": 2, "version_asked": True}
-    assert _child(cache, 1) == {"generated": 0, "built": 0, "version_asked": False}
+    assert _child(cache, 0) == {"generated": 2, "built": 2, "compiled": False,
+                                "version_asked": True}
+    assert _child(cache, 1) == {"generated": 0, "built": 0, "compiled": False,
+                                "version_asked": False}
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate"])
@@ -289,14 +293,52 @@ def test_a_corrupt_library_is_never_loaded(cache, damage):
         if damage == "flip":
             data = data[:200] + bytes([data[200] ^ 0xFF]) + data[201:]
         library.write_bytes(data if damage == "flip" else data[:len(data) // 3])
-    assert _child(cache, 1) == {"generated": 0, "built": 2, "version_asked": True}
-    assert _child(cache, 2) == {"generated": 0, "built": 0, "version_asked": False}
+    assert _child(cache, 1) == {"generated": 0, "built": 2, "compiled": False,
+                                "version_asked": True}
+    assert _child(cache, 2) == {"generated": 0, "built": 0, "compiled": False,
+                                "version_asked": False}
 
 
 @pytest.mark.skipif(not GPUS, reason="needs a CUDA GPU")
-def test_a_new_process_on_cuda_takes_its_source_from_the_memo(cache):
-    """On CUDA the memo gives the source (the program is rtc's disk cache's): the second child
-    generates nothing and gets NumPy's values (the child checks them)."""
+def test_a_new_process_on_cuda_loads_the_recorded_code(cache):
+    """On CUDA the memo gives the source and the code compiled from it: the second child
+    neither generates nor compiles (not even a lookup in rtc's program cache) and gets NumPy's
+    values (the child checks them)."""
     device = "cuda:%d" % GPUS[0].device_id
-    assert _child(cache, 0, device)["generated"] == 2
-    assert _child(cache, 1, device) == {"generated": 0, "built": 0, "version_asked": False}
+    first = _child(cache, 0, device)
+    assert (first["generated"], first["compiled"]) == (2, True)
+    assert len(list((cache / "fuse_cuda").iterdir())) == 2
+    assert _child(cache, 1, device) == {"generated": 0, "built": 0, "compiled": False,
+                                        "version_asked": False}
+
+
+def _damage_cuda_records(cache, damage):
+    for record in sorted((cache / "fuse_cuda").iterdir()):
+        data = record.read_bytes()
+        if damage == "flip":  # a byte of the code: the record's checksum no longer holds
+            data = data[:-40] + bytes([data[-40] ^ 0xFF]) + data[-39:]
+        elif damage == "truncate":
+            data = data[:len(data) // 2]
+        else:  # a record of another NVRTC, with a checksum that holds
+            digest, body = data.split(b"\n", 1)
+            head, code = body.split(b"\n", 1)
+            meta = json.loads(head)
+            meta["nvrtc"] = [[1, 0], "libnvrtc.so.1"]
+            body = json.dumps(meta).encode() + b"\n" + code
+            import hashlib
+            data = hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+        record.write_bytes(data)
+
+
+@pytest.mark.skipif(not GPUS, reason="needs a CUDA GPU")
+@pytest.mark.parametrize("damage", ["flip", "truncate", "other-nvrtc"])
+def test_a_damaged_or_foreign_cuda_record_is_compiled_again(cache, damage):
+    """A CUDA record that fails its checksum or names another NVRTC is not loaded: the next
+    process compiles (rtc's program cache), gets the right values and rewrites the record, so
+    the one after loads it again."""
+    device = "cuda:%d" % GPUS[0].device_id
+    _child(cache, 0, device)
+    _damage_cuda_records(cache, damage)
+    assert _child(cache, 1, device) == {"generated": 0, "built": 0, "compiled": True,
+                                        "version_asked": False}
+    assert _child(cache, 2, device)["compiled"] is False
