@@ -25,13 +25,39 @@ constexpr int kThreads = 256;
 // run in I: 32 bits whenever the picked array has fewer than 2^32 elements (a 64-bit division is
 // a long software sequence on the GPU), and none at all for inner == 1 or outer == 1. kAlong
 // (gather_along): element t has an index of its own, idx[t].
+// Loads and stores of data read or written once (the indices of one outer row, the picked
+// elements) are marked evict-first, so they pass through L2 without pushing out the indexed
+// array: random reads of an array of 40 MB then mostly hit an H100's or H200's 50 MB of L2.
+template <typename U>
+__device__ __forceinline__ U LoadOnce(const U* p) {
+  if constexpr (sizeof(U) == 8) {
+    return static_cast<U>(__ldcs(reinterpret_cast<const unsigned long long*>(p)));
+  } else if constexpr (sizeof(U) <= 4) {
+    return __ldcs(p);
+  } else {
+    return *p;  // (Bytes16: 8-byte aligned, no 16-byte streaming load)
+  }
+}
+
+template <typename U>
+__device__ __forceinline__ void StoreOnce(U* p, U v) {
+  if constexpr (sizeof(U) == 8) {
+    __stcs(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+  } else if constexpr (sizeof(U) <= 4) {
+    __stcs(p, v);
+  } else {
+    *p = v;
+  }
+}
+
 template <typename I, bool kAlong>
 __device__ __forceinline__ bool Locate(const int64_t* idx, I t, int64_t n, I m, I inner,
-                                       long long* bad, int64_t* indexed) {
+                                       long long* bad, int64_t* indexed, bool idx_once) {
   const I i = inner == 1 ? 0 : t % inner;
   const I r = inner == 1 ? t : t / inner;
   const I o = r < m ? 0 : r / m;  // the outer index
-  const int64_t raw = idx[kAlong ? t : r - o * m];
+  const int64_t* at = idx + (kAlong ? t : r - o * m);
+  const int64_t raw = idx_once ? LoadOnce(at) : *at;
   const int64_t k = raw < 0 ? raw + n : raw;
   if (k < 0 || k >= n) {
     bad[0] = raw;
@@ -49,23 +75,23 @@ constexpr int kUnroll = 4;
 template <typename U, typename I, bool kScatter, bool kAlong>
 __global__ void __launch_bounds__(kThreads)
     TakeKernel(const U* src, const int64_t* idx, U* dst, I total, int64_t n, I m, I inner,
-               long long* bad) {
+               long long* bad, bool idx_once) {
   const I base = static_cast<I>(blockIdx.x) * (kThreads * kUnroll) + threadIdx.x;
   int64_t at[kUnroll];
   bool ok[kUnroll];
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u) {
     const I t = base + u * kThreads;
-    ok[u] = t < total && Locate<I, kAlong>(idx, t, n, m, inner, bad, &at[u]);
+    ok[u] = t < total && Locate<I, kAlong>(idx, t, n, m, inner, bad, &at[u], idx_once);
   }
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u) {
     const I t = base + u * kThreads;
     if (!ok[u]) continue;
     if (kScatter) {
-      dst[at[u]] = src[t];
+      dst[at[u]] = LoadOnce(src + t);
     } else {
-      dst[t] = src[at[u]];
+      StoreOnce(dst + t, src[at[u]]);
     }
   }
 }
@@ -114,6 +140,8 @@ void Take(const KernelContext& ctx) {
     const char* src = Data<const char>(ctx.inputs[0]);
     char* dst = Data<char>(ctx.outputs[0]);
     const int64_t inner = data->shape[2];
+    // each index read once: gather_along's, or take's of one outer row
+    const bool idx_once = kAlong || data->shape[0] == 1;
     VisitElementSize(data->dtype, [&](auto tag) {
       using U = typename decltype(tag)::type;
       const U* s = reinterpret_cast<const U*>(src);
@@ -122,11 +150,11 @@ void Take(const KernelContext& ctx) {
       if (total + kThreads * kUnroll <= int64_t{0xffffffff}) {
         TakeKernel<U, uint32_t, kScatter, kAlong><<<blocks, kThreads, 0, env.stream>>>(
             s, idx, d, static_cast<uint32_t>(total), n, static_cast<uint32_t>(m),
-            static_cast<uint32_t>(inner), bad);
+            static_cast<uint32_t>(inner), bad, idx_once);
       } else {
         TakeKernel<U, uint64_t, kScatter, kAlong><<<blocks, kThreads, 0, env.stream>>>(
             s, idx, d, static_cast<uint64_t>(total), n, static_cast<uint64_t>(m),
-            static_cast<uint64_t>(inner), bad);
+            static_cast<uint64_t>(inner), bad, idx_once);
       }
     });
     err = cudaGetLastError();
