@@ -10,9 +10,10 @@ Step time (forward, backward, gradient all-reduce, SGD update) of
 Each on N GPUs with the gradients all-reduced in buckets during the backward pass (``buckets``,
 the data-parallel mode: CUDA graph segments with the collectives between them) and in one NCCL
 group after it (``after``), and on one GPU with the whole global batch while the other ranks
-wait. MNIST's buckets mode also runs with each of --mnist-bucket-mb (0.5 MB: W1's gradient,
-computed first in the backward pass, is a bucket of its own, so its all-reduce overlaps the
-other gradients' kernels). Times are the median of --repeats rounds of --steps
+wait. MNIST's buckets mode also runs with each of --mnist-bucket-mb: at 0.5 MB W1's gradient
+(0.77 MB, computed first in the backward pass) is a bucket of its own, so its all-reduce overlaps
+the other gradients' kernels; at 0.05 MB the last bucket (b2, W3, b3: 4 KB) is the only one left
+for after the backward pass. Times are the median of --repeats rounds of --steps
 steps, each round ended by one wait for the GPU. Rank 0 prints the table; --json FILE saves it.
 """
 
@@ -44,24 +45,29 @@ def parse_args(argv=None):
     parser.add_argument("--batch", type=int, default=4096, help="the wide MLP's global batch")
     parser.add_argument("--width", type=int, default=4096, help="the wide MLP's layer width")
     parser.add_argument("--bucket-mb", type=float, default=25.0)
-    parser.add_argument("--mnist-bucket-mb", default="0.5",
+    parser.add_argument("--mnist-bucket-mb", default="0.5,0.05",
                         help="more bucket sizes (MB, comma-separated) for MNIST's buckets mode")
     parser.add_argument("--json", metavar="FILE", help="save the results")
     return parser.parse_args(argv)
 
 
-def timed(step, ctx, steps, repeats):
-    """Median seconds per step over ``repeats`` rounds of ``steps`` steps and one wait."""
+def timed(step, ctx, steps, repeats, host=None):
+    """Median seconds per step over ``repeats`` rounds of ``steps`` steps and one wait. ``host``
+    (a list) gets the median seconds per step the host took to queue them (before the wait):
+    close to the step time, the step is bound by the host, not the GPU."""
     for _ in range(3):
         step()
     dlarray.synchronize(ctx)
-    samples = []
+    samples, queued = [], []
     for _ in range(repeats):
         start = time.perf_counter()
         for _ in range(steps):
             step()
+        queued.append((time.perf_counter() - start) / steps)
         dlarray.synchronize(ctx)
         samples.append((time.perf_counter() - start) / steps)
+    if host is not None:
+        host.append(statistics.median(queued))
     return statistics.median(samples)
 
 
@@ -144,15 +150,18 @@ def bench(args, ctx, rank, world):
             else:
                 model = WideMLP(ctx, batch // world, args.width, mode, args.bucket_mb, True)
                 step, executor = model.step, model.executor
-            row[key + "_ms"] = 1e3 * timed(step, ctx, args.steps, args.repeats)
-            row["graphs"][key] = graphs(executor)
+            host = []
+            row[key + "_ms"] = 1e3 * timed(step, ctx, args.steps, args.repeats, host)
+            row["graphs"][key] = "host %.3f ms a step; %s" % (1e3 * host[0], graphs(executor))
         dist.host_barrier()
         if rank == 0:  # one GPU, the whole global batch, the other ranks idle
             if name.startswith("MNIST"):
                 step = mnist_trainer(ctx, batch, "after", False)
             else:
                 step = WideMLP(ctx, batch, args.width, "after", args.bucket_mb, False).step
-            row["1_gpu_ms"] = 1e3 * timed(step, ctx, args.steps, args.repeats)
+            host = []
+            row["1_gpu_ms"] = 1e3 * timed(step, ctx, args.steps, args.repeats, host)
+            row["graphs"]["1_gpu"] = "host %.3f ms a step" % (1e3 * host[0])
             row["ratio_buckets"] = row["%d_gpus_buckets_ms" % world] / row["1_gpu_ms"]
             row["ratio_after"] = row["%d_gpus_after_ms" % world] / row["1_gpu_ms"]
         dist.host_barrier(timeout=900)
