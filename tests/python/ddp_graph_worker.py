@@ -87,13 +87,13 @@ def describe(plan):
 def segments(out):
     dist.init_process_group(rank=0, world_size=1, device=dlarray.cpu(0))
     cases = {}
-    for name, layers in (("mnist", LAYERS), ("small", (7, 5, 3))):
+    for name, layers in (("mnist", LAYERS), ("small", (7, 5, 3)), ("unfused", LAYERS)):
         for bucket_mb in (1e-6, 0.5, 25.0):
             for update in (False, True):
                 x, y_, params, loss, grads = model(layers)
                 nodes = [loss] + grads + ([ad.sgd_update_op(params, grads, LR)] if update else [])
                 executor = ad.Executor(nodes, dist.get_device(), data_parallel=grads,
-                                       bucket_mb=bucket_mb)
+                                       bucket_mb=bucket_mb, fuse=name != "unfused")
                 weights = [dlarray.array(w, dist.get_device()) for w in init_weights(layers)]
                 feed = dict(zip(params, weights))
                 feed[x] = np.ones((4, layers[0]), np.float32)
@@ -125,13 +125,15 @@ class Run:
     sgd_update_op (the last segment, after the buckets' wait); else two ops per weight after
     each run, outside the executor."""
 
-    def __init__(self, batches, rows, bucket_mb, update_node):
+    def __init__(self, batches, rows, bucket_mb, update_node, graphs=True):
         self.ctx = dist.get_device()
         x, y_, params, loss, grads = model()
         self.update_node = update_node
         nodes = [loss] + grads + ([ad.sgd_update_op(params, grads, LR)] if update_node else [])
+        # graphs=False: op by op and unfused (the update: two ops per weight)
         self.executor = ad.Executor(nodes, self.ctx, data_parallel=grads if bucket_mb else None,
-                                    bucket_mb=bucket_mb or 25.0)
+                                    bucket_mb=bucket_mb or 25.0, cuda_graph=graphs,
+                                    fuse=graphs)
         self.weights = [dlarray.array(w, self.ctx) for w in init_weights()]
         self.feed = dict(zip(params, self.weights))
         self.x, self.y_ = x, y_
@@ -152,18 +154,18 @@ class Run:
         return float(sum(np.abs(w.asnumpy()).sum(dtype=np.float64) for w in self.weights))
 
 
-def train_case(batches, steps, bucket_mb, update_node):
+def train_case(batches, steps, bucket_mb, update_node, graphs):
     rank, world = dist.get_rank(), dist.get_world_size()
-    label = "bucket_mb=%g update_node=%s" % (bucket_mb, update_node)
+    label = "bucket_mb=%g update_node=%s graphs=%s" % (bucket_mb, update_node, graphs)
     log("%s: reference (one executor, global batch of %d rows)" % (label, ROWS * world))
-    ref = Run(batches, slice(None), None, update_node)
+    ref = Run(batches, slice(None), None, update_node, graphs)
     ref_losses = []
     for i in range(steps):
         loss = ref.step(i)
         if i % CHECK_EVERY == 0:
             ref_losses.append(float(loss.asnumpy().reshape(-1)[0]))
     log("%s: data-parallel, %d rows a rank, %d steps" % (label, ROWS, steps))
-    run = Run(batches, slice(rank * ROWS, (rank + 1) * ROWS), bucket_mb, update_node)
+    run = Run(batches, slice(rank * ROWS, (rank + 1) * ROWS), bucket_mb, update_node, graphs)
     losses, syncs = [], 0
     start = time.perf_counter()
     for i in range(steps):
@@ -196,7 +198,7 @@ def train_case(batches, steps, bucket_mb, update_node):
             "expected_segments": sum(1 for recorded, _c in _cuda_graph.split(plan.calls,
                                                                              plan.eager)
                                      if recorded),
-            "buckets": len(plan.buckets), "loss_error": max(errors),
+            "buckets": len(plan.buckets), "graphs": graphs, "loss_error": max(errors),
             "weight_error": weight_error, "syncs": syncs, "losses": losses[::20],
             "first_loss": losses[0], "last_loss": losses[-1], "seconds": seconds}
 
@@ -207,9 +209,11 @@ def train(out, steps):
     log("group of %d on %s" % (dist.get_world_size(), dist.get_device()))
     batches = data(dist.get_world_size())
     cases = {}
-    for bucket_mb, update_node in ((25.0, True), (0.5, True), (1e-6, False)):
-        key = "%g %s" % (bucket_mb, update_node)
-        cases[key] = train_case(batches, steps, bucket_mb, update_node)
+    for bucket_mb, update_node, graphs in ((25.0, True, True), (0.5, True, True),
+                                           (1e-6, False, True), (0.5, True, False)):
+        key = "%g %s %s" % (bucket_mb, update_node, graphs)
+        cases[key] = train_case(batches, steps // (1 if graphs else 4), bucket_mb, update_node,
+                                graphs)
     with open(os.path.join(out, "rank%d.json" % dist.get_rank()), "w") as f:
         json.dump({"cases": cases, "world": dist.get_world_size()}, f)
     log("destroying the group")

@@ -204,14 +204,14 @@ def test_data_parallel_plans_split_at_every_bucket_start(tmp_path):
         pytest.skip("a CPU process group needs MPI: %s" % done.stderr.strip().splitlines()[-1])
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     cases = json.loads((tmp_path / "segments.json").read_text())
-    assert len(cases) == 12
+    assert len(cases) == 18
     for key, case in cases.items():
         name, bucket_mb, update = key.split()
         segments = check_segments(case, update == "True")
         if bucket_mb == "25":  # one bucket, started after the backward pass
             assert case["buckets"] == 1 and segments == 1 + (update == "True"), key
         if bucket_mb == "1e-06":  # a bucket per gradient
-            assert case["buckets"] == (6 if name == "mnist" else 4), key
+            assert case["buckets"] == (4 if name == "small" else 6), key
     # examples/mnist.py's MLP computes W1's gradient first (0.77 MB): with 0.5 MB buckets its
     # all-reduce starts while the other gradients are computed.
     mnist = cases["mnist 0.5 True"]
@@ -259,10 +259,14 @@ def check_training(ranks, steps, tolerance):
         for key, case in r["cases"].items():
             graph = case["graph"]
             assert graph["notes"] == [], (key, graph)
-            assert (graph["captures"], graph["replays"], graph["eager_runs"]) == (
-                1, steps - 1, 1), (key, graph)
-            assert graph["segments"] == [case["expected_segments"]], (key, graph)
-            assert case["expected_segments"] >= 2, key  # at least one cut
+            if case["graphs"]:
+                assert (graph["captures"], graph["replays"], graph["eager_runs"]) == (
+                    1, steps - 1, 1), (key, graph)
+                assert graph["segments"] == [case["expected_segments"]], (key, graph)
+                assert case["expected_segments"] >= 2, key  # at least one cut
+            else:  # cuda_graph=False: op by op, as before
+                assert graph["captures"] == graph["replays"] == 0, (key, graph)
+                assert graph["segments"] == [], (key, graph)
             assert case["loss_error"] <= tolerance, (key, case)
             assert case["weight_error"] <= 10 * tolerance, (key, case)  # of weights ~0.1
             assert case["last_loss"] < case["first_loss"], key  # it trains
@@ -288,6 +292,6 @@ def test_two_gpus_replay_a_thousand_segmented_steps_as_one_gpu(tmp_path):
     ranks = run_ranks(tmp_path, 2, steps, timeout=150)
     for r in ranks:
         for case in r["cases"].values():
-            assert case["syncs"] == steps // 50
+            assert case["syncs"] == (steps if case["graphs"] else steps // 4) // 50
     # cuBLAS sums half the rows in another order: float32 rounding, carried over the steps
     check_training(ranks, steps, tolerance=5e-3)
