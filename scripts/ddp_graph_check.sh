@@ -15,8 +15,9 @@
 set -uo pipefail
 logs=${OUT:+$OUT/}ddp_graph_logs
 [ -n "${OUT:-}" ] || logs=/tmp/ddp_graph_logs
+mkdir -p "$logs/stacks/site"
+logs=$(realpath "$logs")  # the tests run in tests/python: every path absolute
 stacks=$logs/stacks
-mkdir -p "$logs" "$stacks/site"
 mark=$$
 cat >"$stacks/site/sitecustomize.py" <<EOF
 import faulthandler, os, signal
@@ -121,6 +122,6 @@ limited 120 "$logs/ddp_overlap.txt" python3 -X faulthandler -m dlarray.distribut
 rc=$?
 echo "exit $rc"
 if ((rc != 0)); then tail -30 "$logs/ddp_overlap.txt" | cut -c1-200; fi
-grep -vE "^\[|^NCCL|^ *$|NCCL INFO" "$logs/ddp_overlap.txt" | tail -16 | cut -c1-200
+grep -vE "^\[|^NCCL|^ *$|NCCL INFO" "$logs/ddp_overlap.txt" | tail -20 | cut -c1-200
 find "$stacks" -maxdepth 1 -name "*.txt" -empty -delete
 step done
