@@ -8,8 +8,12 @@ Step time (forward, backward, gradient all-reduce, SGD update) of
    target: 2 GPUs <= 0.55x one GPU's step time;
 2. examples/mnist.py's MLP at global batch 1000; target: 2 GPUs not slower than one.
 Each on N GPUs with the gradients all-reduced in buckets during the backward pass (``buckets``,
-the data-parallel mode) and in one NCCL group after it (``after``), and on one GPU with the whole
-global batch while the other ranks wait. Times are the median of --repeats rounds of --steps
+the data-parallel mode: CUDA graph segments with the collectives between them) and in one NCCL
+group after it (``after``), and on one GPU with the whole global batch while the other ranks
+wait. MNIST's buckets mode also runs with each of --mnist-bucket-mb: at 0.5 MB W1's gradient
+(0.77 MB, computed first in the backward pass) is a bucket of its own, so its all-reduce overlaps
+the other gradients' kernels; at 0.05 MB the last bucket (b2, W3, b3: 4 KB) is the only one left
+for after the backward pass. Times are the median of --repeats rounds of --steps
 steps, each round ended by one wait for the GPU. Rank 0 prints the table; --json FILE saves it.
 """
 
@@ -41,22 +45,29 @@ def parse_args(argv=None):
     parser.add_argument("--batch", type=int, default=4096, help="the wide MLP's global batch")
     parser.add_argument("--width", type=int, default=4096, help="the wide MLP's layer width")
     parser.add_argument("--bucket-mb", type=float, default=25.0)
+    parser.add_argument("--mnist-bucket-mb", default="0.5,0.05",
+                        help="more bucket sizes (MB, comma-separated) for MNIST's buckets mode")
     parser.add_argument("--json", metavar="FILE", help="save the results")
     return parser.parse_args(argv)
 
 
-def timed(step, ctx, steps, repeats):
-    """Median seconds per step over ``repeats`` rounds of ``steps`` steps and one wait."""
+def timed(step, ctx, steps, repeats, host=None):
+    """Median seconds per step over ``repeats`` rounds of ``steps`` steps and one wait. ``host``
+    (a list) gets the median seconds per step the host took to queue them (before the wait):
+    close to the step time, the step is bound by the host, not the GPU."""
     for _ in range(3):
         step()
     dlarray.synchronize(ctx)
-    samples = []
+    samples, queued = [], []
     for _ in range(repeats):
         start = time.perf_counter()
         for _ in range(steps):
             step()
+        queued.append((time.perf_counter() - start) / steps)
         dlarray.synchronize(ctx)
         samples.append((time.perf_counter() - start) / steps)
+    if host is not None:
+        host.append(statistics.median(queued))
     return statistics.median(samples)
 
 
@@ -97,9 +108,10 @@ class WideMLP:
             dlarray.ops.matrix_elementwise_add(w, g, w)
 
 
-def mnist_trainer(ctx, rows, mode, group):
+def mnist_trainer(ctx, rows, mode, group, bucket_mb=25.0):
     trainer = mnist.Trainer("mlp", ctx, 0.01, 0, dist=dist if group else None,
-                            allreduce="buckets" if mode == "buckets" else "grouped")
+                            allreduce="buckets" if mode == "buckets" else "grouped",
+                            bucket_mb=bucket_mb)
     rng = np.random.default_rng(0)
     batches = [(trainer.to_device(rng.random((rows, 784), dtype=np.float32)),
                 trainer.to_device(mnist.one_hot(rng.integers(0, 10, rows)))) for _ in range(8)]
@@ -108,28 +120,48 @@ def mnist_trainer(ctx, rows, mode, group):
     def step():
         trainer.step(*batches[state["i"] % len(batches)])
         state["i"] += 1
+    step.executor = trainer.train_executor
     return step
+
+
+def graphs(executor):
+    """What the executor's CUDA graphs did: segments per plan, replays, notes."""
+    stats = executor.graph_stats()
+    return "segments %s, %d replays, %d runs op by op%s" % (
+        stats["segments"], stats["replays"], stats["eager_runs"],
+        "; " + "; ".join(stats["notes"]) if stats["notes"] else "")
 
 
 def bench(args, ctx, rank, world):
     rows = []
     for name, batch in (("MLP %dx3, batch %d" % (args.width, args.batch), args.batch),
                         ("MNIST MLP, batch 1000", 1000)):
-        row = {"model": name}
-        for mode in ("buckets", "after"):
+        row = {"model": name, "graphs": {}}
+        modes = [("buckets", args.bucket_mb), ("after", None)]
+        if name.startswith("MNIST"):
+            modes += [("buckets", float(mb)) for mb in args.mnist_bucket_mb.split(",") if mb]
+        for mode, bucket_mb in modes:
+            key = "%d_gpus_%s" % (world, mode)
+            if mode == "buckets" and bucket_mb != args.bucket_mb:
+                key += "_%gmb" % bucket_mb
             if name.startswith("MNIST"):
-                step = mnist_trainer(ctx, batch // world, mode, True)
+                step = mnist_trainer(ctx, batch // world, mode, True, bucket_mb or 25.0)
+                executor = step.executor
             else:
-                step = WideMLP(ctx, batch // world, args.width, mode, args.bucket_mb, True).step
-            row["%d_gpus_%s_ms" % (world, mode)] = 1e3 * timed(step, ctx, args.steps,
-                                                               args.repeats)
+                model = WideMLP(ctx, batch // world, args.width, mode, args.bucket_mb, True)
+                step, executor = model.step, model.executor
+            host = []
+            row[key + "_ms"] = 1e3 * timed(step, ctx, args.steps, args.repeats, host)
+            row["graphs"][key] = "host %.3f ms a step; %s" % (1e3 * host[0], graphs(executor))
         dist.host_barrier()
         if rank == 0:  # one GPU, the whole global batch, the other ranks idle
             if name.startswith("MNIST"):
                 step = mnist_trainer(ctx, batch, "after", False)
             else:
                 step = WideMLP(ctx, batch, args.width, "after", args.bucket_mb, False).step
-            row["1_gpu_ms"] = 1e3 * timed(step, ctx, args.steps, args.repeats)
+            host = []
+            row["1_gpu_ms"] = 1e3 * timed(step, ctx, args.steps, args.repeats, host)
+            row["graphs"]["1_gpu"] = "host %.3f ms a step" % (1e3 * host[0])
             row["ratio_buckets"] = row["%d_gpus_buckets_ms" % world] / row["1_gpu_ms"]
             row["ratio_after"] = row["%d_gpus_after_ms" % world] / row["1_gpu_ms"]
         dist.host_barrier(timeout=900)
@@ -156,6 +188,12 @@ def main(argv=None):
             print("%-24s %9.3f %14.3f %12.3f %13.3f %11.3f" % (
                 r["model"], r["1_gpu_ms"], r["%d_gpus_buckets_ms" % world],
                 r["%d_gpus_after_ms" % world], r["ratio_buckets"], r["ratio_after"]))
+            for key, ms in r.items():  # the other bucket sizes
+                if key.startswith("%d_gpus_buckets_" % world) and key.endswith("mb_ms"):
+                    print("%-24s %s: %.3f ms, ratio %.3f" % ("", key[:-3], ms,
+                                                            ms / r["1_gpu_ms"]))
+            for key, text in r["graphs"].items():
+                print("%-24s %s graphs: %s" % ("", key, text))
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=1)

@@ -85,8 +85,9 @@ def training():
         losses, weights, count, stats = train(mine, bucket_mb, update_node)
         runs[str(bucket_mb) + " sgd_update_op" * update_node] = {
             "buckets": count,
-            # captures, replays, eager runs, notes of the executor's CUDA graphs
-            "graph": [stats["captures"], stats["replays"], stats["eager_runs"], stats["notes"]],
+            # captures, replays, eager runs, notes, segments of the executor's CUDA graphs
+            "graph": [stats["captures"], stats["replays"], stats["eager_runs"], stats["notes"],
+                      stats["segments"]],
             "loss_error": max(abs(a - b) for a, b in zip(losses, ref_losses)),
             "weight_error": max(float(np.max(np.abs(w - r))) for w, r in zip(weights,
                                                                               ref_weights)),

@@ -1,5 +1,6 @@
 """The executor's data-parallel mode on two GPUs (NCCL, the side stream): ddp_worker.py's training
-equals one GPU's on the whole global batch for every bucket size, and mixed dtypes reduce right.
+equals one GPU's on the whole global batch for every bucket size, replayed as CUDA graph segments
+with the collectives between them, and mixed dtypes reduce right.
 Skips without two GPUs or without NCCL (test_ddp.py runs the same worker on two CPU ranks)."""
 import json
 import os
@@ -33,8 +34,10 @@ def test_two_gpus_train_as_one_gpu_on_the_global_batch(tmp_path):
         runs = r["runs"]
         assert runs["1e-06"]["buckets"] == 4 and runs["25.0"]["buckets"] == 1
         for run in runs.values():  # cuBLAS may sum in another order on half the rows
-            # data-parallel plans run op by op: no graph recorded or replayed
-            assert run["graph"][:2] == [0, 0], run
+            # run 1 op by op, run 2 records the segments, runs 2 and 3 replay them; a cut at
+            # each bucket start (the collectives run between the segments)
+            assert run["graph"][:4] == [1, 2, 1, []], run
+            assert len(run["graph"][4]) == 1 and run["graph"][4][0] >= 2, run
             assert run["loss_error"] < 1e-4, run
             assert run["weight_error"] < 1e-4, run
     assert ranks[0]["runs"] == ranks[1]["runs"]

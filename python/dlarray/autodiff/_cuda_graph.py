@@ -9,11 +9,18 @@ on the same stream, then launch it. A fed NDArray that was the same object on th
 later, that input moves to a buffer of the graph and the plan is recorded again.
 A parameter that an ``sgd_update_op`` updates is always read where the caller's array is (its
 update is part of the graph); another object fed for it records the graph again.
+
+Segments: a plan may name calls that must run on the host, never inside a graph (``plan.eager``:
+the data-parallel mode's bucket starts and wait, which queue NCCL collectives on a side stream).
+The plan's calls are then split at them (:func:`split`): each stretch of op calls between two
+such calls is a graph of its own, and a run launches the segments in order with the eager calls
+between them, all on the GPU's stream (stream-ordered: the host waits for nothing). NCCL inside
+a graph hung on 2 H200s (session 10), hence collectives stay out of the graphs.
 """
 from __future__ import annotations
 
 import atexit
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -31,12 +38,31 @@ def _register_shutdown():
         _shutdown_registered = True
 
 
+def split(calls: Sequence[tuple], eager) -> list[tuple[bool, list]]:
+    """A plan's ``calls`` ((fn, args) pairs, in order) as the steps of a run: ``(True, calls)``
+    for each maximal stretch of calls to record as one graph (a segment), ``(False, calls)`` for
+    each stretch of calls whose ``fn`` is in ``eager`` (run on the host between segments).
+    Every call is in one step, in its order; no step is empty."""
+    steps: list[tuple[bool, list]] = []
+    for call in calls:
+        recorded = call[0] not in eager
+        if not steps or steps[-1][0] != recorded:
+            steps.append((recorded, []))
+        steps[-1][1].append(call)
+    return steps
+
+
 class GraphRunner:
-    """Runs one _DevicePlan through a CUDA graph (or op by op where it cannot)."""
+    """Runs one _DevicePlan through CUDA graphs, one per segment (or op by op where it cannot).
+
+    ``plan.eager`` (a set of functions, empty for plans that are one graph) names the calls that
+    split the plan into segments; the split is made at the first run, after the data-parallel
+    mode has added its calls."""
 
     def __init__(self, plan, ops):
         self.plan = plan
-        self.graph = None
+        self.steps = None  # split(plan.calls, plan.eager), at the first run
+        self.graphs = None  # per step: its recorded graph (None for the eager steps)
         self.runs = 0
         self.captures = self.replays = self.eager_runs = 0
         self.note = ""
@@ -55,6 +81,13 @@ class GraphRunner:
         if self.enabled:
             _register_shutdown()
 
+    @property
+    def segments(self) -> int:
+        """The graphs a replay launches (0 while op by op, or before the first run)."""
+        if not self.enabled or self.steps is None:
+            return 0
+        return sum(1 for recorded, _calls in self.steps if recorded)
+
     def _copied(self, node, value):
         plan = self.plan
         return (isinstance(value, np.ndarray) or id(value) in plan.owned
@@ -69,6 +102,8 @@ class GraphRunner:
         self.eager_runs += 1
 
     def _capture(self, fed):
+        """Binds the fed values, then records every segment (nothing runs). Returns the graphs,
+        per step."""
         plan, ctx = self.plan, self.plan.ctx
         self.direct = set()
         for node, value in fed.items():
@@ -79,19 +114,27 @@ class GraphRunner:
                 self.direct.add(node)
             else:
                 plan.bind(node, plan.stage(node, value))
-        _core._graph_begin_capture(ctx)
-        try:
-            for fn, args in plan.calls:
-                fn(*args)
-        except BaseException:
-            _core._graph_abort_capture(ctx)
-            raise
-        return _core._graph_end_capture(ctx)
+        graphs = []
+        for recorded, calls in self.steps:
+            if not recorded:
+                graphs.append(None)
+                continue
+            _core._graph_begin_capture(ctx)
+            try:
+                for fn, args in calls:
+                    fn(*args)
+            except BaseException:
+                _core._graph_abort_capture(ctx)
+                raise
+            graphs.append(_core._graph_end_capture(ctx))
+        return graphs
 
     def run(self, feed_dict):
         plan = self.plan
         fed = {node: value for node, value in feed_dict.items() if node in plan.bound}
         self.runs += 1
+        if self.steps is None:
+            self.steps = split(plan.calls, plan.eager)
         if not self.enabled or self.runs == 1:
             self._eager(fed)
             self.previous = dict(fed)
@@ -102,10 +145,10 @@ class GraphRunner:
                 # (an updated parameter: record the graph again, on the new array).
                 if node not in plan.inplace:
                     self.staged_always.add(node)
-                self.graph = None
-        if self.graph is None:
+                self.graphs = None
+        if self.graphs is None:
             try:
-                self.graph = self._capture(fed)
+                self.graphs = self._capture(fed)
             except (RuntimeError, ValueError) as e:
                 self.enabled = False
                 self.note = "runs op by op: recording the CUDA graph failed: %s" % e
@@ -115,8 +158,13 @@ class GraphRunner:
         else:
             for node, value in fed.items():
                 if node not in self.direct:
-                    plan.stage(node, value)  # into the buffer the graph reads
-        self.graph.launch()
+                    plan.stage(node, value)  # into the buffer the graphs read
+        for graph, (_recorded, calls) in zip(self.graphs, self.steps):
+            if graph is not None:
+                graph.launch()
+            else:  # between segments, on the host: the collectives' calls
+                for fn, args in calls:
+                    fn(*args)
         self.replays += 1
 
 

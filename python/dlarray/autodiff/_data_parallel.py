@@ -7,11 +7,14 @@ the first buckets' all-reduces overlap the rest of the backward pass (on a GPU: 
 stream; see dlarray.distributed._buckets). Every rank runs the same plan, so every rank starts
 the same buckets in the same order.
 
-On a GPU a data-parallel plan runs op by op, without a CUDA graph. Recording the buckets'
-collectives in the plan's graph (one launch a step) was tried: on 2 H200s the MNIST example
-with ``--check-sync`` (an eager all_gather after each replay) hung after about 400 steps, cause
-not found. A plan's ``sgd_update_op`` calls come after the buckets' wait: the update reads
-averaged gradients.
+On a GPU the plan's CUDA graph is cut into segments at the buckets' starts and wait
+(``plan.eager``; dlarray.autodiff._cuda_graph.split): a replay launches each stretch of op calls
+as a graph of its own and starts the buckets' collectives between the launches, on the host,
+stream-ordered as op by op. NCCL never is inside a graph: recording the collectives in the
+plan's graph (one launch a step) was tried, and on 2 H200s the MNIST example with
+``--check-sync`` (an eager all_gather after each replay) hung after about 400 steps, cause not
+found. A plan's ``sgd_update_op`` calls come after the buckets' wait, as the last segment: the
+update reads averaged gradients, after the GPU's stream has waited for the all-reduces.
 """
 
 from __future__ import annotations
@@ -69,7 +72,7 @@ def attach(plan, nodes, bucket_mb):
                 last[id(arg)] = i
     ready = sorted(arrays, key=lambda k: last[k])
     buckets = GradientBuckets([arrays[k] for k in ready], bucket_mb, op="mean")
-    plan.graph = None  # op by op (see above)
+    plan.eager = frozenset((buckets.start, buckets.wait))  # between the graph's segments
     after = {}  # call index -> buckets to start after it
     position = 0
     for b, members in enumerate(buckets.buckets):

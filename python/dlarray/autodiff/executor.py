@@ -44,7 +44,8 @@ class Executor:
         run, in buckets of about ``bucket_mb`` MB, each bucket's all-reduce started as soon as
         the backward pass has computed (and last read) its gradients, overlapping the rest;
         ``run`` returns them averaged (on a GPU queued before anything queued after ``run``;
-        the host does not wait). Data-parallel plans run op by op, without a CUDA graph.
+        the host does not wait). On a GPU the plan's CUDA graph is cut into segments at the
+        buckets' starts: the collectives run between segment launches, never inside a graph.
         See ``dlarray.autodiff._data_parallel``.
     bucket_mb : float, optional
         Megabytes per gradient bucket in data-parallel mode (default 25, as PyTorch's DDP).
@@ -230,7 +231,9 @@ class Executor:
         -------
         dict
             ``captures`` (graphs recorded), ``replays`` (runs that launched a graph),
-            ``eager_runs`` (runs op by op) and ``notes`` (why plans run op by op, one line
+            ``eager_runs`` (runs op by op), ``segments`` (per plan that replays graphs: how
+            many graphs a replay launches; more than 1 for a data-parallel plan, whose
+            collectives run between them) and ``notes`` (why plans run op by op, one line
             per plan that does); what fusion did over the plans: ``fused_kernels`` (chains run
             as one kernel), ``fused_nodes`` (the nodes they compute) and ``fused`` (per chain:
             its expression over its inputs x0, x1 ... and how it runs, "cpp", "cuda",
@@ -239,7 +242,8 @@ class Executor:
             summed over the plans) and ``multi_tensor_params`` (the parameters they update; the
             others, all of them with ``fuse=False``, run two ops each).
         """
-        stats: dict[str, Any] = {"captures": 0, "replays": 0, "eager_runs": 0, "notes": [],
+        stats: dict[str, Any] = {"captures": 0, "replays": 0, "eager_runs": 0, "segments": [],
+                                 "notes": [],
                                  "fused_kernels": 0, "fused_nodes": 0, "fused": [],
                                  "multi_tensor_kernels": 0, "multi_tensor_params": 0}
         for plan in self._plans.values():
@@ -256,6 +260,8 @@ class Executor:
             stats["captures"] += graph.captures
             stats["replays"] += graph.replays
             stats["eager_runs"] += graph.eager_runs
+            if graph.segments:
+                stats["segments"].append(graph.segments)
             if graph.note:
                 stats["notes"].append(graph.note)
         return stats
@@ -303,6 +309,8 @@ class _DevicePlan:
         self.groups = {}
         self.updates = {}  # sgd_update_op node -> its _fuse_multi.Update
         self.inplace = set()  # the fed parameters that the updates write
+        # functions of calls that never go into a CUDA graph: the graph is cut there (segments)
+        self.eager = frozenset()
         ops = [node.op for node in order if node not in fed]
         if fuse:  # a chain's members have no buffer or call of their own: its root runs it
             from . import _fusion
