@@ -59,11 +59,13 @@ void* CachingAllocator::Allocate(size_t nbytes) {
       capture_free_.erase(again);
       graph_blocks_.erase(std::find(graph_blocks_.begin(), graph_blocks_.end(),
                                     std::pair<void*, size_t>(ptr, size)));
+      if (graph_pool_.count(ptr) != 0) taken_from_pool_.insert(ptr);
       live_.emplace(ptr, size);  // bytes_in_use still counts it
       taken_while_capturing_.insert(ptr);
       return ptr;
     }
     void* ptr = TakeCachedLocked(rounded, std::numeric_limits<size_t>::max());
+    if (ptr == nullptr) ptr = TakePoolLocked(rounded);
     if (ptr == nullptr) {
       throw BackendError("CUDA graph capture on " + label_ + ": an op needs " +
                          FormatBytes(nbytes) +
@@ -101,6 +103,17 @@ void* CachingAllocator::Allocate(size_t nbytes) {
   return ptr;
 }
 
+void* CachingAllocator::TakePoolLocked(size_t rounded) {
+  auto it = pool_free_.lower_bound(rounded);
+  if (it == pool_free_.end()) return nullptr;
+  void* ptr = it->second;
+  live_.emplace(ptr, it->first);  // bytes_in_use counts it already (the pool's)
+  pool_free_.erase(it);
+  taken_from_pool_.insert(ptr);
+  taken_while_capturing_.insert(ptr);
+  return ptr;
+}
+
 void* CachingAllocator::TakeCachedLocked(size_t rounded, size_t max_size) {
   auto it = cached_.lower_bound(rounded);
   if (it == cached_.end() || it->first > max_size) return nullptr;
@@ -120,6 +133,11 @@ void CachingAllocator::Free(void* ptr) noexcept {
   if (capturing_ && taken_while_capturing_.erase(ptr) != 0) {
     graph_blocks_.emplace_back(ptr, it->second);  // stays in use: the graph's scratch
     capture_free_.emplace(it->second, ptr);
+    taken_from_pool_.erase(ptr);
+    live_.erase(it);
+    return;
+  }
+  if (graph_pool_.count(ptr) != 0) {  // (an array of a given-up recording: the pool keeps it)
     live_.erase(it);
     return;
   }
@@ -134,13 +152,28 @@ void CachingAllocator::BeginCapture() {
   taken_while_capturing_.clear();
   graph_blocks_.clear();
   capture_free_.clear();
+  pool_free_.clear();
+  taken_from_pool_.clear();
+  for (const auto& [ptr, held] : graph_pool_) {
+    if (live_.count(ptr) == 0) pool_free_.emplace(held.first, ptr);
+  }
 }
 
-std::vector<std::pair<void*, size_t>> CachingAllocator::EndCapture() {
+std::vector<std::pair<void*, size_t>> CachingAllocator::EndCapture(std::string* conflict) {
   std::lock_guard<std::mutex> lock(mu_);
   capturing_ = false;
   taken_while_capturing_.clear();  // blocks still live are ordinary arrays now
   capture_free_.clear();
+  pool_free_.clear();
+  if (!taken_from_pool_.empty() && conflict != nullptr) {
+    *conflict = "an array made while recording (" + FormatBytes(live_[*taken_from_pool_.begin()]) +
+                ") took scratch memory of another CUDA graph, whose replays write it";
+  }
+  taken_from_pool_.clear();
+  for (const auto& [ptr, size] : graph_blocks_) {
+    auto held = graph_pool_.try_emplace(ptr, size, 0).first;
+    held->second.second += 1;
+  }
   return std::move(graph_blocks_);
 }
 
@@ -148,6 +181,10 @@ void CachingAllocator::ReleaseGraphBlocks(
     const std::vector<std::pair<void*, size_t>>& blocks) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [ptr, size] : blocks) {
+    auto held = graph_pool_.find(ptr);
+    if (held != graph_pool_.end() && --held->second.second > 0) continue;  // another graph's too
+    if (held != graph_pool_.end()) graph_pool_.erase(held);
+    if (live_.count(ptr) != 0) continue;  // an array now (see Free)
     cached_.emplace(size, ptr);
     stats_.bytes_in_use -= size;
   }

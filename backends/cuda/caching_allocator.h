@@ -45,14 +45,26 @@ class CachingAllocator {
 
   /*!
    * \brief While the device's stream records a CUDA graph: Allocate serves cached blocks only
-   *        (never cudaMalloc; it throws a BackendError saying so), and blocks taken while
-   *        recording and freed while recording are kept for the graph instead of the cache, so
-   *        that no later allocation aliases the scratch memory its replays write.
+   *        (never cudaMalloc), then the scratch of the device's other graphs, else it throws a
+   *        BackendError saying so. Blocks taken while recording and freed while recording are
+   *        kept for the graph instead of the cache, so that no later allocation aliases the
+   *        scratch memory its replays write.
+   *
+   * The graphs of a device share their scratch: they all replay on the device's one stream, one
+   * after another, and a graph's scratch is dead between its replays. So a plan recorded as
+   * several graphs (the data-parallel segments, with collectives between them) needs the
+   * scratch of one op-by-op run, not one copy per graph. A shared block goes back to the cache
+   * when the last graph holding it is destroyed.
    */
   void BeginCapture();
-  /*! \brief Ends the recording: returns the blocks kept for the graph (pointer, size). */
-  std::vector<std::pair<void*, size_t>> EndCapture();
-  /*! \brief Gives a graph's blocks back to the cache (after its last replay, stream-ordered). */
+  /*!
+   * \brief Ends the recording: returns the blocks kept for the graph (pointer, size). Sets
+   *        *conflict (a message) when an array still alive took another graph's scratch: that
+   *        graph's replays would write into it, so the caller must give up this recording.
+   */
+  std::vector<std::pair<void*, size_t>> EndCapture(std::string* conflict = nullptr);
+  /*! \brief Gives a graph's blocks back (after its last replay, stream-ordered): to the cache,
+   *         each when no other graph holds it. */
   void ReleaseGraphBlocks(const std::vector<std::pair<void*, size_t>>& blocks) noexcept;
 
   /*! \brief Block size for a request: 512 B granules up to 1 MiB, then 2 MiB granules. */
@@ -60,6 +72,7 @@ class CachingAllocator {
 
  private:
   void* TakeCachedLocked(size_t rounded, size_t max_size);
+  void* TakePoolLocked(size_t rounded);
   void ReleaseCachedLocked();
   [[noreturn]] void ThrowOutOfMemoryLocked(size_t nbytes, size_t rounded, const char* cause);
 
@@ -76,6 +89,11 @@ class CachingAllocator {
   // Blocks of graph_blocks_ freed earlier in this recording: a later op of the same recording may
   // take them again (the recorded nodes of one stream run one after another).
   std::multimap<size_t, void*> capture_free_;
+  // The scratch of the live graphs: block -> (size, graphs holding it); counted in bytes_in_use.
+  std::unordered_map<void*, std::pair<size_t, int>> graph_pool_;
+  // Blocks of graph_pool_ this recording may take (block size -> block), and those it took.
+  std::multimap<size_t, void*> pool_free_;
+  std::unordered_set<void*> taken_from_pool_;
 };
 
 }  // namespace cuda

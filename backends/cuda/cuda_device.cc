@@ -481,15 +481,19 @@ cudaGraph_t CudaDevice::EndCapture(int id, std::vector<std::pair<void*, size_t>>
   cudaGraph_t graph = nullptr;
   const cudaError_t err = cudaStreamEndCapture(d.stream, &graph);
   d.capturing.store(false, std::memory_order_release);
-  std::vector<std::pair<void*, size_t>> kept = d.allocator.EndCapture();
-  if (err != cudaSuccess || graph == nullptr) {
+  std::string conflict;
+  std::vector<std::pair<void*, size_t>> kept = d.allocator.EndCapture(&conflict);
+  if (err != cudaSuccess || graph == nullptr || !conflict.empty()) {
     (void)cudaGetLastError();
     if (graph != nullptr) (void)cudaGraphDestroy(graph);
     d.allocator.ReleaseGraphBlocks(kept);
-    const std::string text = err != cudaSuccess ? CudaErrorText(err) : "no graph was made";
+    const std::string text = err != cudaSuccess ? "cudaStreamEndCapture: " + CudaErrorText(err) +
+                                                      " (an op waited for the device or used "
+                                                      "another stream while recording)"
+                             : graph == nullptr ? std::string("no graph was made")
+                                                : conflict;
     throw BackendError("CUDA graph capture on " + FormatDevice(DLDevice{kDLArrayCUDA, id}) +
-                       " failed: cudaStreamEndCapture: " + text +
-                       " (an op waited for the device or used another stream while recording)");
+                       " failed: " + text);
   }
   if (blocks != nullptr) {
     *blocks = std::move(kept);

@@ -196,6 +196,64 @@ def test_scratch_freed_in_a_recording_serves_its_later_ops():
 
 
 @needs_gpu
+def test_the_graphs_of_a_device_share_their_scratch():
+    # One eager call caches one scratch block. Two graphs recorded one after the other (a
+    # data-parallel plan's segments) both use it: they replay on the device's one stream, one
+    # after another. The block leaves the graphs' keeping only with the last graph holding it.
+    a = dlarray.array(np.ones((300007, 3), np.float32), GPU)
+    b = dlarray.array(np.full((300007, 3), 2.0, np.float32), GPU)
+    out_a, out_b = dlarray.empty((3,), GPU), dlarray.empty((3,), GPU)
+    ops.reduce_sum_axis_zero(a, out_a)
+    dlarray.synchronize(GPU)
+    before = dlarray.memory_stats(GPU)
+    first = ad.record_cuda_graph(lambda: ops.reduce_sum_axis_zero(a, out_a), GPU)
+    second = ad.record_cuda_graph(lambda: ops.reduce_sum_axis_zero(b, out_b), GPU)
+    assert dlarray.memory_stats(GPU)["num_allocations"] == before["num_allocations"]
+    held = dlarray.memory_stats(GPU)["bytes_in_use"]
+    assert held > before["bytes_in_use"]  # the scratch block, the graphs' now
+    for _ in range(3):
+        out_a[:] = 0
+        out_b[:] = 0
+        first.launch()
+        second.launch()
+        np.testing.assert_array_equal(out_a.asnumpy(), np.full(3, 300007, np.float32))
+        np.testing.assert_array_equal(out_b.asnumpy(), np.full(3, 600014, np.float32))
+    del first  # the second still holds the shared block: no array may be given it
+    sizes = range(1, 20001, 257)  # float32 arrays of 4 B to 78 KiB: any block freed now
+    fills = [dlarray.array(np.full(n, 7.0, np.float32), GPU) for n in sizes]
+    out_b[:] = 0
+    second.launch()
+    np.testing.assert_array_equal(out_b.asnumpy(), np.full(3, 600014, np.float32))
+    for n, f in zip(sizes, fills):
+        np.testing.assert_array_equal(f.asnumpy(), np.full(n, 7.0, np.float32))
+    del second, fills
+    dlarray.synchronize(GPU)
+    assert dlarray.memory_stats(GPU)["bytes_in_use"] == before["bytes_in_use"]
+
+
+@needs_gpu
+def test_an_array_made_while_recording_never_takes_another_graphs_scratch():
+    # With the cache empty of a fitting block, a recording may borrow another graph's scratch,
+    # but not for an array that outlives the recording (the other graph's replays would write
+    # it): that recording fails, saying so, and nothing leaks.
+    a = dlarray.array(np.ones((300007, 3), np.float32), GPU)
+    out = dlarray.empty((3,), GPU)
+    ops.reduce_sum_axis_zero(a, out)
+    dlarray.synchronize(GPU)
+    graph = ad.record_cuda_graph(lambda: ops.reduce_sum_axis_zero(a, out), GPU)
+    held = dlarray.memory_stats(GPU)["bytes_in_use"]
+    dlarray.empty_cache(GPU)
+    kept = []
+    with pytest.raises(RuntimeError, match="took scratch memory of another CUDA graph"):
+        ad.record_cuda_graph(lambda: kept.append(dlarray.empty((4,), GPU)), GPU)
+    kept.clear()
+    assert dlarray.memory_stats(GPU)["bytes_in_use"] == held
+    out[:] = 0
+    graph.launch()
+    np.testing.assert_array_equal(out.asnumpy(), np.full(3, 300007, np.float32))
+
+
+@needs_gpu
 def test_a_python_custom_op_runs_op_by_op():
     class Twice(ad.CustomOp):
         def forward_numpy(self, in_data, out_data):

@@ -33,11 +33,13 @@ def test_two_gpus_train_as_one_gpu_on_the_global_batch(tmp_path):
         assert r["mixed_failures"] == []
         runs = r["runs"]
         assert runs["1e-06"]["buckets"] == 4 and runs["25.0"]["buckets"] == 1
-        for run in runs.values():  # cuBLAS may sum in another order on half the rows
+        for key, run in runs.items():  # cuBLAS may sum in another order on half the rows
             # run 1 op by op, run 2 records the segments, runs 2 and 3 replay them; a cut at
-            # each bucket start (the collectives run between the segments)
+            # each bucket start and at the wait before an update (the collectives run between
+            # the segments): one bucket and no update node leave one graph, the collectives after
+            cut = run["buckets"] > 1 or key.endswith("sgd_update_op")
             assert run["graph"][:4] == [1, 2, 1, []], run
-            assert len(run["graph"][4]) == 1 and run["graph"][4][0] >= 2, run
+            assert len(run["graph"][4]) == 1 and run["graph"][4][0] >= 1 + cut, (key, run)
             assert run["loss_error"] < 1e-4, run
             assert run["weight_error"] < 1e-4, run
     assert ranks[0]["runs"] == ranks[1]["runs"]
