@@ -68,6 +68,21 @@ def take(x: NDArray, indices: NDArray, /, *, axis: Optional[int] = None) -> NDAr
     return picked.reshape(x.shape[:ax] + (idx.shape[0],) + x.shape[ax + 1:])
 
 
+def _take_plan(name: str, dtype: np.dtype) -> tuple:
+    """The one op take makes for x of ``dtype`` with compact int64 1-D indices: a gather into a
+    new array of x's dtype (any dtype: gather moves elements by size). The C++ fast path
+    (_core._fast_function(take=True)) asks once per dtype; test_speed_fast_path compares it with
+    the general path."""
+    return "gather", dtype
+
+
+_take_general = take
+# Replaced through globals(): the typed definition above stays what type checkers see.
+globals()["take"] = _core._fast_function(
+    "take", take, _take_plan, "take(x, indices, /, *, axis=None)\n--\n\n%s" % take.__doc__,
+    take=True)
+
+
 def take_along_axis(x: NDArray, indices: NDArray, /, *, axis: int = -1) -> NDArray:
     """``out[..., j, ...] = x[..., indices[..., j, ...], ...]`` along ``axis``.
 

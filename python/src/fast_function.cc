@@ -1,7 +1,8 @@
-// The functions' fast path: dlarray.exp(x), dlarray.add(x1, x2), dlarray.sum(x, axis=...) as
-// builtins that take the common case themselves (exact, compact NDArrays: one for an elementwise
-// function of one array or a reduction, two of one dtype, shape and device for a function of two)
-// and hand every other call to the general Python path unchanged. The planner
+// The functions' fast path: dlarray.exp(x), dlarray.add(x1, x2), dlarray.sum(x, axis=...),
+// dlarray.take(x, indices, axis=...) as builtins that take the common case themselves (exact,
+// compact NDArrays: one for an elementwise function of one array or a reduction, two of one dtype,
+// shape and device for a function of two, an array and its int64 indices for take) and hand every
+// other call to the general Python path unchanged. The planner
 // (dlarray._elementwise_api, dlarray._statistics_api) is asked once per dtype which one op the
 // general path would run (fast_path.cc says more).
 #include <string>
@@ -77,6 +78,7 @@ struct Function {
   bool whole;     // a reduction (sum(x, axis=...)), else elementwise (exp(x))
   bool one_axis;  // one axis or all (argmax): an axis tuple takes the general path
   bool binary;    // a function of two arrays (add(x1, x2)); plan(name, dtype) is for both
+  bool take;      // take(x, indices, axis=...): plan(name, dtype) names the gather op
   PyMethodDef def{};
 };
 
@@ -163,9 +165,70 @@ PyObject* CallBinary(Function& f, PyObject* const* args, Py_ssize_t nargs, PyObj
   return PyObject_Vectorcall(f.general.ptr(), args, static_cast<size_t>(nargs), kwnames);
 }
 
+// take's axis for x of ndim dimensions (the keyword: an exact int, or None for a 1-D x), or -1
+// where the general path must decide (it raises for a bad or missing axis).
+int TakeAxis(PyObject* kwnames, PyObject* const* values, int ndim) {
+  PyObject* axis = Py_None;
+  if (kwnames != nullptr) {
+    if (PyTuple_GET_SIZE(kwnames) != 1 ||
+        PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "axis") != 0) {
+      return -1;
+    }
+    axis = values[0];
+  }
+  if (axis == Py_None) return ndim == 1 ? 0 : -1;
+  if (!PyLong_CheckExact(axis)) return -1;
+  int overflow = 0;
+  const long long k = PyLong_AsLongLongAndOverflow(axis, &overflow);
+  if (overflow != 0 || k < -ndim || k >= ndim) return -1;
+  return static_cast<int>(k < 0 ? k + ndim : k);
+}
+
+// take(x, indices, axis=...) of compact exact arrays on one device, int64 1-D indices: the one
+// gather the general path makes (x seen as (outer, n, inner)), into a new array. An index out of
+// bounds, any failure, and every other call: the general path, which raises as the standard says.
+PyObject* CallTake(Function& f, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  const NDArray* a = nargs == 2 ? ExactInstance<NDArray>(args[0]) : nullptr;
+  const NDArray* b = a != nullptr ? ExactInstance<NDArray>(args[1]) : nullptr;
+  if (b != nullptr && a->array->is_compact() && b->array->is_compact()) {
+    const Array& x = *a->array;
+    const Array& idx = *b->array;
+    const DLArrayDType t = idx.dtype();
+    const int ndim = static_cast<int>(x.shape().size());
+    const int ax = ndim > 0 ? TakeAxis(kwnames, args + nargs, ndim) : -1;
+    if (ax >= 0 && x.ctx() == idx.ctx() && idx.shape().size() == 1 && t.code == kDLArrayInt &&
+        t.bits == 64 && t.lanes == 1) {
+      try {
+        const Plan& plan = PlanFor(f, x.dtype());
+        if (plan.op >= 0 && HasKernel(plan.op, x.ctx().device_type)) {
+          int64_t in_shape[3] = {1, x.shape()[ax], 1}, out_shape[3];
+          for (int k = 0; k < ax; ++k) in_shape[0] *= x.shape()[k];
+          for (int k = ax + 1; k < ndim; ++k) in_shape[2] *= x.shape()[k];
+          std::vector<int64_t> shape = x.shape();
+          shape[ax] = idx.shape()[0];
+          NDArray out{Array::Empty(shape, x.ctx(), x.dtype())};
+          out_shape[0] = in_shape[0], out_shape[1] = shape[ax], out_shape[2] = in_shape[2];
+          DLArray in = *x.dl(), result = *out.dl();
+          in.ndim = result.ndim = 3;
+          in.shape = in_shape, result.shape = out_shape;
+          in.strides = result.strides = nullptr;
+          const DLArray* ins[2] = {&in, idx.dl()};
+          DLArray* outs[1] = {&result};
+          InvokeReleasing(plan.op, x, ins, 2, outs, nullptr, 0);
+          return NewInstance(std::move(out));
+        }
+      } catch (const std::exception&) {
+        if (PyErr_Occurred() != nullptr) PyErr_Clear();  // the general path says what failed
+      }
+    }
+  }
+  return PyObject_Vectorcall(f.general.ptr(), args, static_cast<size_t>(nargs), kwnames);
+}
+
 PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   auto& f = *static_cast<Function*>(PyCapsule_GetPointer(self, nullptr));
   if (f.binary) return CallBinary(f, args, nargs, kwnames);
+  if (f.take) return CallTake(f, args, nargs, kwnames);
   PyObject* axis = nullptr;
   bool keepdims = false;
   const bool simple = kwnames == nullptr ||
@@ -196,18 +259,10 @@ PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
 }
 
 py::object MakeFunction(const std::string& name, py::object general, py::object plan,
-                        const std::string& doc, bool whole, bool one_axis, bool binary) {
+                        const std::string& doc, bool whole, bool one_axis, bool binary, bool take) {
   // Lives as long as the process: the function object points into it.
-  auto* f = new Function{std::move(general),
-                         std::move(plan),
-                         py::str(name),
-                         {},
-                         name,
-                         doc,
-                         whole,
-                         one_axis,
-                         binary,
-                         {}};
+  auto* f = new Function{std::move(general), std::move(plan), py::str(name), {}, name, doc, whole,
+                         one_axis,           binary,          take,          {}};
   f->def = {f->name_text.c_str(),
             reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallFunction)),
             METH_FASTCALL | METH_KEYWORDS, f->doc.c_str()};
@@ -220,7 +275,7 @@ void BindFastFunction(py::module_& m) {
   m.def(
       "_fast_function", &MakeFunction, py::arg("name"), py::arg("general"), py::arg("plan"),
       py::arg("doc"), py::arg("whole") = false, py::arg("one_axis") = false,
-      py::arg("binary") = false,
+      py::arg("binary") = false, py::arg("take") = false,
       R"doc(A function of one or two arrays with a C++ fast path (dlarray._elementwise_api uses it).
 
 Parameters
@@ -245,6 +300,10 @@ one_axis : bool
 binary : bool
     A function of two arrays (``add(x1, x2)``): the fast path takes two compact arrays of one
     dtype, shape and device; ``plan(name, dtype)`` answers for two arrays of that dtype.
+take : bool
+    ``take(x, indices, axis=...)``: the fast path takes compact arrays on one device, int64 1-D
+    indices and an int axis (None for a 1-D x), and runs the gather op ``plan(name, dtype)``
+    names for x's dtype; an index out of bounds goes to the general path, which raises.
 
 Returns
 -------

@@ -407,3 +407,56 @@ def test_sizes_around_the_gil_threshold(ctx, rng, dtype):
         with np.errstate(all="ignore"):  # inf - inf, wrapping ints: alike on both sides
             np.testing.assert_array_equal((x + y).asnumpy(), a + b)
             np.testing.assert_array_equal((x * 3).asnumpy(), a * dtype.type(3))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_take_matches_the_general_path(ctx, rng, dtype):
+    """dlarray.take (a builtin: one gather for compact arrays on one device, int64 1-D indices, an
+    int axis) against _indexing_api's general path and NumPy: every axis, negative indices,
+    sizes past a block, empty and 1-element arrays; the calls it leaves (views, int32 indices,
+    2-D indices, a missing or bad axis, an index out of bounds, two devices) still get the general
+    path's answer and exception."""
+    from dlarray import _indexing_api as ix
+    _skip_device_dtype(ctx, dtype)
+    cases = [((1025,), 0, 700), ((1,), None, 3), ((0,), 0, 0), ((5, 0), 0, 4), ((7, 13), 1, 9),
+             ((7, 13), -2, 11), ((3, 4, 5), 1, 0), ((2, 300, 3), 1, 257)]
+    for shape, axis, m in cases:
+        x, _ = _arrays(ctx, rng, shape, dtype)
+        n = shape[axis or 0]
+        idx = rng.integers(-n, n, m) if n else np.zeros(m, np.int64)
+        ind = dlarray.array(idx.astype(np.int64), ctx, dtype=np.int64)
+        kw = {} if axis is None else {"axis": axis}
+        fast = _outcome(lambda: dlarray.take(x, ind, **kw))
+        _same(fast, _outcome(lambda: ix._take_general(x, ind, **kw)), (dtype, shape, axis))
+        want = np.take(x.asnumpy(), idx, axis=axis or 0)  # (the same bits: NaNs, -0.0)
+        assert fast[1].shape == want.shape and fast[1].tobytes() == want.tobytes()
+    x, _ = _arrays(ctx, rng, (6, 4), dtype)
+    ind = dlarray.array(np.array([3, -1, 0], np.int64), ctx, dtype=np.int64)
+    others = [(x[:, ::2], ind, {"axis": 1}), (x, ind.astype(dlarray.int32), {"axis": 0}),
+              (x, ind.reshape(3, 1), {"axis": 0}), (x, ind, {}), (x, ind, {"axis": 2}),
+              (x, ind, {"axis": True}), (x, dlarray.array(np.array([6], np.int64), ctx,
+                                                           dtype=np.int64), {"axis": 0}),
+              (x, ind, {"axis": 0, "mode": "wrap"})]
+    if ctx.device_type != 1:
+        others.append((x, dlarray.array(np.array([0], np.int64), dlarray.cpu(), dtype=np.int64),
+                       {"axis": 0}))
+    for args in others:
+        want = _outcome(lambda: ix._take_general(args[0], args[1], **args[2]))
+        _same(_outcome(lambda: dlarray.take(args[0], args[1], **args[2])), want, args[2])
+    with pytest.raises(IndexError, match="out of bounds"):
+        dlarray.take(x, dlarray.array(np.array([-7], np.int64), ctx, dtype=np.int64), axis=0)
+
+
+def test_take_calls_the_fast_path_takes(monkeypatch):
+    """Compact arrays and int64 indices never reach the general path's Python; int32 do."""
+    from dlarray import _indexing_api as ix
+    x = dlarray.array(np.arange(12, dtype=np.float32).reshape(3, 4), dlarray.cpu())
+    ind = dlarray.array(np.array([2, 0], np.int64), dlarray.cpu(), dtype=np.int64)
+    dlarray.take(x, ind, axis=1)  # the plan is made
+    calls = []
+    monkeypatch.setattr(ix, "_axis", lambda *a: calls.append(a) or 0)
+    np.testing.assert_array_equal(dlarray.take(x, ind, axis=1).asnumpy(),
+                                  np.arange(12).reshape(3, 4)[:, [2, 0]])
+    assert calls == []
+    dlarray.take(x, ind.astype(dlarray.int32), axis=0)
+    assert len(calls) == 1
