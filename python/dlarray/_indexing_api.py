@@ -69,18 +69,21 @@ def take(x: NDArray, indices: NDArray, /, *, axis: Optional[int] = None) -> NDAr
 
 
 def _take_plan(name: str, dtype: np.dtype) -> tuple:
-    """The one op take makes for x of ``dtype`` with compact int64 1-D indices: a gather into a
-    new array of x's dtype (any dtype: gather moves elements by size). The C++ fast path
-    (_core._fast_function(take=True)) asks once per dtype; test_speed_fast_path compares it with
-    the general path."""
-    return "gather", dtype
+    """The op take makes for x of ``dtype`` with compact int64 1-D indices: a gather into a new
+    array of x's dtype (any dtype: gather moves elements by size); for take_along_axis with
+    indices of x's shape outside the axis, gather_along, or for one row the gather (the post op).
+    The C++ fast path (_core._fast_function(gather=name)) asks once per dtype;
+    test_speed_fast_path compares it with the general path."""
+    if name == "take":
+        return "gather", dtype
+    return "gather_along", dtype, 1.0, "gather"
 
 
 _take_general = take
 # Replaced through globals(): the typed definition above stays what type checkers see.
 globals()["take"] = _core._fast_function(
     "take", take, _take_plan, "take(x, indices, /, *, axis=None)\n--\n\n%s" % take.__doc__,
-    take=True)
+    gather="take")
 
 
 def take_along_axis(x: NDArray, indices: NDArray, /, *, axis: int = -1) -> NDArray:
@@ -143,6 +146,13 @@ def take_along_axis(x: NDArray, indices: NDArray, /, *, axis: int = -1) -> NDArr
     picked = _gather(xb.reshape(1, xb.size, 1), _compact(flat).reshape(flat.size),
                      "take_along_axis", ax)
     return picked.reshape(out_shape)
+
+
+_take_along_axis_general = take_along_axis
+globals()["take_along_axis"] = _core._fast_function(
+    "take_along_axis", take_along_axis, _take_plan,
+    "take_along_axis(x, indices, /, *, axis=-1)\n--\n\n%s" % take_along_axis.__doc__,
+    gather="take_along_axis")
 
 
 # --- x[key] and x[key] = value with integer arrays and boolean masks ---------------------

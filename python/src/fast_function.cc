@@ -78,7 +78,9 @@ struct Function {
   bool whole;     // a reduction (sum(x, axis=...)), else elementwise (exp(x))
   bool one_axis;  // one axis or all (argmax): an axis tuple takes the general path
   bool binary;    // a function of two arrays (add(x1, x2)); plan(name, dtype) is for both
-  bool take;      // take(x, indices, axis=...): plan(name, dtype) names the gather op
+  // take(x, indices, axis=...): plan(name, dtype) names the gather op; take_along_axis: the
+  // gather_along op, then gather (for one row) as its post op
+  enum class Gather { kNone, kTake, kAlong } gather;
   PyMethodDef def{};
 };
 
@@ -165,10 +167,9 @@ PyObject* CallBinary(Function& f, PyObject* const* args, Py_ssize_t nargs, PyObj
   return PyObject_Vectorcall(f.general.ptr(), args, static_cast<size_t>(nargs), kwnames);
 }
 
-// take's axis for x of ndim dimensions (the keyword: an exact int, or None for a 1-D x), or -1
-// where the general path must decide (it raises for a bad or missing axis).
-int TakeAxis(PyObject* kwnames, PyObject* const* values, int ndim) {
-  PyObject* axis = Py_None;
+// take's axis for x of ndim dimensions (the keyword, else `axis`: an exact int, or None for a 1-D
+// x), or -1 where the general path must decide (it raises for a bad or missing axis).
+int TakeAxis(PyObject* kwnames, PyObject* const* values, int ndim, PyObject* axis) {
   if (kwnames != nullptr) {
     if (PyTuple_GET_SIZE(kwnames) != 1 ||
         PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "axis") != 0) {
@@ -184,37 +185,56 @@ int TakeAxis(PyObject* kwnames, PyObject* const* values, int ndim) {
   return static_cast<int>(k < 0 ? k + ndim : k);
 }
 
-// take(x, indices, axis=...) of compact exact arrays on one device, int64 1-D indices: the one
-// gather the general path makes (x seen as (outer, n, inner)), into a new array. An index out of
-// bounds, any failure, and every other call: the general path, which raises as the standard says.
+// The indices of take (1-D) or take_along_axis (x's shape outside axis, no broadcast) for x, or
+// false where the general path must decide: int64, compact, on x's device.
+bool GatherIndices(Function::Gather kind, const Array& x, const Array& idx, int ax) {
+  const DLArrayDType t = idx.dtype();
+  if (x.ctx() != idx.ctx() || t.code != kDLArrayInt || t.bits != 64 || t.lanes != 1) return false;
+  if (kind == Function::Gather::kTake) return idx.shape().size() == 1;
+  if (idx.shape().size() != x.shape().size()) return false;
+  for (size_t k = 0; k < x.shape().size(); ++k) {
+    if (static_cast<int>(k) != ax && idx.shape()[k] != x.shape()[k]) return false;
+  }
+  return true;
+}
+
+// take(x, indices, axis=...) and take_along_axis(x, indices, axis=...) of compact exact arrays
+// on one device, int64 indices: the one op the general path makes (x seen as (outer, n, inner);
+// take_along_axis's indices as (outer, m, inner), one row of them a take), into a new array. An
+// index out of bounds, any failure, and every other call: the general path, which raises as the
+// standard says.
 PyObject* CallTake(Function& f, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   const NDArray* a = nargs == 2 ? ExactInstance<NDArray>(args[0]) : nullptr;
   const NDArray* b = a != nullptr ? ExactInstance<NDArray>(args[1]) : nullptr;
   if (b != nullptr && a->array->is_compact() && b->array->is_compact()) {
     const Array& x = *a->array;
     const Array& idx = *b->array;
-    const DLArrayDType t = idx.dtype();
+    const bool along = f.gather == Function::Gather::kAlong;
     const int ndim = static_cast<int>(x.shape().size());
-    const int ax = ndim > 0 ? TakeAxis(kwnames, args + nargs, ndim) : -1;
-    if (ax >= 0 && x.ctx() == idx.ctx() && idx.shape().size() == 1 && t.code == kDLArrayInt &&
-        t.bits == 64 && t.lanes == 1) {
+    static PyObject* const kLast = PyLong_FromLong(-1);  // take_along_axis's default axis
+    const int ax = ndim > 0 ? TakeAxis(kwnames, args + nargs, ndim, along ? kLast : Py_None) : -1;
+    if (ax >= 0 && GatherIndices(f.gather, x, idx, ax) && idx.size() > 0 && x.size() > 0) {
       try {
         const Plan& plan = PlanFor(f, x.dtype());
-        if (plan.op >= 0 && HasKernel(plan.op, x.ctx().device_type)) {
-          int64_t in_shape[3] = {1, x.shape()[ax], 1}, out_shape[3];
-          for (int k = 0; k < ax; ++k) in_shape[0] *= x.shape()[k];
-          for (int k = ax + 1; k < ndim; ++k) in_shape[2] *= x.shape()[k];
+        int64_t in_shape[3] = {1, x.shape()[ax], 1}, out_shape[3];
+        for (int k = 0; k < ax; ++k) in_shape[0] *= x.shape()[k];
+        for (int k = ax + 1; k < ndim; ++k) in_shape[2] *= x.shape()[k];
+        const bool row = !along || (in_shape[0] == 1 && in_shape[2] == 1);
+        const int op = along && row ? plan.post : plan.op;
+        if (op >= 0 && HasKernel(op, x.ctx().device_type)) {
           std::vector<int64_t> shape = x.shape();
-          shape[ax] = idx.shape()[0];
+          shape[ax] = idx.shape()[along ? ax : 0];
           NDArray out{Array::Empty(shape, x.ctx(), x.dtype())};
           out_shape[0] = in_shape[0], out_shape[1] = shape[ax], out_shape[2] = in_shape[2];
-          DLArray in = *x.dl(), result = *out.dl();
+          DLArray in = *x.dl(), index = *idx.dl(), result = *out.dl();
           in.ndim = result.ndim = 3;
           in.shape = in_shape, result.shape = out_shape;
-          in.strides = result.strides = nullptr;
-          const DLArray* ins[2] = {&in, idx.dl()};
+          in.strides = result.strides = index.strides = nullptr;
+          index.ndim = row ? 1 : 3;  // a row: the 1-D indices of a take
+          index.shape = row ? out_shape + 1 : out_shape;
+          const DLArray* ins[2] = {&in, &index};
           DLArray* outs[1] = {&result};
-          InvokeReleasing(plan.op, x, ins, 2, outs, nullptr, 0);
+          InvokeReleasing(op, x, ins, 2, outs, nullptr, 0);
           return NewInstance(std::move(out));
         }
       } catch (const std::exception&) {
@@ -228,7 +248,7 @@ PyObject* CallTake(Function& f, PyObject* const* args, Py_ssize_t nargs, PyObjec
 PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   auto& f = *static_cast<Function*>(PyCapsule_GetPointer(self, nullptr));
   if (f.binary) return CallBinary(f, args, nargs, kwnames);
-  if (f.take) return CallTake(f, args, nargs, kwnames);
+  if (f.gather != Function::Gather::kNone) return CallTake(f, args, nargs, kwnames);
   PyObject* axis = nullptr;
   bool keepdims = false;
   const bool simple = kwnames == nullptr ||
@@ -259,10 +279,19 @@ PyObject* CallFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
 }
 
 py::object MakeFunction(const std::string& name, py::object general, py::object plan,
-                        const std::string& doc, bool whole, bool one_axis, bool binary, bool take) {
+                        const std::string& doc, bool whole, bool one_axis, bool binary,
+                        const std::string& gather) {
+  if (!gather.empty() && gather != "take" && gather != "take_along_axis") {
+    throw Error(
+        ErrorKind::kValue,
+        "_fast_function: gather must be '', 'take' or 'take_along_axis', got '" + gather + "'");
+  }
+  const Function::Gather kind = gather.empty()     ? Function::Gather::kNone
+                                : gather == "take" ? Function::Gather::kTake
+                                                   : Function::Gather::kAlong;
   // Lives as long as the process: the function object points into it.
   auto* f = new Function{std::move(general), std::move(plan), py::str(name), {}, name, doc, whole,
-                         one_axis,           binary,          take,          {}};
+                         one_axis,           binary,          kind,          {}};
   f->def = {f->name_text.c_str(),
             reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallFunction)),
             METH_FASTCALL | METH_KEYWORDS, f->doc.c_str()};
@@ -275,7 +304,7 @@ void BindFastFunction(py::module_& m) {
   m.def(
       "_fast_function", &MakeFunction, py::arg("name"), py::arg("general"), py::arg("plan"),
       py::arg("doc"), py::arg("whole") = false, py::arg("one_axis") = false,
-      py::arg("binary") = false, py::arg("take") = false,
+      py::arg("binary") = false, py::arg("gather") = "",
       R"doc(A function of one or two arrays with a C++ fast path (dlarray._elementwise_api uses it).
 
 Parameters
@@ -300,10 +329,13 @@ one_axis : bool
 binary : bool
     A function of two arrays (``add(x1, x2)``): the fast path takes two compact arrays of one
     dtype, shape and device; ``plan(name, dtype)`` answers for two arrays of that dtype.
-take : bool
-    ``take(x, indices, axis=...)``: the fast path takes compact arrays on one device, int64 1-D
-    indices and an int axis (None for a 1-D x), and runs the gather op ``plan(name, dtype)``
-    names for x's dtype; an index out of bounds goes to the general path, which raises.
+gather : str
+    ``"take"``: ``take(x, indices, axis=...)``, the fast path taking compact arrays on one
+    device, int64 1-D indices and an int axis (None for a 1-D x), and running the gather op
+    ``plan(name, dtype)`` names for x's dtype. ``"take_along_axis"``: ``take_along_axis(x,
+    indices, axis=-1)`` with int64 indices of x's shape outside the axis (no broadcast); the plan
+    names the gather_along op and, as its post op, the gather for one row. An index out of
+    bounds goes to the general path, which raises.
 
 Returns
 -------

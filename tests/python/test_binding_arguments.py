@@ -78,6 +78,7 @@ BY_NAME = {
     "other": lambda: 1.0, "impls": lambda: [], "num_inputs": lambda: 1, "num_outputs": lambda: 1,
     "in_dtypes": lambda: [np.dtype(np.float32)], "fixed_specs": lambda: None,
     "key_arg0": lambda: 0, "arg0": lambda: (0, 1), "arg1": lambda: 1.0, "*args": lambda: 2,
+    "gather": lambda: "",
 }
 BY_TYPE = [
     ("dlarray._core.NDArray", _valid_array), ("dlarray._core.DLContext", lambda: dlarray.cpu(0)),

@@ -460,3 +460,38 @@ def test_take_calls_the_fast_path_takes(monkeypatch):
     assert calls == []
     dlarray.take(x, ind.astype(dlarray.int32), axis=0)
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_take_along_axis_matches_the_general_path(ctx, rng, dtype):
+    """dlarray.take_along_axis (a builtin: gather_along, or for one row the gather, for compact
+    arrays and int64 indices of x's shape outside the axis) against the general path and NumPy;
+    broadcast indices, views, int32, an index out of bounds, empty arrays: the general path's
+    answer and exception."""
+    from dlarray import _indexing_api as ix
+    _skip_device_dtype(ctx, dtype)
+    cases = [((1025,), -1, 700), ((1,), 0, 3), ((7, 13), 1, 9), ((7, 13), 0, 4), ((3, 4, 5), 1, 6),
+             ((2, 300, 3), -2, 257), ((1, 9), 1, 5), ((4, 1), 0, 2)]
+    for shape, axis, m in cases:
+        x, _ = _arrays(ctx, rng, shape, dtype)
+        n = shape[axis]
+        ishape = list(shape)
+        ishape[axis] = m
+        idx = rng.integers(-n, n, ishape)
+        ind = dlarray.array(idx.astype(np.int64), ctx, dtype=np.int64)
+        fast = _outcome(lambda: dlarray.take_along_axis(x, ind, axis=axis))
+        _same(fast, _outcome(lambda: ix._take_along_axis_general(x, ind, axis=axis)),
+              (dtype, shape, axis))
+        want = np.take_along_axis(x.asnumpy(), idx, axis=axis)
+        assert fast[1].shape == want.shape and fast[1].tobytes() == want.tobytes()
+    x, _ = _arrays(ctx, rng, (6, 4), dtype)
+    ind = dlarray.array(np.array([[3, -1, 0, 1]] * 6, np.int64), ctx, dtype=np.int64)
+    bad = dlarray.array(np.full((6, 4), 4, np.int64), ctx, dtype=np.int64)
+    others = [(x, ind, {}), (x[:, ::2], ind[:, :2], {}), (x, ind[:1], {"axis": 1}),
+              (x, ind.astype(dlarray.int32), {"axis": 1}), (x, ind, {"axis": None}),
+              (x, ind, {"axis": 2}), (x, bad, {"axis": 1}), (x[:0], ind[:0], {"axis": 1}),
+              (x, ind.reshape(24), {"axis": 0})]
+    for args in others:
+        want = _outcome(lambda: ix._take_along_axis_general(args[0], args[1], **args[2]))
+        _same(_outcome(lambda: dlarray.take_along_axis(args[0], args[1], **args[2])), want,
+              args[2])
