@@ -224,9 +224,9 @@ def test_the_graphs_of_a_device_share_their_scratch():
     out_b[:] = 0
     second.launch()
     np.testing.assert_array_equal(out_b.asnumpy(), np.full(3, 600014, np.float32))
-    for n, f in zip(sizes, fills):
-        np.testing.assert_array_equal(f.asnumpy(), np.full(n, 7.0, np.float32))
-    del second, fills
+    for n, fill in zip(sizes, fills):
+        np.testing.assert_array_equal(fill.asnumpy(), np.full(n, 7.0, np.float32))
+    del second, fills, fill
     dlarray.synchronize(GPU)
     assert dlarray.memory_stats(GPU)["bytes_in_use"] == before["bytes_in_use"]
 
