@@ -1,0 +1,265 @@
+/*!
+ * \file sort_radix.h
+ * \brief sort's key sort (values only, no positions, so no stability to keep: equal keys are equal
+ * bits). A long row costs two passes over memory instead of one per key byte:
+ *   1. the keys' top 16 bits (the prefix) are counted, adjacent prefixes are joined into groups
+ *      of at most kCacheKeys keys, and the keys are scattered to their groups (one pass that reads
+ *      the input and writes the keys, the histogram pass before it only reads);
+ *   2. each group, now in the core's L2, is sorted there by an LSD radix sort over the bits that
+ *      vary inside it (its max - min: digits of at most kMaxDigitBits) and written to the output.
+ * A prefix holding more than kCacheKeys keys is a group of its own, distributed again by the next
+ * 16 bits (keys of one value stop there: nothing varies). The groups are shared by the threads.
+ */
+#ifndef DLARRAY_BACKENDS_CPU_SORT_RADIX_H_
+#define DLARRAY_BACKENDS_CPU_SORT_RADIX_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "parallel.h"
+
+namespace dlarray::cpu::sort_radix {
+
+/*! \brief Keys a group may hold: they, a buffer as large and the histograms stay in L2. */
+#ifndef SR_CACHE
+#define SR_CACHE 15
+#endif
+constexpr int64_t kCacheKeys = int64_t{1} << SR_CACHE;
+/*! \brief Bits of one distribution pass (65536 counters of 4 bytes: 256 KiB per chunk). */
+constexpr int kPrefixBits = 16;
+/*! \brief A group spans at most this many prefixes, so that its keys vary in 8 + 16 bits at most
+ * (two in-cache passes) after the first distribution. */
+constexpr int kMaxSpan = 256;
+/*! \brief Widest digit of an in-cache pass (4096 counters: 16 KiB, in L1). */
+#ifndef SR_DIGIT
+#define SR_DIGIT 12
+#endif
+constexpr int kMaxDigitBits = SR_DIGIT;
+/*! \brief Rows up to this long are sorted by comparisons (cheaper than counting passes). */
+constexpr int64_t kCompareSortMax = 64;
+
+/*! \brief One thread's buffers for its in-cache sorts, kept across the groups and rows it sorts. */
+template <typename K>
+struct Workspace {
+  std::vector<K> keys;
+  std::vector<uint32_t> counts;
+};
+
+template <typename K>
+int BitWidth(K v) {
+  int bits = 0;
+  for (; v != 0; v >>= 1) ++bits;
+  return bits;
+}
+
+// Counts the digits of every pass in one read of a[0, n): digit p of key k is
+// ((k - low) >> (p * width)) & mask.
+template <int kPasses, typename K>
+void CountDigits(const K* a, int64_t n, K low, int width, uint32_t* counts) {
+  const uint32_t buckets = uint32_t{1} << width;
+  const K mask = static_cast<K>(buckets - 1);
+  for (int64_t i = 0; i < n; ++i) {
+    const K v = static_cast<K>(a[i] - low);
+    for (int p = 0; p < kPasses; ++p) ++counts[p * buckets + ((v >> (p * width)) & mask)];
+  }
+}
+
+/*!
+ * \brief Sorts the keys a[0, n) and writes convert(key) of each, in order, to out[0, n). a is
+ * overwritten (it is one of the two buffers of the passes, ws->keys the other).
+ */
+template <typename K, typename V, typename Convert>
+void SortInCache(K* a, int64_t n, V* out, Convert convert, Workspace<K>* ws) {
+  if (n <= kCompareSortMax) {
+    std::sort(a, a + n);
+    for (int64_t i = 0; i < n; ++i) out[i] = convert(a[i]);
+    return;
+  }
+  K low = a[0], high = a[0];
+  for (int64_t i = 1; i < n; ++i) {
+    low = std::min(low, a[i]);
+    high = std::max(high, a[i]);
+  }
+  const int bits = BitWidth(static_cast<K>(high - low));
+  const int passes = (bits + kMaxDigitBits - 1) / kMaxDigitBits;
+  const int width = passes == 0 ? 0 : (bits + passes - 1) / passes;
+  const int64_t buckets = int64_t{1} << width;
+  ws->counts.assign(static_cast<size_t>(passes * buckets), 0);
+  uint32_t* counts = ws->counts.data();
+  switch (passes) {
+    case 0:
+      break;
+    case 1:
+      CountDigits<1>(a, n, low, width, counts);
+      break;
+    case 2:
+      CountDigits<2>(a, n, low, width, counts);
+      break;
+    case 3:
+      CountDigits<3>(a, n, low, width, counts);
+      break;
+    case 4:
+      CountDigits<4>(a, n, low, width, counts);
+      break;
+    case 5:
+      CountDigits<5>(a, n, low, width, counts);
+      break;
+    default:
+      CountDigits<6>(a, n, low, width, counts);
+      break;
+  }
+  // Passes whose digit is the same for every key change nothing.
+  int active[8];
+  int num_active = 0;
+  for (int p = 0; p < passes; ++p) {
+    const uint32_t* c = counts + p * buckets;
+    if (*std::max_element(c, c + buckets) != static_cast<uint32_t>(n)) active[num_active++] = p;
+  }
+  if (num_active == 0) {
+    for (int64_t i = 0; i < n; ++i) out[i] = convert(a[i]);
+    return;
+  }
+  if (ws->keys.size() < static_cast<size_t>(n)) ws->keys.resize(static_cast<size_t>(n));
+  K* src = a;
+  K* dst = ws->keys.data();
+  const K mask = static_cast<K>(buckets - 1);
+  for (int j = 0; j < num_active; ++j) {
+    const int shift = active[j] * width;
+    uint32_t* next = counts + active[j] * buckets;
+    uint32_t sum = 0;
+    for (int64_t d = 0; d < buckets; ++d) {
+      const uint32_t c = next[d];
+      next[d] = sum;
+      sum += c;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const K k = src[i];
+      dst[next[static_cast<K>(k - low) >> shift & mask]++] = k;
+    }
+    std::swap(src, dst);
+  }
+  // The output is written in order (not scattered by the last pass): whole cache lines, converted
+  // in vectors.
+  for (int64_t i = 0; i < n; ++i) out[i] = convert(src[i]);
+}
+
+// The loader of keys already in memory (one type, so that SortLong's recursion ends).
+template <typename K>
+struct KeysAt {
+  const K* keys;
+  K operator()(int64_t i) const { return keys[i]; }
+};
+
+// A run of adjacent prefixes whose keys are sorted together: dst[begin, begin + count).
+struct Group {
+  int64_t begin;
+  int64_t count;
+  int first_prefix;
+};
+
+// Joins adjacent prefixes (totals[p] keys each) into groups; group_of[p] is p's group.
+inline std::vector<Group> MakeGroups(const std::vector<int64_t>& totals,
+                                     std::vector<uint16_t>* group_of) {
+  std::vector<Group> groups;
+  int64_t begin = 0;
+  for (int p = 0; p < (1 << kPrefixBits); ++p) {
+    const int64_t t = totals[static_cast<size_t>(p)];
+    if (t > 0 && (groups.empty() || groups.back().count + t > kCacheKeys ||
+                  p - groups.back().first_prefix >= kMaxSpan)) {
+      groups.push_back({begin, 0, p});
+    }
+    if (!groups.empty()) groups.back().count += t;
+    begin += t;
+    (*group_of)[static_cast<size_t>(p)] =
+        static_cast<uint16_t>(groups.empty() ? 0 : groups.size() - 1);
+  }
+  return groups;
+}
+
+/*!
+ * \brief Sorts the n keys load(0) ... load(n - 1), which agree above bit `high_bit`, into
+ * out[0, n) (as convert(key)), on up to `threads` threads with workspaces ws[0, threads). dst is
+ * scratch of n keys.
+ */
+template <typename K, typename Load, typename V, typename Convert>
+void SortLong(Load load, int64_t n, int high_bit, K* dst, V* out, Convert convert, int threads,
+              Workspace<K>* ws) {
+  constexpr int64_t kPrefixes = int64_t{1} << kPrefixBits;
+  const int shift = high_bit - kPrefixBits;
+  // Chunks of at least 2^18 keys (the histograms are 256 KiB each), at most 2^31 (uint32 counts).
+  int64_t chunks = threads > 1 ? std::min<int64_t>(threads * kChunksPerThread, n >> 18) : 1;
+  chunks = std::max(chunks, (n >> 31) + 1);
+  std::vector<uint32_t> hist(static_cast<size_t>(chunks * kPrefixes));
+  ParallelTasks(chunks, threads, [&](int64_t c, int) {
+    uint32_t* h = hist.data() + c * kPrefixes;
+    const int64_t e = ChunkBegin(n, kElementAlign, c + 1, chunks);
+    for (int64_t i = ChunkBegin(n, kElementAlign, c, chunks); i < e; ++i)
+      ++h[static_cast<uint32_t>(load(i) >> shift) & (kPrefixes - 1)];
+  });
+  std::vector<int64_t> totals(static_cast<size_t>(kPrefixes), 0);
+  for (int64_t c = 0; c < chunks; ++c)
+    for (int64_t p = 0; p < kPrefixes; ++p)
+      totals[static_cast<size_t>(p)] += hist[c * kPrefixes + p];
+  std::vector<uint16_t> group_of(static_cast<size_t>(kPrefixes));
+  const std::vector<Group> groups = MakeGroups(totals, &group_of);
+  const int64_t num_groups = static_cast<int64_t>(groups.size());
+  // Where chunk c writes its keys of group g: after the group's keys of the chunks before c.
+  std::vector<int64_t> next(static_cast<size_t>(chunks * num_groups), 0);
+  for (int64_t c = 0; c < chunks; ++c)
+    for (int64_t p = 0; p < kPrefixes; ++p)
+      next[c * num_groups + group_of[static_cast<size_t>(p)]] += hist[c * kPrefixes + p];
+  for (int64_t g = 0; g < num_groups; ++g) {
+    int64_t at = groups[static_cast<size_t>(g)].begin;
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t k = next[c * num_groups + g];
+      next[c * num_groups + g] = at;
+      at += k;
+    }
+  }
+  ParallelTasks(chunks, threads, [&](int64_t c, int) {
+    int64_t* at = next.data() + c * num_groups;
+    const int64_t e = ChunkBegin(n, kElementAlign, c + 1, chunks);
+    for (int64_t i = ChunkBegin(n, kElementAlign, c, chunks); i < e; ++i) {
+      const K k = load(i);
+      dst[at[group_of[static_cast<uint32_t>(k >> shift) & (kPrefixes - 1)]]++] = k;
+    }
+  });
+  // A group too large for the cache is one prefix: its keys vary below `shift` only, or not at
+  // all where shift is 0.
+  auto too_large = [&](const Group& g) { return g.count > kCacheKeys && shift > 0; };
+  ParallelTasks(num_groups, threads, [&](int64_t g, int slot) {
+    const Group& group = groups[static_cast<size_t>(g)];
+    if (!too_large(group))
+      SortInCache(dst + group.begin, group.count, out + group.begin, convert, &ws[slot]);
+  });
+  for (const Group& group : groups) {
+    if (!too_large(group)) continue;
+    std::unique_ptr<K[]> scratch(new K[static_cast<size_t>(group.count)]);
+    SortLong(KeysAt<K>{dst + group.begin}, group.count, shift, scratch.get(), out + group.begin,
+             convert, threads, ws);
+  }
+}
+
+/*!
+ * \brief Sorts the n keys load(0) ... load(n - 1) into out[0, n), as convert(key), on up to
+ * `threads` threads with workspaces ws[0, threads). out is the distribution's scratch too (keys and
+ * values have one size): each group's keys land where its values go, and are read into the cache
+ * before those are written; out must not overlap the input.
+ */
+template <typename K, typename Load, typename V, typename Convert>
+void Sort(Load load, int64_t n, V* out, Convert convert, int threads, Workspace<K>* ws) {
+  static_assert(sizeof(K) == sizeof(V), "keys are sorted in the output's memory");
+  K* keys = reinterpret_cast<K*>(out);
+  if (n > kCacheKeys) {
+    SortLong(load, n, static_cast<int>(8 * sizeof(K)), keys, out, convert, threads, ws);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) keys[i] = load(i);
+  SortInCache(keys, n, out, convert, ws);
+}
+
+}  // namespace dlarray::cpu::sort_radix
+
+#endif  // DLARRAY_BACKENDS_CPU_SORT_RADIX_H_
