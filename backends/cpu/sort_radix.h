@@ -67,20 +67,15 @@ void CountDigits(const K* a, int64_t n, K low, int width, uint32_t* counts) {
 }
 
 /*!
- * \brief Sorts the keys a[0, n) and writes convert(key) of each, in order, to out[0, n). a is
- * overwritten (it is one of the two buffers of the passes, ws->keys the other).
+ * \brief Sorts the keys a[0, n), all in [low, high], and writes convert(key) of each, in order, to
+ * out[0, n). a is overwritten (it is one of the two buffers of the passes, ws->keys the other).
  */
 template <typename K, typename V, typename Convert>
-void SortInCache(K* a, int64_t n, V* out, Convert convert, Workspace<K>* ws) {
+void SortInCache(K* a, int64_t n, K low, K high, V* out, Convert convert, Workspace<K>* ws) {
   if (n <= kCompareSortMax) {
     std::sort(a, a + n);
     for (int64_t i = 0; i < n; ++i) out[i] = convert(a[i]);
     return;
-  }
-  K low = a[0], high = a[0];
-  for (int64_t i = 1; i < n; ++i) {
-    low = std::min(low, a[i]);
-    high = std::max(high, a[i]);
   }
   const int bits = BitWidth(static_cast<K>(high - low));
   const int passes = (bits + kMaxDigitBits - 1) / kMaxDigitBits;
@@ -157,6 +152,7 @@ struct Group {
   int64_t begin;
   int64_t count;
   int first_prefix;
+  int last_prefix;  // the last that holds keys
 };
 
 // Joins adjacent prefixes (totals[p] keys each) into groups; group_of[p] is p's group.
@@ -168,9 +164,12 @@ inline std::vector<Group> MakeGroups(const std::vector<int64_t>& totals,
     const int64_t t = totals[static_cast<size_t>(p)];
     if (t > 0 && (groups.empty() || groups.back().count + t > kCacheKeys ||
                   p - groups.back().first_prefix >= kMaxSpan)) {
-      groups.push_back({begin, 0, p});
+      groups.push_back({begin, 0, p, p});
     }
-    if (!groups.empty()) groups.back().count += t;
+    if (t > 0) {
+      groups.back().count += t;
+      groups.back().last_prefix = p;
+    }
     begin += t;
     (*group_of)[static_cast<size_t>(p)] =
         static_cast<uint16_t>(groups.empty() ? 0 : groups.size() - 1);
@@ -187,6 +186,7 @@ template <typename K, typename Load, typename V, typename Convert>
 void SortLong(Load load, int64_t n, int high_bit, K* dst, V* out, Convert convert, int threads,
               Workspace<K>* ws) {
   constexpr int64_t kPrefixes = int64_t{1} << kPrefixBits;
+  constexpr int kKeyBits = 8 * sizeof(K);
   const int shift = high_bit - kPrefixBits;
   // Chunks of at least 2^18 keys (the histograms are 256 KiB each), at most 2^31 (uint32 counts).
   int64_t chunks = threads > 1 ? std::min<int64_t>(threads * kChunksPerThread, n >> 18) : 1;
@@ -231,8 +231,14 @@ void SortLong(Load load, int64_t n, int high_bit, K* dst, V* out, Convert conver
   auto too_large = [&](const Group& g) { return g.count > kCacheKeys && shift > 0; };
   ParallelTasks(num_groups, threads, [&](int64_t g, int slot) {
     const Group& group = groups[static_cast<size_t>(g)];
-    if (!too_large(group))
-      SortInCache(dst + group.begin, group.count, out + group.begin, convert, &ws[slot]);
+    if (too_large(group)) return;
+    // Its keys lie between its first and last prefixes (the bits above them are the same in all)
+    K* keys = dst + group.begin;
+    const K above = high_bit >= kKeyBits ? K{0} : static_cast<K>(keys[0] >> high_bit << high_bit);
+    const K low = static_cast<K>(above | static_cast<K>(group.first_prefix) << shift);
+    const K high = static_cast<K>(above | static_cast<K>(group.last_prefix) << shift |
+                                  static_cast<K>((K{1} << shift) - 1));
+    SortInCache(keys, group.count, low, high, out + group.begin, convert, &ws[slot]);
   });
   for (const Group& group : groups) {
     if (!too_large(group)) continue;
@@ -256,8 +262,14 @@ void Sort(Load load, int64_t n, V* out, Convert convert, int threads, Workspace<
     SortLong(load, n, static_cast<int>(8 * sizeof(K)), keys, out, convert, threads, ws);
     return;
   }
-  for (int64_t i = 0; i < n; ++i) keys[i] = load(i);
-  SortInCache(keys, n, out, convert, ws);
+  if (n == 0) return;
+  K low = load(0), high = low;
+  for (int64_t i = 0; i < n; ++i) {
+    keys[i] = load(i);
+    low = std::min(low, keys[i]);
+    high = std::max(high, keys[i]);
+  }
+  SortInCache(keys, n, low, high, out, convert, ws);
 }
 
 }  // namespace dlarray::cpu::sort_radix
