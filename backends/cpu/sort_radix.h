@@ -23,20 +23,14 @@
 namespace dlarray::cpu::sort_radix {
 
 /*! \brief Keys a group may hold: they, a buffer as large and the histograms stay in L2. */
-#ifndef SR_CACHE
-#define SR_CACHE 15
-#endif
-constexpr int64_t kCacheKeys = int64_t{1} << SR_CACHE;
-/*! \brief Bits of one distribution pass (65536 counters of 4 bytes: 256 KiB per chunk). */
+constexpr int64_t kCacheKeys = int64_t{1} << 15;
+/*! \brief Most bits of one distribution pass (65536 counters of 4 bytes: 256 KiB per chunk). */
 constexpr int kPrefixBits = 16;
 /*! \brief A group spans at most this many prefixes, so that its keys vary in 8 + 16 bits at most
  * (two in-cache passes) after the first distribution. */
 constexpr int kMaxSpan = 256;
 /*! \brief Widest digit of an in-cache pass (4096 counters: 16 KiB, in L1). */
-#ifndef SR_DIGIT
-#define SR_DIGIT 12
-#endif
-constexpr int kMaxDigitBits = SR_DIGIT;
+constexpr int kMaxDigitBits = 12;
 /*! \brief Rows up to this long are sorted by comparisons (cheaper than counting passes). */
 constexpr int64_t kCompareSortMax = 64;
 
@@ -160,7 +154,7 @@ inline std::vector<Group> MakeGroups(const std::vector<int64_t>& totals,
                                      std::vector<uint16_t>* group_of) {
   std::vector<Group> groups;
   int64_t begin = 0;
-  for (int p = 0; p < (1 << kPrefixBits); ++p) {
+  for (int p = 0; p < static_cast<int>(totals.size()); ++p) {
     const int64_t t = totals[static_cast<size_t>(p)];
     if (t > 0 && (groups.empty() || groups.back().count + t > kCacheKeys ||
                   p - groups.back().first_prefix >= kMaxSpan)) {
@@ -177,6 +171,98 @@ inline std::vector<Group> MakeGroups(const std::vector<int64_t>& totals,
   return groups;
 }
 
+// One distribution pass: the keys' prefixes (`bits` bits above `shift`) counted per chunk.
+struct Distribution {
+  int shift = 0;
+  int64_t prefixes = 1;
+  int64_t chunks = 1;
+  std::vector<uint32_t> counts;  // chunks x prefixes
+  std::vector<uint16_t> group_of;
+  std::vector<Group> groups;
+};
+
+// Counts the prefixes of the n keys per chunk and joins them into groups. False (nothing
+// counted) where a key differs from `base` at bit `top` or above.
+template <typename K, typename Load>
+bool CountPrefixes(Load load, int64_t n, K base, int top, int bits, int threads, Distribution* d) {
+  d->shift = top - bits;
+  d->prefixes = int64_t{1} << bits;
+  // Chunks of at least 2^18 keys (the histograms are 256 KiB each), at most 2^31 (uint32 counts).
+  d->chunks = threads > 1 ? std::min<int64_t>(threads * kChunksPerThread, n >> 18) : 1;
+  d->chunks = std::max(d->chunks, (n >> 31) + 1);
+  d->counts.assign(static_cast<size_t>(d->chunks * d->prefixes), 0);
+  std::vector<K> differ(static_cast<size_t>(d->chunks), 0);
+  const uint32_t mask = static_cast<uint32_t>(d->prefixes - 1);
+  const int shift = d->shift;
+  ParallelTasks(d->chunks, threads, [&](int64_t c, int) {
+    uint32_t* h = d->counts.data() + c * d->prefixes;
+    K bits_that_differ = 0;
+    const int64_t e = ChunkBegin(n, kElementAlign, c + 1, d->chunks);
+    for (int64_t i = ChunkBegin(n, kElementAlign, c, d->chunks); i < e; ++i) {
+      const K k = load(i);
+      ++h[static_cast<uint32_t>(k >> shift) & mask];
+      bits_that_differ |= static_cast<K>(k ^ base);
+    }
+    differ[static_cast<size_t>(c)] = bits_that_differ;
+  });
+  constexpr int kKeyBits = 8 * sizeof(K);
+  for (const K x : differ)
+    if (top < kKeyBits && (x >> top) != 0) return false;
+  std::vector<int64_t> totals(static_cast<size_t>(d->prefixes), 0);
+  for (int64_t c = 0; c < d->chunks; ++c)
+    for (int64_t p = 0; p < d->prefixes; ++p)
+      totals[static_cast<size_t>(p)] += d->counts[static_cast<size_t>(c * d->prefixes + p)];
+  d->group_of.resize(static_cast<size_t>(d->prefixes));
+  d->groups = MakeGroups(totals, &d->group_of);
+  return true;
+}
+
+// The highest bit at which the keys at 256 evenly spaced places differ from load(0), plus one: the
+// keys likely agree above it (CountPrefixes checks), and the distribution takes the bits below.
+template <typename K, typename Load>
+int SampledTop(Load load, int64_t n) {
+  const K base = load(0);
+  K bits_that_differ = 0;
+  const int64_t step = std::max<int64_t>(1, n / 256);
+  for (int64_t i = 0; i < n; i += step) bits_that_differ |= static_cast<K>(load(i) ^ base);
+  return BitWidth(bits_that_differ);
+}
+
+// Scatters the keys to their groups in dst, each chunk's after the chunks' before it.
+template <typename K, typename Load>
+void Distribute(Load load, int64_t n, const Distribution& d, K* dst, int threads) {
+  const int64_t num_groups = static_cast<int64_t>(d.groups.size());
+  std::vector<int64_t> next(static_cast<size_t>(d.chunks * num_groups), 0);
+  for (int64_t c = 0; c < d.chunks; ++c)
+    for (int64_t p = 0; p < d.prefixes; ++p)
+      next[static_cast<size_t>(c * num_groups + d.group_of[static_cast<size_t>(p)])] +=
+          d.counts[static_cast<size_t>(c * d.prefixes + p)];
+  for (int64_t g = 0; g < num_groups; ++g) {
+    int64_t at = d.groups[static_cast<size_t>(g)].begin;
+    for (int64_t c = 0; c < d.chunks; ++c) {
+      int64_t& slot = next[static_cast<size_t>(c * num_groups + g)];
+      const int64_t k = slot;
+      slot = at;
+      at += k;
+    }
+  }
+  const uint32_t mask = static_cast<uint32_t>(d.prefixes - 1);
+  const int shift = d.shift;
+  ParallelTasks(d.chunks, threads, [&](int64_t c, int) {
+    int64_t* at = next.data() + c * num_groups;
+    const uint16_t* group_of = d.group_of.data();
+    const int64_t e = ChunkBegin(n, kElementAlign, c + 1, d.chunks);
+    for (int64_t i = ChunkBegin(n, kElementAlign, c, d.chunks); i < e; ++i) {
+      const K k = load(i);
+      dst[at[group_of[static_cast<uint32_t>(k >> shift) & mask]]++] = k;
+    }
+  });
+}
+
+/*! \brief Groups up to this many keys too large for the cache are distributed again by one thread
+ * (many such groups share the threads); larger ones by all threads, one after the other. */
+constexpr int64_t kOneThreadKeys = int64_t{1} << 20;
+
 /*!
  * \brief Sorts the n keys load(0) ... load(n - 1), which agree above bit `high_bit`, into
  * out[0, n) (as convert(key)), on up to `threads` threads with workspaces ws[0, threads). dst is
@@ -185,63 +271,43 @@ inline std::vector<Group> MakeGroups(const std::vector<int64_t>& totals,
 template <typename K, typename Load, typename V, typename Convert>
 void SortLong(Load load, int64_t n, int high_bit, K* dst, V* out, Convert convert, int threads,
               Workspace<K>* ws) {
-  constexpr int64_t kPrefixes = int64_t{1} << kPrefixBits;
   constexpr int kKeyBits = 8 * sizeof(K);
-  const int shift = high_bit - kPrefixBits;
-  // Chunks of at least 2^18 keys (the histograms are 256 KiB each), at most 2^31 (uint32 counts).
-  int64_t chunks = threads > 1 ? std::min<int64_t>(threads * kChunksPerThread, n >> 18) : 1;
-  chunks = std::max(chunks, (n >> 31) + 1);
-  std::vector<uint32_t> hist(static_cast<size_t>(chunks * kPrefixes));
-  ParallelTasks(chunks, threads, [&](int64_t c, int) {
-    uint32_t* h = hist.data() + c * kPrefixes;
-    const int64_t e = ChunkBegin(n, kElementAlign, c + 1, chunks);
-    for (int64_t i = ChunkBegin(n, kElementAlign, c, chunks); i < e; ++i)
-      ++h[static_cast<uint32_t>(load(i) >> shift) & (kPrefixes - 1)];
-  });
-  std::vector<int64_t> totals(static_cast<size_t>(kPrefixes), 0);
-  for (int64_t c = 0; c < chunks; ++c)
-    for (int64_t p = 0; p < kPrefixes; ++p)
-      totals[static_cast<size_t>(p)] += hist[c * kPrefixes + p];
-  std::vector<uint16_t> group_of(static_cast<size_t>(kPrefixes));
-  const std::vector<Group> groups = MakeGroups(totals, &group_of);
-  const int64_t num_groups = static_cast<int64_t>(groups.size());
-  // Where chunk c writes its keys of group g: after the group's keys of the chunks before c.
-  std::vector<int64_t> next(static_cast<size_t>(chunks * num_groups), 0);
-  for (int64_t c = 0; c < chunks; ++c)
-    for (int64_t p = 0; p < kPrefixes; ++p)
-      next[c * num_groups + group_of[static_cast<size_t>(p)]] += hist[c * kPrefixes + p];
-  for (int64_t g = 0; g < num_groups; ++g) {
-    int64_t at = groups[static_cast<size_t>(g)].begin;
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t k = next[c * num_groups + g];
-      next[c * num_groups + g] = at;
-      at += k;
-    }
+  // Prefixes enough for ~n / kCacheKeys groups and uneven data: 2^16 for 10^7 keys, 2^8 for 10^5
+  // (fewer counters to clear and join). They are taken below the bits that every key shares
+  // (int32 in [0, 10^7) shares its top 8): else a prefix would hold 2^16 keys of such data.
+  const int want_bits = std::clamp(BitWidth(n / kCacheKeys) + 7, 8, kPrefixBits);
+  int top = std::min(high_bit, SampledTop<K>(load, n));
+  Distribution d;
+  if (!CountPrefixes<K>(load, n, load(0), top, std::min(top, want_bits), threads, &d)) {
+    top = high_bit;  // a key outside the sample's range: count the whole width again
+    CountPrefixes<K>(load, n, load(0), top, std::min(top, want_bits), threads, &d);
   }
-  ParallelTasks(chunks, threads, [&](int64_t c, int) {
-    int64_t* at = next.data() + c * num_groups;
-    const int64_t e = ChunkBegin(n, kElementAlign, c + 1, chunks);
-    for (int64_t i = ChunkBegin(n, kElementAlign, c, chunks); i < e; ++i) {
-      const K k = load(i);
-      dst[at[group_of[static_cast<uint32_t>(k >> shift) & (kPrefixes - 1)]]++] = k;
-    }
-  });
+  const int shift = d.shift;
+  Distribute(load, n, d, dst, threads);
   // A group too large for the cache is one prefix: its keys vary below `shift` only, or not at
   // all where shift is 0.
   auto too_large = [&](const Group& g) { return g.count > kCacheKeys && shift > 0; };
+  const int64_t num_groups = static_cast<int64_t>(d.groups.size());
   ParallelTasks(num_groups, threads, [&](int64_t g, int slot) {
-    const Group& group = groups[static_cast<size_t>(g)];
-    if (too_large(group)) return;
-    // Its keys lie between its first and last prefixes (the bits above them are the same in all)
+    const Group& group = d.groups[static_cast<size_t>(g)];
     K* keys = dst + group.begin;
-    const K above = high_bit >= kKeyBits ? K{0} : static_cast<K>(keys[0] >> high_bit << high_bit);
+    if (too_large(group)) {
+      if (group.count > kOneThreadKeys && threads > 1) return;  // below, with every thread
+      std::unique_ptr<K[]> scratch(new K[static_cast<size_t>(group.count)]);
+      SortLong(KeysAt<K>{keys}, group.count, shift, scratch.get(), out + group.begin, convert, 1,
+               &ws[slot]);
+      return;
+    }
+    // Its keys lie between its first and last prefixes (the bits above them are the same in all)
+    const K above = top >= kKeyBits ? K{0} : static_cast<K>(keys[0] >> top << top);
     const K low = static_cast<K>(above | static_cast<K>(group.first_prefix) << shift);
     const K high = static_cast<K>(above | static_cast<K>(group.last_prefix) << shift |
                                   static_cast<K>((K{1} << shift) - 1));
     SortInCache(keys, group.count, low, high, out + group.begin, convert, &ws[slot]);
   });
-  for (const Group& group : groups) {
-    if (!too_large(group)) continue;
+  if (threads <= 1) return;
+  for (const Group& group : d.groups) {
+    if (!too_large(group) || group.count <= kOneThreadKeys) continue;
     std::unique_ptr<K[]> scratch(new K[static_cast<size_t>(group.count)]);
     SortLong(KeysAt<K>{dst + group.begin}, group.count, shift, scratch.get(), out + group.begin,
              convert, threads, ws);

@@ -180,3 +180,31 @@ def test_sort_signed_zero_and_nan_order():
     down = xp.sort(xp.asarray(a), descending=True).asnumpy()
     assert np.isnan(down[:10000]).all()
     np.testing.assert_array_equal(down.view(np.uint32), got[::-1].view(np.uint32))
+
+
+@pytest.mark.parametrize("kind", ["narrow", "equal", "uniform"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64], ids=str)
+def test_sort_large_groups(threads, rng, kind, dtype):
+    """One prefix of more than 2^20 keys: distributed again by every thread, not by one."""
+    _check(_dist(rng, kind, 2_100_003, dtype))
+
+
+def test_sort_dense_int_range(threads, rng):
+    """Every prefix a little over the cache limit (int32 in [0, 2^22)): many small re-distributions."""
+    a = rng.integers(0, 2 ** 22, 3_000_000).astype(np.int32)
+    _check(a)
+    _check(a, descending=True)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint64, np.float32], ids=str)
+def test_sort_outlier_outside_sample(threads, rng, dtype):
+    """The distribution's bit window comes from a sample of 256 keys; a key the sample missed
+    that differs above it must still sort right (the counting pass sees it and counts again)."""
+    a = rng.integers(0, 1000, 300_001).astype(dtype)
+    a[1] = np.array(-5).astype(dtype) if dtype != np.uint64 else np.iinfo(np.uint64).max
+    a[2] = 2 ** 30
+    _check(a)
+    b = np.full(300_001, 7, dtype)  # the sample sees one value
+    b[5] = 8
+    _check(b)
+    _check(b, descending=True)
