@@ -2,13 +2,15 @@
  * \file sort_radix.h
  * \brief sort's key sort (values only, no positions, so no stability to keep: equal keys are equal
  * bits). A long row costs two passes over memory instead of one per key byte:
- *   1. the keys' top 16 bits (the prefix) are counted, adjacent prefixes are joined into groups
- *      of at most kCacheKeys keys, and the keys are scattered to their groups (one pass that reads
- *      the input and writes the keys, the histogram pass before it only reads);
- *   2. each group, now in the core's L2, is sorted there by an LSD radix sort over the bits that
- *      vary inside it (its max - min: digits of at most kMaxDigitBits) and written to the output.
- * A prefix holding more than kCacheKeys keys is a group of its own, distributed again by the next
- * 16 bits (keys of one value stop there: nothing varies). The groups are shared by the threads.
+ *   1. the keys' prefixes (up to 16 bits, just below the top bits that all keys share) are
+ *      counted, adjacent prefixes are joined into groups of at most kCacheKeys keys, and the keys
+ *      are scattered to their groups, in the output's memory (a read-only counting pass, then one
+ *      that reads the input and writes the keys);
+ *   2. each group, now in the core's L2, is sorted there by LSD passes over the bits that vary
+ *      inside it (digits of at most kMaxDigitBits) and converted into the output, in order.
+ * A prefix holding more than kCacheKeys keys is a group of its own, distributed again by the
+ * bits below it (keys of one value stop there: nothing varies). The threads share the chunks of
+ * the passes over memory, then the groups.
  */
 #ifndef DLARRAY_BACKENDS_CPU_SORT_RADIX_H_
 #define DLARRAY_BACKENDS_CPU_SORT_RADIX_H_
@@ -60,6 +62,18 @@ void CountDigits(const K* a, int64_t n, K low, int width, uint32_t* counts) {
   }
 }
 
+// CountDigits<passes> (passes in [1, kPasses]; the loop over the passes unrolled).
+template <int kPasses, typename K>
+void CountDigitsOf(int passes, const K* a, int64_t n, K low, int width, uint32_t* counts) {
+  if constexpr (kPasses > 1) {
+    if (passes < kPasses) return CountDigitsOf<kPasses - 1>(passes, a, n, low, width, counts);
+  }
+  CountDigits<kPasses>(a, n, low, width, counts);
+}
+
+// The most passes a key takes: 64 bits in digits of kMaxDigitBits.
+constexpr int kMaxPasses = (64 + kMaxDigitBits - 1) / kMaxDigitBits;
+
 /*!
  * \brief Sorts the keys a[0, n), all in [low, high], and writes convert(key) of each, in order, to
  * out[0, n). a is overwritten (it is one of the two buffers of the passes, ws->keys the other).
@@ -77,30 +91,9 @@ void SortInCache(K* a, int64_t n, K low, K high, V* out, Convert convert, Worksp
   const int64_t buckets = int64_t{1} << width;
   ws->counts.assign(static_cast<size_t>(passes * buckets), 0);
   uint32_t* counts = ws->counts.data();
-  switch (passes) {
-    case 0:
-      break;
-    case 1:
-      CountDigits<1>(a, n, low, width, counts);
-      break;
-    case 2:
-      CountDigits<2>(a, n, low, width, counts);
-      break;
-    case 3:
-      CountDigits<3>(a, n, low, width, counts);
-      break;
-    case 4:
-      CountDigits<4>(a, n, low, width, counts);
-      break;
-    case 5:
-      CountDigits<5>(a, n, low, width, counts);
-      break;
-    default:
-      CountDigits<6>(a, n, low, width, counts);
-      break;
-  }
+  if (passes > 0) CountDigitsOf<kMaxPasses>(passes, a, n, low, width, counts);
   // Passes whose digit is the same for every key change nothing.
-  int active[8];
+  int active[kMaxPasses];
   int num_active = 0;
   for (int p = 0; p < passes; ++p) {
     const uint32_t* c = counts + p * buckets;
