@@ -29,7 +29,7 @@ constexpr int64_t kCacheKeys = int64_t{1} << 15;
 /*! \brief Most bits of one distribution pass (65536 counters of 4 bytes: 256 KiB per chunk). */
 constexpr int kPrefixBits = 16;
 /*! \brief A group spans at most this many prefixes, so that its keys vary in 8 + 16 bits at most
- * (two in-cache passes) after the first distribution. */
+ * (two in-cache passes) after a distribution by the top 16 bits. */
 constexpr int kMaxSpan = 256;
 /*! \brief Widest digit of an in-cache pass (4096 counters: 16 KiB, in L1). */
 constexpr int kMaxDigitBits = 12;
@@ -71,8 +71,8 @@ void CountDigitsOf(int passes, const K* a, int64_t n, K low, int width, uint32_t
   CountDigits<kPasses>(a, n, low, width, counts);
 }
 
-// The most passes a key takes: 64 bits in digits of kMaxDigitBits.
-constexpr int kMaxPasses = (64 + kMaxDigitBits - 1) / kMaxDigitBits;
+// The most passes a key takes: 64 bits in digits of 6 bits or more.
+constexpr int kMaxPasses = (64 + 5) / 6;
 
 /*!
  * \brief Sorts the keys a[0, n), all in [low, high], and writes convert(key) of each, in order, to
@@ -86,7 +86,10 @@ void SortInCache(K* a, int64_t n, K low, K high, V* out, Convert convert, Worksp
     return;
   }
   const int bits = BitWidth(static_cast<K>(high - low));
-  const int passes = (bits + kMaxDigitBits - 1) / kMaxDigitBits;
+  // Digits of about n / 4 buckets at most: each pass clears and sums its counters, which for a
+  // short row would cost more than moving its keys.
+  const int max_width = std::clamp(BitWidth(n) - 2, 6, kMaxDigitBits);
+  const int passes = (bits + max_width - 1) / max_width;
   const int width = passes == 0 ? 0 : (bits + passes - 1) / passes;
   const int64_t buckets = int64_t{1} << width;
   ws->counts.assign(static_cast<size_t>(passes * buckets), 0);
@@ -265,10 +268,11 @@ template <typename K, typename Load, typename V, typename Convert>
 void SortLong(Load load, int64_t n, int high_bit, K* dst, V* out, Convert convert, int threads,
               Workspace<K>* ws) {
   constexpr int kKeyBits = 8 * sizeof(K);
-  // Prefixes enough for ~n / kCacheKeys groups and uneven data: 2^16 for 10^7 keys, 2^8 for 10^5
-  // (fewer counters to clear and join). They are taken below the bits that every key shares
-  // (int32 in [0, 10^7) shares its top 8): else a prefix would hold 2^16 keys of such data.
-  const int want_bits = std::clamp(BitWidth(n / kCacheKeys) + 7, 8, kPrefixBits);
+  // Prefixes enough for ~n / kCacheKeys groups of uneven data (floats: 2^12 prefixes split an
+  // exponent in 8): 2^16 for 10^7 keys, 2^12 for 10^5 (fewer counters to clear and join). They are
+  // taken below the bits that every key shares (int32 in [0, 10^7) shares its top 8): else a prefix
+  // would hold 2^16 keys of such data.
+  const int want_bits = std::clamp(BitWidth(n / kCacheKeys) + 10, 8, kPrefixBits);
   int top = std::min(high_bit, SampledTop<K>(load, n));
   Distribution d;
   if (!CountPrefixes<K>(load, n, load(0), top, std::min(top, want_bits), threads, &d)) {
