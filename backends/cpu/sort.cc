@@ -9,7 +9,8 @@
  * (per-chunk histograms, one scatter per pass); many rows take a thread each. sort moves the keys
  * alone (half the bytes of argsort's pairs, and no gather after), with a key that can be turned
  * back into the value: -0.0 stays -0.0 (sorted just before 0.0), a NaN keeps its payload but not
- * its sign (every NaN sorts last).
+ * its sign (every NaN sorts last). Keys of 4 and 8 bytes take sort_radix.h (one distribution over
+ * memory, then cache-sized groups), 1 and 2 bytes the LSD passes here.
  */
 #include <algorithm>
 #include <array>
