@@ -38,14 +38,13 @@ template <typename T>
 constexpr int kKeyBytes = kIsHalf<T> || std::is_floating_point_v<T> ? sizeof(KeyOf<T>) : sizeof(T);
 
 template <typename F, typename K>
-K FloatKey(F f) {  // branch-free, as ToValueKey below
-  K bits = 0;
-  std::memcpy(&bits, &f, sizeof f);
-  bits = f == 0 ? K{0} : bits;  // -0.0 and 0.0 are equal
-  constexpr int kTop = 8 * sizeof(K) - 1;
-  const K negative = static_cast<K>(K{0} - (bits >> kTop));  // all ones or 0
-  const K key = static_cast<K>(bits ^ (negative | (K{1} << kTop)));
-  return std::isnan(f) ? ~K{0} : key;
+K FloatKey(F f) {
+  if (std::isnan(f)) return ~K{0};
+  if (f == 0) f = 0;  // -0.0 and 0.0 are equal
+  K bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  constexpr K kSign = K{1} << (8 * sizeof(K) - 1);
+  return (bits & kSign) != 0 ? ~bits : bits | kSign;
 }
 
 template <typename T>
