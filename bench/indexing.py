@@ -43,7 +43,8 @@ def set_mask(a, m):
 
 def cases(n, rng):
     """(name, host inputs, ours, NumPy's (its default, fastest sort kind; ours is always
-    stable), PyTorch's). take_along_axis in 2-D takes along the last axis of (n / 1000, 1000)."""
+    stable), PyTorch's). take_along_axis in 2-D takes along the last axis of (n / 1000, 1000).
+    The float64 and int32 sorts (no target) show the 8-byte keys and integer keys."""
     x = rng.standard_normal(n).astype(np.float32)
     mask = rng.random(n) < 0.5
     idx = rng.integers(0, n, n)
@@ -64,6 +65,10 @@ def cases(n, rng):
              lambda a, b: xp.take_along_axis(a, b, axis=1),
              lambda a, b: np.take_along_axis(a, b, axis=1), lambda a, b: a.gather(1, b)),
             ("sort float32", (x,), xp.sort, np.sort, lambda a: a.sort(stable=True)[0]),
+            ("sort float64", (rng.standard_normal(n),), xp.sort, np.sort,
+             lambda a: a.sort(stable=True)[0]),
+            ("sort int32", (idx.astype(np.int32),), xp.sort, np.sort,
+             lambda a: a.sort(stable=True)[0]),
             ("argsort float32", (x,), xp.argsort, np.argsort,
              lambda a: a.argsort(stable=True))]
 

@@ -9,18 +9,21 @@
  * (per-chunk histograms, one scatter per pass); many rows take a thread each. sort moves the keys
  * alone (half the bytes of argsort's pairs, and no gather after), with a key that can be turned
  * back into the value: -0.0 stays -0.0 (sorted just before 0.0), a NaN keeps its payload but not
- * its sign (every NaN sorts last).
+ * its sign (every NaN sorts last). Keys of 4 and 8 bytes take sort_radix.h (one distribution over
+ * memory, then cache-sized groups), 1 and 2 bytes the LSD passes here.
  */
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
 #include "cpu_kernels.h"
 #include "dtype.h"
 #include "parallel.h"
+#include "sort_radix.h"
 
 namespace dlarray::cpu {
 namespace {
@@ -87,15 +90,20 @@ using BitsOf =
 template <typename T>
 constexpr bool kIsFloat = kIsHalf<T> || std::is_floating_point_v<T>;
 
+// Both directions are branch-free: the sign of random data would mispredict every other element
+// (a misprediction costs more than the whole radix pass an element takes).
 template <typename T>
 BitsOf<T> ToValueKey(T v) {
   using B = BitsOf<T>;
-  constexpr B kSign = static_cast<B>(B{1} << (8 * sizeof(B) - 1));
+  constexpr int kTop = 8 * sizeof(B) - 1;
+  constexpr B kSign = static_cast<B>(B{1} << kTop);
   B bits;
   std::memcpy(&bits, &v, sizeof bits);
   if constexpr (kIsFloat<T>) {
-    if (std::isnan(static_cast<double>(Load(v)))) bits &= static_cast<B>(~kSign);
-    return (bits & kSign) != 0 ? static_cast<B>(~bits) : static_cast<B>(bits | kSign);
+    const bool is_nan = std::isnan(static_cast<double>(Load(v)));
+    bits = static_cast<B>(bits & ~(static_cast<B>(is_nan) << kTop));
+    const B negative = static_cast<B>(B{0} - static_cast<B>(bits >> kTop));  // all ones or 0
+    return static_cast<B>(bits ^ (negative | kSign));
   } else if constexpr (std::is_signed_v<T>) {
     return static_cast<B>(bits ^ kSign);
   } else {
@@ -105,10 +113,12 @@ BitsOf<T> ToValueKey(T v) {
 template <typename T>
 T FromValueKey(BitsOf<T> key) {
   using B = BitsOf<T>;
-  constexpr B kSign = static_cast<B>(B{1} << (8 * sizeof(B) - 1));
+  constexpr int kTop = 8 * sizeof(B) - 1;
+  constexpr B kSign = static_cast<B>(B{1} << kTop);
   B bits = key;
   if constexpr (kIsFloat<T>) {
-    bits = (key & kSign) != 0 ? static_cast<B>(key & ~kSign) : static_cast<B>(~key);
+    const B negative = static_cast<B>(static_cast<B>(key >> kTop) - B{1});  // all ones or 0
+    bits = static_cast<B>(key ^ (negative | kSign));
   } else if constexpr (std::is_signed_v<T>) {
     bits = static_cast<B>(key ^ kSign);
   }
@@ -186,28 +196,39 @@ void SortRow(const T* x, int64_t* out, int64_t n, bool descending, int threads,
   });
 }
 
-// One row of sort: keys (2n of scratch), radix-sorted, turned back into values.
-template <typename T>
-void SortValuesRow(const T* x, T* out, int64_t n, bool descending, int threads,
-                   std::vector<BitsOf<T>>* scratch) {
-  using K = BitsOf<T>;
-  scratch->resize(static_cast<size_t>(2 * n));
-  K* a = scratch->data();
+// 1- and 2-byte keys: RadixSort's parallel LSD passes over 2n keys of scratch (ws->keys).
+template <typename K, typename Load, typename V, typename Convert>
+void SortShortKeys(Load load, int64_t n, V* out, Convert convert, int threads,
+                   sort_radix::Workspace<K>* ws) {
+  ws->keys.resize(static_cast<size_t>(2 * n));
+  K* a = ws->keys.data();
   ParallelFor(n, n, kElementAlign, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      const K k = ToValueKey(x[i]);
-      a[i] = descending ? static_cast<K>(~k) : k;
-    }
+    for (int64_t i = i0; i < i1; ++i) a[i] = load(i);
   });
-  if (n <= 64) {
+  if (n <= sort_radix::kCompareSortMax) {
     std::sort(a, a + n);
   } else {
     a = RadixSort(a, a + n, n, static_cast<int>(sizeof(K)), threads);
   }
   ParallelFor(n, n, kElementAlign, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i)
-      out[i] = FromValueKey<T>(descending ? static_cast<K>(~a[i]) : a[i]);
+    for (int64_t i = i0; i < i1; ++i) out[i] = convert(a[i]);
   });
+}
+
+// One row of sort. Keys of 4 and 8 bytes take sort_radix's two passes over memory; 1- and 2-byte
+// keys need at most two LSD passes anyway.
+template <typename T>
+void SortValuesRow(const T* x, T* out, int64_t n, bool descending, int threads,
+                   sort_radix::Workspace<BitsOf<T>>* ws) {
+  using K = BitsOf<T>;
+  const K flip = descending ? static_cast<K>(~K{0}) : K{0};
+  auto load = [x, flip](int64_t i) { return static_cast<K>(ToValueKey(x[i]) ^ flip); };
+  auto convert = [flip](K key) { return FromValueKey<T>(static_cast<K>(key ^ flip)); };
+  if constexpr (sizeof(K) >= 4) {
+    sort_radix::Sort(load, n, out, convert, threads, ws);
+  } else {
+    SortShortKeys(load, n, out, convert, threads, ws);
+  }
 }
 
 template <typename T, typename P>
@@ -252,15 +273,20 @@ void SortKernel(const KernelContext& ctx) {
     using T = typename decltype(tag)::type;
     const T* x = Data<const T>(in);
     T* out = Data<T>(ctx.outputs[0]);
+    std::unique_ptr<T[]> copy;  // sort_radix distributes keys in out's memory: in place, a copy
+    if (x < out + rows * n && out < x + rows * n) {
+      copy.reset(new T[static_cast<size_t>(rows * n)]);
+      std::copy(x, x + rows * n, copy.get());
+      x = copy.get();
+    }
     const int threads = ThreadsFor(rows * n * 8);
+    std::vector<sort_radix::Workspace<BitsOf<T>>> ws(static_cast<size_t>(std::max(threads, 1)));
     if (rows == 1) {
-      std::vector<BitsOf<T>> scratch;
-      SortValuesRow(x, out, n, descending, threads, &scratch);
+      SortValuesRow(x, out, n, descending, threads, ws.data());
       return;
     }
-    std::vector<std::vector<BitsOf<T>>> scratch(static_cast<size_t>(std::max(threads, 1)));
     ParallelTasks(rows, threads, [&](int64_t r, int slot) {
-      SortValuesRow(x + r * n, out + r * n, n, descending, 1, &scratch[static_cast<size_t>(slot)]);
+      SortValuesRow(x + r * n, out + r * n, n, descending, 1, &ws[static_cast<size_t>(slot)]);
     });
   });
 }
