@@ -6,6 +6,7 @@ and the set functions are composed from sorts, gathers and scatters.
 from __future__ import annotations
 
 import builtins
+import math
 from typing import List, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -59,7 +60,8 @@ def _rows(x: NDArray, axis: int, where: str) -> Tuple[NDArray, List[int]]:
     """x with `axis` last, compact, as (rows, n); and the permutation that put it there."""
     perm = [d for d in range(x.ndim) if d != axis] + [axis]
     moved = x if axis == x.ndim - 1 else x.transpose(perm)
-    return _compact(moved).reshape(max(1, x.size // max(1, x.shape[axis])), x.shape[axis]), perm
+    rows = math.prod(x.shape[d] for d in perm[:-1])  # (0 for an empty x whatever the axis)
+    return _compact(moved).reshape(rows, x.shape[axis]), perm
 
 
 def _restore(a: NDArray, shape: Tuple[int, ...], perm: List[int]) -> NDArray:

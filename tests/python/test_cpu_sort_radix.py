@@ -152,13 +152,8 @@ def test_sort_every_dtype(rng, dtype):
         _check(a, descending=True)
 
 
-_EMPTY_ROWS_BUG = pytest.mark.xfail(strict=True, raises=ValueError,
-                                    reason="_sorting_api._rows reshapes size 0 to (1, n)")
-
-
 @pytest.mark.parametrize("shape", [(3, 50_000), (1000, 37), (2, 70_000), (4, 1),
-                                   pytest.param((3, 0), marks=_EMPTY_ROWS_BUG),
-                                   pytest.param((0, 5), marks=_EMPTY_ROWS_BUG)])
+                                   (3, 0), (0, 5)])
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.float16], ids=str)
 def test_sort_rows(threads, rng, shape, dtype):
     a = _dist(rng, "random", shape[0] * shape[1], dtype).reshape(shape)
