@@ -38,12 +38,12 @@ namespace {
   }
 DLARRAY_ELEMENTWISE_OPS(DLARRAY_CPU_KERNEL_1, DLARRAY_CPU_KERNEL_2, DLARRAY_CPU_KERNEL_S)
 
-// The rows whose expression also runs on float32 vectors (VecF): the rounding functions and sqrt
-// (table_math.h gives them VecF forms; the C library's are scalar calls here) and the
-// comparisons (their VecF form is a lane mask).
-constexpr const char* kVectorRows[] = {"floor", "ceil",        "trunc",   "round",
-                                       "sqrt",  "logical_not", "equal",   "not_equal",
-                                       "less",  "less_equal",  "greater", "greater_equal"};
+// The rows whose expression also runs on float32 vectors (VecF): the rounding functions, sqrt
+// and remainder (table_math.h gives them VecF forms; the C library's are scalar calls here) and
+// the comparisons (their VecF form is a lane mask).
+constexpr const char* kVectorRows[] = {
+    "floor", "ceil",      "trunc", "round",      "sqrt",    "remainder",    "logical_not",
+    "equal", "not_equal", "less",  "less_equal", "greater", "greater_equal"};
 constexpr bool SameName(const char* a, const char* b) {
   return *a == *b && (*a == '\0' || SameName(a + 1, b + 1));
 }

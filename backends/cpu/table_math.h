@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "dlarray/elementwise_math.h"
@@ -94,6 +95,7 @@ inline T Tanh(T x) {
 using ::dlarray::Ceil;
 using ::dlarray::Equal;
 using ::dlarray::Floor;
+using ::dlarray::Remainder;
 using ::dlarray::Rint;
 using ::dlarray::Sqrt;
 using ::dlarray::Trunc;
@@ -147,6 +149,66 @@ inline VecF Sqrt(VecF x) {
 #else
   return BitCast<VecF>(_mm_sqrt_ps(BitCast<__m128>(x)));
 #endif
+}
+
+namespace table_math_detail {
+constexpr int kHalfLanes = kVecWidth / 2;
+typedef float HalfF __attribute__((vector_size(kHalfLanes * sizeof(float))));
+typedef double HalfD __attribute__((vector_size(kHalfLanes * sizeof(double))));
+typedef int64_t HalfL __attribute__((vector_size(kHalfLanes * sizeof(int64_t))));
+
+// fmod(a, b) of one half of the lanes (h = 0 or 1) from q = trunc(|a| / |b|), an integer below
+// 2^23 that is the true quotient n or n + 1: |a| - q |b| is exact in double (q |b| has at most
+// 23 + 24 bits) and equals fmod or fmod - |b| (then |b| is added back, exactly); either is a
+// float, so the conversion back is exact too.
+inline HalfF FmodHalf(VecF a, VecF b, VecF q, int h) {
+  HalfF ah, bh, qh;
+  std::memcpy(&ah, reinterpret_cast<const char*>(&a) + h * sizeof(HalfF), sizeof(HalfF));
+  std::memcpy(&bh, reinterpret_cast<const char*>(&b) + h * sizeof(HalfF), sizeof(HalfF));
+  std::memcpy(&qh, reinterpret_cast<const char*>(&q) + h * sizeof(HalfF), sizeof(HalfF));
+  const HalfD bd = __builtin_convertvector(bh, HalfD);
+  HalfD r = __builtin_convertvector(ah, HalfD) - __builtin_convertvector(qh, HalfD) * bd;
+  r = r < 0.0 ? r + bd : r;
+  return __builtin_convertvector(r, HalfF);
+}
+}  // namespace table_math_detail
+
+/*!
+ * \brief a mod b with b's sign, as the scalar Remainder (NumPy's %), bit for bit: the exact fmod
+ *        of |a| and |b| (FmodHalf), given a's sign, then moved into b's sign by one float add.
+ *        Lanes whose quotient |a| / |b| is 2^23 or more, or not finite (b = 0, infinities, NaN)
+ *        go through the scalar Remainder; random operands of similar size never do.
+ */
+inline VecF Remainder(VecF a, VecF b) {
+  using namespace table_math_detail;
+  const VecI sign_a = BitCast<VecI>(a) & kSignBit;
+  const VecI sign_b = BitCast<VecI>(b) & kSignBit;
+  const VecF abs_a = BitCast<VecF>(BitCast<VecI>(a) ^ sign_a);
+  const VecF abs_b = BitCast<VecF>(BitCast<VecI>(b) ^ sign_b);
+  const VecF ratio = abs_a / abs_b;
+  // Truncated through int32, valid below 2^23 (the lanes past it are redone below).
+  const VecF q = ToFloat(__builtin_convertvector(ratio < kTwo23 ? ratio : Splat<VecF>(0.0f), VecI));
+  HalfF lo = FmodHalf(abs_a, abs_b, q, 0), hi = FmodHalf(abs_a, abs_b, q, 1);
+  VecF r;
+  std::memcpy(&r, &lo, sizeof lo);
+  std::memcpy(reinterpret_cast<char*>(&r) + sizeof lo, &hi, sizeof hi);
+  const VecF fmod = BitCast<VecF>(BitCast<VecI>(r) | sign_a);
+  // fmod != 0 with a sign other than b's: fmod + b (rounded, as NumPy); an exact 0: b's sign.
+  const VecI moved = (r != 0.0f) & ((sign_a ^ sign_b) != 0);
+  VecF out = moved ? fmod + b : fmod;
+  out = r == 0.0f ? BitCast<VecF>(sign_b) : out;
+  const VecI served = (ratio < kTwo23) & (abs_b < std::numeric_limits<float>::infinity());
+  if (AnyLane(~served)) {
+    float x[kVecWidth], y[kVecWidth], o[kVecWidth];
+    std::memcpy(x, &a, sizeof x);
+    std::memcpy(y, &b, sizeof y);
+    std::memcpy(o, &out, sizeof o);
+    for (int k = 0; k < kVecWidth; ++k) {
+      if (!served[k]) o[k] = Remainder(x[k], y[k]);
+    }
+    std::memcpy(&out, o, sizeof o);
+  }
+  return out;
 }
 
 }  // namespace dlarray::cpu
