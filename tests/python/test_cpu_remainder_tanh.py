@@ -16,7 +16,7 @@ LIB = pathlib.Path(dlarray.__file__).resolve().parent / "lib"
 PATHS = ["baseline", "avx2", "avx512"]
 ISA_FLAGS = {"baseline": set(), "avx2": {"avx2", "fma", "bmi2"},
              "avx512": {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}}
-TANH_ULPS = 3.0  # the vector form's measured worst is 2.5 ulp (every positive float)
+TANH_ULPS = 3.0  # measured worst over every float below 10: 2.61 ulp (avx512), 2.68 (baseline)
 
 SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -2.5, 0.1, 1e-45, -1e-45,
                     1.17549435e-38, -1e-38, 3e38, -3e38, 2.0**23, 2.0**23 - 1, 2.0**24 - 1,
