@@ -73,7 +73,7 @@ constexpr Row kRows[] = {
     {"acos", "acos", 1},   {"atan", "atan", 1},   {"sinh", "sinh", 1},   {"cosh", "cosh", 1},
     {"asinh", "asinh", 1}, {"acosh", "acosh", 1}, {"atanh", "atanh", 1}, {"expm1", "expm1", 1},
     {"log1p", "log1p", 1}, {"log2", "log2", 1},   {"log10", "log10", 1}, {"atan2", "atan2", 2},
-    {"hypot", "hypot", 2},
+    {"hypot", "hypot", 2}, {"tanh", "tanh", 1},
 };
 // Not pow: glibc 2.36's vector powf and pow ran no faster than the scalar ones (8 ms per 2^20
 // floats on an AVX-512 EPYC, as powf's 6.5 ms). float32 pow runs as pow_f32.cc's RunPowF32 (our

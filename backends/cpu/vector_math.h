@@ -3,7 +3,7 @@
  * \brief The C library's math functions on whole vectors: glibc's libmvec (the vector forms GCC
  *        calls under -ffast-math), found at run time, for the table's float32 and float64 rows
  *        that have one (sin, cos, tan, their inverses and hyperbolics, expm1, log1p, log2, log10,
- *        atan2, hypot).
+ *        atan2, hypot) and for float64 tanh (float32 tanh has its own form, table_math.h).
  */
 #ifndef DLARRAY_BACKENDS_CPU_VECTOR_MATH_H_
 #define DLARRAY_BACKENDS_CPU_VECTOR_MATH_H_

@@ -3,7 +3,8 @@ into the divisor's sign) and tanh, on every instruction set path the backend dis
 (baseline, avx2, avx512: each in a fresh process with DLARRAY_CPU_ISA, as test_isa_paths.py
 forces them). remainder must equal NumPy's bit for bit (float32 fmod is exact; the sign move is
 one float add in both); tanh must stay within a few ulp of float64's over a dense sweep of
-float32, with NumPy's special values (signed zeros, +-1 past saturation, NaN)."""
+float32, with NumPy's special values (signed zeros, +-1 past saturation, NaN). float64 tanh runs
+through libmvec's vector tanh (vector_math.cc): within 4 ulp of long double, as its other rows."""
 import pathlib
 
 import numpy as np
@@ -75,23 +76,24 @@ CHILD = """
 import numpy as np
 import dlarray as xp
 d = {d!r}
-a, b, t = (np.load(d + '/' + k + '.npy') for k in ('a', 'b', 't'))
+a, b, t, t64 = (np.load(d + '/' + k + '.npy') for k in ('a', 'b', 't', 't64'))
 np.save(d + '/rem.npy', xp.remainder(xp.asarray(a), xp.asarray(b)).asnumpy())
 np.save(d + '/tanh.npy', xp.tanh(xp.asarray(t)).asnumpy())
+np.save(d + '/tanh64.npy', xp.tanh(xp.asarray(t64)).asnumpy())
 cfg = xp.show_config('dicts')['cpu']
 print('ISA', cfg and cfg['isa'])
 """
 
 
-def run_on(path, tmp_path, a, b, t):
-    for k, v in (("a", a), ("b", b), ("t", t)):
+def run_on(path, tmp_path, a, b, t, t64):
+    for k, v in (("a", a), ("b", b), ("t", t), ("t64", t64)):
         np.save(tmp_path / f"{k}.npy", v)
     env = {"DLARRAY_CPU_ISA": path} if path else {}
     r = proc_util.run(CHILD.format(d=str(tmp_path)), env=env, timeout=300)
     assert r.returncode == 0, r
     if path:
         assert f"ISA {path}" in r.stdout, r
-    return np.load(tmp_path / "rem.npy"), np.load(tmp_path / "tanh.npy")
+    return tuple(np.load(tmp_path / f"{k}.npy") for k in ("rem", "tanh", "tanh64"))
 
 
 def same_bits(got, want):
@@ -124,10 +126,32 @@ def test_remainder_and_tanh_on_every_isa_path(path, tmp_path):
     rng = np.random.default_rng(21)
     a, b = remainder_pairs(rng)
     t = tanh_sweep()
-    rem, th = run_on(path, tmp_path, a, b, t)
+    t64 = tanh64_inputs(rng)
+    rem, th, th64 = run_on(path, tmp_path, a, b, t, t64)
     with np.errstate(all="ignore"):
         same_bits(rem, np.remainder(a, b))
     check_tanh(t, th)
+    check_tanh64(t64, th64)
+
+
+def tanh64_inputs(rng, n=200000):
+    """float64 operands from 1e-300 to past saturation (19 and up), both signs, the specials."""
+    sign = rng.choice([-1.0, 1.0], n)
+    return np.concatenate([rng.standard_normal(n) * 3, rng.uniform(-25, 25, n),
+                           np.exp(rng.uniform(-690, 5, n)) * sign,
+                           [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 19.0, 22.0, 710.0]])
+
+
+def check_tanh64(x, got):
+    ref = np.tanh(x.astype(np.longdouble))
+    want = ref.astype(np.float64)
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(np.signbit(got[~nan]), np.signbit(want[~nan]))
+    err = np.abs(got[~nan].astype(np.longdouble) - ref[~nan]) / np.maximum(
+        np.spacing(np.abs(want[~nan])), 5e-324)
+    assert err.max() <= 4, (x[~nan][np.argmax(err)], float(err.max()))
+    np.testing.assert_array_equal(got[np.abs(x) >= 20], np.sign(x[np.abs(x) >= 20]))
 
 
 @pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 31, 33, 100003])
