@@ -14,8 +14,9 @@ namespace dlarray::cpu {
 
 /*!
  * \brief Runs the elementwise op of ctx (compact inputs of the output's shape and dtype) through
- *        libmvec when it has the function for the op and dtype; false (nothing done) otherwise.
- *        DLARRAY_VECTOR_MATH=0 turns it off (the scalar functions then run).
+ *        libmvec when it has the function for the op and dtype, or through our own vector forms
+ *        (float32 pow; float64 remainder on AVX2 and AVX-512); false (nothing done) otherwise.
+ *        DLARRAY_VECTOR_MATH=0 turns libmvec off (the scalar functions then run).
  */
 bool RunVectorMath(const KernelContext& ctx);
 
