@@ -449,7 +449,7 @@ def cuda_kernel(source: str, ctx, memo=None):
     if memo is not None:
         arch = _rtc_build.device_arch(ctx.device_id)
         program = kernel.module._program(arch, "dl_fused")  # (from the memory cache)
-        head = {"nvrtc": _nvrtc_identity(), "kind": program.kind,
+        head = {"nvrtc": _rtc_build.nvrtc_identity(), "kind": program.kind,
                 "params": kernel.module._kernels["dl_fused"][0]}
         try:
             _cache.store_record(_CUDA_NAMESPACE, _cuda_record_name(memo, arch),
@@ -464,13 +464,6 @@ _CUDA_NAMESPACE = "fuse_cuda"
 
 def _cuda_record_name(memo, arch: int) -> str:
     return "%s-sm%d" % (memo.key, arch)
-
-
-def _nvrtc_identity() -> list:
-    """The NVRTC that compiles here, as the rtc program cache keys it (version, library name):
-    a record of another NVRTC's code is not loaded, the code is compiled again."""
-    version, library = _rtc_build.nvrtc()
-    return [list(version) if version else None, os.path.basename(library)]
 
 
 class _MemoKernel(_core._RtcKernel):
@@ -504,7 +497,7 @@ def _memo_cuda_kernel(memo, ctx) -> Optional[_MemoKernel]:
         head, code = data.split(b"\n", 1)
         head = json.loads(head)
         kind, params = head["kind"], head["params"]
-        if (head["nvrtc"] != _nvrtc_identity() or not code or
+        if (head["nvrtc"] != _rtc_build.nvrtc_identity() or not code or
                 kind not in (_core._RTC_CUBIN, _core._RTC_PTX) or not isinstance(params, list)):
             return None
     except (ValueError, KeyError, TypeError):

@@ -187,12 +187,17 @@ def clear_memory_cache():
         _modules.clear()
 
 
+def nvrtc_identity():
+    """The NVRTC that compiles here as compiled code is keyed by it: ``[[major, minor] or None,
+    its library's file name]`` (a program of another NVRTC is compiled again)."""
+    version, library = nvrtc()
+    return [list(version) if version else None, os.path.basename(library)]
+
+
 def program_key(source, name, options, name_expressions, arch):
     """The cache key of a compilation (see the module docstring)."""
-    version, library = nvrtc()
     return _cache.make_key("rtc", FORMAT, source, name, list(options), list(name_expressions),
-                           int(arch), (list(version) if version else None,
-                                       os.path.basename(library)))
+                           int(arch), nvrtc_identity())
 
 
 def compile_program(source, name, options=(), name_expressions=(), arch=0, what=None,

@@ -87,16 +87,23 @@ struct Function {
 // The reduced axes of `axis` (None: all; an exact int; a tuple of exact ints) for ndim
 // dimensions as a bit mask, or 0 where the general path must decide: a bad or repeated axis
 // raises there, and axis=() reduces nothing.
+// An axis argument that is an exact int in [-ndim, ndim), as 0..ndim-1; -1 for anything else
+// (bool, NumPy integers, floats, out of range: the general path decides and raises).
+int ExactAxis(PyObject* a, int ndim) {
+  if (!PyLong_CheckExact(a)) return -1;
+  int overflow = 0;
+  const long long k = PyLong_AsLongLongAndOverflow(a, &overflow);
+  if (overflow != 0 || k < -ndim || k >= ndim) return -1;
+  return static_cast<int>(k < 0 ? k + ndim : k);
+}
+
 uint64_t AxisMask(PyObject* axis, int ndim) {
   if (ndim > 64) return 0;
   if (axis == nullptr || axis == Py_None)
     return ndim == 64 ? ~uint64_t{0} : (uint64_t{1} << ndim) - 1;
   auto bit = [ndim](PyObject* a) -> uint64_t {
-    if (!PyLong_CheckExact(a)) return 0;  // bool, NumPy integers, floats: the general path
-    int overflow = 0;
-    const long long k = PyLong_AsLongLongAndOverflow(a, &overflow);
-    if (overflow != 0 || k < -ndim || k >= ndim) return 0;
-    return uint64_t{1} << (k < 0 ? k + ndim : k);
+    const int k = ExactAxis(a, ndim);
+    return k < 0 ? 0 : uint64_t{1} << k;
   };
   if (PyLong_CheckExact(axis)) return bit(axis);
   if (!PyTuple_CheckExact(axis)) return 0;
@@ -178,11 +185,7 @@ int TakeAxis(PyObject* kwnames, PyObject* const* values, int ndim, PyObject* axi
     axis = values[0];
   }
   if (axis == Py_None) return ndim == 1 ? 0 : -1;
-  if (!PyLong_CheckExact(axis)) return -1;
-  int overflow = 0;
-  const long long k = PyLong_AsLongLongAndOverflow(axis, &overflow);
-  if (overflow != 0 || k < -ndim || k >= ndim) return -1;
-  return static_cast<int>(k < 0 ? k + ndim : k);
+  return ExactAxis(axis, ndim);
 }
 
 // The indices of take (1-D) or take_along_axis (x's shape outside axis, no broadcast) for x, or
