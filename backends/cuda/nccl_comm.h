@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "dlarray/errors.h"
 #include "dlarray/ext/nccl.h"
 #include "nccl_library.h"
+#include "peer_allreduce.h"
 
 namespace dlarray {
 namespace cuda {
@@ -75,6 +77,14 @@ struct DLArrayNcclComm {
   // Since when a call has been waiting for NCCL to finish it in the background (e.g. the first
   // connection to a peer), in steady_clock nanoseconds; 0 when none is.
   std::atomic<int64_t> waiting_since{0};
+  // The peer-memory all-reduce (peer_allreduce.h): peer_configure's settings (off unless
+  // configured), then, when every rank agreed at comm_init, its buffers (null otherwise).
+  bool peer_enabled = false;
+  uint64_t peer_max_bytes = 0;
+  double peer_timeout_seconds = 300;
+  std::unique_ptr<dlarray::cuda::peer::State> peer;
+  std::atomic<uint64_t> peer_calls{0};  // all-reduce calls that took the peer path
+  std::atomic<uint64_t> nccl_calls{0};  // all-reduce calls (and groups) that went to NCCL
   ~DLArrayNcclComm();
 };
 

@@ -2,6 +2,7 @@
 // communicator (nccl_comm.h) and the GPU's stream; failures go to the core's set_error.
 #include "nccl_ext.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "dlarray/sdk_util.h"
 #include "nccl_comm.h"
 #include "nccl_library.h"
+#include "peer_allreduce.h"
 
 namespace dlarray {
 namespace cuda {
@@ -245,6 +247,7 @@ int CommInit(DLArrayNcclComm* c, const uint8_t* id) {
     try {
       if (r == nccl::kInProgress) WaitReady(c, "ncclCommInitRankConfig");
       if (Lib().CommSplit != nullptr) SplitBlocking(c);
+      if (c->world_size > 1) peer::SetUp(c);  // a collective: every rank agrees
     } catch (...) {
       std::lock_guard<std::mutex> lock(c->mu);
       AbortLocked(c);
@@ -258,6 +261,7 @@ int CommAbort(DLArrayNcclComm* c) {
     if (c == nullptr) throw Error(ErrorKind::kValue, "comm_abort: comm is null");
     c->aborted.store(true);
     std::lock_guard<std::mutex> lock(c->mu);
+    peer::SignalAbortLocked(c);  // a peer all-reduce kernel waiting for a peer gives up
     // Collectives queued in an open group still refer to the communicator: group_end (which
     // follows at once: nothing blocks inside a group) submits them, then aborts. A blocking
     // call running without mu (in_call) is aborted under it: that is what ends its wait.
@@ -310,20 +314,35 @@ int CommDestroy(DLArrayNcclComm* c) {
   });
 }
 
+// Checks one all_reduce's arrays; returns the element count.
+size_t CheckAllReduce(const DLArrayNcclComm* c, const DLArray* send, const DLArray* recv,
+                      int32_t op) {
+  const size_t n = CheckArray(c, send, "all_reduce", "input");
+  RequireSize(CheckArray(c, recv, "all_reduce", "output"), n, "all_reduce", "output",
+              "an input of that size");
+  CheckSameDType(send, recv, "all_reduce");
+  CheckReduceOp(op, "all_reduce");
+  (void)NcclType(send->dtype, "all_reduce");
+  return n;
+}
+
+// ncclAllReduce of n elements (checked by CheckAllReduce).
+void NcclAllReduce(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, size_t n, int32_t op) {
+  const int type = NcclType(send->dtype, "all_reduce");
+  nccl::Stream stream = CollectiveStream(c);
+  Run(c, "ncclAllReduce", [&](const Library& lib, nccl::Comm comm) {
+    return lib.AllReduce(Data(send), Data(recv), n, type, op, comm, stream);
+  });
+  NoteQueuedUnlessGrouped(c, stream);
+}
+
 int AllReduce(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_t op) {
   return Guard([&] {
     if (c == nullptr) throw Error(ErrorKind::kValue, "all_reduce: comm is null");
-    const size_t n = CheckArray(c, send, "all_reduce", "input");
-    RequireSize(CheckArray(c, recv, "all_reduce", "output"), n, "all_reduce", "output",
-                "an input of that size");
-    CheckSameDType(send, recv, "all_reduce");
-    CheckReduceOp(op, "all_reduce");
-    const int type = NcclType(send->dtype, "all_reduce");
-    nccl::Stream stream = CollectiveStream(c);
-    Run(c, "ncclAllReduce", [&](const Library& lib, nccl::Comm comm) {
-      return lib.AllReduce(Data(send), Data(recv), n, type, op, comm, stream);
-    });
-    NoteQueuedUnlessGrouped(c, stream);
+    const size_t n = CheckAllReduce(c, send, recv, op);
+    if (peer::TryAllReduce(c, &send, &recv, &n, 1, op)) return;
+    c->nccl_calls.fetch_add(1);
+    NcclAllReduce(c, send, recv, n, op);
   });
 }
 
@@ -380,56 +399,121 @@ int ReduceScatter(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_
   });
 }
 
-int GroupStart(DLArrayNcclComm* c) {
-  return Guard([&] {
-    if (c == nullptr) throw Error(ErrorKind::kValue, "group_start: comm is null");
+void StartGroup(DLArrayNcclComm* c) {
+  if (c == nullptr) throw Error(ErrorKind::kValue, "group_start: comm is null");
+  std::lock_guard<std::mutex> lock(c->mu);
+  if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclGroupStart");
+  if (c->in_group) throw Error(ErrorKind::kValue, "group_start: a group is already open");
+  const Result r = Lib().GroupStart();
+  if (r != nccl::kSuccess) ThrowNccl(c, "ncclGroupStart", r);
+  c->in_group = true;
+}
+
+void EndGroup(DLArrayNcclComm* c) {
+  if (c == nullptr) throw Error(ErrorKind::kValue, "group_end: comm is null");
+  Result r = nccl::kSuccess;
+  nccl::Stream stream;
+  bool unlocked = false;  // a blocking comm launches (and may wait for peers) without mu
+  {
     std::lock_guard<std::mutex> lock(c->mu);
-    if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclGroupStart");
-    if (c->in_group) throw Error(ErrorKind::kValue, "group_start: a group is already open");
-    const Result r = Lib().GroupStart();
-    if (r != nccl::kSuccess) ThrowNccl(c, "ncclGroupStart", r);
-    c->in_group = true;
-  });
+    if (!c->in_group) throw Error(ErrorKind::kValue, "group_end: no group is open");
+    SetDevice(c->device_id);
+    stream = c->on_side ? c->side : StreamOf(c);
+    if (c->blocking && !c->aborted.load()) {
+      c->in_group = false;
+      c->in_call.fetch_add(1);
+      unlocked = true;
+    } else {
+      r = Lib().GroupEnd();
+      c->in_group = false;
+      if (c->aborted.load()) {
+        AbortLocked(c);  // the abort that waited
+        ThrowAborted(c, "ncclGroupEnd");
+      }
+      if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, "ncclGroupEnd", r);
+    }
+  }
+  if (unlocked) {
+    {
+      Waiting waiting(c);
+      r = Lib().GroupEnd();
+    }
+    c->in_call.fetch_sub(1);
+    if (c->aborted.load()) ThrowAborted(c, "ncclGroupEnd");
+    if (r != nccl::kSuccess) ThrowNccl(c, "ncclGroupEnd", r);
+  } else if (r == nccl::kInProgress) {
+    Waiting waiting(c);
+    WaitReady(c, "ncclGroupEnd");
+  }
+  NoteQueued(c, stream);
+}
+
+int GroupStart(DLArrayNcclComm* c) {
+  return Guard([&] { StartGroup(c); });
 }
 
 int GroupEnd(DLArrayNcclComm* c) {
+  return Guard([&] { EndGroup(c); });
+}
+
+// Several in-place all-reduces: one peer-memory kernel when eligible, else one NCCL group.
+int AllReduceGroup(DLArrayNcclComm* c, DLArray* const* arrays, int32_t count, int32_t op) {
   return Guard([&] {
-    if (c == nullptr) throw Error(ErrorKind::kValue, "group_end: comm is null");
-    Result r = nccl::kSuccess;
-    nccl::Stream stream;
-    bool unlocked = false;  // a blocking comm launches (and may wait for peers) without mu
-    {
-      std::lock_guard<std::mutex> lock(c->mu);
-      if (!c->in_group) throw Error(ErrorKind::kValue, "group_end: no group is open");
-      SetDevice(c->device_id);
-      stream = c->on_side ? c->side : StreamOf(c);
-      if (c->blocking && !c->aborted.load()) {
-        c->in_group = false;
-        c->in_call.fetch_add(1);
-        unlocked = true;
-      } else {
-        r = Lib().GroupEnd();
-        c->in_group = false;
-        if (c->aborted.load()) {
-          AbortLocked(c);  // the abort that waited
-          ThrowAborted(c, "ncclGroupEnd");
-        }
-        if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, "ncclGroupEnd", r);
-      }
+    if (c == nullptr) throw Error(ErrorKind::kValue, "all_reduce_group: comm is null");
+    if (count < 0 || (count > 0 && arrays == nullptr)) {
+      throw Error(ErrorKind::kValue,
+                  "all_reduce_group: no arrays (count " + std::to_string(count) + ")");
     }
-    if (unlocked) {
-      {
-        Waiting waiting(c);
-        r = Lib().GroupEnd();
+    std::vector<size_t> sizes;
+    for (int32_t i = 0; i < count; ++i)
+      sizes.push_back(CheckAllReduce(c, arrays[i], arrays[i], op));
+    if (count == 0) return;
+    if (peer::TryAllReduce(c, arrays, arrays, sizes.data(), count, op)) return;
+    c->nccl_calls.fetch_add(1);
+    StartGroup(c);
+    try {
+      for (int32_t i = 0; i < count; ++i) NcclAllReduce(c, arrays[i], arrays[i], sizes[i], op);
+    } catch (...) {
+      try {
+        EndGroup(c);  // the group must be closed; the first error is the one raised
+      } catch (...) {
       }
-      c->in_call.fetch_sub(1);
-      if (c->aborted.load()) ThrowAborted(c, "ncclGroupEnd");
-      if (r != nccl::kSuccess) ThrowNccl(c, "ncclGroupEnd", r);
-    } else if (r == nccl::kInProgress) {
-      Waiting waiting(c);
-      WaitReady(c, "ncclGroupEnd");
+      throw;
     }
-    NoteQueued(c, stream);
+    EndGroup(c);
+  });
+}
+
+int PeerConfigure(DLArrayNcclComm* c, int32_t enabled, uint64_t max_bytes, double timeout_seconds) {
+  return Guard([&] {
+    if (c == nullptr) throw Error(ErrorKind::kValue, "peer_configure: comm is null");
+    if (!(timeout_seconds > 0)) {
+      throw Error(ErrorKind::kValue, "peer_configure: timeout_seconds must be positive, got " +
+                                         std::to_string(timeout_seconds));
+    }
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->comm == nullptr && !c->finalized) {  // before comm_init: what SetUp prepares
+      c->peer_enabled = enabled != 0;
+      c->peer_max_bytes = max_bytes;
+      c->peer_timeout_seconds = timeout_seconds;
+      return;
+    }
+    // After: the use of what was set up, switched on or off (the benchmark's NCCL column; every
+    // rank switches between the same collectives), the limit within what the buffers hold.
+    c->peer_enabled = enabled != 0;
+    if (c->peer != nullptr) c->peer->max_bytes = std::min(max_bytes, c->peer->capacity);
+  });
+}
+
+int PeerStats(DLArrayNcclComm* c, uint64_t* counts, int32_t num_counts) {
+  return Guard([&] {
+    if (c == nullptr || (counts == nullptr && num_counts > 0)) {
+      throw Error(ErrorKind::kValue, "peer_stats: null argument");
+    }
+    const peer::State* s = c->peer.get();
+    const uint64_t all[4] = {c->peer_calls.load(), c->nccl_calls.load(), s != nullptr ? 1u : 0u,
+                             s != nullptr ? s->max_bytes : 0u};
+    for (int32_t i = 0; i < num_counts && i < 4; ++i) counts[i] = all[i];
   });
 }
 
@@ -460,6 +544,7 @@ int AsyncError(DLArrayNcclComm* c) {
     if (c == nullptr) throw Error(ErrorKind::kValue, "async_error: comm is null");
     std::lock_guard<std::mutex> lock(c->mu);
     if (c->aborted.load()) ThrowAborted(c, "async_error");
+    peer::CheckError(c);
     if (c->comm == nullptr) return;  // not initialised yet, or destroyed cleanly
     Result state = nccl::kSuccess;
     const Result r = Lib().CommGetAsyncError(c->comm, &state);
@@ -489,6 +574,9 @@ const DLArrayNcclExtV1 kApi = {
     &AsyncError,
     &PendingSeconds,
     &SetStream,
+    &PeerConfigure,
+    &AllReduceGroup,
+    &PeerStats,
 };
 
 }  // namespace

@@ -89,10 +89,17 @@ class Communicator {
         [&](DLArrayNcclComm* c) { return api_->reduce_scatter(c, send.dl(), recv.dl(), op); });
   }
 
-  // All-reduces several arrays in place in one NCCL group (one launch).
+  // All-reduces several arrays in place: one peer-memory kernel when eligible, else one NCCL
+  // group (one launch); the extension decides (all_reduce_group), or, from an older plugin, here.
   void AllReduceGroup(const std::vector<NDArray>& arrays, int op) {
     std::vector<DLArray*> dls;
     for (const NDArray& a : arrays) dls.push_back(a.dl());
+    if (DLARRAY_STRUCT_HAS(api_, DLArrayNcclExtV1, all_reduce_group)) {
+      Use("all_reduce_group", [&](DLArrayNcclComm* c) {
+        return api_->all_reduce_group(c, dls.data(), static_cast<int32_t>(dls.size()), op);
+      });
+      return;
+    }
     py::gil_scoped_release release;
     std::shared_lock<std::shared_mutex> lock(mu_);
     DLArrayNcclComm* c = Live("all_reduce_group");
@@ -107,6 +114,23 @@ class Communicator {
       throw;
     }
     CallExtension("nccl group_end", [&] { return api_->group_end(c); });
+  }
+
+  // The peer-memory all-reduce's settings, before init (no-op with an older plugin).
+  void ConfigurePeer(bool enabled, uint64_t max_bytes, double timeout_seconds) {
+    if (!DLARRAY_STRUCT_HAS(api_, DLArrayNcclExtV1, peer_configure)) return;
+    Use("peer_configure", [&](DLArrayNcclComm* c) {
+      return api_->peer_configure(c, enabled ? 1 : 0, max_bytes, timeout_seconds);
+    });
+  }
+
+  // (peer all-reduce calls, NCCL all-reduce calls, peer path set up, its max bytes).
+  py::tuple PeerStats() {
+    uint64_t counts[4] = {0, 0, 0, 0};
+    if (DLARRAY_STRUCT_HAS(api_, DLArrayNcclExtV1, peer_stats)) {
+      Use("peer_stats", [&](DLArrayNcclComm* c) { return api_->peer_stats(c, counts, 4); });
+    }
+    return py::make_tuple(counts[0], counts[1], counts[2] != 0, counts[3]);
   }
 
   // Later collectives on the side stream (true), or back on the GPU's stream, which then waits
@@ -216,6 +240,9 @@ void BindDistributed(py::module_& m) {
            py::arg("op"))
       .def("all_reduce_group", &Communicator::AllReduceGroup, py::arg("arrays"), py::arg("op"))
       .def("set_stream", &Communicator::SetStream, py::arg("side"))
+      .def("configure_peer", &Communicator::ConfigurePeer, py::arg("enabled"), py::arg("max_bytes"),
+           py::arg("timeout_seconds"))
+      .def("peer_stats", &Communicator::PeerStats)
       .def("async_error", &Communicator::AsyncError)
       .def("pending_seconds", &Communicator::PendingSeconds)
       .def("abort", &Communicator::Abort)

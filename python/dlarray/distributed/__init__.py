@@ -44,7 +44,8 @@ from .rendezvous import DistributedError, RendezvousTimeout
 
 __all__ = [
     "DistributedError", "GradientBuckets", "RendezvousTimeout", "all_gather", "all_reduce",
-    "all_reduce_coalesced", "barrier", "broadcast", "destroy_process_group", "get_device",
+    "all_reduce_coalesced", "barrier", "broadcast", "collective_stats", "destroy_process_group",
+    "get_device",
     "get_rank", "get_world_size", "host_barrier", "init_process_group", "is_initialized",
     "mpi_library", "nccl_library", "reduce_scatter",
 ]
@@ -175,11 +176,14 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
                         % type(device).__name__)
     # Everything that can fail alone fails before any other rank waits for this one.
     _group._check_device(device)
+    peer = (False, 0)
     if _group._backend_for(device) == "mpi":
         _group._open_mpi()
     else:
+        peer = _group.peer_config()
         _group._open_nccl()
     group = _group.ProcessGroup(rank, world_size, device, timeout, exit_grace)
+    group.peer = peer
     group.debug = os.environ.get("DLARRAY_DIST_DEBUG", "").strip() not in ("", "0")
     group.direct = not group.debug and not group.staged  # no check, no host copies: _run's work
     try:
@@ -288,6 +292,40 @@ def _op(op):
     except (KeyError, TypeError):
         raise ValueError("op must be one of %s, got %r"
                          % (", ".join(sorted(set(_OPS) - {"avg"})), op)) from None
+
+
+def collective_stats() -> dict:
+    """Which path this rank's all-reduces took (GPU groups; zeros on MPI).
+
+    Returns
+    -------
+    dict
+        ``peer_all_reduce``: calls through peer memory (one kernel over CUDA IPC mappings, for
+        small arrays on one host; :data:`dlarray.distributed._group.PEER_ALLREDUCE_MAX_BYTES`),
+        ``nccl_all_reduce``: calls that went to NCCL (a group of arrays counts once; barriers
+        are all-reduces too), ``peer_enabled``: whether the ranks set the peer path up at init,
+        ``peer_max_bytes``: its agreed byte limit.
+
+    Raises
+    ------
+    RuntimeError
+        Before :func:`init_process_group`.
+    """
+    group = _require()
+    stats = getattr(group.comm, "peer_stats", None) if group.backend == "nccl" else None
+    peer, nccl, enabled, max_bytes = stats() if stats is not None else (0, 0, False, 0)
+    return {"peer_all_reduce": peer, "nccl_all_reduce": nccl, "peer_enabled": bool(enabled),
+            "peer_max_bytes": max_bytes}
+
+
+def _use_peer_all_reduce(enabled: bool) -> None:
+    """For benchmarks: switches this rank's use of the peer all-reduce set up at init on or off
+    (off: NCCL serves every all-reduce). Every rank must switch between the same collectives."""
+    group = _require()
+    configure = getattr(group.comm, "configure_peer", None) if group.backend == "nccl" else None
+    if configure is not None:
+        group.call("switching the peer all-reduce", "configure_peer", bool(enabled),
+                   group.peer[1], group.timeout)
 
 
 def is_initialized() -> bool:

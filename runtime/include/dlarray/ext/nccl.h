@@ -126,6 +126,23 @@ typedef struct DLArrayNcclExtV1 {
    *        collective queued on the side stream. Not inside a group.
    */
   int (*set_stream)(DLArrayNcclComm* comm, int32_t side);
+  /*!
+   * \brief The peer-memory all-reduce (CUDA IPC, one kernel, for small arrays on one host), set
+   *        before comm_init: enabled (0/1), max_bytes (all_reduce calls of at most that many
+   *        bytes take it), timeout_seconds (its kernel gives up waiting for a peer after that
+   *        long; async_error then names the peer). comm_init sets it up when every rank has it
+   *        enabled, is on this host and can access every peer's GPU; off until configured.
+   *        After comm_init it switches the use of what was set up on or off, and sets max_bytes
+   *        (at most the set-up's); every rank must do the same between the same collectives.
+   */
+  int (*peer_configure)(DLArrayNcclComm* comm, int32_t enabled, uint64_t max_bytes,
+                        double timeout_seconds);
+  /*! \brief All-reduces count arrays in place: one peer-memory kernel when eligible (one
+   *         dtype, at most max_bytes in all), else one NCCL group of all_reduce calls. */
+  int (*all_reduce_group)(DLArrayNcclComm* comm, DLArray* const* arrays, int32_t count, int32_t op);
+  /*! \brief counts[0..num_counts): all-reduce calls that took the peer path, that went to
+   *         NCCL (a group counts once), 1 when the peer path is set up and on, its max_bytes. */
+  int (*peer_stats)(DLArrayNcclComm* comm, uint64_t* counts, int32_t num_counts);
 } DLArrayNcclExtV1;
 
 /* Deprecated names from before the extension naming rule (docs/architecture.md), kept for

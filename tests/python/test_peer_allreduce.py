@@ -1,0 +1,367 @@
+"""The peer-memory all-reduce (issue 24: small all-reduces in one kernel over CUDA IPC mappings
+instead of NCCL): its settings on the CPU, then on 2 GPUs through the launcher every dtype and
+op against NumPy at sizes around its unit, block and threshold boundaries, bit-identical on
+both ranks, 1000+ calls back to back across the sequence numbers' wrap interleaved with NCCL's,
+the switch that turns it off, and a dead rank ending the other with an error naming it.
+
+Run as a script, this file is one rank of those runs:
+
+    python -m dlarray.distributed.run --nproc-per-node 2 test_peer_allreduce.py SCENARIO OUTDIR
+"""
+import hashlib
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import dlarray
+from dlarray.distributed import _group
+
+HERE = pathlib.Path(__file__).resolve().parent
+LIMIT = _group.PEER_ALLREDUCE_MAX_BYTES
+# Sizes in elements: empty, one, a partial 16-byte unit, units and blocks (512 threads) crossed,
+# more than one pass of the grid (32 blocks x 512 threads x one unit).
+SIZES = [0, 1, 3, 7, 17, 100, 513, 4097, 70001]
+DTYPES = ["float32", "float64", "float16", "int32", "int64", "int8", "uint8", "uint32", "uint64"]
+
+
+# -- settings, on the CPU --------------------------------------------------------------------
+
+def test_peer_config_defaults_on_with_the_measured_limit():
+    assert _group.peer_config({}) == (True, LIMIT)
+    assert _group.peer_config({"DLARRAY_PEER_ALLREDUCE": "1"}) == (True, LIMIT)
+
+
+def test_peer_config_switches_and_limit():
+    assert _group.peer_config({"DLARRAY_PEER_ALLREDUCE": "0"}) == (False, LIMIT)
+    assert _group.peer_config({"DLARRAY_PEER_ALLREDUCE_MAX_BYTES": "65536"}) == (True, 65536)
+    assert _group.peer_config({"DLARRAY_PEER_ALLREDUCE_MAX_BYTES": " 0 "}) == (False, 0)
+    # NCCL_P2P_DISABLE: the user forbade peer access (the two-node runs measure NCCL's network)
+    assert _group.peer_config({"NCCL_P2P_DISABLE": "1"})[0] is False
+    assert _group.peer_config({"NCCL_P2P_DISABLE": "0"})[0] is True
+
+
+@pytest.mark.parametrize("env, fragment", [
+    ({"DLARRAY_PEER_ALLREDUCE": "yes"}, "DLARRAY_PEER_ALLREDUCE must be 0 (off) or 1 (on)"),
+    ({"DLARRAY_PEER_ALLREDUCE_MAX_BYTES": "4MB"}, "must be a byte count"),
+    ({"DLARRAY_PEER_ALLREDUCE_MAX_BYTES": "-1"}, "must be a byte count"),
+])
+def test_peer_config_rejects_bad_values(env, fragment):
+    with pytest.raises(ValueError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        _group.peer_config(env)
+
+
+class FakeComm:
+    def __init__(self):
+        self.calls = []
+
+    def configure_peer(self, enabled, max_bytes, timeout):
+        self.calls.append(("configure_peer", enabled, max_bytes, timeout))
+
+    def init(self, payload):
+        self.calls.append(("init", len(payload)))
+
+    def peer_stats(self):
+        return (5, 2, True, 1234)
+
+
+def test_the_group_configures_the_communicator_before_init(monkeypatch):
+    fake = FakeComm()
+    monkeypatch.setattr(_group, "_new_communicator", lambda *args: fake)
+    monkeypatch.setattr(_group, "_unique_id", lambda: b"u" * 128)
+    group = _group.ProcessGroup(0, 1, dlarray._core.DLContext(0, 2), 7.5, -1)
+    group.peer = (True, 4096)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    try:
+        group._start_nccl("127.0.0.1", port)
+    finally:
+        group.rendezvous.close()
+    assert fake.calls == [("configure_peer", True, 4096, 7.5), ("init", 128)]
+
+
+def test_collective_stats_reads_the_communicator(monkeypatch):
+    import dlarray.distributed as dist
+    with pytest.raises(RuntimeError, match="not initialised"):
+        dist.collective_stats()
+    group = _group.ProcessGroup(0, 1, dlarray._core.DLContext(0, 2), 5.0, -1)
+    group.comm = FakeComm()
+    monkeypatch.setattr(dist, "_group_state", group)
+    assert dist.collective_stats() == {"peer_all_reduce": 5, "nccl_all_reduce": 2,
+                                       "peer_enabled": True, "peer_max_bytes": 1234}
+    group.comm = object()  # an MPI group, or an older module: zeros
+    assert dist.collective_stats()["peer_all_reduce"] == 0
+
+
+# -- 2 GPUs ----------------------------------------------------------------------------------
+
+GPUS = [c for c in dlarray.devices() if c.device_type == 2]
+needs_two_gpus = pytest.mark.skipif(len(GPUS) < 2, reason="the peer all-reduce needs two GPUs "
+                                    "(this machine has %d)" % len(GPUS))
+
+
+def _nccl_or_skip():
+    import dlarray.distributed as dist
+    try:
+        return dist.nccl_library()
+    except RuntimeError as e:
+        pytest.skip("NCCL is not installed: %s" % e)
+
+
+def env(**extra):
+    e = dict(os.environ, NCCL_NVLS_ENABLE="0", PYTHONUNBUFFERED="1")
+    e.update({k: str(v) for k, v in extra.items()})
+    return e
+
+
+def launch(tmp_path, scenario, timeout=240, **extra):
+    done = subprocess.run([sys.executable, "-m", "dlarray.distributed.run", "--nproc-per-node",
+                           "2", str(pathlib.Path(__file__)), scenario, str(tmp_path)],
+                          capture_output=True, text=True, timeout=timeout, env=env(**extra))
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    results = [read(tmp_path, r) for r in (0, 1)]
+    for r in results:
+        assert "exception" not in r, r["exception"]
+    return results
+
+
+def read(out, rank):
+    path = pathlib.Path(out) / ("rank%d.json" % rank)
+    assert path.exists(), "rank %d wrote no result" % rank
+    return json.loads(path.read_text())
+
+
+@needs_two_gpus
+def test_every_dtype_and_size_matches_numpy_bit_identical_on_both_ranks(tmp_path):
+    _nccl_or_skip()
+    r0, r1 = launch(tmp_path, "dtypes")
+    assert r0["stats"]["peer_enabled"], r0["stats"]
+    assert r0["checks"] > 150
+    assert r0["paths"] == r1["paths"]
+    for key, path in r0["paths"].items():
+        assert path == r0["want_paths"][key], (key, path)
+    assert r0["digests"] == r1["digests"]  # every rank got the same bits
+    print("\npeer all-reduce on 2 GPUs: %d checks, stats %s" % (r0["checks"], r0["stats"]))
+
+
+@needs_two_gpus
+def test_many_calls_back_to_back_across_the_wrap_and_interleaved_with_nccl(tmp_path):
+    _nccl_or_skip()
+    r0, r1 = launch(tmp_path, "many", DLARRAY_PEER_ALLREDUCE_FIRST_SEQ=2 ** 32 - 500)
+    for r in (r0, r1):
+        assert r["checks"] == 4, r
+        assert r["stats"]["peer_all_reduce"] >= 1000 and r["stats"]["nccl_all_reduce"] >= 100
+    print("\n1000+ calls: %.1f us a peer call (host, queued)" % r0["us_per_call"])
+
+
+@needs_two_gpus
+def test_the_switch_off_gives_nccl(tmp_path):
+    _nccl_or_skip()
+    r0, r1 = launch(tmp_path, "switch_off", DLARRAY_PEER_ALLREDUCE=0)
+    for r in (r0, r1):
+        assert r["stats"]["peer_enabled"] is False and r["stats"]["peer_all_reduce"] == 0
+        assert r["stats"]["nccl_all_reduce"] >= 3 and r["checks"] == 2
+
+
+@needs_two_gpus
+def test_a_dead_rank_ends_the_others_peer_all_reduce_naming_it(tmp_path):
+    _nccl_or_skip()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = [subprocess.Popen([sys.executable, str(pathlib.Path(__file__)), "dead", str(tmp_path)],
+                              env=env(RANK=r, LOCAL_RANK=r, WORLD_SIZE=2, MASTER_PORT=port,
+                                      DLARRAY_DIST_TIMEOUT=30, DLARRAY_DIST_EXIT_GRACE=30),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for r in (0, 1)]
+    outs = []
+    for p in procs:
+        try:
+            outs.append(p.communicate(timeout=120))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            raise AssertionError("a rank hung")
+    assert procs[1].returncode == 7
+    r = read(tmp_path, 0)
+    assert r["stats"]["peer_enabled"] and r["stats"]["peer_all_reduce"] >= 2, r
+    assert r["error"] and "rank 1" in r["error"], (r, outs[0][1][-3000:])
+    assert r["waited"] < 25, r  # the kernel stopped when rank 1's connection closed
+    assert procs[0].returncode == 0, outs[0][1][-3000:]
+
+
+# -- one rank of the runs above --------------------------------------------------------------
+
+def _data(rank, n, dtype, salt):
+    rng = np.random.default_rng(1000 * rank + salt)
+    if np.dtype(dtype).kind == "f":
+        return (rng.standard_normal(n) * 3).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(info.min, -100), min(info.max, 100), n, endpoint=True).astype(dtype)
+
+
+def _want(op, arrays):
+    """NumPy's reduction in rank order, in the arrays' dtype (integers wrap, as NCCL's)."""
+    acc = arrays[0].copy()
+    with np.errstate(over="ignore"):
+        for a in arrays[1:]:
+            if op in ("sum", "mean"):
+                acc = (acc + a).astype(acc.dtype)
+            elif op == "prod":
+                acc = (acc * a).astype(acc.dtype)
+            elif op == "max":
+                acc = np.maximum(acc, a)
+            else:
+                acc = np.minimum(acc, a)
+    if op == "mean":
+        acc = (acc.astype(np.float32 if acc.dtype == np.float16 else acc.dtype)
+               / len(arrays)).astype(acc.dtype)
+    return acc
+
+
+class _Worker:
+    def __init__(self, out):
+        import dlarray.distributed as dist
+        self.dist, self.out = dist, out
+        dist.init_process_group()
+        self.rank, self.world = dist.get_rank(), dist.get_world_size()
+        self.ctx = dist.get_device()
+        self.result = {"rank": self.rank, "checks": 0, "paths": {}, "want_paths": {},
+                       "digests": {}}
+
+    def peer_count(self):
+        return self.dist.collective_stats()["peer_all_reduce"]
+
+    def check(self, key, got, want, exact):
+        if exact or want.dtype.kind != "f":
+            np.testing.assert_array_equal(got, want, err_msg=key)
+        else:
+            tol = 2e-3 if want.dtype == np.float16 else 1e-5
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=key)
+        self.result["digests"][key] = hashlib.sha256(got.tobytes()).hexdigest()
+        self.result["checks"] += 1
+
+    def one(self, key, n, dtype, op, view=False):
+        """all_reduce of n elements (a view at an odd offset if view), checked."""
+        mine = _data(self.rank, n, dtype, n)
+        if view:  # not 16-byte aligned: the kernel's element path
+            x = dlarray.array(np.concatenate([np.zeros(1, dtype), mine]), self.ctx)[1:]
+        else:
+            x = dlarray.array(mine, self.ctx)
+        before = self.peer_count()
+        self.dist.all_reduce(x, op=op)
+        took = "peer" if self.peer_count() > before else "nccl"
+        nbytes = n * np.dtype(dtype).itemsize
+        peer_op = op != "mean" or np.dtype(dtype).kind == "f"
+        self.result["paths"][key] = took
+        self.result["want_paths"][key] = ("peer" if 0 < nbytes <= LIMIT and peer_op else "nccl")
+        want = _want(op, [_data(r, n, dtype, n) for r in range(self.world)])
+        self.check(key, x.asnumpy(), want, exact=took == "peer" and self.world == 2)
+
+    def dtypes(self):
+        for dtype in DTYPES:
+            for n in SIZES:
+                self.one("%s/%d/sum" % (dtype, n), n, dtype, "sum")
+            ops = ("max", "min", "prod") + (("mean",) if np.dtype(dtype).kind == "f" else ())
+            for op in ops:
+                self.one("%s/513/%s" % (dtype, op), 513, dtype, op)
+            self.one("%s/4097/view" % dtype, 4097, dtype, "sum", view=True)
+        for name, nbytes in (("4KB", 4 << 10), ("1MB", 1 << 20), ("limit", LIMIT),
+                             ("limit-1", LIMIT - 4), ("limit+1", LIMIT + 4)):
+            self.one("float32/%s" % name, nbytes // 4, "float32", "sum")
+        # A group: one kernel for arrays of one dtype; mixed dtypes go to NCCL.
+        for key, dtypes in (("group", ["float32"] * 5), ("group-mixed", ["float32", "int32"])):
+            mine = [_data(self.rank, 1000 + 77 * i, d, i) for i, d in enumerate(dtypes)]
+            xs = [dlarray.array(m, self.ctx) for m in mine]
+            before = self.peer_count()
+            self.dist.all_reduce_coalesced(xs)
+            self.result["paths"][key] = "peer" if self.peer_count() > before else "nccl"
+            self.result["want_paths"][key] = "peer" if key == "group" else "nccl"
+            for i, (x, d) in enumerate(zip(xs, dtypes)):
+                want = _want("sum", [_data(r, 1000 + 77 * i, d, i) for r in range(self.world)])
+                self.check("%s/%d" % (key, i), x.asnumpy(), want, exact=True)
+
+    def many(self):
+        """1020 peer calls queued back to back (no host wait), every 8th followed by an NCCL
+        one: each call doubles (sum of two equal arrays) what the previous left, so one stale
+        read anywhere shows in the end."""
+        small = dlarray.array(np.full(1001, float(self.rank + 1)), self.ctx)  # float64
+        big = dlarray.array(np.full(LIMIT // 4 + 64, float(self.rank + 1), np.float32), self.ctx)
+        group = [dlarray.array(np.full(37, self.rank + 1, np.int64), self.ctx) for _ in range(3)]
+        calls, nccl_calls = 1020, 0
+        start = time.perf_counter()
+        for i in range(calls):
+            self.dist.all_reduce(small)
+            if i % 8 == 7:
+                self.dist.all_reduce(big, op="max")
+                nccl_calls += 1
+            if i % 100 == 0:
+                self.dist.all_reduce_coalesced(group, op="max")
+        self.result["us_per_call"] = (time.perf_counter() - start) / calls * 1e6
+        total = float(sum(r + 1 for r in range(self.world)))
+        want = total * float(self.world) ** (calls - 1)
+        np.testing.assert_array_equal(small.asnumpy(), np.full(1001, want))
+        np.testing.assert_array_equal(big.asnumpy(), np.full(big.shape[0], self.world,
+                                                              np.float32))
+        for g in group:
+            np.testing.assert_array_equal(g.asnumpy(), np.full(37, self.world, np.int64))
+        self.result["checks"] = 4
+        self.result["nccl_expected"] = nccl_calls
+
+    def switch_off(self):
+        x = dlarray.array(np.full(10, self.rank + 1, np.int32), self.ctx)
+        self.dist.all_reduce(x)
+        np.testing.assert_array_equal(x.asnumpy(), np.full(10, 3, np.int32))
+        xs = [dlarray.array(np.ones(5, np.float32), self.ctx) for _ in range(2)]
+        self.dist.all_reduce_coalesced(xs)
+        np.testing.assert_array_equal(xs[1].asnumpy(), np.full(5, 2, np.float32))
+        self.result["checks"] = 2
+
+    def dead(self):
+        """Rank 1 leaves after two peer all-reduces; rank 0's third waits on the GPU."""
+        x = dlarray.array(np.ones(1000, np.float32), self.ctx)
+        self.dist.all_reduce(x)
+        self.dist.barrier()
+        self.result["stats"] = self.dist.collective_stats()
+        if self.rank == 1:
+            time.sleep(1.0)
+            os._exit(7)
+        start = time.monotonic()
+        try:
+            self.dist.all_reduce(x)
+            try:
+                x.asnumpy()  # waits on the GPU until the abort stops the kernel
+            except RuntimeError as e:
+                self.result["wait_error"] = str(e)
+            self.dist.all_reduce(x)
+            self.dist.barrier()
+            self.result["error"] = None
+        except self.dist.DistributedError as e:
+            self.result["error"] = str(e)
+        self.result["waited"] = round(time.monotonic() - start, 3)
+
+    def run(self, scenario):
+        try:
+            getattr(self, scenario)()
+            if scenario != "dead":
+                self.result["stats"] = self.dist.collective_stats()
+                self.dist.destroy_process_group()
+        except BaseException as e:  # noqa: BLE001 - recorded for the test, then re-raised
+            import traceback
+            self.result["exception"] = "".join(traceback.format_exception(type(e), e,
+                                                                          e.__traceback__))
+            raise
+        finally:
+            with open(os.path.join(self.out, "rank%d.json" % self.rank), "w") as f:
+                json.dump(self.result, f)
+
+
+if __name__ == "__main__":
+    _Worker(sys.argv[2]).run(sys.argv[1])
