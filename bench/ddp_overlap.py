@@ -6,7 +6,8 @@
 Step time (forward, backward, gradient all-reduce, SGD update) of
 1. an MLP 4096-4096-4096-10 at global batch 4096 (gradients: 128 MB, about 6 buckets of 25 MB);
    target: 2 GPUs <= 0.55x one GPU's step time;
-2. examples/mnist.py's MLP at global batch 1000; target: 2 GPUs not slower than one.
+2. examples/mnist.py's MLP at global batch 1000; target: 2 GPUs not slower than one (also with
+   the peer all-reduce off, ``_nccl``: every all-reduce through NCCL).
 Each on N GPUs with the gradients all-reduced in buckets during the backward pass (``buckets``,
 the data-parallel mode: CUDA graph segments with the collectives between them) and in one NCCL
 group after it (``after``), and on one GPU with the whole global batch while the other ranks
@@ -47,8 +48,14 @@ def parse_args(argv=None):
     parser.add_argument("--bucket-mb", type=float, default=25.0)
     parser.add_argument("--mnist-bucket-mb", default="0.5,0.05",
                         help="more bucket sizes (MB, comma-separated) for MNIST's buckets mode")
+    parser.add_argument("--models", default="mlp,mnist",
+                        help="which models (comma-separated): mlp, mnist")
     parser.add_argument("--json", metavar="FILE", help="save the results")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.models = {m.strip() for m in args.models.split(",") if m.strip()}
+    if not args.models or not args.models <= {"mlp", "mnist"}:
+        parser.error("--models takes mlp and/or mnist, got %r" % sorted(args.models))
+    return args
 
 
 def timed(step, ctx, steps, repeats, host=None):
@@ -134,16 +141,24 @@ def graphs(executor):
 
 def bench(args, ctx, rank, world):
     rows = []
-    for name, batch in (("MLP %dx3, batch %d" % (args.width, args.batch), args.batch),
-                        ("MNIST MLP, batch 1000", 1000)):
+    models = [("MLP %dx3, batch %d" % (args.width, args.batch), args.batch)]
+    models = (models if "mlp" in args.models else []) + (
+        [("MNIST MLP, batch 1000", 1000)] if "mnist" in args.models else [])
+    for name, batch in models:
         row = {"model": name, "graphs": {}}
-        modes = [("buckets", args.bucket_mb), ("after", None)]
+        modes = [("buckets", args.bucket_mb, True), ("after", None, True)]
         if name.startswith("MNIST"):
-            modes += [("buckets", float(mb)) for mb in args.mnist_bucket_mb.split(",") if mb]
-        for mode, bucket_mb in modes:
+            modes += [("buckets", float(mb), True) for mb in args.mnist_bucket_mb.split(",") if mb]
+            # The same with every all-reduce on NCCL: what the peer all-reduce (small
+            # all-reduces in one kernel over peer memory) changes.
+            modes += [("buckets", args.bucket_mb, False), ("after", None, False)]
+        for mode, bucket_mb, peer in modes:
             key = "%d_gpus_%s" % (world, mode)
             if mode == "buckets" and bucket_mb != args.bucket_mb:
                 key += "_%gmb" % bucket_mb
+            if not peer:
+                key += "_nccl"
+            dist._use_peer_all_reduce(peer)
             if name.startswith("MNIST"):
                 step = mnist_trainer(ctx, batch // world, mode, True, bucket_mb or 25.0)
                 executor = step.executor
@@ -151,8 +166,13 @@ def bench(args, ctx, rank, world):
                 model = WideMLP(ctx, batch // world, args.width, mode, args.bucket_mb, True)
                 step, executor = model.step, model.executor
             host = []
+            before = dist.collective_stats()
             row[key + "_ms"] = 1e3 * timed(step, ctx, args.steps, args.repeats, host)
-            row["graphs"][key] = "host %.3f ms a step; %s" % (1e3 * host[0], graphs(executor))
+            after = dist.collective_stats()
+            row["graphs"][key] = "host %.3f ms a step; all-reduces peer %d, NCCL %d; %s" % (
+                1e3 * host[0], after["peer_all_reduce"] - before["peer_all_reduce"],
+                after["nccl_all_reduce"] - before["nccl_all_reduce"], graphs(executor))
+            dist._use_peer_all_reduce(True)
         dist.host_barrier()
         if rank == 0:  # one GPU, the whole global batch, the other ranks idle
             if name.startswith("MNIST"):
@@ -188,8 +208,9 @@ def main(argv=None):
             print("%-24s %9.3f %14.3f %12.3f %13.3f %11.3f" % (
                 r["model"], r["1_gpu_ms"], r["%d_gpus_buckets_ms" % world],
                 r["%d_gpus_after_ms" % world], r["ratio_buckets"], r["ratio_after"]))
-            for key, ms in r.items():  # the other bucket sizes
-                if key.startswith("%d_gpus_buckets_" % world) and key.endswith("mb_ms"):
+            main = ("%d_gpus_buckets_ms" % world, "%d_gpus_after_ms" % world, "1_gpu_ms")
+            for key, ms in r.items():  # the other bucket sizes, and NCCL alone
+                if key.startswith("%d_gpus_" % world) and key.endswith("_ms") and key not in main:
                     print("%-24s %s: %.3f ms, ratio %.3f" % ("", key[:-3], ms,
                                                             ms / r["1_gpu_ms"]))
             for key, text in r["graphs"].items():

@@ -5,7 +5,9 @@
 
 1. all_reduce (sum, float32) bus bandwidth from 4 KB (latency) to 1 GB, ours next to
    torch.distributed's, and the ratio (target >= 0.95). Bus bandwidth is NCCL's measure:
-   bytes / time x 2 (n - 1) / n.
+   bytes / time x 2 (n - 1) / n. Ours is what all_reduce does by default (the peer-memory
+   all-reduce up to its byte limit, NCCL above); ``nccl us`` is ours with the peer path off,
+   which sets the limit (DLARRAY_PEER_ALLREDUCE_MAX_BYTES): the size where the two cross.
 2. Peer copy bandwidth gpu(0) -> gpu(1) and back (rank 0 alone, the others idle): our
    ``copyto`` next to torch ``Tensor.to('cuda:1')``, both making a new array each time.
 3. examples/mnist.py's MLP step, data-parallel over every rank (gradients in one NCCL group,
@@ -33,9 +35,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.p
                                 "examples"))
 import mnist  # noqa: E402
 
-SIZES = {"4KB": 4 << 10, "64KB": 64 << 10, "1MB": 1 << 20, "16MB": 16 << 20, "64MB": 64 << 20,
-         "1GB": 1 << 30}
-ITERS = {"4KB": 500, "64KB": 500, "1MB": 200, "16MB": 80, "64MB": 40, "1GB": 8}
+SIZES = {"4KB": 4 << 10, "64KB": 64 << 10, "1MB": 1 << 20, "4MB": 4 << 20, "16MB": 16 << 20,
+         "64MB": 64 << 20, "1GB": 1 << 30}
+ITERS = {"4KB": 500, "64KB": 500, "1MB": 200, "4MB": 120, "16MB": 80, "64MB": 40, "1GB": 8}
 
 
 def parse_args(argv=None):
@@ -96,9 +98,17 @@ def bench_all_reduce(args, ctx, world, torch, tdist):
         sync = lambda: dlarray.synchronize(ctx)  # noqa: E731
         timed(fn, sync, 3, 1, before=dist.barrier)  # warm-up: NCCL connects at first use
         row = {"size": name, "bytes": nbytes}
-        ours_s = timed(fn, sync, inner, args.repeats, before=dist.barrier)
-        row["ours_busbw_GBps"] = nbytes / ours_s * factor / 1e9
-        row["ours_us"] = ours_s * 1e6
+        for label, peer in (("ours", True), ("nccl", False)):
+            dist._use_peer_all_reduce(peer)
+            timed(fn, sync, 3, 1, before=dist.barrier)
+            before = dist.collective_stats()["peer_all_reduce"]
+            seconds = timed(fn, sync, inner, args.repeats, before=dist.barrier)
+            row[label + "_busbw_GBps"] = nbytes / seconds * factor / 1e9
+            row[label + "_us"] = seconds * 1e6
+            if peer:  # the barriers are peer all-reduces too: more than one a round
+                took = dist.collective_stats()["peer_all_reduce"] - before
+                row["path"] = "peer" if took >= inner * args.repeats else "nccl"
+        dist._use_peer_all_reduce(True)
         ours = fn = None  # free it before the next size
         if torch is not None:
             theirs = torch.ones(nbytes // 4, dtype=torch.float32, device="cuda")
@@ -225,11 +235,15 @@ def main(argv=None):
 def all_reduce_table(args, ctx, world, torch, tdist, results, say):
     results["all_reduce"] = bench_all_reduce(args, ctx, world, torch, tdist)
     say("\nall_reduce float32 sum, bus bandwidth GB/s (median of %d)" % args.repeats)
-    say("%6s %10s %10s %7s %10s" % ("size", "dlarray", "torch", "ratio", "ours us"))
+    say("%6s %10s %10s %7s %10s %5s %10s %10s %10s" % (
+        "size", "dlarray", "torch", "ratio", "ours us", "path", "nccl us", "torch us",
+        "nccl/ours"))
     for r in results["all_reduce"]:
-        say("%6s %10.1f %10s %7s %10.1f" % (
+        say("%6s %10.1f %10s %7s %10.1f %5s %10.1f %10s %10.2f" % (
             r["size"], r["ours_busbw_GBps"], "%.1f" % r["torch_busbw_GBps"] if "ratio" in r
-            else "-", "%.3f" % r["ratio"] if "ratio" in r else "-", r["ours_us"]))
+            else "-", "%.3f" % r["ratio"] if "ratio" in r else "-", r["ours_us"], r["path"],
+            r["nccl_us"], "%.1f" % r["torch_us"] if "ratio" in r else "-",
+            r["nccl_us"] / r["ours_us"]))
 
 
 def peer_copy_table(args, torch, results, say):
