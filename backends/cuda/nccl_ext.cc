@@ -60,6 +60,7 @@ int NcclType(DLArrayDType t, const char* op) {
     if (t.code == kDLArrayFloat && (t.bits == 16 || t.bits == 32 || t.bits == 64)) {
       return t.bits == 16 ? 6 : t.bits == 32 ? 7 : 8;
     }
+    if (t.code == kDLArrayBfloat && t.bits == 16) return 9;  // ncclBfloat16 (NCCL 2.10+)
     if (t.code == kDLArrayInt && (t.bits == 8 || t.bits == 32 || t.bits == 64)) {
       return t.bits == 8 ? 0 : t.bits == 32 ? 2 : 4;
     }
@@ -68,7 +69,7 @@ int NcclType(DLArrayDType t, const char* op) {
     }
   }
   throw DTypeError(std::string(op) + ": NCCL has no " + FormatDType(t) +
-                   " (float16/32/64, int8/32/64, uint8/32/64)");
+                   " (float16/32/64, bfloat16, int8/32/64, uint8/32/64)");
 }
 
 // Checks that the array lives on the communicator's GPU and is compact; returns its size.

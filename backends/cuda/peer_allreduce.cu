@@ -2,6 +2,7 @@
 // reduce in rank order. Work goes by 16-byte units of each array, unit u to thread u of the grid
 // (grid-stride): the split depends only on the element counts, so block b copies in exactly what
 // the peers' blocks b read after the barrier.
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -16,9 +17,11 @@ namespace cuda {
 namespace peer {
 namespace {
 
-// What T reduces in: float for float16 (rounded once at the end), T otherwise.
+// What T reduces in: float for float16 and bfloat16 (rounded once at the end), T otherwise.
 template <typename T>
-using Acc = std::conditional_t<std::is_same<T, __half>::value, float, T>;
+using Acc =
+    std::conditional_t<std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value,
+                       float, T>;
 
 template <typename T>
 __device__ Acc<T> ToAcc(T v) {
@@ -29,6 +32,11 @@ __device__ float ToAcc<__half>(__half v) {
   return __half2float(v);
 }
 
+template <>
+__device__ float ToAcc<__nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+
 template <typename T>
 __device__ T FromAcc(Acc<T> v) {
   return static_cast<T>(v);
@@ -36,6 +44,10 @@ __device__ T FromAcc(Acc<T> v) {
 template <>
 __device__ __half FromAcc<__half>(float v) {
   return __float2half_rn(v);
+}
+template <>
+__device__ __nv_bfloat16 FromAcc<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
 }
 
 // a op b. Integers wrap as NCCL's do (in the unsigned type: no signed overflow).
@@ -181,7 +193,9 @@ void LaunchAs(const KernelArgs& args, int blocks, cudaStream_t stream) {
 
 bool Supports(DLArrayDType t, int32_t op) {
   if (t.lanes != 1) return false;
-  const bool is_float = t.code == kDLArrayFloat && (t.bits == 16 || t.bits == 32 || t.bits == 64);
+  const bool is_float =
+      (t.code == kDLArrayFloat && (t.bits == 16 || t.bits == 32 || t.bits == 64)) ||
+      (t.code == kDLArrayBfloat && t.bits == 16);
   const bool is_int = (t.code == kDLArrayInt || t.code == kDLArrayUInt) &&
                       (t.bits == 8 || t.bits == 32 || t.bits == 64);
   if (op == kDLArrayNcclAvg) return is_float;  // NCCL's integer mean is left to NCCL
@@ -189,6 +203,7 @@ bool Supports(DLArrayDType t, int32_t op) {
 }
 
 void Launch(const KernelArgs& args, DLArrayDType t, int blocks, cudaStream_t stream) {
+  if (t.code == kDLArrayBfloat) return LaunchAs<__nv_bfloat16>(args, blocks, stream);
   if (t.code == kDLArrayFloat) {
     if (t.bits == 16) return LaunchAs<__half>(args, blocks, stream);
     if (t.bits == 32) return LaunchAs<float>(args, blocks, stream);

