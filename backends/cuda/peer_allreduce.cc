@@ -32,6 +32,8 @@ struct Record {
   uint64_t max_bytes;
   uint32_t first_seq;
   int32_t enabled;  // configured on, and the buffer is allocated
+  int32_t sms;      // the GPU's multiprocessors
+  int32_t pad;
 };
 
 // Each buffer half for calls of at most max_bytes: room for every array's padding too.
@@ -90,6 +92,7 @@ Record Prepare(DLArrayNcclComm* c, State* s) {
   bool ok = c->peer_enabled && c->peer_max_bytes > 0 && c->world_size <= kMaxRanks &&
             Ok(cudaDeviceGetPCIBusId(mine.bus, sizeof(mine.bus) - 1, c->device_id));
   void* words = nullptr;
+  ok = ok && Ok(cudaDeviceGetAttribute(&mine.sms, cudaDevAttrMultiProcessorCount, c->device_id));
   ok = ok && Ok(cudaHostAlloc(&words, 2 * sizeof(int32_t), cudaHostAllocMapped));
   if (words != nullptr) {
     s->words = static_cast<volatile int32_t*>(words);
@@ -161,12 +164,15 @@ bool MapPeers(State* s, const std::vector<Record>& all) {
     const Record& r = all[static_cast<size_t>(p)];
     if (r.enabled == 0 || std::strncmp(r.host, mine.host, sizeof(r.host)) != 0) return false;
     s->max_bytes = std::min(s->max_bytes, r.max_bytes);
+    s->max_blocks = std::min(s->max_blocks, static_cast<int>(r.sms));
     if (p == s->rank) continue;
     int device = -1;
     if (!Ok(cudaDeviceGetByPCIBusId(&device, r.bus))) return false;
-    if (device != s->device_id) {
-      int can = 0;
-      if (!Ok(cudaDeviceCanAccessPeer(&can, s->device_id, device)) || can == 0) return false;
+    // Two ranks on one GPU would take turns on it while each spins for the other.
+    int can = 0;
+    if (device == s->device_id || !Ok(cudaDeviceCanAccessPeer(&can, s->device_id, device)) ||
+        can == 0) {
+      return false;
     }
     void* mapped = nullptr;
     if (!Ok(cudaIpcOpenMemHandle(&mapped, r.handle, cudaIpcMemLazyEnablePeerAccess))) {
@@ -204,6 +210,7 @@ void SetUp(DLArrayNcclComm* c) {
   s->rank = c->rank;
   s->world = c->world_size;
   s->max_bytes = c->peer_max_bytes;
+  s->max_blocks = kMaxBlocks;
   // The group's watchdog aborts a collective waiting past the timeout (comm_abort: the kernel
   // stops at once); the kernel's own bound is a backstop a little later, so that the watchdog's
   // report comes first where it runs.
@@ -273,7 +280,8 @@ bool TryAllReduce(DLArrayNcclComm* c, const DLArray* const* in, DLArray* const* 
     args.world = s->world;
     args.op = op;
     args.num_segments = count;
-    const uint64_t blocks = std::min<uint64_t>((units + kThreads - 1) / kThreads, kMaxBlocks);
+    const uint64_t blocks =
+        std::min<uint64_t>((units + kThreads - 1) / kThreads, static_cast<uint64_t>(s->max_blocks));
     Launch(args, t, static_cast<int>(std::max<uint64_t>(blocks, 1)),
            static_cast<cudaStream_t>(stream));
   }

@@ -34,7 +34,7 @@ namespace cuda {
 namespace peer {
 
 constexpr int kMaxRanks = 8;      // ranks a peer group may have (flag slots per block)
-constexpr int kMaxBlocks = 32;    // blocks of one call: all resident at once on any GPU
+constexpr int kMaxBlocks = 64;    // blocks of one call, at most one per SM of the smallest GPU
 constexpr int kThreads = 512;     // threads per block
 constexpr int kMaxSegments = 64;  // arrays of one call (a gradient bucket's), kernel parameters
 constexpr uint64_t kAlign = 16;   // each array's place in the buffer: one 16-byte load per unit
@@ -74,7 +74,8 @@ inline uint64_t UnitElements(DLArrayDType t) { return kAlign * 8 / t.bits; }
 /*! \brief Whether the kernel takes dtype t with op (sum/prod/max/min; avg on floats). */
 bool Supports(DLArrayDType t, int32_t op);
 
-/*! \brief Queues the kernel on stream: `blocks` blocks (<= kMaxBlocks), dtype t (Supports). */
+/*! \brief Queues the kernel on stream: `blocks` blocks (<= kMaxBlocks; one per SM at most, so
+ *         that every block is resident while it spins), dtype t (Supports). */
 void Launch(const KernelArgs& args, DLArrayDType t, int blocks, cudaStream_t stream);
 
 /*! \brief One rank's registered buffer and the peers' buffers mapped here. */
@@ -91,6 +92,7 @@ struct State {
   volatile int32_t* words = nullptr;  // host-mapped abort and error words
   int32_t* device_words = nullptr;    // the same words' device address
   uint32_t seq = 0;                   // the last call's sequence number
+  int max_blocks = 1;  // blocks of a call: kMaxBlocks, at most the SMs of every rank's GPU
   ~State();
 };
 
