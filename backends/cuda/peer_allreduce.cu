@@ -10,6 +10,7 @@
 
 #include "cuda_check.h"
 #include "dlarray/ext/nccl.h"
+#include "dtype.cuh"
 #include "peer_allreduce.h"
 
 namespace dlarray {
@@ -17,51 +18,13 @@ namespace cuda {
 namespace peer {
 namespace {
 
-// What T reduces in: float for float16 and bfloat16 (rounded once at the end), T otherwise.
-template <typename T>
-using Acc =
-    std::conditional_t<std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value,
-                       float, T>;
-
-template <typename T>
-__device__ Acc<T> ToAcc(T v) {
-  return static_cast<Acc<T>>(v);
-}
-template <>
-__device__ float ToAcc<__half>(__half v) {
-  return __half2float(v);
-}
-
-template <>
-__device__ float ToAcc<__nv_bfloat16>(__nv_bfloat16 v) {
-  return __bfloat162float(v);
-}
-
-template <typename T>
-__device__ T FromAcc(Acc<T> v) {
-  return static_cast<T>(v);
-}
-template <>
-__device__ __half FromAcc<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __nv_bfloat16 FromAcc<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-
-// a op b. Integers wrap as NCCL's do (in the unsigned type: no signed overflow).
+// a op b in T's compute type (float for the 16-bit floats: rounded once, at the end); integers
+// wrap as NCCL's do (AddOf, MulOf: no signed overflow).
 template <typename A>
 __device__ A Combine(int32_t op, A a, A b) {
   if (op == kDLArrayNcclMax) return a < b ? b : a;
   if (op == kDLArrayNcclMin) return b < a ? b : a;
-  if constexpr (std::is_integral<A>::value) {
-    using U = std::make_unsigned_t<A>;
-    const U x = static_cast<U>(a), y = static_cast<U>(b);
-    return static_cast<A>(op == kDLArrayNcclProd ? static_cast<U>(x * y) : static_cast<U>(x + y));
-  } else {
-    return op == kDLArrayNcclProd ? a * b : a + b;
-  }
+  return op == kDLArrayNcclProd ? MulOf(a, b) : AddOf(a, b);
 }
 
 __device__ uint64_t GlobalNs() {
@@ -145,26 +108,26 @@ __device__ void Reduce(const KernelArgs& a) {
         if (p < a.world)
           raw[p] = __ldcg(reinterpret_cast<const uint4*>(a.buffers[p] + seg.offset) + u);
       }
-      Acc<T> acc[kUnit];
+      Compute<T> acc[kUnit];
       const T* first = reinterpret_cast<const T*>(&raw[0]);
 #pragma unroll
-      for (int e = 0; e < kUnit; ++e) acc[e] = ToAcc<T>(first[e]);
+      for (int e = 0; e < kUnit; ++e) acc[e] = Load(first[e]);
 #pragma unroll
       for (int p = 1; p < kMaxRanks; ++p) {
         if (p >= a.world) break;
         const T* v = reinterpret_cast<const T*>(&raw[p]);
 #pragma unroll
-        for (int e = 0; e < kUnit; ++e) acc[e] = Combine(a.op, acc[e], ToAcc<T>(v[e]));
+        for (int e = 0; e < kUnit; ++e) acc[e] = Combine(a.op, acc[e], Load(v[e]));
       }
       uint4 packed;
       T* result = reinterpret_cast<T*>(&packed);
 #pragma unroll
       for (int e = 0; e < kUnit; ++e) {
-        Acc<T> v = acc[e];
-        if constexpr (!std::is_integral<Acc<T>>::value) {
-          if (a.op == kDLArrayNcclAvg) v = v / static_cast<Acc<T>>(a.world);
+        Compute<T> v = acc[e];
+        if constexpr (!std::is_integral<Compute<T>>::value) {
+          if (a.op == kDLArrayNcclAvg) v = v / static_cast<Compute<T>>(a.world);
         }
-        result[e] = FromAcc<T>(v);
+        result[e] = Store<T>(v);
       }
       const uint64_t base = u * kUnit;
       if (aligned && base + kUnit <= seg.count) {
