@@ -1,6 +1,7 @@
 #include "nccl_comm.h"
 
 #include <algorithm>
+#include <chrono>
 #include <thread>
 
 #include "cuda_device.h"
@@ -166,6 +167,106 @@ double PendingSeconds(DLArrayNcclComm* c) {
   const int64_t since = c->waiting_since.load();
   if (since != 0) seconds = std::max(seconds, static_cast<double>(NowNs() - since) * 1e-9);
   return seconds;
+}
+
+// Splits the initialised non-blocking communicator into a blocking one for the collectives
+// (nccl_comm.h says why). The split is a collective of the non-blocking parent: it runs in
+// NCCL's background thread and stays abortable (aborting the parent aborts the child's init).
+// NCCL publishes the child's handle from that thread only once the child is initialised, which
+// may be after the parent reports the group done (a 1-rank split returned with it still null on
+// an H200, NCCL 2.28): the handle is awaited, then the child's own state. Without a handle after
+// kSplitGrace the collectives stay on the non-blocking parent (correct, only slower per call).
+void SplitBlocking(DLArrayNcclComm* c) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kSplitGrace = std::chrono::seconds(10);
+  Result r;
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
+    Config config;
+    config.blocking = 1;
+    SetDevice(c->device_id);
+    c->split_out = nullptr;
+    r = Lib().CommSplit(c->comm, 0, c->rank, &c->split_out, &config);
+    if (r != kSuccess && r != kInProgress) ThrowNccl(c, "ncclCommSplit", r);
+  }
+  if (r == kInProgress) WaitReady(c, "ncclCommSplit");
+  const Clock::time_point start = Clock::now();
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
+      Comm child = __atomic_load_n(&c->split_out, __ATOMIC_ACQUIRE);
+      if (child != nullptr) {
+        Result state = kInProgress;
+        const Result q = Lib().CommGetAsyncError(child, &state);
+        if (q != kSuccess) ThrowNccl(c, "ncclCommGetAsyncError", q);
+        if (state != kSuccess && state != kInProgress) {
+          ThrowNccl(c, "ncclCommSplit", state);
+        }
+        if (state == kSuccess) {
+          c->parent = c->comm;
+          c->comm = child;
+          c->blocking = true;
+          return;
+        }
+      } else if (Clock::now() - start > kSplitGrace) {
+        return;  // no child: the non-blocking parent serves the collectives
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+// Opens a group on c (this thread): NCCL records its collectives until EndGroup.
+void StartGroup(DLArrayNcclComm* c) {
+  if (c == nullptr) throw Error(ErrorKind::kValue, "group_start: comm is null");
+  std::lock_guard<std::mutex> lock(c->mu);
+  if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclGroupStart");
+  if (c->in_group) throw Error(ErrorKind::kValue, "group_start: a group is already open");
+  const Result r = Lib().GroupStart();
+  if (r != nccl::kSuccess) ThrowNccl(c, "ncclGroupStart", r);
+  c->in_group = true;
+}
+
+// Closes the group and launches its collectives (a comm_abort meanwhile waits for it).
+void EndGroup(DLArrayNcclComm* c) {
+  if (c == nullptr) throw Error(ErrorKind::kValue, "group_end: comm is null");
+  Result r = nccl::kSuccess;
+  nccl::Stream stream;
+  bool unlocked = false;  // a blocking comm launches (and may wait for peers) without mu
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (!c->in_group) throw Error(ErrorKind::kValue, "group_end: no group is open");
+    SetDevice(c->device_id);
+    stream = c->on_side ? c->side : StreamOf(c);
+    if (c->blocking && !c->aborted.load()) {
+      c->in_group = false;
+      c->in_call.fetch_add(1);
+      unlocked = true;
+    } else {
+      r = Lib().GroupEnd();
+      c->in_group = false;
+      if (c->aborted.load()) {
+        AbortLocked(c);  // the abort that waited
+        ThrowAborted(c, "ncclGroupEnd");
+      }
+      if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, "ncclGroupEnd", r);
+    }
+  }
+  if (unlocked) {
+    {
+      Waiting waiting(c);
+      r = Lib().GroupEnd();
+    }
+    c->in_call.fetch_sub(1);
+    if (c->aborted.load()) ThrowAborted(c, "ncclGroupEnd");
+    if (r != nccl::kSuccess) ThrowNccl(c, "ncclGroupEnd", r);
+  } else if (r == nccl::kInProgress) {
+    Waiting waiting(c);
+    WaitReady(c, "ncclGroupEnd");
+  }
+  NoteQueued(c, stream);
 }
 
 }  // namespace nccl

@@ -121,6 +121,14 @@ Stream CollectiveStreamLocked(DLArrayNcclComm* c);
 /*! \brief Aborts comm and parent (NCCL frees them); the caller holds mu. */
 void AbortLocked(DLArrayNcclComm* c);
 
+/*! \brief Splits the initialised non-blocking communicator into a blocking one for the
+ *         collectives (comm_init; see DLArrayNcclComm); keeps the parent without a child. */
+void SplitBlocking(DLArrayNcclComm* c);
+
+/*! \brief group_start and group_end on c (throw on failure; EndGroup also after a failure). */
+void StartGroup(DLArrayNcclComm* c);
+void EndGroup(DLArrayNcclComm* c);
+
 /*! \brief Notes collectives just queued on stream (grouped ones are noted at group_end). */
 void NoteQueuedUnlessGrouped(DLArrayNcclComm* c, Stream stream);
 void NoteQueued(DLArrayNcclComm* c, Stream stream);

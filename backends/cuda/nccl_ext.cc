@@ -26,12 +26,15 @@ namespace cuda {
 namespace {
 
 using nccl::AbortLocked;
+using nccl::EndGroup;
 using nccl::Lib;
 using nccl::Library;
 using nccl::NoteQueued;
 using nccl::NoteQueuedUnlessGrouped;
 using nccl::Result;
 using nccl::Run;
+using nccl::SplitBlocking;
+using nccl::StartGroup;
 using nccl::StreamOf;
 using nccl::ThrowAborted;
 using nccl::ThrowNccl;
@@ -110,55 +113,6 @@ void RequireSize(size_t got, size_t want, const char* op, const char* which, con
 nccl::Stream CollectiveStream(DLArrayNcclComm* c) {
   std::lock_guard<std::mutex> lock(c->mu);
   return nccl::CollectiveStreamLocked(c);
-}
-
-// Splits the initialised non-blocking communicator into a blocking one for the collectives
-// (nccl_comm.h says why). The split is a collective of the non-blocking parent: it runs in
-// NCCL's background thread and stays abortable (aborting the parent aborts the child's init).
-// NCCL publishes the child's handle from that thread only once the child is initialised, which
-// may be after the parent reports the group done (a 1-rank split returned with it still null on
-// an H200, NCCL 2.28): the handle is awaited, then the child's own state. Without a handle after
-// kSplitGrace the collectives stay on the non-blocking parent (correct, only slower per call).
-void SplitBlocking(DLArrayNcclComm* c) {
-  using Clock = std::chrono::steady_clock;
-  constexpr auto kSplitGrace = std::chrono::seconds(10);
-  Result r;
-  {
-    std::lock_guard<std::mutex> lock(c->mu);
-    if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
-    nccl::Config config;
-    config.blocking = 1;
-    SetDevice(c->device_id);
-    c->split_out = nullptr;
-    r = Lib().CommSplit(c->comm, 0, c->rank, &c->split_out, &config);
-    if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, "ncclCommSplit", r);
-  }
-  if (r == nccl::kInProgress) WaitReady(c, "ncclCommSplit");
-  const Clock::time_point start = Clock::now();
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(c->mu);
-      if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclCommSplit");
-      nccl::Comm child = __atomic_load_n(&c->split_out, __ATOMIC_ACQUIRE);
-      if (child != nullptr) {
-        Result state = nccl::kInProgress;
-        const Result q = Lib().CommGetAsyncError(child, &state);
-        if (q != nccl::kSuccess) ThrowNccl(c, "ncclCommGetAsyncError", q);
-        if (state != nccl::kSuccess && state != nccl::kInProgress) {
-          ThrowNccl(c, "ncclCommSplit", state);
-        }
-        if (state == nccl::kSuccess) {
-          c->parent = c->comm;
-          c->comm = child;
-          c->blocking = true;
-          return;
-        }
-      } else if (Clock::now() - start > kSplitGrace) {
-        return;  // no child: the non-blocking parent serves the collectives
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
 }
 
 // --- The table's functions -----------------------------------------------------------------
@@ -400,55 +354,6 @@ int ReduceScatter(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_
   });
 }
 
-void StartGroup(DLArrayNcclComm* c) {
-  if (c == nullptr) throw Error(ErrorKind::kValue, "group_start: comm is null");
-  std::lock_guard<std::mutex> lock(c->mu);
-  if (c->aborted.load() || c->comm == nullptr) ThrowAborted(c, "ncclGroupStart");
-  if (c->in_group) throw Error(ErrorKind::kValue, "group_start: a group is already open");
-  const Result r = Lib().GroupStart();
-  if (r != nccl::kSuccess) ThrowNccl(c, "ncclGroupStart", r);
-  c->in_group = true;
-}
-
-void EndGroup(DLArrayNcclComm* c) {
-  if (c == nullptr) throw Error(ErrorKind::kValue, "group_end: comm is null");
-  Result r = nccl::kSuccess;
-  nccl::Stream stream;
-  bool unlocked = false;  // a blocking comm launches (and may wait for peers) without mu
-  {
-    std::lock_guard<std::mutex> lock(c->mu);
-    if (!c->in_group) throw Error(ErrorKind::kValue, "group_end: no group is open");
-    SetDevice(c->device_id);
-    stream = c->on_side ? c->side : StreamOf(c);
-    if (c->blocking && !c->aborted.load()) {
-      c->in_group = false;
-      c->in_call.fetch_add(1);
-      unlocked = true;
-    } else {
-      r = Lib().GroupEnd();
-      c->in_group = false;
-      if (c->aborted.load()) {
-        AbortLocked(c);  // the abort that waited
-        ThrowAborted(c, "ncclGroupEnd");
-      }
-      if (r != nccl::kSuccess && r != nccl::kInProgress) ThrowNccl(c, "ncclGroupEnd", r);
-    }
-  }
-  if (unlocked) {
-    {
-      Waiting waiting(c);
-      r = Lib().GroupEnd();
-    }
-    c->in_call.fetch_sub(1);
-    if (c->aborted.load()) ThrowAborted(c, "ncclGroupEnd");
-    if (r != nccl::kSuccess) ThrowNccl(c, "ncclGroupEnd", r);
-  } else if (r == nccl::kInProgress) {
-    Waiting waiting(c);
-    WaitReady(c, "ncclGroupEnd");
-  }
-  NoteQueued(c, stream);
-}
-
 int GroupStart(DLArrayNcclComm* c) {
   return Guard([&] { StartGroup(c); });
 }
@@ -486,36 +391,11 @@ int AllReduceGroup(DLArrayNcclComm* c, DLArray* const* arrays, int32_t count, in
 }
 
 int PeerConfigure(DLArrayNcclComm* c, int32_t enabled, uint64_t max_bytes, double timeout_seconds) {
-  return Guard([&] {
-    if (c == nullptr) throw Error(ErrorKind::kValue, "peer_configure: comm is null");
-    if (!(timeout_seconds > 0)) {
-      throw Error(ErrorKind::kValue, "peer_configure: timeout_seconds must be positive, got " +
-                                         std::to_string(timeout_seconds));
-    }
-    std::lock_guard<std::mutex> lock(c->mu);
-    if (c->comm == nullptr && !c->finalized) {  // before comm_init: what SetUp prepares
-      c->peer_enabled = enabled != 0;
-      c->peer_max_bytes = max_bytes;
-      c->peer_timeout_seconds = timeout_seconds;
-      return;
-    }
-    // After: the use of what was set up, switched on or off (the benchmark's NCCL column; every
-    // rank switches between the same collectives), the limit within what the buffers hold.
-    c->peer_enabled = enabled != 0;
-    if (c->peer != nullptr) c->peer->max_bytes = std::min(max_bytes, c->peer->capacity);
-  });
+  return Guard([&] { peer::Configure(c, enabled != 0, max_bytes, timeout_seconds); });
 }
 
 int PeerStats(DLArrayNcclComm* c, uint64_t* counts, int32_t num_counts) {
-  return Guard([&] {
-    if (c == nullptr || (counts == nullptr && num_counts > 0)) {
-      throw Error(ErrorKind::kValue, "peer_stats: null argument");
-    }
-    const peer::State* s = c->peer.get();
-    const uint64_t all[4] = {c->peer_calls.load(), c->nccl_calls.load(), s != nullptr ? 1u : 0u,
-                             s != nullptr ? s->max_bytes : 0u};
-    for (int32_t i = 0; i < num_counts && i < 4; ++i) counts[i] = all[i];
-  });
+  return Guard([&] { peer::Stats(c, counts, num_counts); });
 }
 
 int SetStream(DLArrayNcclComm* c, int32_t side) {

@@ -290,6 +290,34 @@ bool TryAllReduce(DLArrayNcclComm* c, const DLArray* const* in, DLArray* const* 
   return true;
 }
 
+void Configure(DLArrayNcclComm* c, bool enabled, uint64_t max_bytes, double timeout_seconds) {
+  if (c == nullptr) throw Error(ErrorKind::kValue, "peer_configure: comm is null");
+  if (!(timeout_seconds > 0)) {
+    throw Error(ErrorKind::kValue, "peer_configure: timeout_seconds must be positive, got " +
+                                       std::to_string(timeout_seconds));
+  }
+  std::lock_guard<std::mutex> lock(c->mu);
+  c->peer_enabled = enabled;
+  if (c->comm == nullptr && !c->finalized) {  // before comm_init: what SetUp prepares
+    c->peer_max_bytes = max_bytes;
+    c->peer_timeout_seconds = timeout_seconds;
+  } else if (c->peer != nullptr) {
+    c->peer->max_bytes = std::min(max_bytes, c->peer->capacity);
+  }
+}
+
+void Stats(DLArrayNcclComm* c, uint64_t* counts, int32_t num_counts) {
+  if (c == nullptr || (counts == nullptr && num_counts > 0)) {
+    throw Error(ErrorKind::kValue, "peer_stats: null argument");
+  }
+  std::lock_guard<std::mutex> lock(c->mu);
+  const State* s = c->peer.get();
+  const uint64_t all[4] = {c->peer_calls.load(), c->nccl_calls.load(),
+                           s != nullptr && c->peer_enabled ? 1u : 0u,
+                           s != nullptr ? s->max_bytes : 0u};
+  for (int32_t i = 0; i < num_counts && i < 4; ++i) counts[i] = all[i];
+}
+
 void CheckError(DLArrayNcclComm* c) {
   const State* s = c->peer.get();
   if (s == nullptr) return;

@@ -117,6 +117,16 @@ void SetUp(DLArrayNcclComm* c);
 bool TryAllReduce(DLArrayNcclComm* c, const DLArray* const* in, DLArray* const* out,
                   const size_t* sizes, int count, int32_t op);
 
+/*!
+ * \brief peer_configure: before comm_init the settings SetUp uses; after it, the use of what was
+ *        set up switched on or off (the benchmark's NCCL column; every rank switches between
+ *        the same collectives) and its limit, within what the buffers hold.
+ */
+void Configure(DLArrayNcclComm* c, bool enabled, uint64_t max_bytes, double timeout_seconds);
+
+/*! \brief peer_stats: counts[0..num_counts) of (peer calls, NCCL calls, set up and on, limit). */
+void Stats(DLArrayNcclComm* c, uint64_t* counts, int32_t num_counts);
+
 /*! \brief Throws BackendError naming the rank waited for when a kernel gave up. */
 void CheckError(DLArrayNcclComm* c);
 
