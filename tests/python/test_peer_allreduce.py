@@ -17,21 +17,25 @@ import subprocess
 import sys
 import time
 
-import ml_dtypes
 import numpy as np
 import pytest
 
+try:
+    import ml_dtypes
+except ImportError:  # bfloat16 is then left out
+    ml_dtypes = None
+
 import dlarray
-from dlarray.distributed import _group
+from dlarray.distributed import _group, _peer
 
 HERE = pathlib.Path(__file__).resolve().parent
-LIMIT = _group.PEER_ALLREDUCE_MAX_BYTES
+LIMIT = _peer.PEER_ALLREDUCE_MAX_BYTES
 # Sizes in elements: empty, one, a partial 16-byte unit, units and blocks (512 threads) crossed,
 # several passes of the grid (at most 64 blocks x 512 threads, a 16-byte unit each; 600001
 # float64 is over the limit: NCCL's).
 SIZES = [0, 1, 3, 7, 17, 100, 513, 4097, 70001, 600001]
-DTYPES = ["float32", "float64", "float16", "bfloat16", "int32", "int64", "int8", "uint8", "uint32",
-          "uint64"]
+DTYPES = ["float32", "float64", "float16"] + (["bfloat16"] if ml_dtypes else []) + [
+    "int32", "int64", "int8", "uint8", "uint32", "uint64"]
 FLOATS = {"float16", "bfloat16", "float32", "float64"}
 
 
@@ -42,17 +46,17 @@ def _np_dtype(name):
 # -- settings, on the CPU --------------------------------------------------------------------
 
 def test_peer_config_defaults_on_with_the_measured_limit():
-    assert _group.peer_config({}) == (True, LIMIT)
-    assert _group.peer_config({"DLARRAY_PEER_ALLREDUCE": "1"}) == (True, LIMIT)
+    assert _peer.peer_config({}) == (True, LIMIT)
+    assert _peer.peer_config({"DLARRAY_PEER_ALLREDUCE": "1"}) == (True, LIMIT)
 
 
 def test_peer_config_switches_and_limit():
-    assert _group.peer_config({"DLARRAY_PEER_ALLREDUCE": "0"}) == (False, LIMIT)
-    assert _group.peer_config({"DLARRAY_PEER_ALLREDUCE_MAX_BYTES": "65536"}) == (True, 65536)
-    assert _group.peer_config({"DLARRAY_PEER_ALLREDUCE_MAX_BYTES": " 0 "}) == (False, 0)
+    assert _peer.peer_config({"DLARRAY_PEER_ALLREDUCE": "0"}) == (False, LIMIT)
+    assert _peer.peer_config({"DLARRAY_PEER_ALLREDUCE_MAX_BYTES": "65536"}) == (True, 65536)
+    assert _peer.peer_config({"DLARRAY_PEER_ALLREDUCE_MAX_BYTES": " 0 "}) == (False, 0)
     # NCCL_P2P_DISABLE: the user forbade peer access (the two-node runs measure NCCL's network)
-    assert _group.peer_config({"NCCL_P2P_DISABLE": "1"})[0] is False
-    assert _group.peer_config({"NCCL_P2P_DISABLE": "0"})[0] is True
+    assert _peer.peer_config({"NCCL_P2P_DISABLE": "1"})[0] is False
+    assert _peer.peer_config({"NCCL_P2P_DISABLE": "0"})[0] is True
 
 
 @pytest.mark.parametrize("env, fragment", [
@@ -62,7 +66,7 @@ def test_peer_config_switches_and_limit():
 ])
 def test_peer_config_rejects_bad_values(env, fragment):
     with pytest.raises(ValueError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
-        _group.peer_config(env)
+        _peer.peer_config(env)
 
 
 class FakeComm:

@@ -38,8 +38,9 @@ from typing import Optional, Sequence
 
 from .. import _core
 from .._core import DLContext, NDArray
-from . import _group, _mpi, _nccl
+from . import _group, _mpi, _nccl, _peer
 from ._buckets import GradientBuckets
+from ._peer import _use_peer_all_reduce, collective_stats  # noqa: F401 - the benches switch
 from .rendezvous import DistributedError, RendezvousTimeout
 
 __all__ = [
@@ -180,7 +181,7 @@ def init_process_group(rank: Optional[int] = None, world_size: Optional[int] = N
     if _group._backend_for(device) == "mpi":
         _group._open_mpi()
     else:
-        peer = _group.peer_config()
+        peer = _peer.peer_config()
         _group._open_nccl()
     group = _group.ProcessGroup(rank, world_size, device, timeout, exit_grace)
     group.peer = peer
@@ -292,40 +293,6 @@ def _op(op):
     except (KeyError, TypeError):
         raise ValueError("op must be one of %s, got %r"
                          % (", ".join(sorted(set(_OPS) - {"avg"})), op)) from None
-
-
-def collective_stats() -> dict:
-    """Which path this rank's all-reduces took (GPU groups; zeros on MPI).
-
-    Returns
-    -------
-    dict
-        ``peer_all_reduce``: calls through peer memory (one kernel over CUDA IPC mappings, for
-        small arrays on one host; :data:`dlarray.distributed._group.PEER_ALLREDUCE_MAX_BYTES`),
-        ``nccl_all_reduce``: calls that went to NCCL (a group of arrays counts once; barriers
-        are all-reduces too), ``peer_enabled``: whether the ranks set the peer path up at init,
-        ``peer_max_bytes``: its agreed byte limit.
-
-    Raises
-    ------
-    RuntimeError
-        Before :func:`init_process_group`.
-    """
-    group = _require()
-    stats = getattr(group.comm, "peer_stats", None) if group.backend == "nccl" else None
-    peer, nccl, enabled, max_bytes = stats() if stats is not None else (0, 0, False, 0)
-    return {"peer_all_reduce": peer, "nccl_all_reduce": nccl, "peer_enabled": bool(enabled),
-            "peer_max_bytes": max_bytes}
-
-
-def _use_peer_all_reduce(enabled: bool) -> None:
-    """For benchmarks: switches this rank's use of the peer all-reduce set up at init on or off
-    (off: NCCL serves every all-reduce). Every rank must switch between the same collectives."""
-    group = _require()
-    configure = getattr(group.comm, "configure_peer", None) if group.backend == "nccl" else None
-    if configure is not None:
-        group.call("switching the peer all-reduce", "configure_peer", bool(enabled),
-                   group.peer[1], group.timeout)
 
 
 def is_initialized() -> bool:

@@ -22,51 +22,6 @@ from .rendezvous import DistributedError, Rendezvous
 
 _WATCH_SECONDS = 0.5   # how often the watchdog asks NCCL for asynchronous errors
 
-# All-reduces of at most this many bytes (a call's arrays together) take the peer-memory path
-# where every rank is on this host and reaches every peer's GPU (CUDA IPC; one kernel reads
-# every rank's buffer over NVLink: a launch, a barrier and the reads, about 5-10 us for 1 MB
-# against NCCL's 40 us); larger ones go to NCCL, whose ring wins once bandwidth dominates.
-# The crossover is for bench/distributed.py's table on 2 GPUs (peer vs nccl columns) to set;
-# 4 MB is the estimate for NVLink (two 4 MB halves per rank are allocated). Tune with
-# DLARRAY_PEER_ALLREDUCE_MAX_BYTES; DLARRAY_PEER_ALLREDUCE=0 turns the path off.
-PEER_ALLREDUCE_MAX_BYTES = 4 << 20
-
-
-def peer_config(environ=None):
-    """The peer all-reduce's settings for this rank from the environment.
-
-    Returns
-    -------
-    tuple of (bool, int)
-        Whether it is enabled (``DLARRAY_PEER_ALLREDUCE``, 1 by default; off as well where
-        ``NCCL_P2P_DISABLE`` forbids peer access) and its byte limit
-        (``DLARRAY_PEER_ALLREDUCE_MAX_BYTES``, default :data:`PEER_ALLREDUCE_MAX_BYTES`; 0 is
-        off). The ranks agree at init: the path is used only where every rank has it on, with
-        the smallest limit.
-
-    Raises
-    ------
-    ValueError
-        For a value that is not 0/1, or not a byte count.
-    """
-    environ = os.environ if environ is None else environ
-    switch = environ.get("DLARRAY_PEER_ALLREDUCE", "").strip()
-    if switch not in ("", "0", "1"):
-        raise ValueError("DLARRAY_PEER_ALLREDUCE must be 0 (off) or 1 (on), got %r" % switch)
-    text = environ.get("DLARRAY_PEER_ALLREDUCE_MAX_BYTES", "").strip()
-    max_bytes = PEER_ALLREDUCE_MAX_BYTES
-    if text:
-        try:
-            max_bytes = int(text)
-        except ValueError:
-            max_bytes = -1
-        if max_bytes < 0:
-            raise ValueError("DLARRAY_PEER_ALLREDUCE_MAX_BYTES must be a byte count (an integer "
-                             ">= 0), got %r" % text)
-    p2p_off = environ.get("NCCL_P2P_DISABLE", "").strip() not in ("", "0")
-    return switch != "0" and not p2p_off and max_bytes > 0, max_bytes
-
-
 # Seams for the tests, which run the group's logic on the CPU with a fake communicator.
 def _open_nccl():
     return _nccl.load()
@@ -160,7 +115,7 @@ class ProcessGroup:
         self.timeout, self.exit_grace = timeout, exit_grace
         self.failure = None
         self.comm = None
-        self.peer = (False, 0)  # the peer all-reduce's (enabled, max_bytes): peer_config()
+        self.peer = (False, 0)  # the peer all-reduce's (enabled, max_bytes): _peer.peer_config()
         self.rendezvous = None
         self.destroyed = False
         self._lock = threading.Lock()
