@@ -83,7 +83,8 @@ struct DLArrayNcclComm {
   uint64_t peer_max_bytes = 0;
   double peer_timeout_seconds = 300;
   std::unique_ptr<dlarray::cuda::peer::State> peer;
-  std::atomic<uint64_t> peer_calls{0};  // all-reduce calls that took the peer path
+  std::atomic<volatile int32_t*> peer_words{nullptr};  // peer->words, for comm_abort
+  std::atomic<uint64_t> peer_calls{0};                 // all-reduce calls that took the peer path
   std::atomic<uint64_t> nccl_calls{0};  // all-reduce calls (and groups) that went to NCCL
   ~DLArrayNcclComm();
 };

@@ -215,8 +215,8 @@ int CommAbort(DLArrayNcclComm* c) {
   return Guard([&] {
     if (c == nullptr) throw Error(ErrorKind::kValue, "comm_abort: comm is null");
     c->aborted.store(true);
+    peer::SignalAbort(c);  // a peer all-reduce kernel waiting for a peer gives up (no mutex)
     std::lock_guard<std::mutex> lock(c->mu);
-    peer::SignalAbortLocked(c);  // a peer all-reduce kernel waiting for a peer gives up
     // Collectives queued in an open group still refer to the communicator: group_end (which
     // follows at once: nothing blocks inside a group) submits them, then aborts. A blocking
     // call running without mu (in_call) is aborted under it: that is what ends its wait.

@@ -230,6 +230,7 @@ void SetUp(DLArrayNcclComm* c) {
   // Every rank's own verdict, agreed: a rank alone on the peer path would wait forever.
   if (AllAgree(c, ok ? 1 : 0) == 0) return;  // s frees what was made
   std::lock_guard<std::mutex> lock(c->mu);
+  c->peer_words.store(s->words);
   c->peer = std::move(s);
 }
 
@@ -334,8 +335,9 @@ void CheckError(DLArrayNcclComm* c) {
   throw BackendError("peer all-reduce on " + nccl::Who(c) + ": aborted while waiting for " + peer);
 }
 
-void SignalAbortLocked(DLArrayNcclComm* c) {
-  if (c->peer != nullptr) c->peer->words[kAbortWord] = 1;
+void SignalAbort(DLArrayNcclComm* c) {
+  volatile int32_t* words = c->peer_words.load();
+  if (words != nullptr) words[kAbortWord] = 1;
 }
 
 }  // namespace peer

@@ -130,8 +130,9 @@ void Stats(DLArrayNcclComm* c, uint64_t* counts, int32_t num_counts);
 /*! \brief Throws BackendError naming the rank waited for when a kernel gave up. */
 void CheckError(DLArrayNcclComm* c);
 
-/*! \brief Makes every spinning kernel of c give up (comm_abort); the caller holds c->mu. */
-void SignalAbortLocked(DLArrayNcclComm* c);
+/*! \brief Makes every spinning kernel of c give up (comm_abort). Takes no mutex: a call may
+ *         hold c->mu while its launch waits for a full launch queue to drain. */
+void SignalAbort(DLArrayNcclComm* c);
 
 }  // namespace peer
 }  // namespace cuda
