@@ -2,13 +2,10 @@
 // communicator (nccl_comm.h) and the GPU's stream; failures go to the core's set_error.
 #include "nccl_ext.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cuda_check.h"
@@ -29,7 +26,6 @@ using nccl::AbortLocked;
 using nccl::EndGroup;
 using nccl::Lib;
 using nccl::Library;
-using nccl::NoteQueued;
 using nccl::NoteQueuedUnlessGrouped;
 using nccl::Result;
 using nccl::Run;
@@ -38,7 +34,6 @@ using nccl::StartGroup;
 using nccl::StreamOf;
 using nccl::ThrowAborted;
 using nccl::ThrowNccl;
-using nccl::Waiting;
 using nccl::WaitReady;
 using nccl::Who;
 
