@@ -406,6 +406,9 @@ def _mask_get(x: NDArray, mask: NDArray) -> NDArray:
     return picked.reshape(pos.shape[0])
 
 
+# NDArray's Python __getitem__ (set by install).
+python_getitem: Any = None
+
 # Keys of basic indexing alone, told by their exact type.
 _BASIC_KEYS = frozenset({int, slice, type(Ellipsis), type(None)})
 
@@ -438,6 +441,8 @@ def install(cls: Any) -> None:
 
     __getitem__.__doc__ = basic_get.__doc__
     __setitem__.__doc__ = basic_set.__doc__
+    global python_getitem
+    python_getitem = __getitem__  # _core._fast_slots puts a C method before it (views.cc)
     cls.__getitem__ = __getitem__
     cls.__setitem__ = __setitem__
 

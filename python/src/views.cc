@@ -272,15 +272,37 @@ NDArray Transpose(const NDArray& self, const py::args& args) {
   return NDArray{a.View(shape, strides, a.byte_offset())};
 }
 
-// x[i] for an exact NDArray and an exact int i as the type's subscript slot: GetItem's view,
-// without the Python __getitem__ that _indexing_api puts before it and pybind11's dispatch and
-// return cast (most of a 1-element x[0]). No guard: no Python code runs for an int key. Every
-// other key or object goes to the slot Python made for __getitem__.
-binaryfunc g_python_subscript = nullptr;
+// x[i], x[i, j], x[1:], x[..., None] (BasicKey) for an exact NDArray as the type's subscript
+// slot: GetItem's view, without the Python __getitem__ that _indexing_api puts before it and
+// pybind11's dispatch and return cast (most of a 1-element x[0]). No guard: no Python code runs
+// for these keys. Every other key or object goes to that Python __getitem__ (g_python_getitem).
+//
+// CPython 3.11+ specializes a warm `x[k]` of a heap type whose __getitem__ is a Python function
+// to call that function directly, past the slot. So the type's __getitem__ becomes a C method
+// (kGetItemMethod, the same code as the slot), which the specializer leaves to the slot.
+PyObject* g_python_getitem = nullptr;  // the Python __getitem__ (a function), owned
+std::string g_getitem_doc;
+
+// A key of basic indexing alone, told by exact types: an int, a slice, None, ..., or a tuple of
+// them. The Python __getitem__ hands exactly these to GetItem too (no item is an array).
+bool BasicItem(PyObject* k) {
+  return PyLong_CheckExact(k) || PySlice_Check(k) || k == Py_None || k == Py_Ellipsis;
+}
+bool BasicKey(PyObject* key) {
+  if (BasicItem(key)) return true;
+  if (!PyTuple_CheckExact(key)) return false;
+  for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(key); i < n; ++i) {
+    if (!BasicItem(PyTuple_GET_ITEM(key, i))) return false;
+  }
+  return true;
+}
 
 PyObject* Subscript(PyObject* self, PyObject* key) {
-  const NDArray* a = PyLong_CheckExact(key) ? ExactInstance<NDArray>(self) : nullptr;
-  if (a == nullptr) return g_python_subscript(self, key);
+  const NDArray* a = BasicKey(key) ? ExactInstance<NDArray>(self) : nullptr;
+  if (a == nullptr) {
+    PyObject* args[2] = {self, key};
+    return PyObject_Vectorcall(g_python_getitem, args, 2, nullptr);
+  }
   try {
     return NewInstance(GetItem(*a, py::reinterpret_borrow<py::object>(key)));
   } catch (...) {
@@ -288,14 +310,28 @@ PyObject* Subscript(PyObject* self, PyObject* key) {
   }
 }
 
+PyMethodDef kGetItemMethod = {"__getitem__", &Subscript, METH_O, nullptr};
+
 }  // namespace
 
 void SetSubscriptSlot() {
   PyTypeObject* type = py::detail::get_type_info(typeid(NDArray))->type;
-  binaryfunc* slot = &type->tp_as_mapping->mp_subscript;
-  if (*slot == nullptr || *slot == &Subscript) return;
-  g_python_subscript = *slot;
-  *slot = &Subscript;
+  PyObject* current = PyDict_GetItemString(type->tp_dict, "__getitem__");  // borrowed
+  if (current != nullptr && PyFunction_Check(current)) {
+    // _indexing_api's method (or one set since): ours calls it for every key but an int.
+    Py_INCREF(current);
+    Py_XSETREF(g_python_getitem, current);
+    const py::object doc = py::reinterpret_borrow<py::object>(current).attr("__doc__");
+    g_getitem_doc = doc.is_none() ? std::string() : doc.cast<std::string>();
+    kGetItemMethod.ml_doc = g_getitem_doc.empty() ? nullptr : g_getitem_doc.c_str();
+    py::object method = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, &kGetItemMethod));
+    if (!method || PyObject_SetAttrString(reinterpret_cast<PyObject*>(type), "__getitem__",
+                                          method.ptr()) != 0) {
+      throw py::error_already_set();
+    }
+  }
+  if (g_python_getitem == nullptr) return;  // no Python __getitem__ yet: nothing to put before
+  type->tp_as_mapping->mp_subscript = &Subscript;
   PyType_Modified(type);
 }
 
