@@ -2,7 +2,8 @@
 
 See :func:`fuse`. The parts: ``_fuse_trace`` (the proxies and the DAG, with the unfused path's
 dtype rules), ``_fuse_codegen`` (the DAG as C++, CUDA or OpenCL C from the elementwise table's
-expressions), ``_fuse_backends`` (building and launching per device type) and ``_fuse_interp``
+expressions), ``_fuse_backends`` (building and launching per device type; CUDA's in ``_fuse_cuda``) and
+``_fuse_interp``
 (the portable path: the unfused kernels over cache-sized chunks); ``_fuse_reduce`` (a trailing
 reduction in the same kernel); ``_fuse_memo`` (the generated code and the CPU library of a plan
 key, on disk for later processes).
@@ -26,6 +27,7 @@ from ._operators import _compact
 # The parts, imported when the first function is fused (not at `import dlarray`).
 _backends: Any = None
 _codegen: Any = None
+_cuda: Any = None
 _memo: Any = None
 _interp: Any = None
 _reduce: Any = None
@@ -37,14 +39,15 @@ _dispatchers: dict = {}  # name -> (the real function, its dispatcher)
 
 
 def _import_parts() -> None:
-    global _backends, _codegen, _interp, _memo, _reduce, _trace
+    global _backends, _codegen, _cuda, _interp, _memo, _reduce, _trace
     if _trace is None:
-        from . import (_fuse_backends, _fuse_codegen, _fuse_interp, _fuse_memo, _fuse_reduce,
-                       _fuse_trace)
+        from . import (_fuse_backends, _fuse_codegen, _fuse_cuda, _fuse_interp, _fuse_memo,
+                       _fuse_reduce, _fuse_trace)
         # the tracer's functions, made with the parts rather than in a first call's trace
         # (before _trace is set: another thread takes a set _trace as all parts ready)
         _traced.update(_fuse_trace.namespace())
-        _backends, _codegen, _interp = _fuse_backends, _fuse_codegen, _fuse_interp
+        _backends, _codegen, _cuda, _interp = (_fuse_backends, _fuse_codegen, _fuse_cuda,
+                                               _fuse_interp)
         _memo, _reduce, _trace = _fuse_memo, _fuse_reduce, _fuse_trace
 
 __all__ = ["fuse", "Fused"]
@@ -203,7 +206,7 @@ def _build(plan: _Plan, ctx, key) -> None:
     plan.source = memo.source
     builders = {"cpp": lambda: _backends.build_cpu(plan.source, memo),
                 "opencl": lambda: _backends.build_opencl(plan.source, ctx),
-                "cuda": lambda: _backends.build_cuda(plan.source, ctx, memo)}
+                "cuda": lambda: _cuda.build_cuda(plan.source, ctx, memo)}
     plan.run = _compile(language, plan, ctx, key + (ctx.device_type, ctx.device_id),
                         builders[language])
     if plan.run is not None:

@@ -117,17 +117,8 @@ def _device_launcher(language: str, ctype: str, pairs: int, ctx):
     from . import _fuse_backends as backends
     source = device_source(language, ctype, pairs)
     if language == "cuda":
-        from . import _rtc_build
-        from ._rtc_raw import RawKernel
-        try:
-            _rtc_build.require("compile")
-        except RuntimeError as e:
-            raise backends.NoCompiler(str(e)) from None
-        kernel = RawKernel(source, "dl_fused", options=backends.cuda_options())
-        try:
-            kernel.compile(ctx=ctx)
-        except _rtc_build.CompileError as e:
-            raise backends.BuildFailed(str(e)) from None
+        from . import _fuse_cuda
+        kernel = _fuse_cuda.cuda_kernel(source, ctx)
         dtype = np.float32 if ctype == "float" else np.float64
 
         def launch(params, grads, sizes, scale):

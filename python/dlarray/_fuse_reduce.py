@@ -35,6 +35,7 @@ import numpy as np
 from . import _core
 from . import _fuse_backends as _backends
 from . import _fuse_codegen as _codegen
+from . import _fuse_cuda
 from . import _fuse_memo as _memo
 from . import _fuse_reduce_gpu as _gpu
 from ._reduction import compute_dtype, normalize_axes, reduce, sum_dtype
@@ -342,7 +343,7 @@ def build(red, ctx):
         return _backends.cpu_function(red.source, [ctypes.c_void_p, ctypes.c_void_p] +
                                       [ctypes.c_longlong] * 4, red.memo)
     if red.language == "cuda":
-        return _backends.cuda_kernel(red.source, ctx, red.memo)
+        return _fuse_cuda.cuda_kernel(red.source, ctx, red.memo)
     return _backends.opencl_launcher(red.source, ctx)
 
 

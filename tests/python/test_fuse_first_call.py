@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dlarray
-from dlarray import _core, _fuse_backends, _rtc_build
+from dlarray import _core, _fuse_backends, _fuse_cuda, _rtc_build
 
 GPUS = [c for c in dlarray.devices() if c.device_type == 2]
 needs_gpu = pytest.mark.skipif(not GPUS, reason="needs a CUDA GPU")
@@ -132,17 +132,17 @@ def test_cuda_cached_call_is_recorded_in_a_cuda_graph():
 
 _WARM = textwrap.dedent("""
     import json, sys, numpy as np
-    from dlarray import _fuse_backends, _fuse_codegen, _rtc_build
+    from dlarray import _fuse_codegen, _fuse_cuda, _rtc_build
     import dlarray
     fn = dlarray.fuse(lambda a, b, c, d, e: a * b + c * d - e)
     xs = [dlarray.asarray(np.ones((4, 4), np.float32)) for _ in range(5)]
     plan = fn._plan(tuple(xs), xs, xs[0].ctx)
     source = _fuse_codegen.generate(plan.trace, plan.inputs, plan.layout, plan.ndim, "cuda")
-    program = _rtc_build.compile_program(source, "dl_fused", _fuse_backends.cuda_options(),
+    program = _rtc_build.compile_program(source, "dl_fused", _fuse_cuda.cuda_options(),
                                          arch=90)
     maps = open("/proc/self/maps").read()
     print(json.dumps({"nvrtc_loaded": "libnvrtc" in maps, "key": program.key,
-                      "options": list(_fuse_backends.cuda_options())}))
+                      "options": list(_fuse_cuda.cuda_options())}))
 """)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dlarray
-from dlarray import _core, _fuse_backends, _fuse_multi
+from dlarray import _core, _fuse_cuda, _fuse_multi
 
 FLOATS = [np.float32, np.float64]
 OTHER = [np.float16, np.int32, np.int64, np.uint8]  # the per-tensor ops' other dtypes
@@ -130,7 +130,7 @@ def test_sgd_update_generated_sources_match_pairs():
         [(1, 2, 32)] * 4 + [(2, 0, 64)] * 2 + [(2, 2, 32)] * 2)
     rtc = pytest.importorskip("dlarray.rtc")
     try:
-        rtc.RawKernel(src, "dl_fused", options=_fuse_backends.cuda_options()).compile(arch=90)
+        rtc.RawKernel(src, "dl_fused", options=_fuse_cuda.cuda_options()).compile(arch=90)
     except RuntimeError as e:  # no NVRTC here
         pytest.skip("NVRTC is not available: %s" % e)
 
