@@ -90,6 +90,11 @@ void* CachingAllocator::Allocate(size_t nbytes) {
     }
   }
   if (err != cudaSuccess) ThrowCudaError(err, "cudaMalloc", __FILE__, __LINE__);
+  return AdoptLocked(ptr, rounded);
+}
+
+// A block just cudaMalloc'ed: live and counted.
+void* CachingAllocator::AdoptLocked(void* ptr, size_t rounded) {
   live_.emplace(ptr, rounded);
   stats_.num_allocations += 1;
   stats_.bytes_reserved += rounded;
@@ -117,12 +122,7 @@ void* CachingAllocator::MallocWhileCapturingLocked(size_t nbytes, size_t rounded
                            "freed during a recording)");
   }
   if (err != cudaSuccess) ThrowCudaError(err, "cudaMalloc (recording)", __FILE__, __LINE__);
-  live_.emplace(ptr, rounded);
-  stats_.num_allocations += 1;
-  stats_.bytes_reserved += rounded;
-  stats_.bytes_in_use += rounded;
-  stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
-  return ptr;
+  return AdoptLocked(ptr, rounded);
 }
 
 void* CachingAllocator::TakePoolLocked(size_t rounded) {

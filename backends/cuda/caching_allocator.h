@@ -74,6 +74,7 @@ class CachingAllocator {
   void* TakeCachedLocked(size_t rounded, size_t max_size);
   void* TakePoolLocked(size_t rounded);
   void* MallocWhileCapturingLocked(size_t nbytes, size_t rounded);
+  void* AdoptLocked(void* ptr, size_t rounded);
   void ReleaseCachedLocked();
   [[noreturn]] void ThrowOutOfMemoryLocked(size_t nbytes, size_t rounded, const char* cause);
 
