@@ -63,7 +63,8 @@ def test_sgd_update_equals_per_tensor_ops_bit_for_bit(ctx, dtype):
 def test_sgd_update_many_pairs_and_large_arrays(ctx):
     # more pairs than one launch takes, and arrays the CPU splits over its threads
     rng = np.random.default_rng(1)
-    shapes = [(k % 5 + 1, 3) for k in range(_fuse_multi._PAIRS + 3)] + [(1 << 17,), (70001,)]
+    shapes = [(k % 5 + 1, 3) for k in range(_fuse_multi._PAIRS + 3)] + [
+        (_fuse_multi._PARALLEL_UPDATE_MIN - 70000 + 3,), (70001,)]
     params = [_values(rng, np.float32, s) for s in shapes]
     grads = [_values(rng, np.float32, s) for s in shapes]
     want = _per_tensor(ctx, params, grads, 0.5)
