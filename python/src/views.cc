@@ -318,7 +318,7 @@ void SetSubscriptSlot() {
   PyTypeObject* type = py::detail::get_type_info(typeid(NDArray))->type;
   PyObject* current = PyDict_GetItemString(type->tp_dict, "__getitem__");  // borrowed
   if (current != nullptr && PyFunction_Check(current)) {
-    // _indexing_api's method (or one set since): ours calls it for every key but an int.
+    // _indexing_api's method (or one set since): ours calls it for every key but BasicKey's.
     Py_INCREF(current);
     Py_XSETREF(g_python_getitem, current);
     const py::object doc = py::reinterpret_borrow<py::object>(current).attr("__doc__");
