@@ -322,8 +322,11 @@ void SetSubscriptSlot() {
     Py_INCREF(current);
     Py_XSETREF(g_python_getitem, current);
     const py::object doc = py::reinterpret_borrow<py::object>(current).attr("__doc__");
-    g_getitem_doc = doc.is_none() ? std::string() : doc.cast<std::string>();
-    kGetItemMethod.ml_doc = g_getitem_doc.empty() ? nullptr : g_getitem_doc.c_str();
+    // The text signature first: inspect.signature reads (self, key, /) from it, as the
+    // standard's stub has it (the array API suite's signature test inspects x.__getitem__).
+    g_getitem_doc = "__getitem__($self, key, /)\n--\n\n" +
+                    (doc.is_none() ? std::string() : doc.cast<std::string>());
+    kGetItemMethod.ml_doc = g_getitem_doc.c_str();
     py::object method = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, &kGetItemMethod));
     if (!method || PyObject_SetAttrString(reinterpret_cast<PyObject*>(type), "__getitem__",
                                           method.ptr()) != 0) {
