@@ -35,6 +35,15 @@ uint64_t LimitFromEnvironment(uint64_t fallback) {
 
 }  // namespace
 
+size_t LargeBlocks::Free(const std::vector<Block>& blocks) {
+  size_t released = 0;
+  for (const Block& b : blocks) {  // outside the lock: unmapping takes a while
+    std::free(b.ptr);
+    released += b.size;
+  }
+  return released;
+}
+
 LargeBlocks::LargeBlocks(uint64_t limit_bytes) : limit_(LimitFromEnvironment(limit_bytes)) {
   blocks_.reserve(kMaxBlocks);
 }
@@ -78,12 +87,7 @@ size_t LargeBlocks::Put(void* ptr, size_t class_size) {
     blocks_.push_back({ptr, class_size});
     kept_ = kept + class_size;
   }
-  size_t released = 0;
-  for (const Block& b : evicted) {  // outside the lock: unmapping takes a while
-    std::free(b.ptr);
-    released += b.size;
-  }
-  return released;
+  return Free(evicted);
 }
 
 size_t LargeBlocks::Release() {
@@ -94,12 +98,7 @@ size_t LargeBlocks::Release() {
     blocks_.reserve(kMaxBlocks);
     kept_ = 0;
   }
-  size_t released = 0;
-  for (const Block& b : all) {
-    std::free(b.ptr);
-    released += b.size;
-  }
-  return released;
+  return Free(all);
 }
 
 }  // namespace dlarray::cpu

@@ -49,6 +49,8 @@ class LargeBlocks {
     void* ptr;
     size_t size;
   };
+  /*! \brief Gives `blocks` back to the system (called without the lock); returns their bytes. */
+  static size_t Free(const std::vector<Block>& blocks);
   std::mutex mu_;
   std::vector<Block> blocks_;  // oldest first
   uint64_t kept_ = 0, limit_;

@@ -2,11 +2,10 @@
 
 See :func:`fuse`. The parts: ``_fuse_trace`` (the proxies and the DAG, with the unfused path's
 dtype rules), ``_fuse_codegen`` (the DAG as C++, CUDA or OpenCL C from the elementwise table's
-expressions), ``_fuse_backends`` (building and launching per device type; CUDA's in ``_fuse_cuda``) and
-``_fuse_interp``
-(the portable path: the unfused kernels over cache-sized chunks); ``_fuse_reduce`` (a trailing
-reduction in the same kernel); ``_fuse_memo`` (the generated code and the CPU library of a plan
-key, on disk for later processes).
+expressions), ``_fuse_backends`` (building and launching per device type; CUDA's in
+``_fuse_cuda``) and ``_fuse_interp`` (the portable path: the unfused kernels over cache-sized
+chunks); ``_fuse_reduce`` (a trailing reduction in the same kernel); ``_fuse_memo`` (the
+generated code and the CPU library of a plan key, on disk for later processes).
 """
 from __future__ import annotations
 
