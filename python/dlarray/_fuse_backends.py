@@ -19,18 +19,18 @@ with here); the caller then runs the expression unfused.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import hashlib
 import os
 import pathlib
 import re
-import shutil
-import subprocess
-import tempfile
 import threading
 from typing import Optional
 
 from . import _cache, _core
+
+# (shutil, subprocess, tempfile and ctypes.util are imported where a compiler or OpenCL is first
+# looked for: a warm first call needs none of them, and they were half of dlarray.fuse(...)'s
+# imports)
 
 FORMAT = 1  # bumped when the generated code's calling convention changes
 # -fno-trapping-math changes no value (rounding stays IEEE, no contraction): it lets the
@@ -71,6 +71,7 @@ def _executor(workers: int):
 
 def _compiler() -> tuple:
     """(the compiler's command, its executable's path)."""
+    import shutil
     cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
     exe = shutil.which(cxx.split()[0]) if cxx else None
     if exe is None:
@@ -180,16 +181,17 @@ def _memo_library(memo) -> Optional[str]:
     if memo.library is None or not _LIBRARY_KEY.fullmatch(memo.library[0]):
         return None
     path = _cache.path_for_reading("fuse_cpu", memo.library[0], "fused.so")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
+    data = _cache.read_whole(path)
+    if data is None or hashlib.sha256(data).hexdigest() != memo.library[1]:
         return None
-    return str(path) if hashlib.sha256(data).hexdigest() == memo.library[1] else None
+    return path
 
 
 def _build_library(source: str) -> tuple:
     """(the library of C++ ``source``, built or from the disk cache, its cache key)."""
+    import subprocess
+    import tempfile
+
     from .cpp_extension import _version
     cxx = _compiler()[0]
     key = _cache.make_key("fuse_cpu", FORMAT, source, _CPU_FLAGS, _version(cxx.split()[0]),
@@ -211,10 +213,20 @@ def _build_library(source: str) -> tuple:
     return library, key
 
 
-def cpu_function(source: str, argtypes: list, memo=None):
-    """The ``dl_fused`` function of C++ ``source`` (built, or from the disk cache), taking
-    ``argtypes``. With ``memo`` (the _fuse_memo.Entry of ``source``) the library it records is
-    loaded when intact, and the one found or built otherwise is recorded in it."""
+# The generated kernels' C prototypes (ctypes makes a class for each prototype, once: here, not
+# in a first call): dl_fused(pointers, sizes, begin, end) of an elementwise kernel, and
+# (pointers, sizes, output begin, end, reduced begin, end) of a trailing reduction's.
+ELEMENTWISE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong,
+                               ctypes.c_longlong)
+REDUCTION = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_longlong] * 4)
+
+
+def cpu_function(source: str, prototype, memo=None):
+    """The ``dl_fused`` function of C++ ``source`` (built, or from the disk cache), as
+    ``prototype`` (a ctypes.CFUNCTYPE) of its address (``.address``). With ``memo`` (the
+    _fuse_memo.Entry of ``source``) the library it records is loaded when intact, and the one
+    found or built otherwise is recorded in it. The library is loaded by _core (no ctypes.CDLL,
+    which makes a class per library) and stays loaded."""
     library = _memo_library(memo) if memo is not None else None
     if library is None:
         path, key = _build_library(source)
@@ -222,9 +234,9 @@ def cpu_function(source: str, argtypes: list, memo=None):
         if memo is not None:
             memo.library = (key, hashlib.sha256(path.read_bytes()).hexdigest())
             memo.save()
-    function = ctypes.CDLL(library).dl_fused
-    function.restype = None
-    function.argtypes = argtypes
+    address = _core._fuse_load_symbol(library, "dl_fused")
+    function = prototype(address)
+    function.address = address
     return function
 
 
@@ -249,8 +261,7 @@ def run_parallel(function, calls: list) -> None:
 def build_cpu(source: str, memo=None):
     """The run function of C++ ``source`` (from the disk cache when there; ``memo``: as
     cpu_function's)."""
-    function = cpu_function(source, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong,
-                                     ctypes.c_longlong], memo)
+    function = cpu_function(source, ELEMENTWISE, memo)
 
     sizes_of: dict = {}  # dims -> their ctypes array (a plan's dims are the same each call)
 
@@ -268,7 +279,7 @@ def build_cpu(source: str, memo=None):
         workers = _threads()
         step = (-(-n // workers) + 63) // 64 * 64  # 64-element (cache line) boundaries
         run_parallel(function, [(p, sizes, b, min(n, b + step)) for b in range(0, n, step)])
-    run.address = ctypes.cast(function, ctypes.c_void_p).value  # for _core._FuseLauncher
+    run.address = function.address  # for _core._FuseLauncher
     return run
 
 
@@ -283,6 +294,7 @@ _programs: dict = {}  # (cl_context, source) -> (cl_kernel, lock)
 
 def _opencl():
     if not _cl:
+        import ctypes.util
         name = ctypes.util.find_library("OpenCL") or "libOpenCL.so.1"
         try:
             lib = ctypes.CDLL(name)

@@ -105,7 +105,8 @@ _PARALLEL_UPDATE_MIN = 1 << 20
 def _cpu_launcher(ctype: str):
     from . import _fuse_backends as backends
     vp, ll = ctypes.c_void_p, ctypes.c_longlong
-    function = backends.cpu_function(cpp_source(ctype), [vp, vp, vp, vp, ll, ll, ll])
+    function = backends.cpu_function(cpp_source(ctype),
+                                     ctypes.CFUNCTYPE(None, vp, vp, vp, vp, ll, ll, ll))
     scalar = ctypes.c_float if ctype == "float" else ctypes.c_double
 
     def launch(params, grads, sizes, scale):

@@ -340,8 +340,7 @@ def build(red, ctx):
     """``red``'s kernel compiled for ``ctx`` (raises the builders' errors), as ``run`` calls
     it."""
     if red.language == "cpp":
-        return _backends.cpu_function(red.source, [ctypes.c_void_p, ctypes.c_void_p] +
-                                      [ctypes.c_longlong] * 4, red.memo)
+        return _backends.cpu_function(red.source, _backends.REDUCTION, red.memo)
     if red.language == "cuda":
         return _fuse_cuda.cuda_kernel(red.source, ctx, red.memo)
     return _backends.opencl_launcher(red.source, ctx)
@@ -396,7 +395,7 @@ def launcher(red, signature: list, ctx):
     if red.language == "cpp":
         if red.mean or red.result != red.acc or red.m * red.r >= _PARALLEL_MIN:
             return None
-        address = ctypes.cast(red.launch, ctypes.c_void_p).value
+        address = red.launch.address  # (_fuse_backends.cpu_function's)
         return _core._FuseLauncher(address, signature, list(red.final), red.acc, list(red.dims),
                                    ctx, _PARALLEL_MIN - 1, scalars=[0, red.m, 0, red.r])
     config = launch_config(red, ctx)
