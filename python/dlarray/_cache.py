@@ -245,14 +245,18 @@ def read_whole(path):
     except OSError:
         return None
     try:
-        # its size (and one more byte, to see the end): a fixed large read allocates and
-        # frees that much each time (a megabyte: 40 us)
-        chunks = []
-        while True:
-            chunk = os.read(fd, os.fstat(fd).st_size + 1 if not chunks else 1 << 16)
+        # its size at once (a fixed large read allocates and frees that much each time: a
+        # megabyte, 40 us), then what a short read left; a file growing meanwhile is read to
+        # its size (a cache file is only ever replaced whole, by a rename)
+        size = os.fstat(fd).st_size
+        chunks, left = [], size
+        while left > 0:
+            chunk = os.read(fd, left)
             if not chunk:
-                return b"".join(chunks)
+                break
             chunks.append(chunk)
+            left -= len(chunk)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     except OSError:
         return None
     finally:

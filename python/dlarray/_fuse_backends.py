@@ -3,8 +3,9 @@
 
 - CPU: the C++ is built by the system compiler (``$CXX`` or ``c++``, as ``cpp_extension``) into a
   shared library kept in the disk cache (``$DLARRAY_CACHE_DIR/fuse_cpu/<key>``, the cache
-  ``cpp_extension`` uses: atomic writes, a SHA-256 manifest), loaded with ctypes, and run on
-  ``get_num_threads()`` ranges (ctypes releases the GIL) for arrays of 64Ki elements and more.
+  ``cpp_extension`` uses: atomic writes, a SHA-256 manifest), loaded by ``_core`` (dlopen), its
+  kernel called through a ctypes prototype on ``get_num_threads()`` ranges (ctypes releases the
+  GIL) for arrays of 64Ki elements and more (smaller ones by ``_core._FuseLauncher``).
   The plan memo (``_fuse_memo``) records which library a plan's code became, so that a later
   process loads it without asking the compiler or the manifest (``toolchain_hint``,
   ``compiler_matches``, ``_memo_library``).
