@@ -21,8 +21,6 @@ import json
 import logging
 import os
 import pathlib
-import shutil
-import tempfile
 
 __all__ = ["cache_dir", "make_key", "key_prefix", "key_with", "entry_dir", "locked", "store_file", "verified_file",
            "store_bytes", "load_bytes", "store_record", "load_record", "path_for_reading",
@@ -140,8 +138,16 @@ def _digest(path):
     return h.hexdigest()
 
 
+def _temporary(folder, name):
+    """(fd, path) of a new temporary file in ``folder`` for ``name``, to be renamed into place
+    (tempfile is imported here: a cache read needs none of it, and its imports, random, bz2,
+    lzma ..., took milliseconds of dlarray.fuse(...))."""
+    import tempfile
+    return tempfile.mkstemp(dir=folder, prefix="." + name + ".tmp")
+
+
 def _atomic_write_text(path, text):
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".tmp")
+    fd, tmp = _temporary(path.parent, path.name)
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
@@ -156,7 +162,7 @@ def store_file(src, dest):
     """Moves (or copies) the file ``src`` to ``dest`` atomically and records its checksum."""
     dest = _inside(dest)
     _inside(dest.with_name(dest.name + _MANIFEST))
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".tmp")
+    fd, tmp = _temporary(dest.parent, dest.name)
     os.close(fd)
     try:
         try:
@@ -164,6 +170,7 @@ def store_file(src, dest):
         except OSError as e:
             if e.errno != errno.EXDEV:
                 raise
+            import shutil
             shutil.copyfile(src, tmp)
         digest = _digest(tmp)
         os.replace(tmp, dest)
@@ -199,7 +206,7 @@ def store_bytes(dest, data):
     """Writes ``data`` to ``dest`` atomically, with its checksum."""
     dest = _inside(dest)
     _inside(dest.with_name(dest.name + _MANIFEST))
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".tmp")
+    fd, tmp = _temporary(dest.parent, dest.name)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     return store_file(tmp, dest)
@@ -218,7 +225,7 @@ def store_record(namespace, name, data):
     folder = cache_dir() / namespace
     folder.mkdir(parents=True, exist_ok=True)  # (the root too, where it was removed)
     dest = _inside(folder / name)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + name + ".tmp")
+    fd, tmp = _temporary(folder, name)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(hashlib.sha256(data).hexdigest().encode() + b"\n" + data)
