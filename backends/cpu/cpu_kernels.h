@@ -47,6 +47,7 @@ void NonzeroKernel(const KernelContext& ctx);
 void ArgsortKernel(const KernelContext& ctx);
 void SortKernel(const KernelContext& ctx);
 void ReduceKernel(const KernelContext& ctx);
+void ReduceMeanKernel(const KernelContext& ctx);
 void ScanKernel(const KernelContext& ctx);
 
 /*! \brief Registers the kernels of every op of dlarray/elementwise_table.h. */

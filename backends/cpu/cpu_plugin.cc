@@ -67,6 +67,7 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"argsort", &cpu::ArgsortKernel},
       {"sort", &cpu::SortKernel},
       {"reduce", &cpu::ReduceKernel},
+      {"reduce_mean", &cpu::ReduceMeanKernel},
       {"scan", &cpu::ScanKernel},
       {"linalg_lu", &cpu::LinalgLuKernel},
       {"linalg_solve", &cpu::LinalgSolveKernel},

@@ -68,6 +68,7 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"fft_r2c_nd", &FftR2CKernel},
       {"fft_c2r_nd", &FftC2RKernel},
       {"reduce", &ReduceKernel},
+      {"reduce_mean", &ReduceMeanKernel},
       {"scan", &ScanKernel},
       {"linalg_lu", &LinalgLuKernel},
       {"linalg_solve", &LinalgSolveKernel},

@@ -47,6 +47,7 @@ Plan ReadPlan(const py::object& answer) {
   if (t.size() > 2) plan.number = t[2].cast<double>();
   if (t.size() > 3 && py::isinstance<py::str>(t[3])) {
     plan.post = RequireOp(t[3].cast<std::string>());
+    if (t.size() > 4) plan.fold = RequireOp(t[4].cast<std::string>());
   } else if (t.size() > 3) {
     plan.has_second = true;
     plan.second = t[3].cast<double>();

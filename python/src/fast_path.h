@@ -36,6 +36,7 @@ struct Plan {
   DLArrayDType out{};
   double number = 1.0;
   int post = -1;  // a reduction's op run afterwards on its result with the count (mean's divide)
+  int fold = -1;  // where the device has it: the last reduce call and post in one (reduce_mean)
   bool has_second = false;  // an operator's scalar form takes a second attribute (a comparison's)
   double second = 0.0;
 };

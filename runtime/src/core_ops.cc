@@ -267,6 +267,16 @@ void RequireOrderFree(const DLArrayOpCall& c, int kind) {
   }
 }
 
+// A reduction's output: [outer, inner] ([outer] for 2-D input).
+void CheckReduceOutputShape(const DLArrayOpCall& c) {
+  const DLArray* in = c.inputs[0];
+  const DLArray* out = c.outputs[0];
+  if (out->ndim != in->ndim - 1 || out->shape[0] != in->shape[0] ||
+      (in->ndim == 3 && out->shape[1] != in->shape[2])) {
+    throw ShapeError(Describe(c) + ": the output must be [outer, inner] ([outer] for 2-D input)");
+  }
+}
+
 void ValidateReduce(const DLArrayOpCall& c) {
   const int kind = Kind(c, kNumReduceKinds,
                         "0 (sum), 1 (prod), 2 (min), 3 (max), 4 (any), 5 (all), 6 (argmin) or "
@@ -275,16 +285,23 @@ void ValidateReduce(const DLArrayOpCall& c) {
   const DLArray* in = c.inputs[0];
   const DLArray* out = c.outputs[0];
   RequireOrderFree(c, kind);
-  if (out->ndim != in->ndim - 1 || out->shape[0] != in->shape[0] ||
-      (in->ndim == 3 && out->shape[1] != in->shape[2])) {
-    throw ShapeError(Describe(c) + ": the output must be [outer, inner] ([outer] for 2-D input)");
-  }
+  CheckReduceOutputShape(c);
   const DLArrayDType want = ReduceOutputDType(kind, in->dtype);
   const DLArrayDType got = out->dtype;
   if (got.code != want.code || got.bits != want.bits || got.lanes != want.lanes) {
     throw Error(ErrorKind::kType, Describe(c) + ": the output dtype must be " +
                                       DTypeToString(want) + ", got " + DTypeToString(got));
   }
+}
+
+void ValidateReduceMean(const DLArrayOpCall& c) {
+  const double count = c.attrs[0];
+  if (!(count > 0 && std::isfinite(count))) {
+    throw Error(ErrorKind::kValue,
+                std::string(c.op_name) + ": count must be positive and finite, got " + Number(count));
+  }
+  CheckReduceInput(c);
+  CheckReduceOutputShape(c);
 }
 
 void ValidateScan(const DLArrayOpCall& c) {
@@ -354,13 +371,23 @@ void InferOneElement(const DLArrayShapeCall& c) {
   SetShape(c, 0, {1});
 }
 
-void InferReduce(const DLArrayShapeCall& c) {
+// [outer, n, inner] -> [outer, inner]; [outer, n] -> [outer].
+void SetReducedShape(const DLArrayShapeCall& c) {
   const int nd = c.input_ndims[0];
   const int64_t* in = c.input_shapes[0];
-  c.output_dtypes[0] = ReduceOutputDType(static_cast<int>(c.attrs[0]), c.input_dtypes[0]);
   if (nd == 3) return SetShape(c, 0, {in[0], in[2]});
   if (nd == 2) return SetShape(c, 0, {in[0]});
   throw ShapeError(std::string(c.op_name) + ": the input must be 3-D or 2-D");
+}
+
+void InferReduce(const DLArrayShapeCall& c) {
+  c.output_dtypes[0] = ReduceOutputDType(static_cast<int>(c.attrs[0]), c.input_dtypes[0]);
+  SetReducedShape(c);
+}
+
+void InferReduceMean(const DLArrayShapeCall& c) {
+  c.output_dtypes[0] = c.input_dtypes[0];
+  SetReducedShape(c);
 }
 
 void InferScan(const DLArrayShapeCall& c) {
@@ -489,6 +516,13 @@ const CoreOpRow kCoreOps[] = {
      "contiguous); kind: "
      "0 sum, 1 prod, 2 min, 3 max (out dtype x's), 4 any, 5 all (bool), 6 argmin, 7 argmax "
      "(int64)"},
+    // mean's one pass where a backend has it; the same bits as its two ops (the sum rounded to the
+    // dtype first), so a device with it and one without agree.
+    {"reduce_mean", "x", "count", nullptr, kFloats, 0, V<ValidateReduceMean>,
+     I<InferReduceMean>,
+     "out[o, j] = (sum over r of x[o, r, j], rounded to x's dtype) / count, divided as "
+     "matrix_elementwise_divide_by_const does (x [outer, n >= 1, inner] or [outer, n] "
+     "contiguous); optional: a backend without it gets reduce (kind 0) and that op"},
     {"scan", "x", "kind:int include_initial:bool=0", nullptr, kAllTypes, 0, V<ValidateScan>,
      I<InferScan>,
      "out[o, r, j] = cumulative sum (kind 0) or product (1) of x[o, :r+1, j] (x [outer, n, "
