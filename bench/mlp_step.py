@@ -17,6 +17,9 @@
    ours and NumPy's: threads must share the machine. Target: ours <= 1.5x our idle epoch.
    --no-busy skips it.
 
+On a GPU the step is also timed without the dense layers' fused products (the executor's
+cuBLASLt products with their bias, relu and bias-gradient epilogues), between two runs with them.
+
 Each time is the median over --repeats; a step is timed over --inner steps and a device sync.
 
     python bench/mlp_step.py --device gpu [--json [FILE]]
@@ -78,9 +81,23 @@ def make_trainer(ctx, cuda_graph=True):
     return trainer, x, y
 
 
-def dlarray_step(ctx, repeats, inner, cuda_graph=True):
+@contextlib.contextmanager
+def fused_products(on):
+    """The executor's fused dense-layer products (cuBLASLt epilogues on CUDA) on or off while
+    plans are made (on: where the device has the native ops, the default)."""
+    from dlarray.autodiff import _fusion_products
+    saved = _fusion_products.FORCE
+    _fusion_products.FORCE = None if on else False
+    try:
+        yield
+    finally:
+        _fusion_products.FORCE = saved
+
+
+def dlarray_step(ctx, repeats, inner, cuda_graph=True, products=True):
     """Seconds per step of our executor, and the allocations made while timing (want 0)."""
-    trainer, x, y = make_trainer(ctx, cuda_graph)
+    with fused_products(products):
+        trainer, x, y = make_trainer(ctx, cuda_graph)
     before = dlarray.memory_stats(ctx)["num_allocations"]
     seconds = median_seconds(lambda: trainer.step(x, y), lambda: dlarray.synchronize(ctx),
                              repeats, inner)
@@ -219,6 +236,13 @@ def main(argv=None):
     if gpu:
         eager, _ = dlarray_step(ctx, args.repeats, args.inner, cuda_graph=False)
         result.update(step_no_graph_ms=eager * 1e3)
+        # the same step without the dense layers' fused products, then with them again:
+        # alternated, so that a drift of the machine shows
+        unfused, _ = dlarray_step(ctx, args.repeats, args.inner, products=False)
+        again, _ = dlarray_step(ctx, args.repeats, args.inner)
+        trainer = make_trainer(ctx)[0]
+        result.update(step_no_products_ms=unfused * 1e3, step_again_ms=again * 1e3,
+                      products=trainer.train_executor.graph_stats()["products"])
     try:
         theirs, theirs_graph = torch_step(ctx, args.repeats, args.inner)
         result.update(torch_step_ms=theirs * 1e3, step_ratio=ours / theirs)
@@ -260,6 +284,10 @@ def main(argv=None):
     if "step_no_graph_ms" in result:
         print("  dlarray, no CUDA graph (cuda_graph=False): %.3f ms median"
               % result["step_no_graph_ms"])
+    if "step_no_products_ms" in result:
+        print("  dlarray without the fused products (cuBLASLt epilogues): %.3f ms median; with "
+              "them again: %.3f ms" % (result["step_no_products_ms"], result["step_again_ms"]))
+        print("  products: " + "; ".join(result["products"]))
     if "torch_step_ms" in result:
         print("  PyTorch eager:    %.3f ms median" % result["torch_step_ms"])
         print("  ratio dlarray / PyTorch: %.2f (target <= 0.5 on the GPU)" % result["step_ratio"])
