@@ -284,7 +284,8 @@ def test_cuda_native_equals_composite(rng, dtype):
         got = dlarray.linear(gx, gw, gb, relu=relu).asnumpy().astype(np.float64)
         want = _linear_api.linear_composite(gx, gw, gb, relu, dlarray.empty((m, n), GPU,
                                                                             x.dtype))
-        scale = np.abs(x.astype(np.float64)) @ np.abs(w.astype(np.float64)) + np.abs(b)
+        scale = np.abs(x.astype(np.float64)) @ np.abs(w.astype(np.float64)) + np.abs(
+            b.astype(np.float64))
         _close(got, want.asnumpy().astype(np.float64), 2 * scale, dtype)
     dw, db = dlarray.linear_weight_grad(gx, _dev(x[:, :n], GPU))
     want_dw = dlarray.empty((k, n), GPU, x.dtype)
