@@ -230,65 +230,53 @@ void Types(const LaunchEnv& env, DLArrayDType t, const char* op, Problem* p) {
   }
 }
 
-void RequireProduct(int64_t m, int64_t n, int64_t k, const char* op) {
+// D (m x n) = A (m x k, untransposed) . op_b(B) into ctx's output 0, with an epilogue; every
+// operand is compact (row-major buffers read column-major), so the leading dimensions follow.
+void Product(const KernelContext& ctx, const char* op, cublasOperation_t op_b, int64_t m, int64_t n,
+             int64_t k, const DLArray* a, const DLArray* b, cublasLtEpilogue_t epilogue,
+             void* bias) {
   if (m == 0 || n == 0 || k == 0) {  // dlarray.linear* answer these through the composite
     throw BackendError(std::string("cuBLASLt: ") + op +
                        " has an empty dimension (m=" + std::to_string(m) +
                        ", n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
   }
+  const LaunchEnv env = Prepare(ctx);
+  DLArray* d = ctx.outputs[0];
+  Problem p{};
+  Types(env, d->dtype, op, &p);
+  p.op_a = CUBLAS_OP_N;
+  p.op_b = op_b;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a = Data<const char>(a);
+  p.lda = m;
+  p.b = Data<const char>(b);
+  p.ldb = op_b == CUBLAS_OP_N ? k : n;
+  p.d = Data<char>(d);
+  p.ldd = m;
+  p.epilogue = epilogue;
+  p.bias = bias;
+  Run(env, p);
 }
 
 }  // namespace
 
 void LinearKernel(const KernelContext& ctx) {
-  const DLArray* x = ctx.inputs[0];
-  const DLArray* w = ctx.inputs[1];
-  const DLArray* bias = ctx.inputs[2];
-  DLArray* out = ctx.outputs[0];
-  const int64_t rows = x->shape[0], k = x->shape[1], cols = w->shape[1];
-  RequireProduct(rows, cols, k, "linear");
-  const LaunchEnv env = Prepare(ctx);
-  Problem p{};
-  Types(env, out->dtype, "linear", &p);
-  p.op_a = p.op_b = CUBLAS_OP_N;
-  p.m = cols;
-  p.n = rows;
-  p.k = k;
-  p.a = Data<const char>(w);
-  p.lda = cols;
-  p.b = Data<const char>(x);
-  p.ldb = k;
-  p.d = Data<char>(out);
-  p.ldd = cols;
-  p.epilogue = ctx.attrs[0] != 0.0 ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
-  p.bias = const_cast<char*>(Data<const char>(bias));  // read only: a BIAS epilogue
-  Run(env, p);
+  const DLArray *x = ctx.inputs[0], *w = ctx.inputs[1], *bias = ctx.inputs[2];
+  // out^T (n x m) = w^T . x^T, the bias per row of D
+  const cublasLtEpilogue_t epilogue =
+      ctx.attrs[0] != 0.0 ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+  Product(ctx, "linear", CUBLAS_OP_N, w->shape[1], x->shape[0], x->shape[1], w, x, epilogue,
+          const_cast<char*>(Data<const char>(bias)));  // read only: a BIAS epilogue
 }
 
 void LinearWeightGradKernel(const KernelContext& ctx) {
-  const DLArray* x = ctx.inputs[0];
-  const DLArray* dy = ctx.inputs[1];
-  DLArray* dw = ctx.outputs[0];
-  DLArray* dbias = ctx.outputs[1];
-  const int64_t rows = x->shape[0], k = x->shape[1], cols = dy->shape[1];
-  RequireProduct(cols, k, rows, "linear_weight_grad");
-  const LaunchEnv env = Prepare(ctx);
-  Problem p{};
-  Types(env, dw->dtype, "linear_weight_grad", &p);
-  p.op_a = CUBLAS_OP_N;
-  p.op_b = CUBLAS_OP_T;
-  p.m = cols;
-  p.n = k;
-  p.k = rows;
-  p.a = Data<const char>(dy);
-  p.lda = cols;
-  p.b = Data<const char>(x);
-  p.ldb = k;
-  p.d = Data<char>(dw);
-  p.ldd = cols;
-  p.epilogue = CUBLASLT_EPILOGUE_BGRADA;
-  p.bias = Data<char>(dbias);
-  Run(env, p);
+  const DLArray *x = ctx.inputs[0], *dy = ctx.inputs[1];
+  // dw^T (n x k) = dy^T . x, x's buffer read transposed; dbias = the sum of dy^T over the
+  // batch (BGRADA, which needs A untransposed)
+  Product(ctx, "linear_weight_grad", CUBLAS_OP_T, dy->shape[1], x->shape[1], x->shape[0], dy, x,
+          CUBLASLT_EPILOGUE_BGRADA, Data<char>(ctx.outputs[1]));
 }
 
 }  // namespace cuda
