@@ -110,7 +110,8 @@ def find_products(order: list, fed, eval_nodes: list, shapes: dict, ctx) -> tupl
             found = _linear(node, users, keep | evaluated, shapes, position)
             if found is not None and not taken.intersection(found[0]):
                 members, inputs, relu, rereads = found
-                product = _make(members, inputs, [members[-1]], relu is not None, "linear")
+                product = _make(members, inputs, [members[-1]], relu is not None, "linear",
+                                shapes)
                 products[product.root] = product
                 reads.update(rereads)
                 taken.update(members)
@@ -119,19 +120,20 @@ def find_products(order: list, fed, eval_nodes: list, shapes: dict, ctx) -> tupl
             if r is not None and node not in taken:
                 first, second = sorted((node, r), key=position.__getitem__)
                 product = _make([first, second], list(node.inputs), [node, r], False,
-                                "linear_weight_grad")
+                                "linear_weight_grad", shapes)
                 products[first] = product
                 taken.update((node, r))
     return products, reads
 
 
-def _make(members, inputs, outputs, relu, op) -> Product:
+def _make(members, inputs, outputs, relu, op, shapes) -> Product:
     product = Product()
     product.root, product.members, product.inputs = members[-1], members, inputs
     product.outputs = outputs
     product.backend = "not run"
     names = ",".join(i.name if len(i.name) < 12 else "x%d" % k for k, i in enumerate(inputs))
-    product.text = "%s(%s%s)" % (op, names, ",relu" if relu else "")
+    operands = ", ".join("x".join(map(str, shapes[i])) for i in inputs[:2])
+    product.text = "%s(%s%s) [%s]" % (op, names, ",relu" if relu else "", operands)
     if op == "linear":
         def run(h, w, b, out):
             native = _linear_api._native("linear", [h, w, b], [h, w, b, bool(relu), out])
