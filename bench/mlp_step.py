@@ -18,11 +18,14 @@
    --no-busy skips it.
 
 On a GPU the step is also timed without the dense layers' fused products (the executor's
-cuBLASLt products with their bias, relu and bias-gradient epilogues), between two runs with them.
+cuBLASLt products with their bias, relu and bias-gradient epilogues), between two runs with them,
+and the CUDA plugin's choice for each product is printed: fused (which of cuBLASLt's algorithms)
+or its unfused kernels, with the times that decided it (DLARRAY_CUBLASLT_TUNE=0: cuBLASLt's first
+heuristic result, untimed). --step-only skips the CPU epochs (2 and 3).
 
 Each time is the median over --repeats; a step is timed over --inner steps and a device sync.
 
-    python bench/mlp_step.py --device gpu [--json [FILE]]
+    python bench/mlp_step.py --device gpu [--step-only] [--json [FILE]]
 
 --json alone prints the results as JSON only; --json FILE also writes them, with the machine,
 to FILE (docs/benchmarks/ keeps such files; the docs render them as tables).
@@ -40,6 +43,7 @@ import time
 import numpy as np
 
 import dlarray
+from dlarray import _linear_api
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
                                 "examples"))
@@ -219,6 +223,8 @@ def main(argv=None):
     parser.add_argument("--epoch-repeats", type=int, default=3)
     parser.add_argument("--no-busy", action="store_true",
                         help="skip the epochs with one core kept busy by another process")
+    parser.add_argument("--step-only", action="store_true",
+                        help="time the step only (skip the CPU epochs)")
     parser.add_argument("--json", nargs="?", const="-", metavar="FILE",
                         help="without FILE: print the results as JSON only; with FILE: also "
                         "write them, with the machine, to FILE")
@@ -242,7 +248,8 @@ def main(argv=None):
         again, _ = dlarray_step(ctx, args.repeats, args.inner)
         trainer = make_trainer(ctx)[0]
         result.update(step_no_products_ms=unfused * 1e3, step_again_ms=again * 1e3,
-                      products=trainer.train_executor.graph_stats()["products"])
+                      products=trainer.train_executor.graph_stats()["products"],
+                      cublaslt_choices=_linear_api.native_choices(ctx))
     try:
         theirs, theirs_graph = torch_step(ctx, args.repeats, args.inner)
         result.update(torch_step_ms=theirs * 1e3, step_ratio=ours / theirs)
@@ -256,6 +263,8 @@ def main(argv=None):
     except ImportError:
         result["torch_note"] = "torch is not installed: PyTorch side skipped"
 
+    if args.step_only:
+        return report(args, result, machine, allocations)
     cpu_epoch = epoch_seconds(dlarray.cpu(0), args.epoch_repeats)
     numpy_epoch = epoch_seconds(None, args.epoch_repeats)
     result.update(epoch_cpu_s=cpu_epoch, epoch_numpy_s=numpy_epoch,
@@ -267,6 +276,11 @@ def main(argv=None):
         result.update(busy_epoch_cpu_s=busy_cpu, busy_epoch_numpy_s=busy_numpy,
                       busy_slowdown=busy_cpu / cpu_epoch)
 
+    return report(args, result, machine, allocations)
+
+
+def report(args, result, machine, allocations):
+    """Prints ``result`` (or writes it as JSON, as --json asks) and returns it."""
     if "torch" in sys.modules:
         machine["versions"]["torch"] = sys.modules["torch"].__version__
     result["settings"] = {"repeats": args.repeats, "inner": args.inner,
@@ -288,6 +302,10 @@ def main(argv=None):
         print("  dlarray without the fused products (cuBLASLt epilogues): %.3f ms median; with "
               "them again: %.3f ms" % (result["step_no_products_ms"], result["step_again_ms"]))
         print("  products: " + "; ".join(result["products"]))
+        print("  how the CUDA plugin runs each product (DLARRAY_CUBLASLT_TUNE=%s):"
+              % os.environ.get("DLARRAY_CUBLASLT_TUNE", "1"))
+        for line in result["cublaslt_choices"]:
+            print("    " + line)
     if "torch_step_ms" in result:
         print("  PyTorch eager:    %.3f ms median" % result["torch_step_ms"])
         print("  ratio dlarray / PyTorch: %.2f (target <= 0.5 on the GPU)" % result["step_ratio"])
@@ -302,10 +320,11 @@ def main(argv=None):
                                    result["floor_ratio"]))
     if "torch_note" in result:
         print("  " + result["torch_note"])
-    print("MLP epoch on CPU (8,000 images, batch 100)")
-    print("  executor on cpu(0):    %.3f s median" % cpu_epoch)
-    print("  executor on NumPy:     %.3f s median" % numpy_epoch)
-    print("  ratio cpu / NumPy: %.2f (target <= 0.5)" % result["epoch_ratio"])
+    if "epoch_cpu_s" in result:
+        print("MLP epoch on CPU (8,000 images, batch 100)")
+        print("  executor on cpu(0):    %.3f s median" % result["epoch_cpu_s"])
+        print("  executor on NumPy:     %.3f s median" % result["epoch_numpy_s"])
+        print("  ratio cpu / NumPy: %.2f (target <= 0.5)" % result["epoch_ratio"])
     if "busy_epoch_cpu_s" in result:
         print("MLP epoch on CPU with one core kept busy by another process")
         print("  executor on cpu(0):    %.3f s median" % result["busy_epoch_cpu_s"])

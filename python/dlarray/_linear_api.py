@@ -80,6 +80,15 @@ def native_failures() -> list:
     return ["%s %s %s: %s" % (k[0], k[2], k[3], why) for k, why in _NATIVE_FAILED.items()]
 
 
+def native_choices(ctx) -> list:
+    """How each product the CUDA plugin has seen on ``ctx`` runs, one line each: fused (which
+    of cuBLASLt's heuristic results) or unfused, with the times that decided it
+    (``backends/cuda/cublaslt_tune.cu``); [] on other devices."""
+    if device_kind(ctx) != "cuda":
+        return []
+    return _core.get_option(ctx, "cublaslt_choices:%d" % ctx.device_id).splitlines()
+
+
 def linear(x: NDArray, w: NDArray, bias: Optional[NDArray] = None, relu: bool = False, *,
            out: Optional[NDArray] = None) -> NDArray:
     """A dense layer's forward product: ``x @ w + bias``, then ``relu`` when asked.
