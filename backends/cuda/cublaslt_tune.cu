@@ -414,10 +414,11 @@ void RunLtProblem(const LaunchEnv& env, const LtProblem& p, const std::function<
     }
     it = g_choices.insert_or_assign(key, c).first;
   }
-  const Choice choice = it->second;
+  const bool fused = it->second.fused;
+  const cublasLtMatmulAlgo_t algo = it->second.algo;
   lock.unlock();
-  if (choice.fused) {
-    LtCheck(run(choice.algo), "cublasLtMatmul");
+  if (fused) {
+    LtCheck(run(algo), "cublasLtMatmul");
   } else {
     unfused();
   }
