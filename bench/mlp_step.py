@@ -112,7 +112,7 @@ def kernel_floor_seconds(ctx, reps=50):
     """The sum of the step's kernels' own times: each op call of the step (the plan's, its
     SGD update included, and the loss sum) recorded reps times in a CUDA graph of its own,
     timed with CUDA events on our stream, divided by reps (no launch gaps). The floor a
-    replayed step can approach."""
+    replayed step can approach. Returns (seconds, calls, [(call, microseconds) of each])."""
     import torch
     from dlarray import autodiff as ad
 
@@ -123,7 +123,7 @@ def kernel_floor_seconds(ctx, reps=50):
     calls = list(plan.calls)  # the SGD update of every weight is the last: one kernel
     calls.append((ops.matrix_elementwise_add, [trainer.loss_sum, loss, trainer.loss_sum]))
     stream = torch.cuda.ExternalStream(dlarray._core.stream_handle(ctx))
-    total = 0.0
+    total, each = 0.0, []
     for fn, args in calls:
         fn(*args)
         graph = ad.record_cuda_graph(lambda: [fn(*args) for _ in range(reps)], ctx)
@@ -138,7 +138,17 @@ def kernel_floor_seconds(ctx, reps=50):
             end.synchronize()
             samples.append(start.elapsed_time(end) / 1e3 / reps)
         total += statistics.median(samples)
-    return total, len(calls)
+        each.append((_call_text(fn, args), statistics.median(samples) * 1e6))
+    return total, len(calls), each
+
+
+def _call_text(fn, args):
+    """A plan call as "name(shapes of its arrays)"."""
+    name = getattr(fn, "__name__", type(fn).__name__)
+    if name == "run":  # a fused product's runner (autodiff/_fusion_products.py)
+        name = "fused product"
+    shapes = ["x".join(map(str, a.shape)) or "()" for a in args if hasattr(a, "shape")]
+    return "%s(%s)" % (name, ", ".join(shapes))
 
 
 def torch_step(ctx, repeats, inner):
@@ -257,9 +267,9 @@ def main(argv=None):
             result.update(torch_graph_step_ms=theirs_graph * 1e3,
                           graph_ratio=ours / theirs_graph)
         if gpu:
-            floor, kernels = kernel_floor_seconds(ctx)
+            floor, kernels, each = kernel_floor_seconds(ctx)
             result.update(kernel_floor_ms=floor * 1e3, kernels=kernels,
-                          floor_ratio=ours / floor)
+                          floor_ratio=ours / floor, kernel_us=each)
     except ImportError:
         result["torch_note"] = "torch is not installed: PyTorch side skipped"
 
@@ -318,6 +328,9 @@ def report(args, result, machine, allocations):
         print("  sum of the step's %d kernels' own times: %.3f ms; ratio step / floor: %.2f "
               "(target <= 1.3)" % (result["kernels"], result["kernel_floor_ms"],
                                    result["floor_ratio"]))
+        print("  the step's calls, slowest first (us, each recorded alone):")
+        for text, us in sorted(result["kernel_us"], key=lambda c: -c[1]):
+            print("    %7.2f  %s" % (us, text))
     if "torch_note" in result:
         print("  " + result["torch_note"])
     if "epoch_cpu_s" in result:

@@ -67,7 +67,7 @@ PY
 run fused_tests 60 12 "${pytest_q[@]}" -s test_fused_matmul.py test_fused_matmul_tune.py
 run executor_tests 75 8 "${pytest_q[@]}" test_fuse_executor.py test_fuse_sgd_executor.py \
   test_cuda_graphs.py test_mnist.py
-run mlp_step 45 30 python3 bench/mlp_step.py --device gpu --step-only \
+run mlp_step 45 40 python3 bench/mlp_step.py --device gpu --step-only \
   --json "$logs/mlp_step_gpu.json"
 run mlp_step_tune0 30 30 env DLARRAY_CUBLASLT_TUNE=0 python3 bench/mlp_step.py --device gpu \
   --step-only --json "$logs/mlp_step_gpu_tune0.json"
@@ -93,6 +93,10 @@ for name, what in (("mlp_step_gpu.json", "timed choices"),
               "%.4f" % r["kernel_floor_ms"] if "kernel_floor_ms" in r else "-"))
     for line in r.get("cublaslt_choices", []):
         print("    " + line)
+    if name == "mlp_step_gpu.json" and "kernel_us" in r:
+        print("  the step's calls, slowest first (us, each recorded alone):")
+        for text, us in sorted(r["kernel_us"], key=lambda c: -c[1]):
+            print("    %7.2f  %s" % (us, text))
 PY
 ((status == 0)) || echo "FAILED: ${failed[*]}"
 step done
