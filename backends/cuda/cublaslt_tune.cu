@@ -117,7 +117,8 @@ struct Choice {
   bool fused = false;  // else the caller's unfused alternative
   cublasLtMatmulAlgo_t algo{};
   int candidates = 0;  // the heuristic's results (all timed when timed)
-  int pick = -1;       // algo's rank among them
+  cublasStatus_t heuristic = CUBLAS_STATUS_SUCCESS;     // cublasLtMatmulAlgoGetHeuristic's status
+  int pick = -1;                                        // algo's rank among them
   float fused_us = -1, first_us = -1, unfused_us = -1;  // per launch; -1: not timed
   std::string why;                                      // of an untimed choice
   std::string text;                                     // the problem
@@ -179,10 +180,12 @@ void MakeDescriptors(const LtProblem& p, Descriptors* s) {
   LtCheck(lib.MatrixLayoutCreate(&s->d, p.type, p.m, p.n, p.ldd), "cublasLtMatrixLayoutCreate(D)");
 }
 
-// Up to `most` of the heuristic's algorithms for the problem, its best guess first.
+// Up to `most` of the heuristic's algorithms for the problem, its best guess first. A status
+// other than success (NOT_SUPPORTED: none for this problem; INVALID_VALUE: a layout or
+// alignment the epilogue refuses) goes to *status, not an exception: the unfused kernels run.
 std::vector<cublasLtMatmulHeuristicResult_t> Heuristic(cublasLtHandle_t handle, Descriptors* s,
                                                        const LtProblem& p, size_t workspace,
-                                                       int most) {
+                                                       int most, cublasStatus_t* status) {
   LtCheck(s->lib.MatmulPreferenceCreate(&s->pref), "cublasLtMatmulPreferenceCreate");
   SetPref(*s, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t{workspace},
           "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)");
@@ -199,11 +202,8 @@ std::vector<cublasLtMatmulHeuristicResult_t> Heuristic(cublasLtHandle_t handle, 
   int count = 0;
   const cublasStatus_t st = s->lib.MatmulAlgoGetHeuristic(handle, s->op, s->a, s->b, s->d, s->d,
                                                           s->pref, most, results.data(), &count);
-  if (st == CUBLAS_STATUS_NOT_SUPPORTED) {
-    count = 0;  // no algorithm for the problem: not an error (the unfused alternative runs)
-  } else {
-    LtCheck(st, "cublasLtMatmulAlgoGetHeuristic");
-  }
+  *status = st;
+  if (st != CUBLAS_STATUS_SUCCESS) count = 0;
   results.resize(count);
   std::vector<cublasLtMatmulHeuristicResult_t> usable;
   for (const auto& r : results) {
@@ -364,14 +364,18 @@ std::string Line(const Choice& c) {
     return std::string(text);
   };
   std::string s = c.text + ": ";
+  const std::string heuristic = c.heuristic == CUBLAS_STATUS_SUCCESS
+                                    ? ""
+                                    : " (cublasLtMatmulAlgoGetHeuristic status " +
+                                          std::to_string(static_cast<int>(c.heuristic)) + ")";
   if (!c.timed) {
     return s + (c.fused ? "FUSED" : "UNFUSED") + ", untimed (" + c.why + "); " +
            (c.fused ? "the heuristic's first of " : "cuBLASLt algorithms: ") +
-           std::to_string(c.candidates);
+           std::to_string(c.candidates) + heuristic;
   }
   const std::string fused =
       c.pick < 0
-          ? std::string("no fused algorithm ran")
+          ? "no fused algorithm ran (of " + std::to_string(c.candidates) + ")" + heuristic
           : "fused " + us(c.fused_us) + " us (heuristic result " + std::to_string(c.pick + 1) +
                 " of " + std::to_string(c.candidates) + "; its first " + us(c.first_us) + " us)";
   const std::string plain =
@@ -399,7 +403,7 @@ void RunLtProblem(const LaunchEnv& env, const LtProblem& p, const std::function<
     const bool timing = mode == Mode::kTime && !Recording(env);
     Choice c;
     c.text = Describe(p);
-    const auto algos = Heuristic(handle, &s, p, workspace.second, kMaxAlgos);
+    const auto algos = Heuristic(handle, &s, p, workspace.second, kMaxAlgos, &c.heuristic);
     c.candidates = static_cast<int>(algos.size());
     if (timing) {
       Time(run, algos, unfused, &c);

@@ -2,11 +2,12 @@
 ``linear_weight_grad`` (``x^T @ dy`` and ``dy.sum(0)``).
 
 Both are optional ops of the core (``runtime/src/linear_ops.cc``): a backend may register a
-native kernel (the CUDA backend's is cuBLASLt's product with an epilogue); everywhere else, and
-wherever the native kernel cannot run (no cuBLASLt, no algorithm for the dtype, layout or
-alignment), these functions compose them from ``matrix_multiply``, ``broadcast_to``, the
-elementwise add, ``relu`` and ``reduce_sum_axis_zero`` — the ops the autodiff graph of a dense
-layer runs unfused, so the composite's results are those of the unfused graph, bit for bit.
+native kernel (the CUDA backend's is cuBLASLt's product with an epilogue, or its own unfused
+kernels where those were timed faster or cuBLASLt has no algorithm); everywhere else, and
+wherever the native kernel cannot run (no cuBLASLt), these functions compose them from
+``matrix_multiply``, ``broadcast_to``, the elementwise add, ``relu`` and
+``reduce_sum_axis_zero`` — the ops the autodiff graph of a dense layer runs unfused, so the
+composite's results are those of the unfused graph, bit for bit.
 """
 from __future__ import annotations
 

@@ -306,18 +306,17 @@ def test_cuda_native_equals_composite(rng, dtype):
 def test_cuda_executor_mlp_products_equal_unfused():
     """The MNIST MLP on the GPU with cuBLASLt products against fuse=False (another GEMM
     kernel: float32 rounding), several steps with the CUDA graph replayed; graph_stats()
-    shows the 6 products, the first layer's two (every dimension a multiple of 16 bytes)
-    native; the others are printed (10 logits make 40-byte rows, which cuBLASLt's epilogue
-    kernels may refuse: their composite then runs)."""
+    shows the 6 products, all run by the CUDA kernels (10 logits make 40-byte rows, which
+    cuBLASLt's epilogues may refuse: the plugin's unfused kernels then run them, as they run
+    any product they were timed faster for)."""
     fused = _train(GPU, 5, 1000)
     plain = _train(GPU, 5, 1000, fuse=False)
     _compare(fused, plain, 2e-4, 2e-5)
     stats = fused[2].graph_stats()
     print("products:", stats["products"], _linear_api.native_failures())
+    print("\n".join(_linear_api.native_choices(GPU)))
     assert stats["fused_products"] == 6, stats
-    first = [line for line in stats["products"] if line.startswith(
-        ("linear(x,W1,b1,relu)", "linear_weight_grad(x,"))]
-    assert len(first) == 2 and all(line.endswith("(native)") for line in first), stats
+    assert all(line.endswith("(native)") for line in stats["products"]), stats
     assert stats["replays"] >= 3, stats
 
 

@@ -12,8 +12,10 @@ Backward: ``matrix_multiply(h, d, trans_a=1)`` (a weight's gradient) and
 ``reduce_sum_axis_zero(d)`` (its bias's) of one ``d``: one ``linear_weight_grad(h, d)`` with
 two outputs, run where the first of the two was.
 
-A product whose native kernel cannot run (no cuBLASLt, no algorithm) runs its composite, the
-ops it replaced (``dlarray._linear_api``); ``graph_stats()`` says which ran.
+A product whose native kernel cannot run (no cuBLASLt) runs its composite, the ops it replaced
+(``dlarray._linear_api``); ``graph_stats()`` says which ran. (The CUDA kernel itself runs a
+product cuBLASLt has no algorithm for, or one its unfused kernels run faster, unfused:
+``_linear_api.native_choices``.)
 """
 from __future__ import annotations
 
