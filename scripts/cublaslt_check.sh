@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check of the fused products (issue 23): dlarray.linear / linear_weight_grad, how the
 # CUDA plugin runs each (cuBLASLt algorithms timed against the unfused kernels,
-# backends/cuda/cublaslt_tune.cu), the executor's dense-layer patterns, and the MNIST step.
+# backends/cuda/cublaslt_tune.cc), the executor's dense-layer patterns, and the MNIST step.
 # Run from the repository root on an H100/H200 after
 #     CUDA_ARCHS=90-real scripts/gpu_check.sh build
 # (which installs into /tmp/dlarray_site and builds the test plugins in build/gpu/test_plugins).

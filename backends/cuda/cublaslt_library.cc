@@ -32,6 +32,9 @@ CublasLtLibrary::CublasLtLibrary() {
   Bind(lib, MatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy");
   Bind(lib, MatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
   Bind(lib, MatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic");
+  Bind(lib, MatmulAlgoCheck, "cublasLtMatmulAlgoCheck");
+  Bind(lib, MatmulAlgoConfigSetAttribute, "cublasLtMatmulAlgoConfigSetAttribute");
+  Bind(lib, MatmulAlgoConfigGetAttribute, "cublasLtMatmulAlgoConfigGetAttribute");
   path = lib.path();
   if (!lib.missing().empty()) {
     reason = "cuBLASLt at " + path + " lacks " + lib.missing();

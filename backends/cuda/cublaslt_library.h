@@ -34,6 +34,10 @@ struct CublasLtLibrary {
   decltype(&cublasLtMatmulPreferenceDestroy) MatmulPreferenceDestroy = nullptr;
   decltype(&cublasLtMatmulPreferenceSetAttribute) MatmulPreferenceSetAttribute = nullptr;
   decltype(&cublasLtMatmulAlgoGetHeuristic) MatmulAlgoGetHeuristic = nullptr;
+  // split-k variants of the heuristic's algorithms, to time (cublaslt_tune.cc)
+  decltype(&cublasLtMatmulAlgoCheck) MatmulAlgoCheck = nullptr;
+  decltype(&cublasLtMatmulAlgoConfigSetAttribute) MatmulAlgoConfigSetAttribute = nullptr;
+  decltype(&cublasLtMatmulAlgoConfigGetAttribute) MatmulAlgoConfigGetAttribute = nullptr;
 
  private:
   CublasLtLibrary();

@@ -1,4 +1,4 @@
-// Each product runs as cublaslt_tune.cu chose for its problem: the fastest of cuBLASLt's
+// Each product runs as cublaslt_tune.cc chose for its problem: the fastest of cuBLASLt's
 // algorithms for the epilogue and of the unfused alternative below (matrix_multiply's cuBLAS
 // product, then one bias (+ relu) kernel, or reduce_sum_axis_zero's kernel for the bias
 // gradient), timed on the first call. The unfused alternative also runs where cuBLASLt has no

@@ -37,7 +37,7 @@ struct LtProblem {
 
 /*!
  * \brief Queues p on env's stream: through the choice made for p's shapes, types, epilogue,
- *        alignments and device, made at the first call (see cublaslt_tune.cu). `unfused` queues
+ *        alignments and device, made at the first call (see cublaslt_tune.cc). `unfused` queues
  *        the same results without cuBLASLt; it runs where it was the faster, or where cuBLASLt
  *        has no algorithm for p. Throws BackendError (nothing queued) when cuBLASLt is missing.
  */

@@ -391,7 +391,7 @@ std::string CudaDevice::get_option(const std::string& key) {
   }
   if (colon != std::string::npos && name == "cublaslt_choices") {
     // "cublaslt_choices:<id>" -> how each fused product seen on it runs, a line each
-    // (cublaslt_tune.cu)
+    // (cublaslt_tune.cc)
     return CublasLtChoices(OptionDeviceId(key, arg));
   }
   if (colon != std::string::npos && name == "pci_bus_id") {

@@ -84,7 +84,7 @@ def native_failures() -> list:
 def native_choices(ctx) -> list:
     """How each product the CUDA plugin has seen on ``ctx`` runs, one line each: fused (which
     of cuBLASLt's heuristic results) or unfused, with the times that decided it
-    (``backends/cuda/cublaslt_tune.cu``); [] on other devices."""
+    (``backends/cuda/cublaslt_tune.cc``); [] on other devices."""
     if device_kind(ctx) != "cuda":
         return []
     return _core.get_option(ctx, "cublaslt_choices:%d" % ctx.device_id).splitlines()

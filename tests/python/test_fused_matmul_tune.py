@@ -1,4 +1,4 @@
-"""How the CUDA plugin runs the fused products (backends/cuda/cublaslt_tune.cu): timed at the
+"""How the CUDA plugin runs the fused products (backends/cuda/cublaslt_tune.cc): timed at the
 first call of a shape, the fastest of cuBLASLt's algorithms and the unfused cuBLAS product with
 a bias (+ relu) or column-sum kernel; untimed during a CUDA graph recording (timed at the next
 call outside one); DLARRAY_CUBLASLT_TUNE=0 (the heuristic's first) and =unfused (the unfused
@@ -26,7 +26,7 @@ ODD = [(1, 1, 1), (3, 17, 129), (129, 3, 17), (1000, 129, 3)]
 # relative to the sum of the magnitudes of a result's terms
 TOL = {"float64": 1e-12, "float32": 2e-5, "float16": 4e-3, "bfloat16": 3e-2}
 # a choice's line: "<problem>: FUSED; ..." or "<problem>: UNFUSED; ..." (timed) or
-# "<problem>: FUSED, untimed (why); ..." (see Line in cublaslt_tune.cu)
+# "<problem>: FUSED, untimed (why); ..." (see Line in cublaslt_tune.cc)
 LINE = re.compile(r"^(linear|linear_weight_grad) m=(\d+) n=(\d+) k=(\d+) (\w+).*: "
                   r"(FUSED|UNFUSED)(;|, untimed \(([^)]*)\);)")
 

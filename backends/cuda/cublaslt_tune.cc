@@ -5,15 +5,13 @@
 // own product followed by a bias (+ relu) or column-sum kernel: the fused step took 0.138 ms,
 // the unfused one 0.118. So the first call of a problem (its shapes, types, epilogue,
 // transposes, operand alignments, workspace and device) times, on the call's stream with CUDA
-// events, up to kMaxAlgos of the heuristic's results and the caller's unfused alternative, and
-// keeps the fastest: a fused product is never slower than the unfused ops as this GPU runs them.
+// events, up to kMaxAlgos of the heuristic's results, split-k variants of its first few (see
+// SplitKVariants) and the caller's unfused alternative, and keeps the fastest: a fused product
+// is never slower than the unfused ops as this GPU runs them.
 //
-// How a candidate is timed: a spin kernel holds the stream while kRuns launches queue behind
-// it, so the events measure the GPU's time for them back to back (as a replayed CUDA graph runs
-// them), not the host's launch rate; kRounds samples per candidate, interleaved across
-// candidates so that a clock change hits all alike, the least kept. The timing runs write the
-// call's own outputs (the core rejects outputs that overlap inputs), which the chosen run then
-// overwrites. It costs a few milliseconds per problem, once.
+// Each candidate is timed as the GPU runs it back to back (TimeLaunches, launch_timer.h), on
+// the call's own outputs (the core rejects outputs that overlap inputs), which the chosen run
+// then overwrites. It costs some milliseconds per problem, once.
 //
 // No timing while the stream records a CUDA graph (events and a host wait cannot be recorded):
 // a problem first seen then runs the heuristic's first result, and is timed at its next call
@@ -36,15 +34,17 @@
 #include "cublaslt_library.h"
 #include "cublaslt_tune.h"
 #include "dlarray/errors.h"
+#include "launch_timer.h"
 
 namespace dlarray {
 namespace cuda {
 namespace {
 
-constexpr int kMaxAlgos = 16;              // heuristic results timed
-constexpr int kRuns = 4;                   // launches per timed sample
-constexpr int kRounds = 3;                 // samples per candidate, the least kept
-constexpr long long kSpinCycles = 200000;  // ~100 us at 2 GHz: longer than kRuns launches take
+constexpr int kMaxAlgos = 16;   // heuristic results timed
+constexpr int kSplitBases = 4;  // of them, those whose split-k variants are timed too
+constexpr int32_t kSplits[] = {2, 4, 8, 16};
+constexpr uint32_t kSchemes[] = {CUBLASLT_REDUCTION_SCHEME_INPLACE,
+                                 CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE};
 constexpr const char* kTuneEnv = "DLARRAY_CUBLASLT_TUNE";
 
 // A status check that names the call.
@@ -117,6 +117,8 @@ struct Choice {
   bool fused = false;  // else the caller's unfused alternative
   cublasLtMatmulAlgo_t algo{};
   int candidates = 0;  // the heuristic's results (all timed when timed)
+  int variants = 0;    // split-k variants of them timed
+  int32_t split = 1;   // the picked algorithm's k splits
   cublasStatus_t heuristic = CUBLAS_STATUS_SUCCESS;     // cublasLtMatmulAlgoGetHeuristic's status
   int pick = -1;                                        // algo's rank among them
   float fused_us = -1, first_us = -1, unfused_us = -1;  // per launch; -1: not timed
@@ -212,6 +214,54 @@ std::vector<cublasLtMatmulHeuristicResult_t> Heuristic(cublasLtHandle_t handle, 
   return usable;
 }
 
+// The k splits of an algorithm (1: none, or unknown).
+int32_t SplitK(const CublasLtLibrary& lib, const cublasLtMatmulAlgo_t& algo) {
+  int32_t split = 1;
+  size_t written = 0;
+  if (lib.MatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split,
+                                       sizeof(split), &written) != CUBLAS_STATUS_SUCCESS) {
+    return 1;
+  }
+  return split;
+}
+
+// Split-k variants of the heuristic's first kSplitBases unsplit results that cuBLASLt accepts
+// for the problem (cublasLtMatmulAlgoCheck) within the workspace. A small output over a long k
+// (the MLP's weight gradients: 784 x 256 over a batch of 1000) makes few output tiles, so an
+// unsplit kernel leaves most multiprocessors idle; the heuristic does not always offer splits
+// with an epilogue.
+std::vector<cublasLtMatmulHeuristicResult_t> SplitKVariants(
+    cublasLtHandle_t handle, const Descriptors& s,
+    const std::vector<cublasLtMatmulHeuristicResult_t>& algos, size_t workspace) {
+  const CublasLtLibrary& lib = s.lib;
+  std::vector<cublasLtMatmulHeuristicResult_t> out;
+  int bases = 0;
+  for (const auto& r : algos) {
+    if (bases == kSplitBases) break;
+    if (SplitK(lib, r.algo) != 1) continue;
+    ++bases;
+    for (const int32_t split : kSplits) {
+      for (const uint32_t scheme : kSchemes) {
+        cublasLtMatmulAlgo_t algo = r.algo;
+        cublasLtMatmulHeuristicResult_t checked{};
+        if (lib.MatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split,
+                                             sizeof(split)) != CUBLAS_STATUS_SUCCESS ||
+            lib.MatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme,
+                                             sizeof(scheme)) != CUBLAS_STATUS_SUCCESS ||
+            lib.MatmulAlgoCheck(handle, s.op, s.a, s.b, s.d, s.d, &algo, &checked) !=
+                CUBLAS_STATUS_SUCCESS ||
+            checked.workspaceSize > workspace) {
+          continue;  // not for this problem: the next
+        }
+        checked.algo = algo;  // the check reports on it, never writes it
+        checked.state = CUBLAS_STATUS_SUCCESS;
+        out.push_back(checked);
+      }
+    }
+  }
+  return out;
+}
+
 // Everything a launch of the fused product needs.
 struct FusedCall {
   const CublasLtLibrary& lib;
@@ -232,60 +282,6 @@ struct FusedCall {
                       workspace, workspace_bytes, stream);
   }
 };
-
-__global__ void SpinKernel(long long cycles) {
-  const long long start = clock64();
-  while (clock64() - start < cycles) {
-  }
-}
-
-// Events made and destroyed with the timing.
-struct Events {
-  std::vector<cudaEvent_t> all;
-  explicit Events(size_t n) : all(n, nullptr) {
-    for (cudaEvent_t& e : all) CUDA_CALL(cudaEventCreate(&e));
-  }
-  ~Events() {
-    for (cudaEvent_t e : all) {
-      if (e != nullptr) (void)cudaEventDestroy(e);
-    }
-  }
-};
-
-// Microseconds per launch of each candidate, as the GPU runs kRuns of them back to back; -1
-// where its first launch failed (launch returns false; nothing was queued then).
-std::vector<float> TimeLaunches(cudaStream_t stream,
-                                const std::vector<std::function<bool()>>& launches) {
-  const size_t n = launches.size();
-  std::vector<float> us(n, -1.0f);
-  std::vector<bool> ok(n);
-  for (size_t c = 0; c < n; ++c) ok[c] = launches[c]();  // warm-up (module loads), and checks
-  (void)cudaGetLastError();
-  Events events(2 * n * kRounds);
-  for (int r = 0; r < kRounds; ++r) {
-    for (size_t c = 0; c < n; ++c) {
-      if (!ok[c]) continue;
-      cudaEvent_t start = events.all[2 * (r * n + c)], stop = events.all[2 * (r * n + c) + 1];
-      SpinKernel<<<1, 1, 0, stream>>>(kSpinCycles);
-      CHECK_LAUNCH("SpinKernel");
-      CUDA_CALL(cudaEventRecord(start, stream));
-      for (int i = 0; i < kRuns; ++i) launches[c]();
-      CUDA_CALL(cudaEventRecord(stop, stream));
-    }
-  }
-  CUDA_CALL(cudaStreamSynchronize(stream));
-  for (int r = 0; r < kRounds; ++r) {
-    for (size_t c = 0; c < n; ++c) {
-      if (!ok[c]) continue;
-      float ms = 0;
-      CUDA_CALL(
-          cudaEventElapsedTime(&ms, events.all[2 * (r * n + c)], events.all[2 * (r * n + c) + 1]));
-      const float per = ms * 1e3f / kRuns;
-      if (us[c] < 0 || per < us[c]) us[c] = per;
-    }
-  }
-  return us;
-}
 
 const char* EpilogueName(cublasLtEpilogue_t e) {
   switch (e) {
@@ -324,9 +320,13 @@ std::string Describe(const LtProblem& p) {
          std::to_string(Alignment(p.d));
 }
 
-// Times the heuristic's results and `unfused`; the fastest becomes the choice.
-void Time(const FusedCall& run, const std::vector<cublasLtMatmulHeuristicResult_t>& algos,
+// Times the heuristic's results, their split-k variants and `unfused`; the fastest becomes
+// the choice.
+void Time(const FusedCall& run, std::vector<cublasLtMatmulHeuristicResult_t> algos,
           const std::function<void()>& unfused, Choice* c) {
+  const auto variants = SplitKVariants(run.handle, run.s, algos, run.workspace_bytes);
+  c->variants = static_cast<int>(variants.size());
+  algos.insert(algos.end(), variants.begin(), variants.end());
   std::vector<std::function<bool()>> launches;
   for (const auto& r : algos) {
     launches.push_back([&run, &r] { return run(r.algo) == CUBLAS_STATUS_SUCCESS; });
@@ -350,6 +350,7 @@ void Time(const FusedCall& run, const std::vector<cublasLtMatmulHeuristicResult_
     }
   }
   c->fused = c->pick >= 0 && (c->unfused_us < 0 || c->fused_us <= c->unfused_us);
+  if (c->pick >= 0) c->split = SplitK(run.lib, algos[c->pick].algo);
   if (c->fused) c->algo = algos[c->pick].algo;
   if (c->pick < 0 && c->unfused_us < 0) {
     throw BackendError("cuBLASLt: no algorithm for " + c->text +
@@ -374,10 +375,14 @@ std::string Line(const Choice& c) {
            std::to_string(c.candidates) + heuristic;
   }
   const std::string fused =
-      c.pick < 0
-          ? "no fused algorithm ran (of " + std::to_string(c.candidates) + ")" + heuristic
-          : "fused " + us(c.fused_us) + " us (heuristic result " + std::to_string(c.pick + 1) +
-                " of " + std::to_string(c.candidates) + "; its first " + us(c.first_us) + " us)";
+      c.pick < 0 ? "no fused algorithm ran (of " + std::to_string(c.candidates) + ")" + heuristic
+                 : "fused " + us(c.fused_us) + " us (" +
+                       (c.pick < c.candidates
+                            ? "heuristic result " + std::to_string(c.pick + 1)
+                            : "split-k variant " + std::to_string(c.pick - c.candidates + 1)) +
+                       " of " + std::to_string(c.candidates) + " + " + std::to_string(c.variants) +
+                       ", k split " + std::to_string(c.split) + "; the heuristic's first " +
+                       us(c.first_us) + " us)";
   const std::string plain =
       c.unfused_us < 0 ? std::string("unfused failed") : "unfused " + us(c.unfused_us) + " us";
   return s + (c.fused ? "FUSED; " + fused + ", " + plain : "UNFUSED; " + plain + ", " + fused);
