@@ -20,15 +20,22 @@ __global__ void SpinKernel(long long cycles) {
   }
 }
 
-// Events made and destroyed with the timing.
+// Events made and destroyed with the timing (also when making one of them fails).
 struct Events {
   std::vector<cudaEvent_t> all;
   explicit Events(size_t n) : all(n, nullptr) {
-    for (cudaEvent_t& e : all) CUDA_CALL(cudaEventCreate(&e));
+    try {
+      for (cudaEvent_t& e : all) CUDA_CALL(cudaEventCreate(&e));
+    } catch (...) {
+      Destroy();
+      throw;
+    }
   }
-  ~Events() {
-    for (cudaEvent_t e : all) {
+  ~Events() { Destroy(); }
+  void Destroy() noexcept {
+    for (cudaEvent_t& e : all) {
       if (e != nullptr) (void)cudaEventDestroy(e);
+      e = nullptr;
     }
   }
 };
