@@ -22,6 +22,8 @@
 // Results: every candidate computes the same product, but algorithms split the k sum
 // differently (tiles, split-k), so the result's rounding may change with the choice, within the
 // float tolerance of a product; the choice is fixed once made, so a process's results repeat.
+#include "cublaslt_tune.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,7 +34,6 @@
 #include <vector>
 
 #include "cublaslt_library.h"
-#include "cublaslt_tune.h"
 #include "dlarray/errors.h"
 #include "launch_timer.h"
 
@@ -119,8 +120,8 @@ struct Choice {
   int candidates = 0;  // the heuristic's results (all timed when timed)
   int variants = 0;    // split-k variants of them timed
   int32_t split = 1;   // the picked algorithm's k splits
-  cublasStatus_t heuristic = CUBLAS_STATUS_SUCCESS;     // cublasLtMatmulAlgoGetHeuristic's status
-  int pick = -1;                                        // algo's rank among them
+  cublasStatus_t heuristic = CUBLAS_STATUS_SUCCESS;  // cublasLtMatmulAlgoGetHeuristic's status
+  int pick = -1;  // algo: a heuristic result below candidates, else a split-k variant
   float fused_us = -1, first_us = -1, unfused_us = -1;  // per launch; -1: not timed
   std::string why;                                      // of an untimed choice
   std::string text;                                     // the problem
