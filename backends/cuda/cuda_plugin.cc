@@ -51,6 +51,8 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"broadcast_to", &BroadcastToKernel},
       {"reduce_sum_axis_zero", &ReduceSumAxisZeroKernel},
       {"matrix_multiply", &MatrixMultiplyKernel},
+      {"linear", &LinearKernel},
+      {"linear_weight_grad", &LinearWeightGradKernel},
       {"softmax", &SoftmaxKernel},
       {"softmax_cross_entropy", &SoftmaxCrossEntropyKernel},
       {"copy", &CopyKernel},

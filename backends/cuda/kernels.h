@@ -16,6 +16,9 @@ void ArraySetKernel(const KernelContext& ctx);
 void BroadcastToKernel(const KernelContext& ctx);
 void ReduceSumAxisZeroKernel(const KernelContext& ctx);
 void MatrixMultiplyKernel(const KernelContext& ctx);
+// cuBLASLt with epilogues (cublaslt_matmul.cu); they throw "cuBLASLt ..." where they cannot run.
+void LinearKernel(const KernelContext& ctx);
+void LinearWeightGradKernel(const KernelContext& ctx);
 void SoftmaxKernel(const KernelContext& ctx);
 void SoftmaxCrossEntropyKernel(const KernelContext& ctx);
 void CopyKernel(const KernelContext& ctx);

@@ -18,6 +18,7 @@
 #include "dlarray/runtime.h"
 #include "fft_ops.h"
 #include "index_ops.h"
+#include "linear_ops.h"
 
 namespace dlarray {
 namespace {
@@ -451,9 +452,10 @@ struct CoreOpRow {
   // How inputs are differentiated, e.g. "a=matrix_elementwise_multiply(dout,b)": the gradient of
   // input a is that op applied to the output's gradient (dout), an input or the output (out).
   const char* gradients = nullptr;
+  const char* outputs = "out";  // names, space-separated
 };
 
-// Every built-in op. The output of each is named "out".
+// Every built-in op. The output of each is named "out", unless the row names its outputs.
 const CoreOpRow kCoreOps[] = {
     {"array_set", "", "value", "out value", kAllTypes, kInplace, V<ValidateArraySet>, nullptr,
      "out[:] = value"},
@@ -471,6 +473,16 @@ const CoreOpRow kCoreOps[] = {
      "a?trans_a=matrix_multiply(b,dout,trans_a=trans_b,trans_b=1) "
      "b?!trans_b=matrix_multiply(a,dout,trans_a=!trans_a,trans_b=0) "
      "b?trans_b=matrix_multiply(dout,a,trans_a=1,trans_b=trans_a)"},
+    // A dense layer's fused products (linear_ops.cc): optional, a backend without them gets
+    // matrix_multiply and the elementwise ops (dlarray.linear, dlarray.linear_weight_grad).
+    {"linear", "x w bias", "relu:bool=0", nullptr, kFloats, 0, V<ValidateLinear>, I<InferLinear>,
+     "out = x @ w + bias, then relu when relu=1 (x (m, k), w (k, n), bias (n,)); optional: a "
+     "backend without it gets matrix_multiply, broadcast_to, add and relu"},
+    {"linear_weight_grad", "x dy", "", nullptr, kFloats, kFillZero, V<ValidateLinearWeightGrad>,
+     I<InferLinearWeightGrad>,
+     "dw = x^T @ dy, dbias = dy.sum(axis=0) (x (m, k), dy (m, n)); optional: a backend without it "
+     "gets matrix_multiply and reduce_sum_axis_zero",
+     nullptr, "dw dbias"},
     {"softmax", "x", "", nullptr, kFloats, kInplace, V<ValidateSoftmax>, I<InferLikeInput0>,
      "row-wise softmax over the last axis"},
     {"softmax_cross_entropy", "y y_", "", nullptr, kFloats, kFillNaN,
@@ -668,7 +680,8 @@ int DeclareRow(const CoreOpRow& row, DLArrayRegistry* registry) {
   std::vector<std::string> grad_text;
   std::vector<std::vector<DLArrayGradArg>> grad_args;
   const std::vector<DLArrayGradient> grads = Gradients(row, inputs, &grad_text, &grad_args);
-  static const char* const kOut[] = {"out"};
+  const std::vector<std::string> outputs = Words(row.outputs);
+  const std::vector<const char*> output_ptrs = Pointers(outputs);
   DLArrayOpSchema s{};
   s.struct_size = sizeof(DLArrayOpSchema);
   s.name = row.name;
@@ -676,10 +689,10 @@ int DeclareRow(const CoreOpRow& row, DLArrayRegistry* registry) {
   s.attr_names = attr_ptrs.data();
   s.dtypes = kAll + row.dtypes.begin;
   s.input_names = input_ptrs.empty() ? nullptr : input_ptrs.data();
-  s.output_names = kOut;
+  s.output_names = output_ptrs.data();
   s.validate = row.validate;
   s.num_inputs = static_cast<int32_t>(inputs.size());
-  s.num_outputs = 1;
+  s.num_outputs = static_cast<int32_t>(outputs.size());
   s.num_attrs = static_cast<int32_t>(attrs.size());
   s.num_dtypes = row.dtypes.count;
   s.allow_inplace = (row.flags & kInplace) != 0;

@@ -20,6 +20,9 @@ EXAMPLES = {
                   "bitwise_left_shift", "bitwise_right_shift")},
     "where": {"condition": ((2, 2), np.dtype(np.bool_))},
     "masked_fill": {"condition": ((2, 2), np.dtype(np.bool_)), "out": ((2, 2), _F32)},
+    # A dense layer's fused products (runtime/src/linear_ops.cc): the bias vectors are 1-D.
+    "linear": {"bias": ((2,), _F32)},
+    "linear_weight_grad": {"dbias": ((2,), _F32)},
     # The linalg factorizations (runtime/src/linalg_ops.cc): a stack of one 2 x 2 matrix.
     **{op: {**{p: ((1, 2, 2), _F32) for p in ("a", "rhs", "lu", "x", "l", "v", "u", "vh", "q",
                                               "r")},
