@@ -273,8 +273,7 @@ __global__ void __launch_bounds__(kThreads)
 // with a thread per column long after the other blocks are done (axis 0 of 4096 x 4096 took
 // 1.10-1.26x torch's time that way, 0.80-0.97x with this second launch, H200).
 template <typename R, typename Out>
-__global__ void __launch_bounds__(kThreads)
-    CombineKernel(int64_t pieces, Sink<R, Out> sink) {
+__global__ void __launch_bounds__(kThreads) CombineKernel(int64_t pieces, Sink<R, Out> sink) {
   using Acc = typename R::Acc;
   constexpr int kWarp = 32;
   __shared__ Acc acc[kThreads];
@@ -377,8 +376,8 @@ void Launch(const LaunchEnv& env, const char* op, const T* x, Out* out, int64_t 
   }
   cudaError_t err = cudaGetLastError();
   if (err == cudaSuccess && second_kernel) {
-    CombineKernel<R><<<RowGrid(CeilDiv(outputs * 32, kThreads), op), kThreads, 0, env.stream>>>(
-        pieces, sink);
+    CombineKernel<R>
+        <<<RowGrid(CeilDiv(outputs * 32, kThreads), op), kThreads, 0, env.stream>>>(pieces, sink);
     err = cudaGetLastError();
   }
   // Stream-ordered: the scratch may go back to the cache right after the launches.

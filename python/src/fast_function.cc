@@ -30,7 +30,7 @@ PyObject* RunReduce(const Plan& plan, const Array& x, uint64_t mask, bool keepdi
   }
   NDArray out{Array::Empty(final_shape, x.ctx(), plan.out)};
   std::shared_ptr<Array> step_out;  // the previous call's result, the next call's input
-  int64_t count = 1;  // of the reduced elements: post's (or fold's) attribute
+  int64_t count = 1;                // of the reduced elements: post's (or fold's) attribute
   for (size_t k = 0; k < cur.size(); ++k) count *= (mask >> k & 1) ? cur[k] : 1;
   const double count_attr = static_cast<double>(count);
   const bool fold = plan.fold >= 0 && HasKernel(plan.fold, x.ctx().device_type);

@@ -298,8 +298,8 @@ void ValidateReduce(const DLArrayOpCall& c) {
 void ValidateReduceMean(const DLArrayOpCall& c) {
   const double count = c.attrs[0];
   if (!(count > 0 && std::isfinite(count))) {
-    throw Error(ErrorKind::kValue,
-                std::string(c.op_name) + ": count must be positive and finite, got " + Number(count));
+    throw Error(ErrorKind::kValue, std::string(c.op_name) +
+                                       ": count must be positive and finite, got " + Number(count));
   }
   CheckReduceInput(c);
   CheckReduceOutputShape(c);
@@ -530,8 +530,7 @@ const CoreOpRow kCoreOps[] = {
      "(int64)"},
     // mean's one pass where a backend has it; the same bits as its two ops (the sum rounded to the
     // dtype first), so a device with it and one without agree.
-    {"reduce_mean", "x", "count", nullptr, kFloats, 0, V<ValidateReduceMean>,
-     I<InferReduceMean>,
+    {"reduce_mean", "x", "count", nullptr, kFloats, 0, V<ValidateReduceMean>, I<InferReduceMean>,
      "out[o, j] = (sum over r of x[o, r, j], rounded to x's dtype) / count, divided as "
      "matrix_elementwise_divide_by_const does (x [outer, n >= 1, inner] or [outer, n] "
      "contiguous); optional: a backend without it gets reduce (kind 0) and that op"},
