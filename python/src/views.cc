@@ -36,20 +36,34 @@ int64_t Index(const py::handle& v, const char* what, bool is_index = false) {
   return n;
 }
 
+// x[i] and x[i, j, ...]: a key of exact ints, each in range, as Array::Subarray's view (the
+// per-call case, a 0-d view for a full key); nullptr for every other key, which GetItem's general
+// path then answers (its view or its error).
+std::shared_ptr<Array> IntegerKeyView(const Array& a, PyObject* key) {
+  PyObject* const* items = &key;
+  Py_ssize_t count = 1;
+  if (PyTuple_CheckExact(key)) {
+    items = reinterpret_cast<PyTupleObject*>(key)->ob_item;
+    count = PyTuple_GET_SIZE(key);
+  }
+  const int ndim = static_cast<int>(a.shape().size());
+  if (count == 0 || count > ndim) return nullptr;
+  int64_t indices[DLARRAY_MAX_NDIM];
+  for (int d = 0; d < count; ++d) {
+    if (!PyLong_CheckExact(items[d])) return nullptr;
+    int overflow = 0;
+    const long long i = PyLong_AsLongLongAndOverflow(items[d], &overflow);
+    const int64_t extent = a.shape()[d];
+    if (overflow != 0 || i < -extent || i >= extent) return nullptr;
+    indices[d] = i < 0 ? i + extent : i;
+  }
+  return a.Subarray(indices, static_cast<int>(count));
+}
+
 NDArray GetItem(const NDArray& self, const py::object& key) {
   const Array& a = *self.array;
   const int64_t item = static_cast<int64_t>(DTypeBytes(a.dtype()));
-  if (PyLong_CheckExact(key.ptr()) && !a.shape().empty()) {  // x[i] in short (the per-call case)
-    int overflow = 0;
-    const long long i = PyLong_AsLongLongAndOverflow(key.ptr(), &overflow);
-    const int64_t extent = a.shape()[0];
-    if (overflow == 0 && i >= -extent && i < extent) {  // else the errors below
-      const int64_t offset = (i < 0 ? i + extent : i) * a.strides()[0];
-      return NDArray{a.View(
-          {a.shape().begin() + 1, a.shape().end()}, {a.strides().begin() + 1, a.strides().end()},
-          static_cast<uint64_t>(static_cast<int64_t>(a.byte_offset()) + offset * item))};
-    }
-  }
+  if (std::shared_ptr<Array> view = IntegerKeyView(a, key.ptr())) return NDArray{std::move(view)};
   py::tuple items = py::isinstance<py::tuple>(key) ? key.cast<py::tuple>() : py::make_tuple(key);
   int consumed = 0;
   bool ellipsis = false;
@@ -298,12 +312,15 @@ bool BasicKey(PyObject* key) {
 }
 
 PyObject* Subscript(PyObject* self, PyObject* key) {
-  const NDArray* a = BasicKey(key) ? ExactInstance<NDArray>(self) : nullptr;
-  if (a == nullptr) {
+  const NDArray* a = ExactInstance<NDArray>(self);
+  if (a == nullptr || !BasicKey(key)) {
     PyObject* args[2] = {self, key};
     return PyObject_Vectorcall(g_python_getitem, args, 2, nullptr);
   }
   try {
+    if (std::shared_ptr<Array> view = IntegerKeyView(*a->array, key)) {  // GetItem's first case
+      return NewInstance(NDArray{std::move(view)});
+    }
     return NewInstance(GetItem(*a, py::reinterpret_borrow<py::object>(key)));
   } catch (...) {
     return RaiseCurrentException();
