@@ -30,8 +30,9 @@ bool SimpleLayout() {
   return simple;
 }
 
-// Instances that Dealloc kept, their Array released, for NewInstance: each keeps its memory, its
-// NDArray value and its reference to the type. Both run with the GIL held (they make and free
+// Instances that Dealloc kept, their Array's memory released, for NewInstance and NewSubarray:
+// each keeps its memory, its NDArray value (with the emptied Array, if unshared) and its
+// reference to the type. Both run with the GIL held (they make and free
 // Python objects), which guards the cache. Builds that count references or track objects get no
 // cache (an object taken from it would miss their bookkeeping).
 #if defined(Py_REF_DEBUG) || defined(Py_TRACE_REFS) || defined(Py_GIL_DISABLED)
@@ -47,6 +48,15 @@ NDArray* Value(PyObject* obj) {
       reinterpret_cast<py::detail::instance*>(obj)->simple_value_holder[0]);
 }
 
+// A kept instance made live again: one reference, the caller's (as tp_alloc gives it).
+void Revive(PyObject* obj) {
+#if PY_VERSION_HEX >= 0x03090000
+  Py_SET_REFCNT(obj, 1);
+#else
+  Py_REFCNT(obj) = 1;
+#endif
+}
+
 // pybind11's way: make_new_instance, then the value and its holder.
 PyObject* NewGenericInstance(NDArray&& value) {
   auto inst = py::reinterpret_steal<py::object>(py::detail::make_new_instance(NDArrayType()));
@@ -59,12 +69,23 @@ PyObject* NewGenericInstance(NDArray&& value) {
   return inst.release().ptr();
 }
 
+// Lets go of a freed instance's array; one the instance kept keeps it too, emptied, when nothing
+// else holds it (NewSubarray's next view is made in it).
+void Release(NDArray* value, bool kept) {
+  if (kept) {
+    Array::Recycle(&value->array);
+  } else {
+    value->array.reset();
+  }
+}
+
 destructor g_pybind11_dealloc = nullptr;  // pybind11_object_dealloc: for every other instance
 
 // NDArray's tp_dealloc. For an instance of the simple layout with a constructed holder, not
 // registered, without weak references or patients (NewInstance's, and pybind11's unregistered
-// ones): releases its Array and keeps the instance for NewInstance while the cache has room,
-// else frees it as pybind11_object_dealloc would. Anything else (a subclass's instance, a
+// ones): releases its Array's memory and keeps the instance (and the Array object, when nothing
+// else holds it) for NewInstance and NewSubarray while the cache has room, else frees it as
+// pybind11_object_dealloc would. Anything else (a subclass's instance, a
 // registered one) goes to pybind11.
 void Dealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
@@ -78,17 +99,20 @@ void Dealloc(PyObject* self) {
   // not see or clobber an error in flight and leaves none (pybind11's error_scope does this
   // for every destructor; a save and restore cost more than the check).
   NDArray* value = Value(self);
+  const bool keep = g_num_cached < kCachedInstances;
   if (PyErr_Occurred() != nullptr) {
     py::error_scope scope;
-    value->array.reset();
+    Release(value, keep);
   } else {
-    value->array.reset();
+    Release(value, keep);
     if (PyErr_Occurred() != nullptr) PyErr_Clear();
   }
-  if (g_num_cached < kCachedInstances) {
+  // (Releasing may have run Python code that freed and kept other instances.)
+  if (keep && g_num_cached < kCachedInstances) {
     g_cached[g_num_cached++] = self;
     return;
   }
+  value->array.reset();
   reinterpret_cast<Holder*>(&inst->simple_value_holder[1])->~Holder();
   inst->simple_holder_constructed = false;
   inst->simple_value_holder[0] = nullptr;
@@ -106,12 +130,8 @@ void Dealloc(PyObject* self) {
 PyObject* NewInstance(NDArray&& value) {
   if (g_num_cached > 0) {
     PyObject* obj = g_cached[--g_num_cached];
-#if PY_VERSION_HEX >= 0x03090000
-    Py_SET_REFCNT(obj, 1);
-#else
-    Py_REFCNT(obj) = 1;
-#endif
     Value(obj)->array = std::move(value.array);
+    Revive(obj);
     return obj;
   }
   PyTypeObject* type = NDArrayType();
@@ -127,6 +147,16 @@ PyObject* NewInstance(NDArray&& value) {
   new (&wrapper->simple_value_holder[1]) Holder(held);
   wrapper->simple_holder_constructed = true;
   return inst.release().ptr();
+}
+
+PyObject* NewSubarray(const Array& of, const int64_t* indices, int count) {
+  if (g_num_cached == 0) return NewInstance(NDArray{of.Subarray(indices, count)});
+  PyObject* obj = g_cached[g_num_cached - 1];
+  NDArray* value = Value(obj);
+  value->array = of.Subarray(indices, count, std::move(value->array));  // may throw: obj stays
+  --g_num_cached;
+  Revive(obj);
+  return obj;
 }
 
 void SetInstanceDealloc() {

@@ -36,10 +36,12 @@ int64_t Index(const py::handle& v, const char* what, bool is_index = false) {
   return n;
 }
 
-// x[i] and x[i, j, ...]: a key of exact ints, each in range, as Array::Subarray's view (the
-// per-call case, a 0-d view for a full key); nullptr for every other key, which GetItem's general
-// path then answers (its view or its error).
-std::shared_ptr<Array> IntegerKeyView(const Array& a, PyObject* key) {
+// x[i], x[i, j, ...] and x[...]: a key of exact ints, each in range, or an ellipsis alone, as
+// the indices of Array::Subarray's view (the per-call case, a 0-d view for a full key): their
+// count, or -1 for every other key, which GetItem's general path then answers (its view or its
+// error).
+int IntegerKey(const Array& a, PyObject* key, int64_t* indices) {
+  if (key == Py_Ellipsis) return 0;
   PyObject* const* items = &key;
   Py_ssize_t count = 1;
   if (PyTuple_CheckExact(key)) {
@@ -47,31 +49,40 @@ std::shared_ptr<Array> IntegerKeyView(const Array& a, PyObject* key) {
     count = PyTuple_GET_SIZE(key);
   }
   const int ndim = static_cast<int>(a.shape().size());
-  if (count == 0 || count > ndim) return nullptr;
-  int64_t indices[DLARRAY_MAX_NDIM];
+  if (count == 0 || count > ndim) return -1;
   for (int d = 0; d < count; ++d) {
-    if (!PyLong_CheckExact(items[d])) return nullptr;
+    if (!PyLong_CheckExact(items[d])) return -1;
     int overflow = 0;
     const long long i = PyLong_AsLongLongAndOverflow(items[d], &overflow);
     const int64_t extent = a.shape()[d];
-    if (overflow != 0 || i < -extent || i >= extent) return nullptr;
+    if (overflow != 0 || i < -extent || i >= extent) return -1;
     indices[d] = i < 0 ? i + extent : i;
   }
-  return a.Subarray(indices, static_cast<int>(count));
+  return static_cast<int>(count);
 }
 
 NDArray GetItem(const NDArray& self, const py::object& key) {
   const Array& a = *self.array;
   const int64_t item = static_cast<int64_t>(DTypeBytes(a.dtype()));
-  if (std::shared_ptr<Array> view = IntegerKeyView(a, key.ptr())) return NDArray{std::move(view)};
-  py::tuple items = py::isinstance<py::tuple>(key) ? key.cast<py::tuple>() : py::make_tuple(key);
+  int64_t indices[DLARRAY_MAX_NDIM];
+  const int num_indices = IntegerKey(a, key.ptr(), indices);
+  if (num_indices >= 0) return NDArray{a.Subarray(indices, num_indices)};
+  // The items in place (a tuple's, or the key alone): no tuple to make, no object to compare.
+  PyObject* single = key.ptr();
+  PyObject* const* items = &single;
+  Py_ssize_t count = 1;
+  if (PyTuple_Check(key.ptr())) {
+    items = reinterpret_cast<PyTupleObject*>(key.ptr())->ob_item;
+    count = PyTuple_GET_SIZE(key.ptr());
+  }
   int consumed = 0;
   bool ellipsis = false;
-  for (const py::handle& k : items) {
-    if (k.is(py::ellipsis())) {
+  for (Py_ssize_t n = 0; n < count; ++n) {
+    const py::handle k = items[n];
+    if (k.ptr() == Py_Ellipsis) {
       if (ellipsis) IndexFail("an index can only have a single ellipsis ('...')");
       ellipsis = true;
-    } else if (py::isinstance<py::slice>(k) ||
+    } else if (PyLong_CheckExact(k.ptr()) || PySlice_Check(k.ptr()) ||
                (!k.is_none() && !PyBool_Check(k.ptr()) && py::hasattr(k, "__index__"))) {
       ++consumed;
     } else if (!k.is_none()) {
@@ -85,10 +96,13 @@ NDArray GetItem(const NDArray& self, const py::object& key) {
               (ndim == 1 ? "" : "s") + ": " + std::to_string(consumed) + " were given");
   }
   std::vector<int64_t> shape, strides;
+  shape.reserve(static_cast<size_t>(ndim + count));
+  strides.reserve(static_cast<size_t>(ndim + count));
   int64_t offset = 0;  // in elements
   int dim = 0;
-  for (const py::handle& k : items) {
-    if (k.is(py::ellipsis())) {
+  for (Py_ssize_t n = 0; n < count; ++n) {
+    const py::handle k = items[n];
+    if (k.ptr() == Py_Ellipsis) {
       for (int n = ndim - consumed; n > 0; --n, ++dim) {
         shape.push_back(a.shape()[dim]);
         strides.push_back(a.strides()[dim]);
@@ -96,7 +110,7 @@ NDArray GetItem(const NDArray& self, const py::object& key) {
     } else if (k.is_none()) {
       shape.push_back(1);
       strides.push_back(0);
-    } else if (py::isinstance<py::slice>(k)) {
+    } else if (PySlice_Check(k.ptr())) {
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(k.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();
       const Py_ssize_t len = PySlice_AdjustIndices(a.shape()[dim], &start, &stop, step);
@@ -318,9 +332,9 @@ PyObject* Subscript(PyObject* self, PyObject* key) {
     return PyObject_Vectorcall(g_python_getitem, args, 2, nullptr);
   }
   try {
-    if (std::shared_ptr<Array> view = IntegerKeyView(*a->array, key)) {  // GetItem's first case
-      return NewInstance(NDArray{std::move(view)});
-    }
+    int64_t indices[DLARRAY_MAX_NDIM];  // GetItem's first case, into a kept instance
+    const int num_indices = IntegerKey(*a->array, key, indices);
+    if (num_indices >= 0) return NewSubarray(*a->array, indices, num_indices);
     return NewInstance(GetItem(*a, py::reinterpret_borrow<py::object>(key)));
   } catch (...) {
     return RaiseCurrentException();

@@ -313,7 +313,8 @@ std::shared_ptr<Array> Array::View(const std::vector<int64_t>& shape,
   return v;
 }
 
-std::shared_ptr<Array> Array::Subarray(const int64_t* indices, int count) const {
+std::shared_ptr<Array> Array::Subarray(const int64_t* indices, int count,
+                                       std::shared_ptr<Array> reuse) const {
   const int ndim = dl_.ndim;
   if (count < 0 || count > ndim) {
     throw ShapeError("a sub-array of " + std::to_string(count) + " indices of an array of shape " +
@@ -328,11 +329,12 @@ std::shared_ptr<Array> Array::Subarray(const int64_t* indices, int count) const 
     }
     offset += indices[d] * strides_[d];
   }
-  // The elements are some of this array's: no extent, overflow or span to check.
-  std::shared_ptr<Array> v = New();
+  // The elements are some of this array's: no extent, overflow or span to check. A recycled
+  // array (only its caller holds it) is overwritten field by field, its vectors' capacity kept.
+  std::shared_ptr<Array> v = reuse != nullptr && reuse.use_count() == 1 ? std::move(reuse) : New();
   int64_t size = 1;
-  if (is_compact()) {    // the trailing strides of compact strides are the compact ones
-    if (count < ndim) {  // (a 0-d view's stay empty)
+  if (is_compact()) {  // the trailing strides of compact strides are the compact ones
+    if (count < ndim || !v->shape_.empty()) {  // (a new 0-d view's stay empty)
       v->shape_.assign(shape_.begin() + count, shape_.end());
       v->strides_.assign(strides_.begin() + count, strides_.end());
     }
@@ -349,6 +351,18 @@ std::shared_ptr<Array> Array::Subarray(const int64_t* indices, int count) const 
       *this, size,
       size > 0 ? static_cast<uint64_t>(static_cast<int64_t>(dl_.byte_offset) + offset * elem) : 0);
   return v;
+}
+
+void Array::Recycle(std::shared_ptr<Array>* a) {
+  if (*a == nullptr || a->use_count() != 1) {
+    a->reset();
+    return;
+  }
+  Array& v = **a;
+  v.storage_.reset();  // the memory goes now, with its last array
+  v.dl_.data = nullptr;
+  v.size_ = 0;
+  v.nbytes_ = 0;
 }
 
 void Array::ShareMemory(const Array& of, int64_t size, uint64_t byte_offset) {

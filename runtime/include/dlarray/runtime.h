@@ -141,7 +141,15 @@ class DLARRAY_EXPORT Array {
    *        answer without validating a layout that fits by construction (the per-call cost of
    *        x[0]); throws ValueError for an index out of range.
    */
-  std::shared_ptr<Array> Subarray(const int64_t* indices, int count) const;
+  std::shared_ptr<Array> Subarray(const int64_t* indices, int count,
+                                  std::shared_ptr<Array> reuse = nullptr) const;
+  /*!
+   * \brief For a cache of views (the Python instances of x[0]): when `a` is the only reference to
+   *        its array, releases the array's memory and keeps the emptied object, which Subarray
+   *        may then reuse (no allocation); else lets go of `a`. Nothing may hold a weak_ptr to
+   *        an Array (none does).
+   */
+  static void Recycle(std::shared_ptr<Array>* a);
   ~Array();
   Array(const Array&) = delete;
   Array& operator=(const Array&) = delete;
