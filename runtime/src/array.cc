@@ -1,6 +1,7 @@
 // Array: shape, strides and byte offset over reference-counted storage (own allocations, views,
 // and memory of other libraries).
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <utility>
 
@@ -358,6 +359,9 @@ void Array::Recycle(std::shared_ptr<Array>* a) {
     a->reset();
     return;
   }
+  // use_count's load is relaxed: order this thread's writes after the last other holder's
+  // reads (its release of the count), as the destructor's path does.
+  std::atomic_thread_fence(std::memory_order_acquire);
   Array& v = **a;
   v.storage_.reset();  // the memory goes now, with its last array
   v.dl_.data = nullptr;
