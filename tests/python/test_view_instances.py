@@ -135,3 +135,31 @@ def test_view_freed_while_an_exception_propagates():
     del info
     gc.collect()
     assert sys.getrefcount(a) == base
+
+
+def test_arrays_made_and_freed_on_other_threads(ctx):
+    """Views and results made on worker threads (each thread's cache of array blocks) and freed
+    on this one, and the other way round; the threads then end (their caches freed)."""
+    import threading
+    x = dlarray.array(np.arange(64, dtype=np.float32).reshape(8, 8), ctx)
+    made = [[] for _ in range(4)]
+    ours = [x[i] for i in range(8)] + [x + x for _ in range(8)]
+
+    def work(k):
+        for i in range(200):
+            made[k].append((i, x[i % 8, k], x[i % 8] + x[k]))
+        if k == 0:
+            ours.clear()  # frees arrays the main thread made
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    for k in range(4):
+        for i, item, row in made[k][-16:]:
+            assert item.asnumpy() == a[i % 8, k]
+            np.testing.assert_array_equal(row.asnumpy(), a[i % 8] + a[k])
+    made.clear()
+    assert float(x[7, 7].asnumpy()) == 63
