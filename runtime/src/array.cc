@@ -5,7 +5,7 @@
 #include <limits>
 #include <utility>
 
-#include "dlarray/block_cache.h"
+#include "block_cache.h"
 #include "dlarray/dlpack.h"
 #include "dlarray/runtime.h"
 #include "runtime_state.h"

@@ -1,10 +1,10 @@
-// A per-thread cache of freed memory blocks of one size, for the objects every array op makes
-// and drops (an Array and its reference counts, the Python NDArray's value): malloc and free of
-// such a block were a fifth of a 1-element op like x[0], a pop and a push from the cache are a
-// few instructions. Blocks are plain ::operator new memory, so a block may be freed on another
-// thread than the one that took it (it then joins that thread's cache).
-#ifndef DLARRAY_BLOCK_CACHE_H_
-#define DLARRAY_BLOCK_CACHE_H_
+// A per-thread cache of freed memory blocks of one size, for the block every array op makes and
+// drops (an Array and its reference counts, Array::New): its malloc and free were ~250 of the
+// ~1,800 instructions of a 1-element x[0], a pop and a push from the cache are a few. Blocks are
+// plain ::operator new memory, so a block may be freed on another thread than the one that took
+// it (it then joins that thread's cache).
+#ifndef DLARRAY_RUNTIME_SRC_BLOCK_CACHE_H_
+#define DLARRAY_RUNTIME_SRC_BLOCK_CACHE_H_
 
 #include <cstddef>
 #include <new>
@@ -108,4 +108,4 @@ struct CachedAllocator {
 
 }  // namespace dlarray
 
-#endif  // DLARRAY_BLOCK_CACHE_H_
+#endif  // DLARRAY_RUNTIME_SRC_BLOCK_CACHE_H_
