@@ -40,8 +40,19 @@ class BlockCache {
 
  private:
   static_assert(kBytes >= sizeof(void*), "a block holds the link to the next one");
-  // Enough for the views and results of a loop body; more goes back to malloc.
+  // Enough for the views and results of a loop body; more goes back to malloc. AddressSanitizer
+  // builds keep none: a block in use again would hide a use of a freed Array.
+#if defined(__SANITIZE_ADDRESS__)
+  static constexpr int kMaxBlocks = 0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  static constexpr int kMaxBlocks = 0;
+#else
   static constexpr int kMaxBlocks = 64;
+#endif
+#else
+  static constexpr int kMaxBlocks = 64;
+#endif
   struct Node {
     Node* next;
   };
