@@ -9,8 +9,17 @@
 
 namespace dlarray {
 
-/*! \brief A new Python NDArray owning value (a new reference), without py::cast's type look-ups. */
+/*! \brief A new Python NDArray owning value (a new reference), without py::cast's type look-ups
+ *         (instance.cc: an instance kept from a freed one when there is one). */
 PyObject* NewInstance(NDArray&& value);
+
+/*! \brief A new Python NDArray of of.Subarray(indices, count), in a kept instance and its kept
+ *         array when there are (instance.cc). */
+PyObject* NewSubarray(const Array& of, const int64_t* indices, int count);
+
+/*! \brief Gives NDArray the deallocation that keeps freed instances for NewInstance
+ *         (instance.cc); called once the class is bound. */
+void SetInstanceDealloc();
 
 /*! \brief A METH_FASTCALL method: self, the arguments and their count. */
 using FastMethod = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t);

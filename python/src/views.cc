@@ -36,28 +36,53 @@ int64_t Index(const py::handle& v, const char* what, bool is_index = false) {
   return n;
 }
 
+// x[i], x[i, j, ...] and x[...]: a key of exact ints, each in range, or an ellipsis alone, as
+// the indices of Array::Subarray's view (the per-call case, a 0-d view for a full key): their
+// count, or -1 for every other key, which GetItem's general path then answers (its view or its
+// error).
+int IntegerKey(const Array& a, PyObject* key, int64_t* indices) {
+  if (key == Py_Ellipsis) return 0;
+  PyObject* const* items = &key;
+  Py_ssize_t count = 1;
+  if (PyTuple_CheckExact(key)) {
+    items = reinterpret_cast<PyTupleObject*>(key)->ob_item;
+    count = PyTuple_GET_SIZE(key);
+  }
+  const int ndim = static_cast<int>(a.shape().size());
+  if (count == 0 || count > ndim) return -1;
+  for (int d = 0; d < count; ++d) {
+    if (!PyLong_CheckExact(items[d])) return -1;
+    int overflow = 0;
+    const long long i = PyLong_AsLongLongAndOverflow(items[d], &overflow);
+    const int64_t extent = a.shape()[d];
+    if (overflow != 0 || i < -extent || i >= extent) return -1;
+    indices[d] = i < 0 ? i + extent : i;
+  }
+  return static_cast<int>(count);
+}
+
 NDArray GetItem(const NDArray& self, const py::object& key) {
   const Array& a = *self.array;
   const int64_t item = static_cast<int64_t>(DTypeBytes(a.dtype()));
-  if (PyLong_CheckExact(key.ptr()) && !a.shape().empty()) {  // x[i] in short (the per-call case)
-    int overflow = 0;
-    const long long i = PyLong_AsLongLongAndOverflow(key.ptr(), &overflow);
-    const int64_t extent = a.shape()[0];
-    if (overflow == 0 && i >= -extent && i < extent) {  // else the errors below
-      const int64_t offset = (i < 0 ? i + extent : i) * a.strides()[0];
-      return NDArray{a.View(
-          {a.shape().begin() + 1, a.shape().end()}, {a.strides().begin() + 1, a.strides().end()},
-          static_cast<uint64_t>(static_cast<int64_t>(a.byte_offset()) + offset * item))};
-    }
+  int64_t indices[DLARRAY_MAX_NDIM];
+  const int num_indices = IntegerKey(a, key.ptr(), indices);
+  if (num_indices >= 0) return NDArray{a.Subarray(indices, num_indices)};
+  // The items in place (a tuple's, or the key alone): no tuple to make, no object to compare.
+  PyObject* single = key.ptr();
+  PyObject* const* items = &single;
+  Py_ssize_t count = 1;
+  if (PyTuple_Check(key.ptr())) {
+    items = reinterpret_cast<PyTupleObject*>(key.ptr())->ob_item;
+    count = PyTuple_GET_SIZE(key.ptr());
   }
-  py::tuple items = py::isinstance<py::tuple>(key) ? key.cast<py::tuple>() : py::make_tuple(key);
   int consumed = 0;
   bool ellipsis = false;
-  for (const py::handle& k : items) {
-    if (k.is(py::ellipsis())) {
+  for (Py_ssize_t n = 0; n < count; ++n) {
+    const py::handle k = items[n];
+    if (k.ptr() == Py_Ellipsis) {
       if (ellipsis) IndexFail("an index can only have a single ellipsis ('...')");
       ellipsis = true;
-    } else if (py::isinstance<py::slice>(k) ||
+    } else if (PyLong_CheckExact(k.ptr()) || PySlice_Check(k.ptr()) ||
                (!k.is_none() && !PyBool_Check(k.ptr()) && py::hasattr(k, "__index__"))) {
       ++consumed;
     } else if (!k.is_none()) {
@@ -71,10 +96,13 @@ NDArray GetItem(const NDArray& self, const py::object& key) {
               (ndim == 1 ? "" : "s") + ": " + std::to_string(consumed) + " were given");
   }
   std::vector<int64_t> shape, strides;
+  shape.reserve(static_cast<size_t>(ndim + count));
+  strides.reserve(static_cast<size_t>(ndim + count));
   int64_t offset = 0;  // in elements
   int dim = 0;
-  for (const py::handle& k : items) {
-    if (k.is(py::ellipsis())) {
+  for (Py_ssize_t n = 0; n < count; ++n) {
+    const py::handle k = items[n];
+    if (k.ptr() == Py_Ellipsis) {
       for (int n = ndim - consumed; n > 0; --n, ++dim) {
         shape.push_back(a.shape()[dim]);
         strides.push_back(a.strides()[dim]);
@@ -82,7 +110,7 @@ NDArray GetItem(const NDArray& self, const py::object& key) {
     } else if (k.is_none()) {
       shape.push_back(1);
       strides.push_back(0);
-    } else if (py::isinstance<py::slice>(k)) {
+    } else if (PySlice_Check(k.ptr())) {
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(k.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();
       const Py_ssize_t len = PySlice_AdjustIndices(a.shape()[dim], &start, &stop, step);
@@ -298,12 +326,15 @@ bool BasicKey(PyObject* key) {
 }
 
 PyObject* Subscript(PyObject* self, PyObject* key) {
-  const NDArray* a = BasicKey(key) ? ExactInstance<NDArray>(self) : nullptr;
-  if (a == nullptr) {
+  const NDArray* a = ExactInstance<NDArray>(self);
+  if (a == nullptr || !BasicKey(key)) {
     PyObject* args[2] = {self, key};
     return PyObject_Vectorcall(g_python_getitem, args, 2, nullptr);
   }
   try {
+    int64_t indices[DLARRAY_MAX_NDIM];  // GetItem's first case, into a kept instance
+    const int num_indices = IntegerKey(*a->array, key, indices);
+    if (num_indices >= 0) return NewSubarray(*a->array, indices, num_indices);
     return NewInstance(GetItem(*a, py::reinterpret_borrow<py::object>(key)));
   } catch (...) {
     return RaiseCurrentException();

@@ -194,12 +194,14 @@ def _python_calls(fn):
 
 
 def test_common_calls_run_no_python_code():
-    """x + y, x * 2, x - 1.5, x / y and x[0] of compact arrays stay in C++; with Python's slots
-    x[0] runs the Python __getitem__ of _indexing_api."""
+    """x + y, x * 2, x - 1.5, x / y, x[0], x[i, j], x[...] and x[1:] of compact arrays stay in
+    C++; with Python's slots x[0] runs the Python __getitem__ of _indexing_api."""
     x = dlarray.array(np.ones(3, np.float32))
     y = dlarray.array(np.full(3, 2, np.float32))
+    m = dlarray.array(np.ones((2, 3), np.float32))
     for fn in [lambda: x + y, lambda: x * 2, lambda: x - 1.5, lambda: x / y,
-               lambda: operator.getitem(x, 0), lambda: x[0], lambda: 2 * x]:
+               lambda: operator.getitem(x, 0), lambda: x[0], lambda: 2 * x, lambda: m[1, -1],
+               lambda: m[...], lambda: m[1:]]:
         for _ in range(64):  # the planner's first question is Python code; warm, CPython
             fn()  # specializes x[0] of a type whose __getitem__ is a function, past the slot
         assert _python_calls(fn) == ["<lambda>"]  # the lambda itself only
