@@ -13,9 +13,10 @@ namespace dlarray {
  *         (instance.cc: an instance kept from a freed one when there is one). */
 PyObject* NewInstance(NDArray&& value);
 
-/*! \brief A new Python NDArray of of.Subarray(indices, count), in a kept instance and its kept
- *         array when there are (instance.cc). */
-PyObject* NewSubarray(const Array& of, const int64_t* indices, int count);
+/*! \brief A new Python NDArray of of.Subarray(indices, count, slice), in a kept instance and its
+ * kept array when there are (instance.cc). */
+PyObject* NewSubarray(const Array& of, const int64_t* indices, int count,
+                      const int64_t* slice = nullptr);
 
 /*! \brief Gives NDArray the deallocation that keeps freed instances for NewInstance
  *         (instance.cc); called once the class is bound. */

@@ -149,11 +149,12 @@ PyObject* NewInstance(NDArray&& value) {
   return inst.release().ptr();
 }
 
-PyObject* NewSubarray(const Array& of, const int64_t* indices, int count) {
-  if (g_num_cached == 0) return NewInstance(NDArray{of.Subarray(indices, count)});
+PyObject* NewSubarray(const Array& of, const int64_t* indices, int count, const int64_t* slice) {
+  if (g_num_cached == 0) return NewInstance(NDArray{of.Subarray(indices, count, nullptr, slice)});
   PyObject* obj = g_cached[g_num_cached - 1];
   NDArray* value = Value(obj);
-  value->array = of.Subarray(indices, count, std::move(value->array));  // may throw: obj stays
+  // May throw: obj stays kept.
+  value->array = of.Subarray(indices, count, std::move(value->array), slice);
   --g_num_cached;
   Revive(obj);
   return obj;

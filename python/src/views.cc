@@ -36,11 +36,13 @@ int64_t Index(const py::handle& v, const char* what, bool is_index = false) {
   return n;
 }
 
-// x[i], x[i, j, ...] and x[...]: a key of exact ints, each in range, or an ellipsis alone, as
-// the indices of Array::Subarray's view (the per-call case, a 0-d view for a full key): their
-// count, or -1 for every other key, which GetItem's general path then answers (its view or its
-// error).
-int IntegerKey(const Array& a, PyObject* key, int64_t* indices) {
+// x[i], x[i, j, ...], x[...], and x[a:b:c] or x[i, a:b:c] (a slice last): a key of exact ints,
+// each in range, perhaps ending in a slice, or an ellipsis alone, as the indices (and slice) of
+// Array::Subarray's view (the per-call case, a 0-d view for a full key): the count of ints, with
+// *sliced set when the key ends in a slice (slice: its start, length and step), or -1 for every
+// other key, which GetItem's general path then answers (its view or its error).
+int IntegerKey(const Array& a, PyObject* key, int64_t* indices, bool* sliced, int64_t* slice) {
+  *sliced = false;
   if (key == Py_Ellipsis) return 0;
   PyObject* const* items = &key;
   Py_ssize_t count = 1;
@@ -50,6 +52,18 @@ int IntegerKey(const Array& a, PyObject* key, int64_t* indices) {
   }
   const int ndim = static_cast<int>(a.shape().size());
   if (count == 0 || count > ndim) return -1;
+  if (PySlice_Check(items[count - 1])) {
+    Py_ssize_t start = 0, stop = 0, step = 0;
+    if (PySlice_Unpack(items[count - 1], &start, &stop, &step) < 0) {
+      PyErr_Clear();  // the general path raises it
+      return -1;
+    }
+    --count;
+    slice[1] = PySlice_AdjustIndices(a.shape()[count], &start, &stop, step);
+    slice[0] = start;
+    slice[2] = step;
+    *sliced = true;
+  }
   for (int d = 0; d < count; ++d) {
     if (!PyLong_CheckExact(items[d])) return -1;
     int overflow = 0;
@@ -64,9 +78,11 @@ int IntegerKey(const Array& a, PyObject* key, int64_t* indices) {
 NDArray GetItem(const NDArray& self, const py::object& key) {
   const Array& a = *self.array;
   const int64_t item = static_cast<int64_t>(DTypeBytes(a.dtype()));
-  int64_t indices[DLARRAY_MAX_NDIM];
-  const int num_indices = IntegerKey(a, key.ptr(), indices);
-  if (num_indices >= 0) return NDArray{a.Subarray(indices, num_indices)};
+  int64_t indices[DLARRAY_MAX_NDIM], slice[3];
+  bool sliced = false;
+  const int num_indices = IntegerKey(a, key.ptr(), indices, &sliced, slice);
+  if (num_indices >= 0)
+    return NDArray{a.Subarray(indices, num_indices, nullptr, sliced ? slice : nullptr)};
   // The items in place (a tuple's, or the key alone): no tuple to make, no object to compare.
   PyObject* single = key.ptr();
   PyObject* const* items = &single;
@@ -332,9 +348,12 @@ PyObject* Subscript(PyObject* self, PyObject* key) {
     return PyObject_Vectorcall(g_python_getitem, args, 2, nullptr);
   }
   try {
-    int64_t indices[DLARRAY_MAX_NDIM];  // GetItem's first case, into a kept instance
-    const int num_indices = IntegerKey(*a->array, key, indices);
-    if (num_indices >= 0) return NewSubarray(*a->array, indices, num_indices);
+    int64_t indices[DLARRAY_MAX_NDIM], slice[3];  // GetItem's first case, into a kept instance
+    bool sliced = false;
+    const int num_indices = IntegerKey(*a->array, key, indices, &sliced, slice);
+    if (num_indices >= 0) {
+      return NewSubarray(*a->array, indices, num_indices, sliced ? slice : nullptr);
+    }
     return NewInstance(GetItem(*a, py::reinterpret_borrow<py::object>(key)));
   } catch (...) {
     return RaiseCurrentException();

@@ -172,11 +172,21 @@ std::shared_ptr<Array> Array::New() {
 
 void Array::SetLayout(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
   shape_ = shape;
+  if (strides.empty()) {
+    strides_.resize(shape_.size());
+  } else {
+    strides_ = strides;
+  }
+  FinishLayout(strides.empty());
+}
+
+void Array::FinishLayout(bool compact) {
   dl_.ndim = static_cast<int32_t>(shape_.size());
   dl_.shape = shape_.data();
-  // Canonical compact strides, then the given ones where they differ; a compact array keeps
-  // the canonical strides and a null pointer: kernels and consumers see a plain compact array.
-  strides_.resize(shape_.size());
+  dl_.strides = strides_.data();
+  if (!compact && !IsCompact(&dl_)) return;
+  // A compact array keeps the canonical strides and a null pointer: kernels and consumers see a
+  // plain compact array.
   int64_t step = 1;
   for (int i = dl_.ndim - 1; i >= 0; --i) {
     strides_[i] = step;
@@ -184,14 +194,6 @@ void Array::SetLayout(const std::vector<int64_t>& shape, const std::vector<int64
     if (__builtin_mul_overflow(step, std::max<int64_t>(shape_[i], 1), &step)) step = INT64_MAX;
   }
   dl_.strides = nullptr;
-  if (strides.empty() || strides == strides_) return;
-  const std::vector<int64_t> compact = strides_;
-  strides_ = strides;
-  dl_.strides = strides_.data();
-  if (IsCompact(&dl_)) {
-    strides_ = compact;
-    dl_.strides = nullptr;
-  }
 }
 
 std::shared_ptr<Array> Array::Empty(const std::vector<int64_t>& shape, DLContext ctx,
@@ -315,10 +317,11 @@ std::shared_ptr<Array> Array::View(const std::vector<int64_t>& shape,
 }
 
 std::shared_ptr<Array> Array::Subarray(const int64_t* indices, int count,
-                                       std::shared_ptr<Array> reuse) const {
+                                       std::shared_ptr<Array> reuse, const int64_t* slice) const {
   const int ndim = dl_.ndim;
-  if (count < 0 || count > ndim) {
-    throw ShapeError("a sub-array of " + std::to_string(count) + " indices of an array of shape " +
+  if (count < 0 || count > ndim - (slice != nullptr ? 1 : 0)) {
+    throw ShapeError("a sub-array of " + std::to_string(count) + " indices" +
+                     (slice != nullptr ? " and a slice" : "") + " of an array of shape " +
                      ShapeToString(&dl_));
   }
   int64_t offset = 0;  // in elements
@@ -330,11 +333,29 @@ std::shared_ptr<Array> Array::Subarray(const int64_t* indices, int count,
     }
     offset += indices[d] * strides_[d];
   }
+  if (slice != nullptr) {  // start, len, step of axis `count`: its elements in range
+    const int64_t start = slice[0], len = slice[1], step = slice[2], extent = shape_[count];
+    const int64_t last = start + (len - 1) * step;
+    if (len < 0 || step == 0 ||
+        (len > 0 && (start < 0 || start >= extent || last < 0 || last >= extent))) {
+      throw Error(ErrorKind::kValue, "slice (start " + std::to_string(start) + ", length " +
+                                         std::to_string(len) + ", step " + std::to_string(step) +
+                                         ") is out of range for axis " + std::to_string(count) +
+                                         " of shape " + ShapeToString(&dl_));
+    }
+    if (len > 0) offset += start * strides_[count];
+  }
   // The elements are some of this array's: no extent, overflow or span to check. A recycled
   // array (only its caller holds it) is overwritten field by field, its vectors' capacity kept.
   std::shared_ptr<Array> v = reuse != nullptr && reuse.use_count() == 1 ? std::move(reuse) : New();
   int64_t size = 1;
-  if (is_compact()) {  // the trailing strides of compact strides are the compact ones
+  if (slice != nullptr) {  // the sliced axis's extent and stride change: compact or not, told
+    v->shape_.assign(shape_.begin() + count, shape_.end());
+    v->strides_.assign(strides_.begin() + count, strides_.end());
+    v->shape_[0] = slice[1];
+    v->strides_[0] *= slice[2];
+    v->FinishLayout(false);
+  } else if (is_compact()) {  // the trailing strides of compact strides are the compact ones
     if (count < ndim || !v->shape_.empty()) {  // (a new 0-d view's stay empty)
       v->shape_.assign(shape_.begin() + count, shape_.end());
       v->strides_.assign(strides_.begin() + count, strides_.end());

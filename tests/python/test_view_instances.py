@@ -38,6 +38,51 @@ def test_integer_keys_against_numpy(ctx, rng, dtype):
                     assert got.asnumpy().tobytes() == want[k].tobytes(), (shape, k)
 
 
+SLICES = [slice(None), slice(1, None), slice(None, -1), slice(None, None, -1), slice(1, 4, 2),
+          slice(-2, None, -2), slice(5, 1), slice(100, None), slice(None, None, 3),
+          slice(-100, 100), slice(2, 2)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.float64, np.bool_, np.complex64],
+                         ids=str)
+def test_keys_ending_in_a_slice_against_numpy(ctx, rng, dtype):
+    """x[a:b:c] and x[i, a:b:c] (ints then a slice: Array::Subarray with a slice): NumPy's shapes,
+    elements and compactness, on compact and strided parents, empty slices included; views of
+    the same memory."""
+    dtype = np.dtype(dtype)
+    skip_unsupported(ctx, dtype)
+    for shape in [(1,), (7,), (5, 3), (2, 5, 4), (4, 0)]:
+        a = data(rng, shape, dtype)
+        x = dlarray.array(a, ctx, dtype=dtype)
+        for ours, want in _views(x, a):
+            for n in range(want.ndim):
+                for head in np.ndindex(*want.shape[:n]):
+                    for s in SLICES:
+                        k = tuple(int(i) for i in head) + (s,)
+                        got = ours[k if n else s]
+                        assert type(got) is NDArray and got.dtype == dtype, (shape, k)
+                        assert got.shape == want[k].shape, (shape, k)
+                        assert got.asnumpy().tobytes() == want[k].tobytes(), (shape, k)
+                        assert got.is_contiguous == want[k].flags.c_contiguous or \
+                            want[k].size == 0, (shape, k)
+    x = dlarray.array(np.zeros(6, np.float32), ctx)
+    x[1::2][...] = 4.0  # writes through the sliced view
+    np.testing.assert_array_equal(x.asnumpy(), [0, 4, 0, 4, 0, 4])
+
+
+def test_keys_ending_in_a_slice_errors_unchanged():
+    """A slice of non-ints, a zero step, too many indices: the general path's errors."""
+    x = dlarray.array(np.arange(6, dtype=np.float32).reshape(3, 2))
+    with pytest.raises(TypeError):
+        x[1.5:]
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        x[::0]
+    with pytest.raises(IndexError, match="too many indices"):
+        x[0, 1, 1:]
+    with pytest.raises(IndexError):
+        x[5, 1:]
+
+
 def test_integer_key_views_share_memory(ctx):
     """Writes through x[i, j] (0-d) and x[i] show in x, also for views of views."""
     x = dlarray.array(np.zeros((3, 4), np.float32), ctx)
@@ -163,3 +208,43 @@ def test_arrays_made_and_freed_on_other_threads(ctx):
             np.testing.assert_array_equal(row.asnumpy(), a[i % 8] + a[k])
     made.clear()
     assert float(x[7, 7].asnumpy()) == 63
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.bool_, np.complex64], ids=str)
+def test_assignment_broadcasts_an_array_value(ctx, rng, dtype):
+    """x[key] = y with y of another shape that broadcasts (NumPy's rules): rows, columns, 0-d
+    values, strided targets and sources, a source that is a view of the target, a source on
+    another device; a shape that does not broadcast names both."""
+    dtype = np.dtype(dtype)
+    skip_unsupported(ctx, dtype)
+    a = data(rng, (5, 4, 3), dtype)
+    cases = [((slice(1, 3),), (4, 3)), ((Ellipsis,), ()), ((Ellipsis,), (3,)), ((0,), (1, 3)),
+             ((slice(None, None, -2), 1), (1,)), ((slice(None), slice(None), 0), (4,)),
+             ((slice(1, None), slice(None, None, 2)), (1, 2, 3)), ((slice(3, 3),), (3,))]
+    for key, shape in cases:
+        x = dlarray.array(a, ctx, dtype=dtype)
+        want = a.copy()
+        v = data(rng, (2,) + shape, dtype)[::2][0] if shape else data(rng, (), dtype)
+        want[key] = v
+        x[key] = dlarray.array(v, ctx, dtype=dtype)
+        assert x.asnumpy().tobytes() == want.tobytes(), (key, shape)
+        if shape:  # a strided source of the same values
+            w = np.repeat(np.asarray(v)[None], 2, 0)
+            x[key] = dlarray.array(w, ctx, dtype=dtype)[::2][0]
+            assert x.asnumpy().tobytes() == want.tobytes(), (key, shape)
+    x = dlarray.array(a, ctx, dtype=dtype)
+    want = a.copy()
+    want[1:] = want[0]  # the value is a view of the target: read before written
+    x[1:] = x[0]
+    assert x.asnumpy().tobytes() == want.tobytes()
+    if repr(ctx) != "cpu(0)":
+        x = dlarray.array(a, ctx, dtype=dtype)
+        x[2:] = dlarray.array(a[0], dtype=dtype)  # from the cpu
+        want = a.copy()
+        want[2:] = a[0]
+        assert x.asnumpy().tobytes() == want.tobytes()
+    x = dlarray.array(a, ctx, dtype=dtype)
+    with pytest.raises(ValueError, match=r"\(2,\) to a target of shape \(5, 4, 3\).*broadcast"):
+        x[...] = dlarray.array(np.zeros(2, dtype), ctx, dtype=dtype)
+    with pytest.raises(ValueError, match="broadcast"):
+        x[0] = dlarray.array(np.zeros((2, 4, 3), dtype), ctx, dtype=dtype)
