@@ -44,6 +44,7 @@ void GatherKernel(const KernelContext& ctx);
 void GatherAlongKernel(const KernelContext& ctx);
 void ScatterKernel(const KernelContext& ctx);
 void NonzeroKernel(const KernelContext& ctx);
+void CompressKernel(const KernelContext& ctx);
 void ArgsortKernel(const KernelContext& ctx);
 void SortKernel(const KernelContext& ctx);
 void ReduceKernel(const KernelContext& ctx);

@@ -64,6 +64,7 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"gather_along", &cpu::GatherAlongKernel},
       {"scatter", &cpu::ScatterKernel},
       {"nonzero", &cpu::NonzeroKernel},
+      {"compress", &cpu::CompressKernel},
       {"argsort", &cpu::ArgsortKernel},
       {"sort", &cpu::SortKernel},
       {"reduce", &cpu::ReduceKernel},

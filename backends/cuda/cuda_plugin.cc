@@ -61,6 +61,7 @@ void RegisterKernels(dlarray::Registry* registry) {
       {"gather_along", &GatherAlongKernel},
       {"scatter", &ScatterKernel},
       {"nonzero", &NonzeroKernel},
+      {"compress", &CompressKernel},
       {"argsort", &ArgsortKernel},
       {"sort", &SortKernel},
       {"fft_c2c", &FftC2CKernel},

@@ -516,6 +516,13 @@ const CoreOpRow kCoreOps[] = {
      "out[o, indices[j], i] = values[o, j, i]; the rest of out is kept"},
     {"nonzero", "mask", "", nullptr, kAllTypes, kPerOperand | kFillZero, V<ValidateNonzero>,
      I<InferNonzero>, "out[0] = count of True in mask, out[1:1 + count] = their flat positions"},
+    // x[mask] in one pass where a backend has it: no positions written and read back.
+    {"compress", "x mask", "", nullptr, kAllTypes, kPerOperand | kFillZero, V<ValidateCompress>,
+     I<InferCompress>,
+     "out[:count] = the elements of x where mask is True, in order; count[0] = their number (x, "
+     "mask bool and out (n,), count (1,) int64); optional: a backend without it gets nonzero and "
+     "gather",
+     nullptr, "out count"},
     {"argsort", "x", "descending:bool=0", nullptr, kAllTypes, kPerOperand, V<ValidateArgsort>,
      I<InferArgsort>,
      "out (int64) = stable order of each row of x (NaN last, or first descending)"},

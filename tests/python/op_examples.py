@@ -12,6 +12,8 @@ EXAMPLES = {
                      "out": ((1, 2, 2), _F32)},
     "scatter": {"values": ((1, 2, 2), _F32), "indices": ((2,), _I64), "out": ((1, 2, 2), _F32)},
     "nonzero": {"mask": ((2, 2), np.dtype(np.bool_)), "out": ((5,), _I64)},
+    "compress": {"x": ((4,), _F32), "mask": ((4,), np.dtype(np.bool_)), "out": ((4,), _F32),
+                 "count": ((1,), _I64)},
     "argsort": {"x": ((2, 2), _F32), "out": ((2, 2), _I64)},
     "reduce": {"x": ((2, 2), _F32), "out": ((2,), _F32)},
     # The elementwise table's integer-only ops, and where's and masked_fill's bool condition.
