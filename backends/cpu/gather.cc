@@ -1,10 +1,11 @@
 /*!
  * \file gather.cc
  * \brief The indexing primitives gather, gather_along, scatter, nonzero and compress (their
- * canonical shapes are in the core's index_ops.cc). Elements are moved as unsigned integers of
- * their size; the indices are checked as they are used: a row whose index is out of bounds is
- *        skipped (never read or written) and the call fails naming that index (a scatter has then
- *        written the valid rows, as on the GPUs, where the check happens in the kernel too).
+ *        canonical shapes are in the core's index_ops.cc). Elements are moved as unsigned integers
+ *        of their size; the indices are checked as they are used: a row whose index is out of
+ *        bounds is skipped (never read or written) and the call fails naming that index (a
+ *        scatter has then written the valid rows, as on the GPUs, where the check happens in the
+ *        kernel too).
  */
 #include <atomic>
 #include <cstring>
@@ -160,28 +161,6 @@ void Take(const KernelContext& ctx) {
   if (bad.seen) ThrowOutOfBounds(ctx.op_name, bad.value, n);
 }
 
-}  // namespace
-
-void GatherKernel(const KernelContext& ctx) { Take<false>(ctx); }
-
-void GatherAlongKernel(const KernelContext& ctx) {
-  const DLArray* x = ctx.inputs[0];
-  const DLArray* out = ctx.outputs[0];
-  const int64_t outer = out->shape[0], m = out->shape[1], inner = out->shape[2], n = x->shape[1];
-  if (outer * m * inner == 0) return;
-  BadIndex bad;
-  VisitElementSize(x->dtype, [&](auto tag) {
-    MoveAlong<typename decltype(tag)::type>(Data<const char>(x), Data<char>(ctx.outputs[0]),
-                                            Data<const int64_t>(ctx.inputs[1]), m, outer, n, inner,
-                                            &bad);
-  });
-  if (bad.seen) ThrowOutOfBounds(ctx.op_name, bad.value, n);
-}
-
-void ScatterKernel(const KernelContext& ctx) { Take<true>(ctx); }
-
-namespace {
-
 // The stream compaction of nonzero and compress: value(i) for each i where mask[i] is set, in
 // order, to out; their number to *count. Count per chunk, a prefix sum over the chunks, then each
 // chunk writes its values in order.
@@ -211,6 +190,24 @@ void SelectFlagged(int64_t n, const uint8_t* mask, T* out, int64_t* count, Value
 }
 
 }  // namespace
+
+void GatherKernel(const KernelContext& ctx) { Take<false>(ctx); }
+
+void GatherAlongKernel(const KernelContext& ctx) {
+  const DLArray* x = ctx.inputs[0];
+  const DLArray* out = ctx.outputs[0];
+  const int64_t outer = out->shape[0], m = out->shape[1], inner = out->shape[2], n = x->shape[1];
+  if (outer * m * inner == 0) return;
+  BadIndex bad;
+  VisitElementSize(x->dtype, [&](auto tag) {
+    MoveAlong<typename decltype(tag)::type>(Data<const char>(x), Data<char>(ctx.outputs[0]),
+                                            Data<const int64_t>(ctx.inputs[1]), m, outer, n, inner,
+                                            &bad);
+  });
+  if (bad.seen) ThrowOutOfBounds(ctx.op_name, bad.value, n);
+}
+
+void ScatterKernel(const KernelContext& ctx) { Take<true>(ctx); }
 
 void NonzeroKernel(const KernelContext& ctx) {
   int64_t* out = Data<int64_t>(ctx.outputs[0]);  // out[0]: the count, then the positions
