@@ -129,7 +129,8 @@ def main():
 PER_CALL = [("x + y", lambda m, x, y: x + y), ("x * 2", lambda m, x, y: x * 2),
             ("x - 1.5", lambda m, x, y: x - 1.5), ("x / y", lambda m, x, y: x / y),
             ("exp(x)", lambda m, x, y: m.exp(x)), ("sum(x)", lambda m, x, y: m.sum(x)),
-            ("x[0]", lambda m, x, y: x[0])]
+            ("x[0]", lambda m, x, y: x[0]), ("x[...]", lambda m, x, y: x[...]),
+            ("x[1:]", lambda m, x, y: x[1:])]
 
 # The dtypes of the per-call rows (None: every row): issue 21 names float32 and float64, and int32
 # for x + y.

@@ -17,9 +17,15 @@
    ours and NumPy's: threads must share the machine. Target: ours <= 1.5x our idle epoch.
    --no-busy skips it.
 
+On a GPU the step is also timed without the dense layers' fused products (the executor's
+cuBLASLt products with their bias, relu and bias-gradient epilogues), between two runs with them,
+and the CUDA plugin's choice for each product is printed: fused (which of cuBLASLt's algorithms)
+or its unfused kernels, with the times that decided it (DLARRAY_CUBLASLT_TUNE=0: cuBLASLt's first
+heuristic result, untimed). --step-only skips the CPU epochs (2 and 3).
+
 Each time is the median over --repeats; a step is timed over --inner steps and a device sync.
 
-    python bench/mlp_step.py --device gpu [--json [FILE]]
+    python bench/mlp_step.py --device gpu [--step-only] [--json [FILE]]
 
 --json alone prints the results as JSON only; --json FILE also writes them, with the machine,
 to FILE (docs/benchmarks/ keeps such files; the docs render them as tables).
@@ -37,6 +43,7 @@ import time
 import numpy as np
 
 import dlarray
+from dlarray import _linear_api
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
                                 "examples"))
@@ -78,9 +85,23 @@ def make_trainer(ctx, cuda_graph=True):
     return trainer, x, y
 
 
-def dlarray_step(ctx, repeats, inner, cuda_graph=True):
+@contextlib.contextmanager
+def fused_products(on):
+    """The executor's fused dense-layer products (cuBLASLt epilogues on CUDA) on or off while
+    plans are made (on: where the device has the native ops, the default)."""
+    from dlarray.autodiff import _fusion_products
+    saved = _fusion_products.FORCE
+    _fusion_products.FORCE = None if on else False
+    try:
+        yield
+    finally:
+        _fusion_products.FORCE = saved
+
+
+def dlarray_step(ctx, repeats, inner, cuda_graph=True, products=True):
     """Seconds per step of our executor, and the allocations made while timing (want 0)."""
-    trainer, x, y = make_trainer(ctx, cuda_graph)
+    with fused_products(products):
+        trainer, x, y = make_trainer(ctx, cuda_graph)
     before = dlarray.memory_stats(ctx)["num_allocations"]
     seconds = median_seconds(lambda: trainer.step(x, y), lambda: dlarray.synchronize(ctx),
                              repeats, inner)
@@ -91,7 +112,7 @@ def kernel_floor_seconds(ctx, reps=50):
     """The sum of the step's kernels' own times: each op call of the step (the plan's, its
     SGD update included, and the loss sum) recorded reps times in a CUDA graph of its own,
     timed with CUDA events on our stream, divided by reps (no launch gaps). The floor a
-    replayed step can approach."""
+    replayed step can approach. Returns (seconds, calls, [(call, microseconds) of each])."""
     import torch
     from dlarray import autodiff as ad
 
@@ -102,7 +123,7 @@ def kernel_floor_seconds(ctx, reps=50):
     calls = list(plan.calls)  # the SGD update of every weight is the last: one kernel
     calls.append((ops.matrix_elementwise_add, [trainer.loss_sum, loss, trainer.loss_sum]))
     stream = torch.cuda.ExternalStream(dlarray._core.stream_handle(ctx))
-    total = 0.0
+    total, each = 0.0, []
     for fn, args in calls:
         fn(*args)
         graph = ad.record_cuda_graph(lambda: [fn(*args) for _ in range(reps)], ctx)
@@ -117,7 +138,17 @@ def kernel_floor_seconds(ctx, reps=50):
             end.synchronize()
             samples.append(start.elapsed_time(end) / 1e3 / reps)
         total += statistics.median(samples)
-    return total, len(calls)
+        each.append((_call_text(fn, args), statistics.median(samples) * 1e6))
+    return total, len(calls), each
+
+
+def _call_text(fn, args):
+    """A plan call as "name(shapes of its arrays)"."""
+    name = getattr(fn, "__name__", type(fn).__name__)
+    if name == "run":  # a fused product's runner (autodiff/_fusion_products.py)
+        name = "fused product"
+    shapes = ["x".join(map(str, a.shape)) or "()" for a in args if hasattr(a, "shape")]
+    return "%s(%s)" % (name, ", ".join(shapes))
 
 
 def torch_step(ctx, repeats, inner):
@@ -202,6 +233,8 @@ def main(argv=None):
     parser.add_argument("--epoch-repeats", type=int, default=3)
     parser.add_argument("--no-busy", action="store_true",
                         help="skip the epochs with one core kept busy by another process")
+    parser.add_argument("--step-only", action="store_true",
+                        help="time the step only (skip the CPU epochs)")
     parser.add_argument("--json", nargs="?", const="-", metavar="FILE",
                         help="without FILE: print the results as JSON only; with FILE: also "
                         "write them, with the machine, to FILE")
@@ -219,6 +252,14 @@ def main(argv=None):
     if gpu:
         eager, _ = dlarray_step(ctx, args.repeats, args.inner, cuda_graph=False)
         result.update(step_no_graph_ms=eager * 1e3)
+        # the same step without the dense layers' fused products, then with them again:
+        # alternated, so that a drift of the machine shows
+        unfused, _ = dlarray_step(ctx, args.repeats, args.inner, products=False)
+        again, _ = dlarray_step(ctx, args.repeats, args.inner)
+        trainer = make_trainer(ctx)[0]
+        result.update(step_no_products_ms=unfused * 1e3, step_again_ms=again * 1e3,
+                      products=trainer.train_executor.graph_stats()["products"],
+                      cublaslt_choices=_linear_api.native_choices(ctx))
     try:
         theirs, theirs_graph = torch_step(ctx, args.repeats, args.inner)
         result.update(torch_step_ms=theirs * 1e3, step_ratio=ours / theirs)
@@ -226,12 +267,14 @@ def main(argv=None):
             result.update(torch_graph_step_ms=theirs_graph * 1e3,
                           graph_ratio=ours / theirs_graph)
         if gpu:
-            floor, kernels = kernel_floor_seconds(ctx)
+            floor, kernels, each = kernel_floor_seconds(ctx)
             result.update(kernel_floor_ms=floor * 1e3, kernels=kernels,
-                          floor_ratio=ours / floor)
+                          floor_ratio=ours / floor, kernel_us=each)
     except ImportError:
         result["torch_note"] = "torch is not installed: PyTorch side skipped"
 
+    if args.step_only:
+        return report(args, result, machine, allocations)
     cpu_epoch = epoch_seconds(dlarray.cpu(0), args.epoch_repeats)
     numpy_epoch = epoch_seconds(None, args.epoch_repeats)
     result.update(epoch_cpu_s=cpu_epoch, epoch_numpy_s=numpy_epoch,
@@ -243,6 +286,11 @@ def main(argv=None):
         result.update(busy_epoch_cpu_s=busy_cpu, busy_epoch_numpy_s=busy_numpy,
                       busy_slowdown=busy_cpu / cpu_epoch)
 
+    return report(args, result, machine, allocations)
+
+
+def report(args, result, machine, allocations):
+    """Prints ``result`` (or writes it as JSON, as --json asks) and returns it."""
     if "torch" in sys.modules:
         machine["versions"]["torch"] = sys.modules["torch"].__version__
     result["settings"] = {"repeats": args.repeats, "inner": args.inner,
@@ -260,6 +308,14 @@ def main(argv=None):
     if "step_no_graph_ms" in result:
         print("  dlarray, no CUDA graph (cuda_graph=False): %.3f ms median"
               % result["step_no_graph_ms"])
+    if "step_no_products_ms" in result:
+        print("  dlarray without the fused products (cuBLASLt epilogues): %.3f ms median; with "
+              "them again: %.3f ms" % (result["step_no_products_ms"], result["step_again_ms"]))
+        print("  products: " + "; ".join(result["products"]))
+        print("  how the CUDA plugin runs each product (DLARRAY_CUBLASLT_TUNE=%s):"
+              % os.environ.get("DLARRAY_CUBLASLT_TUNE", "1"))
+        for line in result["cublaslt_choices"]:
+            print("    " + line)
     if "torch_step_ms" in result:
         print("  PyTorch eager:    %.3f ms median" % result["torch_step_ms"])
         print("  ratio dlarray / PyTorch: %.2f (target <= 0.5 on the GPU)" % result["step_ratio"])
@@ -272,12 +328,16 @@ def main(argv=None):
         print("  sum of the step's %d kernels' own times: %.3f ms; ratio step / floor: %.2f "
               "(target <= 1.3)" % (result["kernels"], result["kernel_floor_ms"],
                                    result["floor_ratio"]))
+        print("  the step's calls, slowest first (us, each recorded alone):")
+        for text, us in sorted(result["kernel_us"], key=lambda c: -c[1]):
+            print("    %7.2f  %s" % (us, text))
     if "torch_note" in result:
         print("  " + result["torch_note"])
-    print("MLP epoch on CPU (8,000 images, batch 100)")
-    print("  executor on cpu(0):    %.3f s median" % cpu_epoch)
-    print("  executor on NumPy:     %.3f s median" % numpy_epoch)
-    print("  ratio cpu / NumPy: %.2f (target <= 0.5)" % result["epoch_ratio"])
+    if "epoch_cpu_s" in result:
+        print("MLP epoch on CPU (8,000 images, batch 100)")
+        print("  executor on cpu(0):    %.3f s median" % result["epoch_cpu_s"])
+        print("  executor on NumPy:     %.3f s median" % result["epoch_numpy_s"])
+        print("  ratio cpu / NumPy: %.2f (target <= 0.5)" % result["epoch_ratio"])
     if "busy_epoch_cpu_s" in result:
         print("MLP epoch on CPU with one core kept busy by another process")
         print("  executor on cpu(0):    %.3f s median" % result["busy_epoch_cpu_s"])

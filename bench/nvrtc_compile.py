@@ -3,7 +3,7 @@
 
 1. ``nvrtcCompileProgram`` of the source ``dlarray.fuse`` generates for ``a*b + c*d - e``
    (float32), timed through libnvrtc itself (ctypes, one fresh program per sample), for sm_90
-   with the options of ``dlarray._fuse_backends.cuda_options()`` and with variants of them: the
+   with the options of ``dlarray._fuse_cuda.cuda_options()`` and with variants of them: the
    median per variant over --repeats, and the first compile of the process apart (NVRTC loads
    its builtins library then).
 2. The same source through ``dlarray._rtc_build.compile_program`` (what a first call runs):
@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 import dlarray
-from dlarray import _fuse_backends, _fuse_codegen, _rtc_build
+from dlarray import _fuse_codegen, _fuse_cuda, _rtc_build
 
 
 def fused_source():
@@ -84,13 +84,13 @@ class Nvrtc:
 WARM_HOST = r"""
 import sys, time, numpy as np, dlarray
 arch = int(sys.argv[1])
-from dlarray import _fuse_backends, _fuse_codegen, _rtc_build
+from dlarray import _fuse_codegen, _fuse_cuda, _rtc_build
 xs = [dlarray.asarray(np.ones((64, 64), np.float32)) for _ in range(5)]
 fn = dlarray.fuse(lambda a, b, c, d, e: a * b + c * d - e)
 start = time.perf_counter()
 plan = fn._plan(tuple(xs), xs, xs[0].ctx)  # the trace (DLARRAY_FUSE=interpret: no CPU build)
 source = _fuse_codegen.generate(plan.trace, plan.inputs, plan.layout, plan.ndim, "cuda")
-_rtc_build.compile_program(source, "dl_fused", _fuse_backends.cuda_options(), arch=arch)
+_rtc_build.compile_program(source, "dl_fused", _fuse_cuda.cuda_options(), arch=arch)
 print(time.perf_counter() - start)
 """
 
@@ -110,7 +110,7 @@ def warm_host_seconds(arch, repeats):
 
 
 def variants(arch):
-    base = list(_fuse_backends.cuda_options()) + ["--gpu-architecture=sm_%d" % arch]
+    base = list(_fuse_cuda.cuda_options()) + ["--gpu-architecture=sm_%d" % arch]
     plain = [o for o in base if o != "-minimal"]
     return {
         "used (%s)" % " ".join(base): base,

@@ -21,6 +21,7 @@
 #include "cpu_isa_level.h"
 #include "cpu_kernels.h"
 #include "dlarray/errors.h"
+#include "large_blocks.h"
 #include "parallel.h"
 #include "vector_math.h"
 
@@ -40,6 +41,14 @@ std::string CpuModelName() {
     break;
   }
   return "cpu";
+}
+
+// The large-block cache's default budget: an eighth of the RAM, at most 4 GiB.
+uint64_t LargeBlockBudget() {
+  struct sysinfo info;
+  if (sysinfo(&info) != 0) return 0;
+  const uint64_t ram = static_cast<uint64_t>(info.totalram) * info.mem_unit;
+  return std::min<uint64_t>(ram / 8, uint64_t{4} << 30);
 }
 
 uint64_t PhysicalMemoryAndSwap() {
@@ -69,7 +78,7 @@ size_t Rounded(size_t nbytes) {
 // Small blocks are kept for reuse, per thread: a 1-element op's output otherwise costs a
 // posix_memalign and a free, a third of the op's time. Blocks up to kCachedMax bytes, in classes
 // of kAllocationAlignment, at most kCachedPerClass of each; a thread's blocks are freed when it
-// ends. Large blocks go back to the system at once (their page faults dwarf the call).
+// ends. Large blocks (LargeBlocks::kMinBytes and up) are kept process-wide by large_blocks_.
 constexpr size_t kCachedMax = 1024, kCachedPerClass = 32;
 constexpr size_t kClasses = kCachedMax / kAllocationAlignment;
 
@@ -122,7 +131,12 @@ SmallBlocks& Blocks() {
 
 }  // namespace
 
-CpuDevice::CpuDevice() : model_(CpuModelName()), memory_limit_(PhysicalMemoryAndSwap()) {}
+CpuDevice::CpuDevice()
+    : model_(CpuModelName()),
+      memory_limit_(PhysicalMemoryAndSwap()),
+      large_blocks_(std::make_unique<LargeBlocks>(LargeBlockBudget())) {}
+
+CpuDevice::~CpuDevice() = default;
 
 std::string CpuDevice::device_name(int id) {
   CheckId(id);
@@ -147,15 +161,23 @@ void* CpuDevice::allocate(int id, size_t nbytes) {
     throw OutOfMemoryError("cpu: cannot allocate " + Bytes(nbytes) + ": the machine has " +
                            Bytes(memory_limit_) + " of memory and swap");
   }
-  const size_t size = Rounded(nbytes);
+  const size_t rounded = Rounded(nbytes);
+  const bool large = rounded >= LargeBlocks::kMinBytes;
+  const size_t size = large ? LargeBlocks::ClassSize(rounded) : rounded;
   void* ptr = nullptr;
   const size_t cls = size / kAllocationAlignment - 1;
   SmallBlocks& blocks = Blocks();
   if (size != 0 && size <= kCachedMax && blocks.count[cls] > 0) {
     ptr = blocks.blocks[cls][--blocks.count[cls]];
+  } else if (large && (ptr = large_blocks_->Take(size)) != nullptr) {
+    // reserved already
   } else {
     if (posix_memalign(&ptr, kAllocationAlignment, size) != 0 || ptr == nullptr) {
-      throw OutOfMemoryError("cpu: out of memory allocating " + Bytes(nbytes));
+      // The kept blocks may be what the system lacks: give them back and try once more.
+      bytes_reserved_.fetch_sub(large_blocks_->Release(), std::memory_order_relaxed);
+      if (posix_memalign(&ptr, kAllocationAlignment, size) != 0 || ptr == nullptr) {
+        throw OutOfMemoryError("cpu: out of memory allocating " + Bytes(nbytes));
+      }
     }
     AdviseHugePages(ptr, size);
     bytes_reserved_.fetch_add(size, std::memory_order_relaxed);
@@ -172,7 +194,15 @@ void* CpuDevice::allocate(int id, size_t nbytes) {
 void CpuDevice::free(int id, void* ptr, size_t nbytes) noexcept {
   (void)id;
   if (ptr == nullptr) return;
-  const size_t size = Rounded(nbytes);
+  const size_t rounded = Rounded(nbytes);
+  if (rounded >= LargeBlocks::kMinBytes) {
+    const size_t released = large_blocks_->Put(ptr, LargeBlocks::ClassSize(rounded));
+    bytes_reserved_.fetch_sub(released, std::memory_order_relaxed);
+    Increment(Blocks().frees);
+    bytes_in_use_.fetch_sub(nbytes, std::memory_order_relaxed);
+    return;
+  }
+  const size_t size = rounded;
   const size_t cls = size / kAllocationAlignment - 1;
   // One look-up of the thread's cache: each is a __tls_get_addr call in this dlopen'ed plugin.
   SmallBlocks& blocks = Blocks();
@@ -243,6 +273,11 @@ void CpuDevice::fill(void* dst, uint64_t dst_offset, DLDevice device, const void
 
 void CpuDevice::synchronize(int id) { CheckId(id); }
 
+void CpuDevice::empty_cache(int id) {
+  CheckId(id);
+  bytes_reserved_.fetch_sub(large_blocks_->Release(), std::memory_order_relaxed);
+}
+
 MemoryStats CpuDevice::memory_stats(int id) {
   CheckId(id);
   MemoryStats stats;
@@ -301,6 +336,7 @@ std::string CpuDevice::get_option(const std::string& key) {
   if (key == "wait_policy") return WaitPolicy();
   if (key == "gemm") return GemmImplementation();
   if (key == "vector_math") return VectorMathStatus();
+  if (key == "cache_limit") return std::to_string(large_blocks_->limit());
   if (key.rfind("blas", 0) == 0) {
     const BlasInfo blas = GetBlasInfo();
     if (key == "blas") return blas.name;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "dlarray/device.h"
@@ -20,9 +21,12 @@ constexpr size_t kAllocationAlignment = 64;
 /*! \brief The plugin's extension tables by name (cpu_plugin.cc), or nullptr. */
 const void* FindExtension(const std::string& name);
 
+class LargeBlocks;
+
 class CpuDevice final : public Device {
  public:
   CpuDevice();
+  ~CpuDevice() override;
   int device_type() const override { return kDLArrayCPU; }
   int device_count() override { return 1; }
   std::string device_name(int id) override;
@@ -35,12 +39,14 @@ class CpuDevice final : public Device {
             uint32_t pattern_size, size_t nbytes) override;
   void synchronize(int id) override;
   MemoryStats memory_stats(int id) override;
+  /*! \brief Frees the large blocks kept for reuse (LargeBlocks). */
+  void empty_cache(int id) override;
   /*! \brief "num_threads": the thread pool's size (1 to 4095). */
   void set_option(const std::string& key, const std::string& value) override;
   /*!
    * \brief "num_threads", "wait_policy", "gemm" ("cblas" or "blocked"), and the BLAS's "blas"
    *        (name), "blas_path", "blas_config", "blas_core" (its kernel for this CPU),
-   *        "blas_threads" (its own pool's).
+   *        "blas_threads" (its own pool's), "cache_limit" (bytes LargeBlocks may keep).
    */
   std::string get_option(const std::string& key) override;
   /*! \brief "dlarray.mem_info.v1" (see cpu_plugin.cc). */
@@ -54,6 +60,7 @@ class CpuDevice final : public Device {
   std::atomic<uint64_t> bytes_in_use_{0};
   std::atomic<uint64_t> bytes_reserved_{0};
   std::atomic<uint64_t> peak_bytes_in_use_{0};
+  std::unique_ptr<LargeBlocks> large_blocks_;  // freed blocks of 1 MiB and more, for reuse
 };
 
 }  // namespace dlarray::cpu

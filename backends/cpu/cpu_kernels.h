@@ -44,9 +44,11 @@ void GatherKernel(const KernelContext& ctx);
 void GatherAlongKernel(const KernelContext& ctx);
 void ScatterKernel(const KernelContext& ctx);
 void NonzeroKernel(const KernelContext& ctx);
+void CompressKernel(const KernelContext& ctx);
 void ArgsortKernel(const KernelContext& ctx);
 void SortKernel(const KernelContext& ctx);
 void ReduceKernel(const KernelContext& ctx);
+void ReduceMeanKernel(const KernelContext& ctx);
 void ScanKernel(const KernelContext& ctx);
 
 /*! \brief Registers the kernels of every op of dlarray/elementwise_table.h. */

@@ -1,10 +1,11 @@
 /*!
  * \file gather.cc
- * \brief The indexing primitives gather, gather_along, scatter and nonzero (their canonical
- *        shapes are in the core's index_ops.cc). Elements are moved as unsigned integers of their
- *        size; the indices are checked as they are used: a row whose index is out of bounds is
- *        skipped (never read or written) and the call fails naming that index (a scatter has then
- *        written the valid rows, as on the GPUs, where the check happens in the kernel too).
+ * \brief The indexing primitives gather, gather_along, scatter, nonzero and compress (their
+ *        canonical shapes are in the core's index_ops.cc). Elements are moved as unsigned integers
+ *        of their size; the indices are checked as they are used: a row whose index is out of
+ *        bounds is skipped (never read or written) and the call fails naming that index (a
+ *        scatter has then written the valid rows, as on the GPUs, where the check happens in the
+ *        kernel too).
  */
 #include <atomic>
 #include <cstring>
@@ -160,6 +161,34 @@ void Take(const KernelContext& ctx) {
   if (bad.seen) ThrowOutOfBounds(ctx.op_name, bad.value, n);
 }
 
+// The stream compaction of nonzero and compress: value(i) for each i where mask[i] is set, in
+// order, to out; their number to *count. Count per chunk, a prefix sum over the chunks, then each
+// chunk writes its values in order.
+template <typename T, typename Value>
+void SelectFlagged(int64_t n, const uint8_t* mask, T* out, int64_t* count, Value value) {
+  const int64_t chunks = ThreadsFor(n) * kChunksPerThread;
+  std::vector<int64_t> ends(static_cast<size_t>(chunks) + 1, 0);
+  ParallelTasks(chunks, ThreadsFor(n), [&](int64_t c, int) {
+    const int64_t b = ChunkBegin(n, 64, c, chunks), e = ChunkBegin(n, 64, c + 1, chunks);
+    int64_t k = 0;
+    for (int64_t i = b; i < e; ++i) k += mask[i] != 0;
+    ends[static_cast<size_t>(c) + 1] = k;
+  });
+  for (int64_t c = 0; c < chunks; ++c) ends[c + 1] += ends[c];
+  *count = ends[static_cast<size_t>(chunks)];
+  ParallelTasks(chunks, ThreadsFor(n), [&](int64_t c, int) {
+    const int64_t b = ChunkBegin(n, 64, c, chunks), e = ChunkBegin(n, 64, c + 1, chunks);
+    T* w = out + ends[static_cast<size_t>(c)];
+    T* const end = out + ends[static_cast<size_t>(c) + 1];
+    // Branch-free: every value is written and kept only when its mask is set; the loop stops
+    // once the chunk's last slot is filled, so no write reaches the next chunk's slots.
+    for (int64_t i = b; i < e && w < end; ++i) {
+      *w = value(i);
+      w += mask[i] != 0;
+    }
+  });
+}
+
 }  // namespace
 
 void GatherKernel(const KernelContext& ctx) { Take<false>(ctx); }
@@ -180,31 +209,20 @@ void GatherAlongKernel(const KernelContext& ctx) {
 
 void ScatterKernel(const KernelContext& ctx) { Take<true>(ctx); }
 
-// Count per chunk, prefix sum over the chunks, then each chunk writes its positions in order.
 void NonzeroKernel(const KernelContext& ctx) {
-  const int64_t n = NumElements(ctx.inputs[0]);
-  const uint8_t* mask = Data<const uint8_t>(ctx.inputs[0]);
-  int64_t* out = Data<int64_t>(ctx.outputs[0]);
-  const int64_t chunks = ThreadsFor(n) * kChunksPerThread;
-  std::vector<int64_t> count(static_cast<size_t>(chunks) + 1, 0);
-  ParallelTasks(chunks, ThreadsFor(n), [&](int64_t c, int) {
-    const int64_t b = ChunkBegin(n, 64, c, chunks), e = ChunkBegin(n, 64, c + 1, chunks);
-    int64_t k = 0;
-    for (int64_t i = b; i < e; ++i) k += mask[i] != 0;
-    count[static_cast<size_t>(c) + 1] = k;
-  });
-  for (int64_t c = 0; c < chunks; ++c) count[c + 1] += count[c];
-  out[0] = count[static_cast<size_t>(chunks)];
-  ParallelTasks(chunks, ThreadsFor(n), [&](int64_t c, int) {
-    const int64_t b = ChunkBegin(n, 64, c, chunks), e = ChunkBegin(n, 64, c + 1, chunks);
-    int64_t* w = out + 1 + count[static_cast<size_t>(c)];
-    int64_t* const end = out + 1 + count[static_cast<size_t>(c) + 1];
-    // Branch-free: every position is written and kept only when its mask is set; the loop stops
-    // once the chunk's last slot is filled, so no write reaches the next chunk's slots.
-    for (int64_t i = b; i < e && w < end; ++i) {
-      *w = i;
-      w += mask[i] != 0;
-    }
+  int64_t* out = Data<int64_t>(ctx.outputs[0]);  // out[0]: the count, then the positions
+  SelectFlagged(NumElements(ctx.inputs[0]), Data<const uint8_t>(ctx.inputs[0]), out + 1, out,
+                [](int64_t i) { return i; });
+}
+
+// x[mask] in one pass over x and the mask (nonzero + gather write and read 8-byte positions).
+void CompressKernel(const KernelContext& ctx) {
+  VisitElementSize(ctx.inputs[0]->dtype, [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    const U* x = Data<const U>(ctx.inputs[0]);
+    SelectFlagged(NumElements(ctx.inputs[0]), Data<const uint8_t>(ctx.inputs[1]),
+                  Data<U>(ctx.outputs[0]), Data<int64_t>(ctx.outputs[1]),
+                  [x](int64_t i) { return x[i]; });
   });
 }
 

@@ -378,4 +378,21 @@ void ReduceKernel(const KernelContext& ctx) {
   });
 }
 
+// mean: the sum (reduce kind 0), then each result divided in place by count as
+// matrix_elementwise_divide_by_const divides (the same bits as those two ops).
+void ReduceMeanKernel(const KernelContext& ctx) {
+  KernelContext sum = ctx;
+  const double kind = kReduceSum;
+  sum.attrs = &kind;
+  ReduceKernel(sum);
+  DLArray* out = ctx.outputs[0];
+  Dispatch<kFloatTypes>(out->dtype, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const Compute<T> count = ScalarFor<T>(ctx.attrs[0]);
+    T* y = Data<T>(out);
+    const int64_t size = NumElements(out);
+    for (int64_t i = 0; i < size; ++i) y[i] = Store<T>(Load(y[i]) / count);
+  });
+}
+
 }  // namespace dlarray::cpu

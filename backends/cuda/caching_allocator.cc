@@ -66,12 +66,7 @@ void* CachingAllocator::Allocate(size_t nbytes) {
     }
     void* ptr = TakeCachedLocked(rounded, std::numeric_limits<size_t>::max());
     if (ptr == nullptr) ptr = TakePoolLocked(rounded);
-    if (ptr == nullptr) {
-      throw BackendError("CUDA graph capture on " + label_ + ": an op needs " +
-                         FormatBytes(nbytes) +
-                         " of scratch memory that the cache does not hold, and memory cannot be "
-                         "allocated while recording: run the ops once without recording first");
-    }
+    if (ptr == nullptr) ptr = MallocWhileCapturingLocked(nbytes, rounded);
     taken_while_capturing_.insert(ptr);
     return ptr;
   }
@@ -95,12 +90,39 @@ void* CachingAllocator::Allocate(size_t nbytes) {
     }
   }
   if (err != cudaSuccess) ThrowCudaError(err, "cudaMalloc", __FILE__, __LINE__);
+  return AdoptLocked(ptr, rounded);
+}
+
+// A block just cudaMalloc'ed: live and counted.
+void* CachingAllocator::AdoptLocked(void* ptr, size_t rounded) {
   live_.emplace(ptr, rounded);
   stats_.num_allocations += 1;
   stats_.bytes_reserved += rounded;
   stats_.bytes_in_use += rounded;
   stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
   return ptr;
+}
+
+// A block no cache holds, while this thread records: cudaMalloc is not stream-ordered, so the
+// capture (thread-local mode) forbids it unless the thread relaxes its mode for the call (as
+// PyTorch's allocator does); it then neither joins nor breaks the recording. The block becomes
+// the graph's scratch when the recording frees it. Out of memory here cannot free the cache
+// (that waits for the stream, which a recording cannot): the recording fails, saying so.
+void* CachingAllocator::MallocWhileCapturingLocked(size_t nbytes, size_t rounded) {
+  SetDevice(device_);
+  void* ptr = nullptr;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  CUDA_CALL(cudaThreadExchangeStreamCaptureMode(&mode));
+  const cudaError_t err = cudaMalloc(&ptr, rounded);
+  CUDA_CALL(cudaThreadExchangeStreamCaptureMode(&mode));
+  if (err == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    ThrowOutOfMemoryLocked(nbytes, rounded,
+                           "cudaMalloc failed while recording a CUDA graph (the cache cannot be "
+                           "freed during a recording)");
+  }
+  if (err != cudaSuccess) ThrowCudaError(err, "cudaMalloc (recording)", __FILE__, __LINE__);
+  return AdoptLocked(ptr, rounded);
 }
 
 void* CachingAllocator::TakePoolLocked(size_t rounded) {

@@ -44,9 +44,9 @@ class CachingAllocator {
   MemoryStats Stats() const;
 
   /*!
-   * \brief While the device's stream records a CUDA graph: Allocate serves cached blocks only
-   *        (never cudaMalloc), then the scratch of the device's other graphs, else it throws a
-   *        BackendError saying so. Blocks taken while recording and freed while recording are
+   * \brief While the device's stream records a CUDA graph: Allocate serves cached blocks, then
+   *        the scratch of the device's other graphs, then cudaMalloc with the thread's capture
+   *        mode relaxed for the call. Blocks taken while recording and freed while recording are
    *        kept for the graph instead of the cache, so that no later allocation aliases the
    *        scratch memory its replays write.
    *
@@ -73,6 +73,8 @@ class CachingAllocator {
  private:
   void* TakeCachedLocked(size_t rounded, size_t max_size);
   void* TakePoolLocked(size_t rounded);
+  void* MallocWhileCapturingLocked(size_t nbytes, size_t rounded);
+  void* AdoptLocked(void* ptr, size_t rounded);
   void ReleaseCachedLocked();
   [[noreturn]] void ThrowOutOfMemoryLocked(size_t nbytes, size_t rounded, const char* cause);
 

@@ -8,6 +8,7 @@
 
 #include "caching_allocator.h"
 #include "cublas_library.h"
+#include "cublaslt_tune.h"
 #include "cuda_check.h"
 #include "current_device_ext.h"
 #include "dlarray/errors.h"
@@ -44,6 +45,7 @@ struct CudaDevice::PerDevice {
   std::mutex handoff_mu;          // one record-and-wait at a time on handoff
   std::atomic<cublasHandle_t> blas{nullptr};
   void* blas_workspace = nullptr;
+  size_t blas_workspace_bytes = 0;
   std::atomic<unsigned int*> semaphores{nullptr};
   std::atomic<bool> capturing{false};  // the stream records a CUDA graph
 };
@@ -199,9 +201,11 @@ cublasHandle_t CudaDevice::cublas(int id) {
     if (st == CUBLAS_STATUS_SUCCESS &&
         cudaMalloc(&d.blas_workspace, workspace_bytes) == cudaSuccess) {
       st = blas.SetWorkspace(h, d.blas_workspace, workspace_bytes);
+      d.blas_workspace_bytes = workspace_bytes;
     } else {
       (void)cudaGetLastError();
       d.blas_workspace = nullptr;  // cuBLAS keeps its own default workspace
+      d.blas_workspace_bytes = 0;
     }
     if (st != CUBLAS_STATUS_SUCCESS) {
       (void)blas.Destroy(h);
@@ -385,6 +389,11 @@ std::string CudaDevice::get_option(const std::string& key) {
     CUDA_CALL(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, id));
     return std::to_string(major) + "." + std::to_string(minor);
   }
+  if (colon != std::string::npos && name == "cublaslt_choices") {
+    // "cublaslt_choices:<id>" -> how each fused product seen on it runs, a line each
+    // (cublaslt_tune.cc)
+    return CublasLtChoices(OptionDeviceId(key, arg));
+  }
   if (colon != std::string::npos && name == "pci_bus_id") {
     // "pci_bus_id:<id>" -> e.g. "0000:1B:00.0": which physical GPU an id is.
     const int id = OptionDeviceId(key, arg);
@@ -442,6 +451,13 @@ void CudaDevice::ThrowIfCapturing(int id, const char* what) {
                        " while its stream records a CUDA graph: waits and copies with the "
                        "host belong before or after the recording");
   }
+}
+
+std::pair<void*, size_t> CudaDevice::cublas_workspace(int id) {
+  (void)cublas(id);
+  PerDevice& d = At(id);
+  std::lock_guard<std::mutex> lock(d.mu);  // cublas() wrote them under it
+  return {d.blas_workspace, d.blas_workspace_bytes};
 }
 
 bool CudaDevice::capturing(int id) { return At(id).capturing.load(std::memory_order_acquire); }

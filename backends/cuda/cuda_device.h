@@ -81,6 +81,11 @@ class CudaDevice final : public Device {
   int sm_count(int id);
   /*! \brief The cuBLAS handle of device id, bound to its stream. */
   cublasHandle_t cublas(int id);
+  /*!
+   * \brief The workspace cublas(id) gave its handle, and its bytes ({nullptr, 0}: cuBLAS keeps
+   *        its own). Products on the device's stream may share it: they run one at a time.
+   */
+  std::pair<void*, size_t> cublas_workspace(int id);
   /*! \brief Whether matmul_precision is "tf32". */
   bool matmul_tf32() const { return matmul_tf32_.load(std::memory_order_relaxed); }
   /*!

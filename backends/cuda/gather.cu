@@ -4,7 +4,8 @@
 // two words (pinned host memory) that the host reads after the kernel, and the call fails naming
 // it. nonzero is CUB's one-pass stream compaction (DeviceSelect::Flagged over the positions 0, 1,
 // ..., the mask as the flags), which writes the count too: coalesced reads of the mask, where a
-// thread per 256-byte chunk read 32 cache lines per warp load.
+// thread per 256-byte chunk read 32 cache lines per warp load. compress (x[mask]) is the same
+// compaction over x's elements.
 #include <thrust/iterator/counting_iterator.h>
 
 #include <cub/device/device_select.cuh>
@@ -177,6 +178,25 @@ void Take(const KernelContext& ctx) {
   }
 }
 
+// CUB's one-pass stream compaction: the items of `in` whose flag in mask is set, to out, their
+// number to *count (device memory), with its scratch from the device's cache.
+template <typename InputIt, typename T>
+void SelectFlagged(const KernelContext& ctx, const LaunchEnv& env, InputIt in, T* out,
+                   int64_t* count, int64_t n) {
+  const uint8_t* mask = Data<const uint8_t>(ctx.inputs[ctx.num_inputs - 1]);
+  size_t temp_bytes = 0;
+  cudaError_t err =
+      cub::DeviceSelect::Flagged(nullptr, temp_bytes, in, mask, out, count, n, env.stream);
+  void* temp = nullptr;
+  if (err == cudaSuccess) {
+    temp = env.device->allocate(env.id, temp_bytes == 0 ? 1 : temp_bytes);
+    err = cub::DeviceSelect::Flagged(temp, temp_bytes, in, mask, out, count, n, env.stream);
+  }
+  // Stream-ordered: the block goes back to the cache after the kernels queued before.
+  if (temp != nullptr) env.device->free(env.id, temp, temp_bytes == 0 ? 1 : temp_bytes);
+  if (err != cudaSuccess) ThrowCudaError(err, ctx.op_name, __FILE__, __LINE__);
+}
+
 }  // namespace
 
 void GatherKernel(const KernelContext& ctx) { Take<false>(ctx); }
@@ -194,20 +214,19 @@ void NonzeroKernel(const KernelContext& ctx) {
     if (err != cudaSuccess) ThrowCudaError(err, "nonzero", __FILE__, __LINE__);
     return;
   }
-  const uint8_t* mask = Data<const uint8_t>(ctx.inputs[0]);
-  const thrust::counting_iterator<int64_t> positions(0);
-  size_t temp_bytes = 0;
-  cudaError_t err =
-      cub::DeviceSelect::Flagged(nullptr, temp_bytes, positions, mask, out + 1, out, n, env.stream);
-  void* temp = nullptr;
-  if (err == cudaSuccess) {
-    temp = env.device->allocate(env.id, temp_bytes == 0 ? 1 : temp_bytes);
-    err =
-        cub::DeviceSelect::Flagged(temp, temp_bytes, positions, mask, out + 1, out, n, env.stream);
-  }
-  // Stream-ordered: the block goes back to the cache after the kernels queued before.
-  if (temp != nullptr) env.device->free(env.id, temp, temp_bytes == 0 ? 1 : temp_bytes);
-  if (err != cudaSuccess) ThrowCudaError(err, "nonzero", __FILE__, __LINE__);
+  SelectFlagged(ctx, env, thrust::counting_iterator<int64_t>(0), out + 1, out, n);
+}
+
+// x[mask] without positions: the mask and x read once, the picked elements written once (nonzero
+// and gather write and read 8-byte positions, and the gather's bounds check waits for its kernel).
+void CompressKernel(const KernelContext& ctx) {
+  const int64_t n = NumElements(ctx.inputs[0]);  // > 0: the core fills empty calls' count
+  const LaunchEnv env = Prepare(ctx);
+  int64_t* count = Data<int64_t>(ctx.outputs[1]);
+  VisitElementSize(ctx.inputs[0]->dtype, [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    SelectFlagged(ctx, env, Data<const U>(ctx.inputs[0]), Data<U>(ctx.outputs[0]), count, n);
+  });
 }
 
 }  // namespace cuda

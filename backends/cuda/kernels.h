@@ -16,6 +16,9 @@ void ArraySetKernel(const KernelContext& ctx);
 void BroadcastToKernel(const KernelContext& ctx);
 void ReduceSumAxisZeroKernel(const KernelContext& ctx);
 void MatrixMultiplyKernel(const KernelContext& ctx);
+// cuBLASLt with epilogues (cublaslt_matmul.cu); they throw "cuBLASLt ..." where they cannot run.
+void LinearKernel(const KernelContext& ctx);
+void LinearWeightGradKernel(const KernelContext& ctx);
 void SoftmaxKernel(const KernelContext& ctx);
 void SoftmaxCrossEntropyKernel(const KernelContext& ctx);
 void CopyKernel(const KernelContext& ctx);
@@ -24,9 +27,11 @@ void GatherKernel(const KernelContext& ctx);
 void GatherAlongKernel(const KernelContext& ctx);
 void ScatterKernel(const KernelContext& ctx);
 void NonzeroKernel(const KernelContext& ctx);
+void CompressKernel(const KernelContext& ctx);
 void ArgsortKernel(const KernelContext& ctx);
 void SortKernel(const KernelContext& ctx);
 void ReduceKernel(const KernelContext& ctx);
+void ReduceMeanKernel(const KernelContext& ctx);
 void ScanKernel(const KernelContext& ctx);
 
 /*! \brief Registers the kernels of every op of dlarray/elementwise_table.h. */

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cublas_library.h"
+#include "gemm_types.h"
 #include "kernel_util.cuh"
 #include "kernels.h"
 
@@ -25,25 +26,9 @@ void MatrixMultiplyKernel(const KernelContext& ctx) {
   const LaunchEnv env = Prepare(ctx);
   cublasHandle_t handle = env.device->cublas(env.id);
   const CublasLibrary& blas = CublasLibrary::Get();  // loaded by cublas() above
-  // float32 (TF32 tensor cores when asked), float16 / bfloat16 (tensor cores, float32
-  // accumulation and scalars), float64.
-  const DLArrayDType t = c->dtype;
-  cudaDataType_t type = CUDA_R_32F;
-  cublasComputeType_t compute =
-      env.device->matmul_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  if (t.code == kDLArrayFloat && t.bits == 16) {
-    type = CUDA_R_16F;
-    compute = CUBLAS_COMPUTE_32F;
-  } else if (t.code == kDLArrayBfloat && t.bits == 16) {
-    type = CUDA_R_16BF;
-    compute = CUBLAS_COMPUTE_32F;
-  } else if (t.code == kDLArrayFloat && t.bits == 64) {
-    type = CUDA_R_64F;
-    compute = CUBLAS_COMPUTE_64F;
-  } else if (!(t.code == kDLArrayFloat && t.bits == 32)) {
-    throw DTypeError("matrix_multiply on cuda: no kernel for " + std::to_string(t.bits) +
-                     "-bit type code " + std::to_string(t.code));
-  }
+  const GemmTypes types = GemmTypesOf(env, c->dtype, "matrix_multiply");
+  const cudaDataType_t type = types.type;
+  const cublasComputeType_t compute = types.compute;
   const float alpha_f = 1.0f, beta_f = 0.0f;
   const double alpha_d = 1.0, beta_d = 0.0;
   const void* alpha = type == CUDA_R_64F ? static_cast<const void*>(&alpha_d) : &alpha_f;

@@ -35,9 +35,19 @@ struct Sink {
   typename R::Acc* partial;  // [pieces][outputs], pieces > 1 only
   unsigned int* tickets;     // a counter per blockIdx.x (the device's semaphores), pieces > 1 only
   int64_t outputs;
+  // reduce_mean (a float Out): the value rounded to Out, then divided by this in Out's compute
+  // type, as matrix_elementwise_divide_by_const would in a second launch; 0: none.
+  Compute<Out> divisor{};
+  __device__ Out Final(typename R::Acc a) const {
+    const Out v = Store<Out>(R::Value(a));
+    if constexpr (std::is_floating_point_v<Compute<Out>>) {
+      if (divisor != Compute<Out>{}) return Store<Out>(Load(v) / divisor);
+    }
+    return v;
+  }
   __device__ void put(int64_t idx, typename R::Acc a) const {
     if (gridDim.y == 1) {
-      out[idx] = Store<Out>(R::Value(a));
+      out[idx] = Final(a);
     } else {
       partial[blockIdx.y * outputs + idx] = a;
     }
@@ -94,7 +104,35 @@ struct Running {
     a = any ? R::Add(a, v, i) : R::First(v, i);
     any = true;
   }
+  // After the first element (any is true): no select per element.
+  template <typename V>
+  __device__ __forceinline__ void add_more(V v, int64_t i) {
+    a = R::Add(a, v, i);
+  }
 };
+
+// Chunks c + u * kStep (u < 4) of cs, loaded at once (four in flight), then added in index order
+// (cs[c] starts at element b0 + c * kV of the row). kStarted: run has its first element already.
+template <bool kStarted, int kStep, typename R, typename T>
+__device__ __forceinline__ void AddFour(Running<R>& run, const Chunk<T>* cs, int64_t c,
+                                        int64_t b0) {
+  constexpr int kV = Chunk<T>::kSize;
+  Chunk<T> v[4];
+#pragma unroll
+  for (int u = 0; u < 4; ++u) v[u] = cs[c + u * kStep];
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+#pragma unroll
+    for (int k = 0; k < kV; ++k) {
+      const int64_t i = b0 + (c + u * kStep) * kV + k;
+      if constexpr (kStarted) {
+        run.add_more(Load(v[u].v[k]), i);
+      } else {
+        run.add(Load(v[u].v[k]), i);
+      }
+    }
+  }
+}
 
 // Whether this block is the last of its grid column (the pieces of the same outputs) to finish.
 // Every thread of the block calls it after writing its partials. The last block resets its
@@ -139,7 +177,7 @@ __device__ __forceinline__ void CombinePieces(const Sink<R, Out>& sink, int64_t 
     acc[threadIdx.x] = a;
     has[threadIdx.x] = any;
     GroupCombine<R>(acc, has, group);
-    if (lane == 0 && idx < end) sink.out[idx] = Store<Out>(R::Value(acc[threadIdx.x]));
+    if (lane == 0 && idx < end) sink.out[idx] = sink.Final(acc[threadIdx.x]);
   }
 }
 
@@ -168,20 +206,23 @@ __global__ void __launch_bounds__(kThreads)
     for (int64_t i = r0 + lane; i < b0; i += kGroup) run.add(Load(xs[i]), i);
     const Chunk<T>* cs = reinterpret_cast<const Chunk<T>*>(xs + b0);
     int64_t c = lane;
-    for (; c + 3 * kGroup < chunks; c += 4 * kGroup) {
-      Chunk<T> v[4];
+    if (c + 3 * kGroup < chunks) {  // the first four: the loop below then never asks run.any
+      AddFour<false, kGroup>(run, cs, c, b0);
+      c += 4 * kGroup;
+    }
+    for (; c + 3 * kGroup < chunks; c += 4 * kGroup) AddFour<true, kGroup>(run, cs, c, b0);
+    if (c < chunks) {  // the last one to three chunks, loaded at once too
+      Chunk<T> v[3];
 #pragma unroll
-      for (int u = 0; u < 4; ++u) v[u] = cs[c + u * kGroup];
+      for (int u = 0; u < 3; ++u) {
+        if (c + u * kGroup < chunks) v[u] = cs[c + u * kGroup];
+      }
 #pragma unroll
-      for (int u = 0; u < 4; ++u) {
+      for (int u = 0; u < 3; ++u) {
+        if (c + u * kGroup >= chunks) break;
 #pragma unroll
         for (int k = 0; k < kV; ++k) run.add(Load(v[u].v[k]), b0 + (c + u * kGroup) * kV + k);
       }
-    }
-    for (; c < chunks; c += kGroup) {
-      const Chunk<T> v = cs[c];
-#pragma unroll
-      for (int k = 0; k < kV; ++k) run.add(Load(v.v[k]), b0 + c * kV + k);
     }
     for (int64_t i = b1 + lane; i < r1; i += kGroup) run.add(Load(xs[i]), i);
   }
@@ -232,19 +273,19 @@ __global__ void __launch_bounds__(kThreads)
 // with a thread per column long after the other blocks are done (axis 0 of 4096 x 4096 took
 // 1.10-1.26x torch's time that way, 0.80-0.97x with this second launch, H200).
 template <typename R, typename Out>
-__global__ void __launch_bounds__(kThreads)
-    CombineKernel(const typename R::Acc* partial, int64_t pieces, int64_t outputs, Out* out) {
+__global__ void __launch_bounds__(kThreads) CombineKernel(int64_t pieces, Sink<R, Out> sink) {
   using Acc = typename R::Acc;
   constexpr int kWarp = 32;
   __shared__ Acc acc[kThreads];
   __shared__ bool has[kThreads];
   const int lane = threadIdx.x % kWarp;
   const int64_t idx = static_cast<int64_t>(blockIdx.x) * (kThreads / kWarp) + threadIdx.x / kWarp;
+  const int64_t outputs = sink.outputs;
   Acc a{};
   bool any = false;
   if (idx < outputs) {
     for (int64_t p = lane; p < pieces; p += kWarp) {
-      const Acc b = partial[p * outputs + idx];
+      const Acc b = sink.partial[p * outputs + idx];
       a = any ? R::Combine(a, b) : b;
       any = true;
     }
@@ -252,7 +293,7 @@ __global__ void __launch_bounds__(kThreads)
   acc[threadIdx.x] = a;
   has[threadIdx.x] = any;
   GroupCombine<R>(acc, has, kWarp);
-  if (lane == 0 && idx < outputs) out[idx] = Store<Out>(R::Value(acc[threadIdx.x]));
+  if (lane == 0 && idx < outputs) sink.out[idx] = sink.Final(acc[threadIdx.x]);
 }
 
 // sum (K = kReduceSum) and prod of complex64/complex128 in complex128, as the real kernels add
@@ -269,30 +310,60 @@ struct ComplexReducer {
   __device__ static Acc Value(Acc a) { return a; }
 };
 
-// Rows shorter than this get a warp each rather than a block.
-constexpr int64_t kWarpRowLimit = 2048;
+// Blocks of kKernel (kThreads each) that one multiprocessor holds at once, asked once per kernel:
+// its registers decide it, not only its threads. (Pieces planned for 2048 / kThreads blocks per
+// multiprocessor made 1.2-1.3 waves of the kernels that hold fewer, and the whole-array reductions
+// took 1.15-1.3x the time of one wave on an H200.)
+template <auto kKernel>
+int ResidentBlocks() {
+  static const int blocks = [] {
+    int b = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kKernel, kThreads, 0) != cudaSuccess) {
+      (void)cudaGetLastError();  // not the launch's error
+      b = 0;
+    }
+    return b > 0 ? b : 2048 / kThreads;
+  }();
+  return blocks;
+}
 
+// Rows of at most this many elements get a warp each rather than a block. A block per row of
+// 4096 floats gave each thread one round of four chunks and then the block's combine, in 5.2
+// waves; a warp per row reads eight rounds a lane, and the rows fit one wave. H100, float32 sum
+// over axis 1 against torch: 4096 x 4096 1.00 -> 0.87, 8192 x 2048 (the old limit: two chunks
+// a thread) 1.37 -> 0.96, 16384 x 4096 1.10 -> 0.97. Warps for 8192-element rows were slower
+// (2048 x 8192: 0.96 -> 0.98), and for 16384 slower than torch (1.03).
+constexpr int64_t kWarpRowLimit = 4096;
+
+// divisor: reduce_mean's (see Sink), else 0.
 template <typename R, typename T, typename Out>
 void Launch(const LaunchEnv& env, const char* op, const T* x, Out* out, int64_t outer, int64_t n,
-            int64_t inner) {
+            int64_t inner, Compute<Out> divisor = Compute<Out>{}) {
   using Acc = typename R::Acc;
   const bool rows = inner == 1;
-  const int group = !rows ? 1 : n < kWarpRowLimit ? 32 : kThreads;  // threads per output
+  const int group = !rows ? 1 : n <= kWarpRowLimit ? 32 : kThreads;  // threads per output
   const int64_t outputs = outer * inner;
   const int64_t blocks = CeilDiv(outputs * group, kThreads);
   // Pieces: enough blocks for one full wave; each thread still handles a few elements. A grid
   // column counts its finished pieces on a semaphore of its own.
-  const int64_t target = FullWaveBlocks(env, kThreads);
+  const int per_sm = !rows         ? ResidentBlocks<ColumnKernel<R, T, Out>>()
+                     : group == 32 ? ResidentBlocks<RowKernel<R, 32, T, Out>>()
+                                   : ResidentBlocks<RowKernel<R, kThreads, T, Out>>();
+  const int64_t target = static_cast<int64_t>(env.device->sm_count(env.id)) * per_sm;
   int64_t pieces = 1;
   if (blocks < target && blocks <= CudaDevice::kNumSemaphores) {
     const int64_t per_piece = rows ? 64 * group : 64;  // rows: four chunks of 16 B a thread
     pieces = std::clamp<int64_t>(std::min(target / blocks, CeilDiv(n, per_piece)), 1, 65535);
   }
-  // Pieces of a multiple of 16 elements: a piece of an aligned row starts aligned.
-  const int64_t rows_per_piece = rows ? CeilDiv(CeilDiv(n, pieces), 16) * 16 : CeilDiv(n, pieces);
+  // Pieces of rows: a whole number of rounds (each thread of the group four 16-byte chunks), so
+  // no thread ends with a short round (a multiple of 16 elements: a piece of an aligned row starts
+  // aligned). The whole-array sum of 64 MB took 24.7 us in 792 pieces of 20-21 chunks a thread,
+  // 22.9 in 512 pieces of 32 (H200; torch 21.0).
+  const int64_t unit = rows ? std::max<int64_t>(16, 4 * group * Chunk<T>::kSize) : 1;
+  const int64_t rows_per_piece = CeilDiv(CeilDiv(n, pieces), unit) * unit;
   pieces = CeilDiv(n, rows_per_piece);
   const size_t partial_bytes = static_cast<size_t>(pieces * outputs) * sizeof(Acc);
-  Sink<R, Out> sink{out, nullptr, nullptr, outputs};
+  Sink<R, Out> sink{out, nullptr, nullptr, outputs, divisor};
   // Columns in more pieces than this combine them in a second kernel (CombineKernel).
   constexpr int64_t kColumnLastBlockPieces = 16;
   const bool second_kernel = !rows && pieces > kColumnLastBlockPieces;
@@ -310,8 +381,8 @@ void Launch(const LaunchEnv& env, const char* op, const T* x, Out* out, int64_t 
   }
   cudaError_t err = cudaGetLastError();
   if (err == cudaSuccess && second_kernel) {
-    CombineKernel<R><<<RowGrid(CeilDiv(outputs * 32, kThreads), op), kThreads, 0, env.stream>>>(
-        sink.partial, pieces, outputs, out);
+    CombineKernel<R>
+        <<<RowGrid(CeilDiv(outputs * 32, kThreads), op), kThreads, 0, env.stream>>>(pieces, sink);
     err = cudaGetLastError();
   }
   // Stream-ordered: the scratch may go back to the cache right after the launches.
@@ -356,6 +427,20 @@ void ReduceKernel(const KernelContext& ctx) {
         Launch<R>(env, ctx.op_name, x, Data<T>(out), outer, n, inner);
       }
     });
+  });
+}
+
+// mean's one pass: the sum, rounded to x's dtype, divided by count in the compute type (the bits
+// of reduce kind 0 followed by matrix_elementwise_divide_by_const).
+void ReduceMeanKernel(const KernelContext& ctx) {
+  const DLArray* in = ctx.inputs[0];
+  DLArray* out = ctx.outputs[0];
+  const int64_t outer = in->shape[0], n = in->shape[1], inner = in->ndim == 3 ? in->shape[2] : 1;
+  const LaunchEnv env = Prepare(ctx);
+  Dispatch<kFloatTypes>(in->dtype, ctx.op_name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Launch<Reducer<kReduceSum, Compute<T>>>(env, ctx.op_name, Data<const T>(in), Data<T>(out),
+                                            outer, n, inner, ScalarFor<T>(ctx.attrs[0]));
   });
 }
 

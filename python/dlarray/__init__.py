@@ -336,3 +336,6 @@ __all__ += ["fuse"]
 # Area "fusehost" (issue 23): the SGD update of every parameter as one generated kernel.
 from ._fuse_multi import sgd_update  # noqa: E402
 __all__ += ["sgd_update"]
+# Area "cublaslt" (issue 23): a dense layer's fused products (cuBLASLt epilogues on CUDA).
+from ._linear_api import linear, linear_weight_grad  # noqa: E402
+__all__ += ["linear", "linear_weight_grad"]

@@ -21,28 +21,31 @@ import json
 import logging
 import os
 import pathlib
-import shutil
-import tempfile
 
-__all__ = ["cache_dir", "make_key", "entry_dir", "locked", "store_file", "verified_file",
-           "store_bytes", "load_bytes", "store_record", "load_record", "path_for_reading"]
+__all__ = ["cache_dir", "make_key", "key_prefix", "key_with", "entry_dir", "locked", "store_file", "verified_file",
+           "store_bytes", "load_bytes", "store_record", "load_record", "path_for_reading",
+           "read_whole"]
 
 _MANIFEST = ".sha256"
 
 
-_roots: dict = {}  # (the variable, $HOME) -> [root, resolved root or None until it is made]
+# (the variable, $HOME) -> _setting()'s [root, resolved root, root as text]
+_roots: dict = {}
 
 
 def _setting():
-    """[root, resolved root or None] of the current setting, remembered per process: a warm
-    first call of dlarray.fuse reads its records without making or resolving the root."""
+    """[root (a Path, None until cache_dir), resolved root or None, root as text] of the
+    current setting, remembered per process: a warm first call of dlarray.fuse reads its
+    records without making or resolving the root."""
     setting = (os.environ.get("DLARRAY_CACHE_DIR"), os.environ.get("HOME"))
     known = _roots.get(setting)
     if known is None:
         root = setting[0]
-        path = (pathlib.Path(root).expanduser() if root else
-                pathlib.Path.home() / ".cache" / "dlarray")
-        known = _roots.setdefault(setting, [path, None])
+        # (os.path, not pathlib: a process's first pathlib call costs a warm first call of
+        # dlarray.fuse 40 us)
+        text = (os.path.expanduser(root) if root else
+                os.path.join(os.path.expanduser("~"), ".cache", "dlarray"))
+        known = _roots.setdefault(setting, [None, None, text])
     return known
 
 
@@ -55,6 +58,8 @@ def cache_dir():
         When the folder cannot be created (the message names it and the variable to set).
     """
     known = _setting()
+    if known[0] is None:
+        known[0] = pathlib.Path(known[2])
     path = known[0]
     if known[1] is None:  # made and resolved once per process (entry_dir makes what is missing)
         try:
@@ -69,7 +74,21 @@ def cache_dir():
 
 def make_key(*parts):
     """A hex key for ``parts`` (strings, numbers, bytes, lists or dicts of them)."""
-    h = hashlib.sha256()
+    return _hashed(hashlib.sha256(), parts).hexdigest()[:32]
+
+
+def key_prefix(*parts):
+    """The hash state of ``parts``: the first parts of keys made by ``key_with``."""
+    return _hashed(hashlib.sha256(), parts)
+
+
+def key_with(prefix, *parts):
+    """``make_key(*first, *parts)`` where ``prefix`` is ``key_prefix(*first)`` (left as it is):
+    keys that share their first parts hash them once."""
+    return _hashed(prefix.copy(), parts).hexdigest()[:32]
+
+
+def _hashed(h, parts):
     for part in parts:
         if isinstance(part, bytes):
             data = part
@@ -77,7 +96,7 @@ def make_key(*parts):
             data = json.dumps(part, sort_keys=True, default=str).encode()
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)
-    return h.hexdigest()[:32]
+    return h
 
 
 def _inside(path, action="write"):
@@ -119,8 +138,16 @@ def _digest(path):
     return h.hexdigest()
 
 
+def _temporary(folder, name):
+    """(fd, path) of a new temporary file in ``folder`` for ``name``, to be renamed into place
+    (tempfile is imported here: a cache read needs none of it, and its imports, random, bz2,
+    lzma ..., took milliseconds of dlarray.fuse(...))."""
+    import tempfile
+    return tempfile.mkstemp(dir=folder, prefix="." + name + ".tmp")
+
+
 def _atomic_write_text(path, text):
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".tmp")
+    fd, tmp = _temporary(path.parent, path.name)
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
@@ -135,7 +162,7 @@ def store_file(src, dest):
     """Moves (or copies) the file ``src`` to ``dest`` atomically and records its checksum."""
     dest = _inside(dest)
     _inside(dest.with_name(dest.name + _MANIFEST))
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".tmp")
+    fd, tmp = _temporary(dest.parent, dest.name)
     os.close(fd)
     try:
         try:
@@ -143,6 +170,7 @@ def store_file(src, dest):
         except OSError as e:
             if e.errno != errno.EXDEV:
                 raise
+            import shutil
             shutil.copyfile(src, tmp)
         digest = _digest(tmp)
         os.replace(tmp, dest)
@@ -178,7 +206,7 @@ def store_bytes(dest, data):
     """Writes ``data`` to ``dest`` atomically, with its checksum."""
     dest = _inside(dest)
     _inside(dest.with_name(dest.name + _MANIFEST))
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".tmp")
+    fd, tmp = _temporary(dest.parent, dest.name)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     return store_file(tmp, dest)
@@ -197,7 +225,7 @@ def store_record(namespace, name, data):
     folder = cache_dir() / namespace
     folder.mkdir(parents=True, exist_ok=True)  # (the root too, where it was removed)
     dest = _inside(folder / name)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + name + ".tmp")
+    fd, tmp = _temporary(folder, name)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(hashlib.sha256(data).hexdigest().encode() + b"\n" + data)
@@ -210,9 +238,36 @@ def store_record(namespace, name, data):
 
 
 def path_for_reading(*parts):
-    """``cache_dir() / parts`` without making or resolving anything: for a read whose content is
-    checked after (a record's checksum, a library's recorded digest)."""
-    return _setting()[0].joinpath(*parts)
+    """``cache_dir() / parts`` as text, without making or resolving anything: for a read whose
+    content is checked after (a record's checksum, a library's recorded digest)."""
+    return os.path.join(_setting()[2], *parts)
+
+
+def read_whole(path):
+    """The bytes of the file at ``path``, or None where it cannot be read: one open and reads
+    without a buffered file object (a warm first call of dlarray.fuse reads its records and its
+    library so)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        # its size at once (a fixed large read allocates and frees that much each time: a
+        # megabyte, 40 us), then what a short read left; a file growing meanwhile is read to
+        # its size (a cache file is only ever replaced whole, by a rename)
+        size = os.fstat(fd).st_size
+        chunks, left = [], size
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def load_record(namespace, name):
@@ -220,10 +275,8 @@ def load_record(namespace, name):
     checksum (a truncated or corrupt record is removed). Reading makes and resolves nothing:
     the checksum judges what is read, and only a removal must stay inside the cache."""
     path = path_for_reading(namespace, name)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
+    data = read_whole(path)
+    if data is None:
         return None
     digest, _, body = data.partition(b"\n")
     if hashlib.sha256(body).hexdigest().encode() == digest:

@@ -106,6 +106,7 @@ def _config():
             "isa": _cpu_option("isa", "native build"),
             "gemm": _cpu_option("gemm"),
             "vector_math": _cpu_option("vector_math"),
+            "cache_limit": int(_cpu_option("cache_limit", "0") or 0),
             "blas": {
                 "name": _cpu_option("blas"),
                 "library": os.path.realpath(_cpu_option("blas_path")) if _cpu_option("blas_path")
@@ -151,6 +152,10 @@ def _format(cfg):
                          % (blas["threads"], cpu["num_threads"]))
         lines.append("  vector math functions (sin, acos, pow, ...): %s"
                      % (cpu["vector_math"] or "scalar (not reported)"))
+        lines.append("  freed blocks of 1 MiB and more kept for reuse: up to %.0f MiB%s"
+                     % (cpu["cache_limit"] / 2**20,
+                        " (DLARRAY_CPU_CACHE_MB)" if os.environ.get("DLARRAY_CPU_CACHE_MB")
+                        else ""))
     lines.append("plugins:")
     for name, p in cfg["plugins"].items():
         lines.append("  %-14s %s, %d device(s)%s" % (name, p["status"], p["devices"],

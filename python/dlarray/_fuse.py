@@ -2,10 +2,10 @@
 
 See :func:`fuse`. The parts: ``_fuse_trace`` (the proxies and the DAG, with the unfused path's
 dtype rules), ``_fuse_codegen`` (the DAG as C++, CUDA or OpenCL C from the elementwise table's
-expressions), ``_fuse_backends`` (building and launching per device type) and ``_fuse_interp``
-(the portable path: the unfused kernels over cache-sized chunks); ``_fuse_reduce`` (a trailing
-reduction in the same kernel); ``_fuse_memo`` (the generated code and the CPU library of a plan
-key, on disk for later processes).
+expressions), ``_fuse_backends`` (building and launching per device type; CUDA's in
+``_fuse_cuda``) and ``_fuse_interp`` (the portable path: the unfused kernels over cache-sized
+chunks); ``_fuse_reduce`` (a trailing reduction in the same kernel); ``_fuse_memo`` (the
+generated code and the CPU library of a plan key, on disk for later processes).
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from ._operators import _compact
 # The parts, imported when the first function is fused (not at `import dlarray`).
 _backends: Any = None
 _codegen: Any = None
+_cuda: Any = None
 _memo: Any = None
 _interp: Any = None
 _reduce: Any = None
@@ -37,14 +38,19 @@ _dispatchers: dict = {}  # name -> (the real function, its dispatcher)
 
 
 def _import_parts() -> None:
-    global _backends, _codegen, _interp, _memo, _reduce, _trace
+    global _backends, _codegen, _cuda, _interp, _memo, _reduce, _trace
     if _trace is None:
-        from . import (_fuse_backends, _fuse_codegen, _fuse_interp, _fuse_memo, _fuse_reduce,
-                       _fuse_trace)
-        # the tracer's functions, made with the parts rather than in a first call's trace
-        # (before _trace is set: another thread takes a set _trace as all parts ready)
+        from . import (_fuse_backends, _fuse_codegen, _fuse_cuda, _fuse_interp, _fuse_memo,
+                       _fuse_reduce, _fuse_trace)
+        # the tracer's functions and their dispatchers, and what every plan key holds, made
+        # with the parts rather than in a first call (before _trace is set: another thread
+        # takes a set _trace as all parts ready)
         _traced.update(_fuse_trace.namespace())
-        _backends, _codegen, _interp = _fuse_backends, _fuse_codegen, _fuse_interp
+        import dlarray
+        _dispatch_table(vars(dlarray))
+        _fuse_memo.prepare()
+        _backends, _codegen, _cuda, _interp = (_fuse_backends, _fuse_codegen, _fuse_cuda,
+                                               _fuse_interp)
         _memo, _reduce, _trace = _fuse_memo, _fuse_reduce, _fuse_trace
 
 __all__ = ["fuse", "Fused"]
@@ -56,27 +62,42 @@ _warned: set = set()
 _MAX_PLANS = 1024  # traced signatures kept per fused function
 
 
-def _patched_namespace():
-    """dlarray's elementwise functions, astype and where, each sending traced arguments to the
-    tracer and everything else to the real function (other threads keep working). A dispatcher
-    is made once per real function (a hundred closures made per trace were a third of a warm
-    first call's trace)."""
-    import dlarray
-    saved = {}
-    for name, traced in _traced.items():
-        real = getattr(dlarray, name, None)
-        if real is None:
-            continue
-        known = _dispatchers.get(name)
-        if known is None or known[0] is not real:  # first use, or the function was replaced
+def _dispatcher(name: str, real, traced):
+    """The function put in place of dlarray's ``real`` while tracing: traced arguments go to
+    ``traced``, everything else to ``real`` (other threads keep working). Made once per real
+    function (a hundred closures made per trace were a third of a warm first call's trace)."""
+    known = _dispatchers.get(name)
+    if known is None or known[0] is not real:  # first use, or the function was replaced
 
-            def dispatch(*args, _real=real, _traced=traced, **kwargs):
-                if any(isinstance(a, (_trace.TracedArray, _trace.Reduced)) for a in args):
-                    return _traced(*args, **kwargs)
-                return _real(*args, **kwargs)
-            known = _dispatchers[name] = (real, dispatch)
-        saved[name] = real
-        setattr(dlarray, name, known[1])
+        def dispatch(*args, _real=real, _traced=traced, **kwargs):
+            if any(isinstance(a, (_trace.TracedArray, _trace.Reduced)) for a in args):
+                return _traced(*args, **kwargs)
+            return _real(*args, **kwargs)
+        known = _dispatchers[name] = (real, dispatch)
+    return known[1]
+
+
+_patch: list = []  # [{name: real function}, {name: its dispatcher}] of the last trace
+
+
+def _dispatch_table(namespace: dict) -> tuple:
+    """({name: dlarray's function}, {name: its dispatcher}) of the traced names in
+    ``namespace`` (dlarray's), made again only where a function was replaced."""
+    saved = {name: namespace[name] for name in _traced if name in namespace}
+    if not _patch or _patch[0] != saved:
+        _patch[:] = [saved, {name: _dispatcher(name, real, _traced[name])
+                             for name, real in saved.items()}]
+    return saved, _patch[1]
+
+
+def _patched_namespace():
+    """dlarray's elementwise functions, astype and where replaced by their dispatchers; returns
+    (the module, {name: the real function}) for the caller to put back (vars(module).update:
+    two dict updates where a hundred setattr calls were a fifth of a first call's trace)."""
+    import dlarray
+    namespace = vars(dlarray)
+    saved, dispatchers = _dispatch_table(namespace)
+    namespace.update(dispatchers)
     return dlarray, saved
 
 
@@ -201,11 +222,14 @@ def _build(plan: _Plan, ctx, key) -> None:
         _log.logger.debug("dlarray.fuse: %s runs in the interpreter: %s", trace.text, e)
         return
     plan.source = memo.source
-    builders = {"cpp": lambda: _backends.build_cpu(plan.source, memo),
-                "opencl": lambda: _backends.build_opencl(plan.source, ctx),
-                "cuda": lambda: _backends.build_cuda(plan.source, ctx, memo)}
-    plan.run = _compile(language, plan, ctx, key + (ctx.device_type, ctx.device_id),
-                        builders[language])
+
+    def build():
+        if language == "cpp":
+            return _backends.build_cpu(plan.source, memo)
+        if language == "cuda":
+            return _cuda.build_cuda(plan.source, ctx, memo)
+        return _backends.build_opencl(plan.source, ctx)
+    plan.run = _compile(language, plan, ctx, key + (ctx.device_type, ctx.device_id), build)
     if plan.run is not None:
         plan.backend = language
 
@@ -225,9 +249,11 @@ def _prepare(plan: _Plan, arrays, ctx) -> None:
         else:
             plan.layout[k] = "d"
             strided.append(s)
-    sizes, rows = _collapse(plan.shape, strided)
-    plan.ndim = len(sizes)
-    plan.dims = (sizes + [v for r in rows for v in r]) if strided else []
+    if strided:
+        sizes, rows = _collapse(plan.shape, strided)
+        plan.ndim, plan.dims = len(sizes), sizes + [v for r in rows for v in r]
+    else:  # (what _collapse gives without strided inputs: every axis merged into one)
+        plan.ndim, plan.dims = 1, []
     key = (trace.text, tuple(arrays[k].dtype for k in plan.inputs),
            tuple(plan.layout[k] for k in plan.inputs), plan.ndim if strided else 0)
     _build(plan, ctx, key)
@@ -309,8 +335,8 @@ class Fused:
             plan = self._plans[key] = self._plan(args, arrays, ctx)
             plan.fast = _fast_for(plan, args, arrays)
         self._fast = plan.fast
-        if plan.fast is not None and ctx.device_type == 1:  # a first call on the CPU too:
-            out = plan.fast(*args)  # no ctypes call (GPUs keep the Python path's first launch)
+        if plan.fast is not None:  # a first call too: no ctypes call, no Python launch
+            out = plan.fast(*args)
             if out is not None:
                 return out
         if plan.reducer is not None:
@@ -345,8 +371,7 @@ class Fused:
             try:
                 result = self.fn(*proxies)
             finally:
-                for name, real in saved.items():
-                    setattr(module, name, real)
+                vars(module).update(saved)
         if isinstance(result, _trace.Reduced):
             from . import _statistics_api
             return _trace.Trace(result.node), (getattr(_statistics_api, result.name),

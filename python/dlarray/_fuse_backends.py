@@ -3,19 +3,16 @@
 
 - CPU: the C++ is built by the system compiler (``$CXX`` or ``c++``, as ``cpp_extension``) into a
   shared library kept in the disk cache (``$DLARRAY_CACHE_DIR/fuse_cpu/<key>``, the cache
-  ``cpp_extension`` uses: atomic writes, a SHA-256 manifest), loaded with ctypes, and run on
-  ``get_num_threads()`` ranges (ctypes releases the GIL) for arrays of 64Ki elements and more.
+  ``cpp_extension`` uses: atomic writes, a SHA-256 manifest), loaded by ``_core`` (dlopen), its
+  kernel called through a ctypes prototype on ``get_num_threads()`` ranges (ctypes releases the
+  GIL) for arrays of 64Ki elements and more (smaller ones by ``_core._FuseLauncher``).
   The plan memo (``_fuse_memo``) records which library a plan's code became, so that a later
   process loads it without asking the compiler or the manifest (``toolchain_hint``,
   ``compiler_matches``, ``_memo_library``).
 - OpenCL: the OpenCL C is built by the device's own OpenCL compiler in its context (the
   "dlarray.opencl.v2" extension gives the context, queue and buffers) and queued on the
   device's in-order queue, through the OpenCL library with ctypes.
-- CUDA: NVRTC through ``dlarray.rtc.RawKernel`` (its memory and disk caches). The compiled code
-  and the kernel's parameters are also recorded next to the plan memo
-  (``$DLARRAY_CACHE_DIR/fuse_cuda/<plan key>-sm<arch>``, one file with its checksum inside), so
-  that a later process loads the kernel without NVRTC, the program cache's key and manifest, or
-  parsing the source (``_memo_cuda_kernel``: 3-4 ms of a warm first call on an H200's host).
+- CUDA: ``_fuse_cuda``.
 
 A builder raises ``BuildFailed`` (the compiler's message) or ``NoCompiler`` (nothing to build
 with here); the caller then runs the expression unfused.
@@ -23,22 +20,18 @@ with here); the caller then runs the expression unfused.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import hashlib
-import json
 import os
 import pathlib
 import re
-import shutil
-import subprocess
-import tempfile
 import threading
 from typing import Optional
 
-# (_rtc_build: CUDA's compiler and loader, imported with the other parts rather than in a
-# CUDA plan's first call)
-from . import _cache, _core, _rtc_build
-from . import _fuse_codegen as _codegen
+from . import _cache, _core
+
+# (shutil, subprocess, tempfile and ctypes.util are imported where a compiler or OpenCL is first
+# looked for: a warm first call needs none of them, and they were half of dlarray.fuse(...)'s
+# imports)
 
 FORMAT = 1  # bumped when the generated code's calling convention changes
 # -fno-trapping-math changes no value (rounding stays IEEE, no contraction): it lets the
@@ -79,6 +72,7 @@ def _executor(workers: int):
 
 def _compiler() -> tuple:
     """(the compiler's command, its executable's path)."""
+    import shutil
     cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
     exe = shutil.which(cxx.split()[0]) if cxx else None
     if exe is None:
@@ -188,16 +182,17 @@ def _memo_library(memo) -> Optional[str]:
     if memo.library is None or not _LIBRARY_KEY.fullmatch(memo.library[0]):
         return None
     path = _cache.path_for_reading("fuse_cpu", memo.library[0], "fused.so")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
+    data = _cache.read_whole(path)
+    if data is None or hashlib.sha256(data).hexdigest() != memo.library[1]:
         return None
-    return str(path) if hashlib.sha256(data).hexdigest() == memo.library[1] else None
+    return path
 
 
 def _build_library(source: str) -> tuple:
     """(the library of C++ ``source``, built or from the disk cache, its cache key)."""
+    import subprocess
+    import tempfile
+
     from .cpp_extension import _version
     cxx = _compiler()[0]
     key = _cache.make_key("fuse_cpu", FORMAT, source, _CPU_FLAGS, _version(cxx.split()[0]),
@@ -219,10 +214,20 @@ def _build_library(source: str) -> tuple:
     return library, key
 
 
-def cpu_function(source: str, argtypes: list, memo=None):
-    """The ``dl_fused`` function of C++ ``source`` (built, or from the disk cache), taking
-    ``argtypes``. With ``memo`` (the _fuse_memo.Entry of ``source``) the library it records is
-    loaded when intact, and the one found or built otherwise is recorded in it."""
+# The generated kernels' C prototypes (ctypes makes a class for each prototype, once: here, not
+# in a first call): dl_fused(pointers, sizes, begin, end) of an elementwise kernel, and
+# (pointers, sizes, output begin, end, reduced begin, end) of a trailing reduction's.
+ELEMENTWISE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong,
+                               ctypes.c_longlong)
+REDUCTION = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_longlong] * 4)
+
+
+def cpu_function(source: str, prototype, memo=None):
+    """The ``dl_fused`` function of C++ ``source`` (built, or from the disk cache), as
+    ``prototype`` (a ctypes.CFUNCTYPE) of its address (``.address``). With ``memo`` (the
+    _fuse_memo.Entry of ``source``) the library it records is loaded when intact, and the one
+    found or built otherwise is recorded in it. The library is loaded by _core (no ctypes.CDLL,
+    which makes a class per library) and stays loaded."""
     library = _memo_library(memo) if memo is not None else None
     if library is None:
         path, key = _build_library(source)
@@ -230,9 +235,9 @@ def cpu_function(source: str, argtypes: list, memo=None):
         if memo is not None:
             memo.library = (key, hashlib.sha256(path.read_bytes()).hexdigest())
             memo.save()
-    function = ctypes.CDLL(library).dl_fused
-    function.restype = None
-    function.argtypes = argtypes
+    address = _core._fuse_load_symbol(library, "dl_fused")
+    function = prototype(address)
+    function.address = address
     return function
 
 
@@ -257,8 +262,7 @@ def run_parallel(function, calls: list) -> None:
 def build_cpu(source: str, memo=None):
     """The run function of C++ ``source`` (from the disk cache when there; ``memo``: as
     cpu_function's)."""
-    function = cpu_function(source, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong,
-                                     ctypes.c_longlong], memo)
+    function = cpu_function(source, ELEMENTWISE, memo)
 
     sizes_of: dict = {}  # dims -> their ctypes array (a plan's dims are the same each call)
 
@@ -276,7 +280,7 @@ def build_cpu(source: str, memo=None):
         workers = _threads()
         step = (-(-n // workers) + 63) // 64 * 64  # 64-element (cache line) boundaries
         run_parallel(function, [(p, sizes, b, min(n, b + step)) for b in range(0, n, step)])
-    run.address = ctypes.cast(function, ctypes.c_void_p).value  # for _core._FuseLauncher
+    run.address = function.address  # for _core._FuseLauncher
     return run
 
 
@@ -291,6 +295,7 @@ _programs: dict = {}  # (cl_context, source) -> (cl_kernel, lock)
 
 def _opencl():
     if not _cl:
+        import ctypes.util
         name = ctypes.util.find_library("OpenCL") or "libOpenCL.so.1"
         try:
             lib = ctypes.CDLL(name)
@@ -409,120 +414,4 @@ def build_opencl(source: str, ctx):
     def run(arrays, out, n, dims):
         local = 256
         launch(list(arrays) + [out], [n] + list(dims), (-(-n // local) * local,), (local,))
-    return run
-
-
-# --- CUDA ------------------------------------------------------------------------------------
-
-_CUDA_THREADS = 256
-# No contraction: each op rounds as the unfused kernel does.
-CUDA_OPTIONS = ("--fmad=false",)
-
-
-def cuda_options() -> tuple:
-    """CUDA_OPTIONS, and -minimal where NVRTC has it (12.4 on): it leaves out the texture,
-    surface and other runtime declarations the generated code never uses (the same cubin for
-    each of the 349 sources of the generator's tests, about 10% less compile time)."""
-    version = _rtc_build.nvrtc()[0] or (0, 0)  # without loading NVRTC when it is recorded
-    return CUDA_OPTIONS + (("-minimal",) if tuple(version) >= (12, 4) else ())
-
-
-def cuda_kernel(source: str, ctx, memo=None):
-    """Kernel ``dl_fused`` of CUDA ``source``, compiled (NVRTC through dlarray.rtc) and loaded on
-    GPU ``ctx`` now: a CUDA graph being recorded sees launches only. With ``memo`` (the
-    _fuse_memo.Entry of ``source``) the code recorded for it is loaded when intact, and the code
-    compiled otherwise is recorded."""
-    if memo is not None:
-        kernel = _memo_cuda_kernel(memo, ctx)
-        if kernel is not None:
-            return kernel
-    from ._rtc_raw import RawKernel
-    try:
-        _rtc_build.require("compile")
-    except RuntimeError as e:
-        raise NoCompiler(str(e)) from None
-    kernel = RawKernel(source, "dl_fused", options=cuda_options())
-    try:
-        kernel.compile(ctx=ctx)
-    except _rtc_build.CompileError as e:
-        raise BuildFailed(str(e)) from None
-    if memo is not None:
-        arch = _rtc_build.device_arch(ctx.device_id)
-        program = kernel.module._program(arch, "dl_fused")  # (from the memory cache)
-        head = {"nvrtc": _rtc_build.nvrtc_identity(), "kind": program.kind,
-                "params": kernel.module._kernels["dl_fused"][0]}
-        try:
-            _cache.store_record(_CUDA_NAMESPACE, _cuda_record_name(memo, arch),
-                                json.dumps(head).encode() + b"\n" + program.code)
-        except (OSError, ValueError):  # an unwritable cache: the next process compiles
-            pass
-    return kernel
-
-
-_CUDA_NAMESPACE = "fuse_cuda"
-
-
-def _cuda_record_name(memo, arch: int) -> str:
-    return "%s-sm%d" % (memo.key, arch)
-
-
-class _MemoKernel(_core._RtcKernel):
-    """A fused kernel loaded from its plan's record: launched like the RawKernel it was (the
-    same parameters, so the same argument checks), on the one GPU it was loaded on."""
-
-    def __init__(self, params, function, device_id: int):
-        super().__init__("dl_fused", [tuple(p) for p in params])
-        self.name, self._function, self._device_id = "dl_fused", function, device_id
-        self._set_function(device_id, function)
-
-    def _load(self, device_id):
-        if device_id != self._device_id:  # (_fuse keys its kernels by device: not reached)
-            raise RuntimeError("dlarray.fuse: a kernel loaded on gpu(%d) launched on gpu(%d)"
-                               % (self._device_id, device_id))
-        return self._function
-
-
-def _memo_cuda_kernel(memo, ctx) -> Optional[_MemoKernel]:
-    """The kernel recorded for ``memo`` on ``ctx``'s architecture, loaded; None where there is
-    no intact record of this NVRTC's code (the caller compiles)."""
-    try:
-        arch = _rtc_build.device_arch(ctx.device_id)
-        name = _cuda_record_name(memo, arch)
-        data = _cache.load_record(_CUDA_NAMESPACE, name)
-    except (OSError, ValueError, RuntimeError):
-        return None
-    if data is None:
-        return None
-    try:
-        head, code = data.split(b"\n", 1)
-        head = json.loads(head)
-        kind, params = head["kind"], head["params"]
-        if (head["nvrtc"] != _rtc_build.nvrtc_identity() or not code or
-                kind not in (_core._RTC_CUBIN, _core._RTC_PTX) or not isinstance(params, list)):
-            return None
-    except (ValueError, KeyError, TypeError):
-        return None
-    program = _rtc_build.Program("fuse:" + name, arch, code, kind, "", {})
-    try:
-        function = _rtc_build.load_function(program, ctx.device_id, "dl_fused", "dlarray.fuse")
-        return _MemoKernel(params, function, ctx.device_id)
-    except (RuntimeError, ValueError, TypeError):  # code the driver refuses, params of
-        return None  # another shape: compiled again and rewritten
-
-
-def build_cuda(source: str, ctx, memo=None):
-    """The run function of CUDA ``source`` on GPU ``ctx`` (``memo``: as for cuda_kernel)."""
-    kernel = cuda_kernel(source, ctx, memo)
-
-    def blocks(n):
-        return max(1, -(-n // (_CUDA_THREADS * _codegen.CUDA_PER_THREAD)))
-
-    def run(arrays, out, n, dims):
-        kernel((blocks(n),), (_CUDA_THREADS,), tuple(arrays) + (out, n) + tuple(dims), ctx=ctx)
-
-    def launch_config(n):
-        """For _core._FuseLauncher: the kernel loaded on ctx's GPU, the grid and the block of a
-        call of n elements (run's)."""
-        return kernel._load(ctx.device_id), [blocks(n), 1, 1], [_CUDA_THREADS, 1, 1]
-    run.launch_config = launch_config
     return run

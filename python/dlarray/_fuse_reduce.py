@@ -35,6 +35,7 @@ import numpy as np
 from . import _core
 from . import _fuse_backends as _backends
 from . import _fuse_codegen as _codegen
+from . import _fuse_cuda
 from . import _fuse_memo as _memo
 from . import _fuse_reduce_gpu as _gpu
 from ._reduction import compute_dtype, normalize_axes, reduce, sum_dtype
@@ -339,10 +340,9 @@ def build(red, ctx):
     """``red``'s kernel compiled for ``ctx`` (raises the builders' errors), as ``run`` calls
     it."""
     if red.language == "cpp":
-        return _backends.cpu_function(red.source, [ctypes.c_void_p, ctypes.c_void_p] +
-                                      [ctypes.c_longlong] * 4, red.memo)
+        return _backends.cpu_function(red.source, _backends.REDUCTION, red.memo)
     if red.language == "cuda":
-        return _backends.cuda_kernel(red.source, ctx, red.memo)
+        return _fuse_cuda.cuda_kernel(red.source, ctx, red.memo)
     return _backends.opencl_launcher(red.source, ctx)
 
 
@@ -395,7 +395,7 @@ def launcher(red, signature: list, ctx):
     if red.language == "cpp":
         if red.mean or red.result != red.acc or red.m * red.r >= _PARALLEL_MIN:
             return None
-        address = ctypes.cast(red.launch, ctypes.c_void_p).value
+        address = red.launch.address  # (_fuse_backends.cpu_function's)
         return _core._FuseLauncher(address, signature, list(red.final), red.acc, list(red.dims),
                                    ctx, _PARALLEL_MIN - 1, scalars=[0, red.m, 0, red.r])
     config = launch_config(red, ctx)

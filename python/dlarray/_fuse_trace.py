@@ -86,6 +86,10 @@ def _fail(operation: str) -> TypeError:
 
 
 def _shape(name: str, *shapes) -> tuple:
+    distinct = set(shapes)
+    distinct.discard(())
+    if len(distinct) <= 1:  # nothing to broadcast but scalars: NumPy not asked (its first
+        return distinct.pop() if distinct else ()  # broadcast_shapes costs a first call 30 us)
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
@@ -110,6 +114,12 @@ def _fill(value, dtype, shape) -> Node:
     """value everywhere in shape: a where node over constants alone."""
     c = _const(value, dtype)
     return Node("where", None, dtype, shape, (_const(True, _BOOL), c, c))
+
+
+def _promote(a: np.dtype, b: np.dtype) -> np.dtype:
+    """_operators._promote of two dtypes: a dtype with itself is itself without asking (the
+    first promotion in a process asks NumPy for a dtype's name: 50 us of a first call)."""
+    return a if a == b else _operators._promote(a, b)
 
 
 def _is_number(x) -> bool:
@@ -283,7 +293,7 @@ def binary(name: str, x1, x2) -> TracedArray:
         a, b = x1.node, x2.node
     _ew._check_kind(a.dtype, kind, name, "x1")
     _ew._check_kind(b.dtype, kind, name, "x2")
-    dtype = _operators._promote(a.dtype, b.dtype)
+    dtype = _promote(a.dtype, b.dtype)
     if result == "float":
         dtype = _ew._float_dtype(dtype)
     if name == "nextafter" and dtype.itemsize == 2:
@@ -302,7 +312,7 @@ def arithmetic(name: str, x1, x2) -> TracedArray:
     """The unfused ``_operators._binary`` of ``+ - * /``, as nodes."""
     if isinstance(x1, TracedArray) and isinstance(x2, TracedArray):
         a, b = x1.node, x2.node
-        dtype = _operators._promote(a.dtype, b.dtype)
+        dtype = _promote(a.dtype, b.dtype)
     else:
         array, value = (x1, x2) if isinstance(x1, TracedArray) else (x2, x1)
         dtype = _operators._promote(array.dtype, value)
@@ -326,7 +336,7 @@ def where(condition, x1, x2, /) -> TracedArray:
         raise TypeError("where: x1 or x2 must be a dlarray array")
     a = x1.node if isinstance(x1, TracedArray) else _scalar_node(x1, x2.node, "where", "x1")
     b = x2.node if isinstance(x2, TracedArray) else _scalar_node(x2, a, "where", "x2")
-    dtype = _operators._promote(a.dtype, b.dtype)
+    dtype = _promote(a.dtype, b.dtype)
     shape = _shape("where", condition.shape, a.shape, b.shape)
     cond = condition.node
     if cond.dtype != _BOOL:

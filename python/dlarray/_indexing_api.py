@@ -394,17 +394,34 @@ def _scalar_into_mask(w: NDArray, arrays: Tuple[Any, ...], value: Any) -> builti
 
 
 def _mask_get(x: NDArray, mask: NDArray) -> NDArray:
-    """x[mask] for a bool mask of x's whole shape: the positions of its Trues, one gather (what
-    getitem does for this key, without the walk over the key's items: the per-call time)."""
+    """x[mask] for a bool mask of x's whole shape (what getitem does for this key, without the
+    walk over the key's items: the per-call time): compress where the device has it, else the
+    positions of the Trues and one gather."""
     _same_device("index", x=x, index=mask)
     if x.size == 0:
         return _core.empty((0,), x.ctx, x.dtype)
+    if has_kernel("compress", x.ctx):
+        return _compress(_compact(x).reshape(x.size), _compact(mask).reshape(x.size))
     pos = _flat_positions(mask)
     if pos.shape[0] == 0:
         return _core.empty((0,), x.ctx, x.dtype)
     picked = _gather(_compact(x).reshape(1, x.size, 1), pos, "index", None)
     return picked.reshape(pos.shape[0])
 
+
+def _compress(flat: NDArray, mask: NDArray) -> NDArray:
+    """ops.compress into an array of flat's size, then the picked prefix (one count read back);
+    copied to an array of its own unless every element was picked, so that a few picked elements
+    do not hold a block of the whole size."""
+    out = _core.empty(flat.shape, flat.ctx, flat.dtype)
+    count = _core.empty((1,), flat.ctx, _INT64)
+    ops.compress(flat, mask, out, count)
+    n = count[0].item()
+    return out if n == flat.shape[0] else out[:n].copy()
+
+
+# NDArray's Python __getitem__ (set by install).
+python_getitem: Any = None
 
 # Keys of basic indexing alone, told by their exact type.
 _BASIC_KEYS = frozenset({int, slice, type(Ellipsis), type(None)})
@@ -438,6 +455,8 @@ def install(cls: Any) -> None:
 
     __getitem__.__doc__ = basic_get.__doc__
     __setitem__.__doc__ = basic_set.__doc__
+    global python_getitem
+    python_getitem = __getitem__  # _core._fast_slots puts a C method before it (views.cc)
     cls.__getitem__ = __getitem__
     cls.__setitem__ = __setitem__
 

@@ -256,7 +256,8 @@ def _whole_plan(name: str, dtype: np.dtype) -> Optional[tuple]:
     if result != dtype or compute_dtype(dtype) != dtype:
         return None
     if name == "mean":  # as _divide: the sums divided by the count through the scalar op
-        return "reduce", dtype, float(_KINDS["sum"]), "matrix_elementwise_divide_by_const"
+        return ("reduce", dtype, float(_KINDS["sum"]), "matrix_elementwise_divide_by_const",
+                "reduce_mean")
     return "reduce", dtype, float(_KINDS[name])
 
 

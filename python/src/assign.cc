@@ -129,6 +129,33 @@ bool AssignScalar(const NDArray& target, const py::object& value) {
   return true;
 }
 
+// target = src of another shape that broadcasts to target's (NumPy's rules: x[1:3] = row,
+// x[...] = a 0-d array): src moved to target's device, broadcast by the broadcast_to op into a
+// compact array, then copied into target's layout.
+void AssignBroadcast(const NDArray& target, NDArray src) {
+  const Array& t = *target.array;
+  const std::vector<int64_t>& from = src.array->shape();
+  const std::vector<int64_t>& to = t.shape();
+  bool fits = from.size() <= to.size();
+  for (size_t i = 1; fits && i <= from.size(); ++i) {
+    fits = from[from.size() - i] == 1 || from[from.size() - i] == to[to.size() - i];
+  }
+  if (!fits) {
+    throw ShapeError("cannot assign an NDArray of shape " + ShapeToString(src.dl()) +
+                     " to a target of shape " + ShapeToString(t.dl()) +
+                     " (it does not broadcast to it: trailing dimensions equal or 1)");
+  }
+  if (src.array->ctx() != t.ctx()) {
+    if (!src.array->is_compact()) src = CompactCopy(src);
+    NDArray moved{Array::Empty(from, t.ctx(), t.dtype())};
+    CopyArrays(src.dl(), moved.dl());
+    src = moved;
+  }
+  NDArray full{Array::Empty(to, t.ctx(), t.dtype())};
+  RunOp(RequireOp("broadcast_to"), {src.dl()}, {&full}, {});
+  RunOp(RequireOp("copy"), {full.dl()}, {&target}, {});
+}
+
 }  // namespace
 
 // target (any layout, any device) = value (NDArray, NumPy array or anything NumPy converts).
@@ -143,12 +170,12 @@ void Assign(const NDArray& target, const py::object& value) {
                        " to one of dtype " + DTypeToString(t.dtype()) +
                        "; convert it first with .astype()");
     }
-    if (src.array->shape() != t.shape()) {
-      throw ShapeError("cannot assign an NDArray of shape " + ShapeToString(src.dl()) +
-                       " to a target of shape " + ShapeToString(t.dl()));
-    }
     if (src.array->storage() == t.storage() && src.dl() != t.dl()) {
       src = CompactCopy(src);  // views of one memory: read everything before writing
+    }
+    if (src.array->shape() != t.shape()) {
+      AssignBroadcast(target, src);
+      return;
     }
     if (src.array->ctx() == t.ctx()) {
       const int copy = RequireOp("copy");

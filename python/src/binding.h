@@ -60,7 +60,12 @@ template <typename T>
 T* ExactInstance(PyObject* obj) {
   static PyTypeObject* const type = py::detail::get_type_info(typeid(T))->type;
   if (Py_TYPE(obj) != type) return nullptr;
-  auto vh = reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder();
+  auto* inst = reinterpret_cast<py::detail::instance*>(obj);
+  if (inst->simple_layout) {  // the value pointer in the instance: get_value_and_holder's answer
+    return inst->simple_holder_constructed ? static_cast<T*>(inst->simple_value_holder[0])
+                                           : nullptr;
+  }
+  auto vh = inst->get_value_and_holder();
   return vh.holder_constructed() ? vh.value_ptr<T>() : nullptr;
 }
 

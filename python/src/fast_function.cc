@@ -30,6 +30,10 @@ PyObject* RunReduce(const Plan& plan, const Array& x, uint64_t mask, bool keepdi
   }
   NDArray out{Array::Empty(final_shape, x.ctx(), plan.out)};
   std::shared_ptr<Array> step_out;  // the previous call's result, the next call's input
+  int64_t count = 1;                // of the reduced elements: post's (or fold's) attribute
+  for (size_t k = 0; k < cur.size(); ++k) count *= (mask >> k & 1) ? cur[k] : 1;
+  const double count_attr = static_cast<double>(count);
+  const bool fold = plan.fold >= 0 && HasKernel(plan.fold, x.ctx().device_type);
   int64_t in_shape[3], out_shape[2];
   for (int stop = static_cast<int>(cur.size()); stop > 0;) {
     if ((mask >> (stop - 1) & 1) == 0) {
@@ -52,17 +56,18 @@ PyObject* RunReduce(const Plan& plan, const Array& x, uint64_t mask, bool keepdi
     result.ndim = 2, result.shape = out_shape, result.strides = nullptr;
     const DLArray* ins[1] = {&in};
     DLArray* outs[1] = {&result};
-    InvokeReleasing(plan.op, x, ins, 1, outs, &plan.number, 1);
+    if (last && fold) {
+      InvokeReleasing(plan.fold, x, ins, 1, outs, &count_attr, 1);
+    } else {
+      InvokeReleasing(plan.op, x, ins, 1, outs, &plan.number, 1);
+    }
     step_out = std::move(next);
     stop = first;
   }
-  if (plan.post >= 0) {  // in place: the result is a new compact array of its own
-    int64_t count = 1;
-    for (size_t k = 0; k < x.shape().size(); ++k) count *= (mask >> k & 1) ? x.shape()[k] : 1;
-    const double attr = static_cast<double>(count);
+  if (plan.post >= 0 && !fold) {  // in place: the result is a new compact array of its own
     const DLArray* ins[1] = {out.dl()};
     DLArray* outs[1] = {out.dl()};
-    InvokeReleasing(plan.post, x, ins, 1, outs, &attr, 1);
+    InvokeReleasing(plan.post, x, ins, 1, outs, &count_attr, 1);
   }
   return NewInstance(std::move(out));
 }
@@ -322,7 +327,9 @@ plan : callable
     With ``whole``: ``("reduce", result dtype, kind[, post op])`` for a reduction of a
     non-empty array of at least one dimension over the ``axis`` keyword (None, an int or a
     tuple of ints; ``keepdims`` a bool), planned as ``_reduction.reduce`` plans it; ``post op``
-    then runs on the result in place with the count of reduced elements (mean's divide).
+    then runs on the result in place with the count of reduced elements (mean's divide); a
+    fifth element names an op that does the last reduce call and the post op in one, used on
+    devices that have it (mean's reduce_mean).
 doc : str
     The help text; a first line ``name(signature)`` then ``--`` gives its signature.
 whole : bool

@@ -47,6 +47,7 @@ Plan ReadPlan(const py::object& answer) {
   if (t.size() > 2) plan.number = t[2].cast<double>();
   if (t.size() > 3 && py::isinstance<py::str>(t[3])) {
     plan.post = RequireOp(t[3].cast<std::string>());
+    if (t.size() > 4) plan.fold = RequireOp(t[4].cast<std::string>());
   } else if (t.size() > 3) {
     plan.has_second = true;
     plan.second = t[3].cast<double>();
@@ -227,29 +228,8 @@ FastMethod FastOperatorMethod(const char* dunder) {
   return nullptr;
 }
 
-// What py::cast of a new NDArray does (a Python instance owning it through its holder), without
-// the type lookups (hashes of the type's name) of py::cast and init_instance: a fifth of a
-// 1-element op. The instance is not entered in pybind11's registry of live instances: that
-// registry only lets a C++ pointer or reference to this very NDArray value be cast back to this
-// instance, and no binding returns one (py::cast(self) of a method's `const NDArray&` then
-// gives an NDArray of the same Array); entering and leaving it were a hash-map node's
-// allocation and two hashed searches, a tenth of the op. pybind11 deregisters at deallocation
-// only instances marked registered.
-PyObject* NewInstance(NDArray&& value) {
-  using Holder = py::class_<NDArray>::holder_type;
-  static const py::detail::type_info* const info = py::detail::get_type_info(typeid(NDArray));
-  auto inst = py::reinterpret_steal<py::object>(py::detail::make_new_instance(info->type));
-  if (!inst) throw py::error_already_set();
-  auto* wrapper = reinterpret_cast<py::detail::instance*>(inst.ptr());
-  py::detail::value_and_holder v_h = wrapper->get_value_and_holder(info);
-  v_h.value_ptr() = new NDArray(std::move(value));
-  wrapper->owned = true;
-  new (std::addressof(v_h.holder<Holder>())) Holder(v_h.value_ptr<NDArray>());
-  v_h.set_holder_constructed();
-  return inst.release().ptr();
-}
-
 void BindFastPath(py::module_& m) {
+  SetInstanceDealloc();
   BindFastFunction(m);
   m.def("_fast_slots", &SetSlots,
         R"doc(Gives x + y, x - y, x * y, x / y and x[i] their fast path directly.

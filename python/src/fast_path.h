@@ -9,8 +9,18 @@
 
 namespace dlarray {
 
-/*! \brief A new Python NDArray owning value (a new reference), without py::cast's type look-ups. */
+/*! \brief A new Python NDArray owning value (a new reference), without py::cast's type look-ups
+ *         (instance.cc: an instance kept from a freed one when there is one). */
 PyObject* NewInstance(NDArray&& value);
+
+/*! \brief A new Python NDArray of of.Subarray(indices, count, slice), in a kept instance and its
+ * kept array when there are (instance.cc). */
+PyObject* NewSubarray(const Array& of, const int64_t* indices, int count,
+                      const int64_t* slice = nullptr);
+
+/*! \brief Gives NDArray the deallocation that keeps freed instances for NewInstance
+ *         (instance.cc); called once the class is bound. */
+void SetInstanceDealloc();
 
 /*! \brief A METH_FASTCALL method: self, the arguments and their count. */
 using FastMethod = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t);
@@ -36,6 +46,7 @@ struct Plan {
   DLArrayDType out{};
   double number = 1.0;
   int post = -1;  // a reduction's op run afterwards on its result with the count (mean's divide)
+  int fold = -1;  // where the device has it: the last reduce call and post in one (reduce_mean)
   bool has_second = false;  // an operator's scalar form takes a second attribute (a comparison's)
   double second = 0.0;
 };

@@ -15,11 +15,13 @@
 // Fused's calls reach it through the class's tp_call slot, set here (_fuse_install_call): a
 // pybind11 __call__ would cost more than the rest of the call (its argument tuple, kwargs dict
 // and overload dispatch).
+#include <dlfcn.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -236,6 +238,25 @@ PyObject* FusedCall(PyObject* self, PyObject* args, PyObject* kwargs) {
   return out;
 }
 
+// The address of `name` in the shared library at `path`, loaded now (RTLD_NOW | RTLD_LOCAL) and
+// never unloaded, as ctypes leaves a library; OSError with dlerror()'s text where either fails.
+// For a generated CPU kernel: ctypes.CDLL makes a Python class per library, a seventh of a warm
+// first call of dlarray.fuse.
+uintptr_t LoadSymbol(const std::string& path, const std::string& name) {
+  dlerror();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* symbol = handle != nullptr ? dlsym(handle, name.c_str()) : nullptr;
+  if (symbol == nullptr) {
+    const char* err = dlerror();
+    const std::string message = "dlarray.fuse: cannot load " + name + " from " + path + ": " +
+                                (err != nullptr ? err : "no such symbol");
+    if (handle != nullptr) dlclose(handle);
+    PyErr_SetString(PyExc_OSError, message.c_str());
+    throw py::error_already_set();
+  }
+  return reinterpret_cast<uintptr_t>(symbol);
+}
+
 }  // namespace
 
 void BindFuseFast(py::module_& m) {
@@ -265,6 +286,8 @@ void BindFuseFast(py::module_& m) {
         reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_call = &FusedCall;
       },
       py::arg("cls"), "Makes cls's calls go through self._fast, then self._slow (private).");
+  m.def("_fuse_load_symbol", &LoadSymbol, py::arg("path"), py::arg("name"),
+        "The address of symbol name in the shared library at path, loaded for good (private).");
 }
 
 }  // namespace dlarray

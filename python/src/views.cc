@@ -36,28 +36,69 @@ int64_t Index(const py::handle& v, const char* what, bool is_index = false) {
   return n;
 }
 
+// x[i], x[i, j, ...], x[...], and x[a:b:c] or x[i, a:b:c] (a slice last): a key of exact ints,
+// each in range, perhaps ending in a slice, or an ellipsis alone, as the indices (and slice) of
+// Array::Subarray's view (the per-call case, a 0-d view for a full key): the count of ints, with
+// *sliced set when the key ends in a slice (slice: its start, length and step), or -1 for every
+// other key, which GetItem's general path then answers (its view or its error).
+int IntegerKey(const Array& a, PyObject* key, int64_t* indices, bool* sliced, int64_t* slice) {
+  *sliced = false;
+  if (key == Py_Ellipsis) return 0;
+  PyObject* const* items = &key;
+  Py_ssize_t count = 1;
+  if (PyTuple_CheckExact(key)) {
+    items = reinterpret_cast<PyTupleObject*>(key)->ob_item;
+    count = PyTuple_GET_SIZE(key);
+  }
+  const int ndim = static_cast<int>(a.shape().size());
+  if (count == 0 || count > ndim) return -1;
+  if (PySlice_Check(items[count - 1])) {
+    Py_ssize_t start = 0, stop = 0, step = 0;
+    if (PySlice_Unpack(items[count - 1], &start, &stop, &step) < 0) {
+      PyErr_Clear();  // the general path raises it
+      return -1;
+    }
+    --count;
+    slice[1] = PySlice_AdjustIndices(a.shape()[count], &start, &stop, step);
+    slice[0] = start;
+    slice[2] = step;
+    *sliced = true;
+  }
+  for (int d = 0; d < count; ++d) {
+    if (!PyLong_CheckExact(items[d])) return -1;
+    int overflow = 0;
+    const long long i = PyLong_AsLongLongAndOverflow(items[d], &overflow);
+    const int64_t extent = a.shape()[d];
+    if (overflow != 0 || i < -extent || i >= extent) return -1;
+    indices[d] = i < 0 ? i + extent : i;
+  }
+  return static_cast<int>(count);
+}
+
 NDArray GetItem(const NDArray& self, const py::object& key) {
   const Array& a = *self.array;
   const int64_t item = static_cast<int64_t>(DTypeBytes(a.dtype()));
-  if (PyLong_CheckExact(key.ptr()) && !a.shape().empty()) {  // x[i] in short (the per-call case)
-    int overflow = 0;
-    const long long i = PyLong_AsLongLongAndOverflow(key.ptr(), &overflow);
-    const int64_t extent = a.shape()[0];
-    if (overflow == 0 && i >= -extent && i < extent) {  // else the errors below
-      const int64_t offset = (i < 0 ? i + extent : i) * a.strides()[0];
-      return NDArray{a.View(
-          {a.shape().begin() + 1, a.shape().end()}, {a.strides().begin() + 1, a.strides().end()},
-          static_cast<uint64_t>(static_cast<int64_t>(a.byte_offset()) + offset * item))};
-    }
+  int64_t indices[DLARRAY_MAX_NDIM], slice[3];
+  bool sliced = false;
+  const int num_indices = IntegerKey(a, key.ptr(), indices, &sliced, slice);
+  if (num_indices >= 0)
+    return NDArray{a.Subarray(indices, num_indices, nullptr, sliced ? slice : nullptr)};
+  // The items in place (a tuple's, or the key alone): no tuple to make, no object to compare.
+  PyObject* single = key.ptr();
+  PyObject* const* items = &single;
+  Py_ssize_t count = 1;
+  if (PyTuple_Check(key.ptr())) {
+    items = reinterpret_cast<PyTupleObject*>(key.ptr())->ob_item;
+    count = PyTuple_GET_SIZE(key.ptr());
   }
-  py::tuple items = py::isinstance<py::tuple>(key) ? key.cast<py::tuple>() : py::make_tuple(key);
   int consumed = 0;
   bool ellipsis = false;
-  for (const py::handle& k : items) {
-    if (k.is(py::ellipsis())) {
+  for (Py_ssize_t n = 0; n < count; ++n) {
+    const py::handle k = items[n];
+    if (k.ptr() == Py_Ellipsis) {
       if (ellipsis) IndexFail("an index can only have a single ellipsis ('...')");
       ellipsis = true;
-    } else if (py::isinstance<py::slice>(k) ||
+    } else if (PyLong_CheckExact(k.ptr()) || PySlice_Check(k.ptr()) ||
                (!k.is_none() && !PyBool_Check(k.ptr()) && py::hasattr(k, "__index__"))) {
       ++consumed;
     } else if (!k.is_none()) {
@@ -71,10 +112,13 @@ NDArray GetItem(const NDArray& self, const py::object& key) {
               (ndim == 1 ? "" : "s") + ": " + std::to_string(consumed) + " were given");
   }
   std::vector<int64_t> shape, strides;
+  shape.reserve(static_cast<size_t>(ndim + count));
+  strides.reserve(static_cast<size_t>(ndim + count));
   int64_t offset = 0;  // in elements
   int dim = 0;
-  for (const py::handle& k : items) {
-    if (k.is(py::ellipsis())) {
+  for (Py_ssize_t n = 0; n < count; ++n) {
+    const py::handle k = items[n];
+    if (k.ptr() == Py_Ellipsis) {
       for (int n = ndim - consumed; n > 0; --n, ++dim) {
         shape.push_back(a.shape()[dim]);
         strides.push_back(a.strides()[dim]);
@@ -82,7 +126,7 @@ NDArray GetItem(const NDArray& self, const py::object& key) {
     } else if (k.is_none()) {
       shape.push_back(1);
       strides.push_back(0);
-    } else if (py::isinstance<py::slice>(k)) {
+    } else if (PySlice_Check(k.ptr())) {
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(k.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();
       const Py_ssize_t len = PySlice_AdjustIndices(a.shape()[dim], &start, &stop, step);
@@ -272,30 +316,75 @@ NDArray Transpose(const NDArray& self, const py::args& args) {
   return NDArray{a.View(shape, strides, a.byte_offset())};
 }
 
-// x[i] for an exact NDArray and an exact int i as the type's subscript slot: GetItem's view,
-// without the Python __getitem__ that _indexing_api puts before it and pybind11's dispatch and
-// return cast (most of a 1-element x[0]). No guard: no Python code runs for an int key. Every
-// other key or object goes to the slot Python made for __getitem__.
-binaryfunc g_python_subscript = nullptr;
+// x[i], x[i, j], x[1:], x[..., None] (BasicKey) for an exact NDArray as the type's subscript
+// slot: GetItem's view, without the Python __getitem__ that _indexing_api puts before it and
+// pybind11's dispatch and return cast (most of a 1-element x[0]). No guard: no Python code runs
+// for these keys. Every other key or object goes to that Python __getitem__ (g_python_getitem).
+//
+// CPython 3.11+ specializes a warm `x[k]` of a heap type whose __getitem__ is a Python function
+// to call that function directly, past the slot. So the type's __getitem__ becomes a C method
+// (kGetItemMethod, the same code as the slot), which the specializer leaves to the slot.
+PyObject* g_python_getitem = nullptr;  // the Python __getitem__ (a function), owned
+std::string g_getitem_doc;
+
+// A key of basic indexing alone, told by exact types: an int, a slice, None, ..., or a tuple of
+// them. The Python __getitem__ hands exactly these to GetItem too (no item is an array).
+bool BasicItem(PyObject* k) {
+  return PyLong_CheckExact(k) || PySlice_Check(k) || k == Py_None || k == Py_Ellipsis;
+}
+bool BasicKey(PyObject* key) {
+  if (BasicItem(key)) return true;
+  if (!PyTuple_CheckExact(key)) return false;
+  for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(key); i < n; ++i) {
+    if (!BasicItem(PyTuple_GET_ITEM(key, i))) return false;
+  }
+  return true;
+}
 
 PyObject* Subscript(PyObject* self, PyObject* key) {
-  const NDArray* a = PyLong_CheckExact(key) ? ExactInstance<NDArray>(self) : nullptr;
-  if (a == nullptr) return g_python_subscript(self, key);
+  const NDArray* a = ExactInstance<NDArray>(self);
+  if (a == nullptr || !BasicKey(key)) {
+    PyObject* args[2] = {self, key};
+    return PyObject_Vectorcall(g_python_getitem, args, 2, nullptr);
+  }
   try {
+    int64_t indices[DLARRAY_MAX_NDIM], slice[3];  // GetItem's first case, into a kept instance
+    bool sliced = false;
+    const int num_indices = IntegerKey(*a->array, key, indices, &sliced, slice);
+    if (num_indices >= 0) {
+      return NewSubarray(*a->array, indices, num_indices, sliced ? slice : nullptr);
+    }
     return NewInstance(GetItem(*a, py::reinterpret_borrow<py::object>(key)));
   } catch (...) {
     return RaiseCurrentException();
   }
 }
 
+PyMethodDef kGetItemMethod = {"__getitem__", &Subscript, METH_O, nullptr};
+
 }  // namespace
 
 void SetSubscriptSlot() {
   PyTypeObject* type = py::detail::get_type_info(typeid(NDArray))->type;
-  binaryfunc* slot = &type->tp_as_mapping->mp_subscript;
-  if (*slot == nullptr || *slot == &Subscript) return;
-  g_python_subscript = *slot;
-  *slot = &Subscript;
+  PyObject* current = PyDict_GetItemString(type->tp_dict, "__getitem__");  // borrowed
+  if (current != nullptr && PyFunction_Check(current)) {
+    // _indexing_api's method (or one set since): ours calls it for every key but BasicKey's.
+    Py_INCREF(current);
+    Py_XSETREF(g_python_getitem, current);
+    const py::object doc = py::reinterpret_borrow<py::object>(current).attr("__doc__");
+    // The text signature first: inspect.signature reads (self, key, /) from it, as the
+    // standard's stub has it (the array API suite's signature test inspects x.__getitem__).
+    g_getitem_doc = "__getitem__($self, key, /)\n--\n\n" +
+                    (doc.is_none() ? std::string() : doc.cast<std::string>());
+    kGetItemMethod.ml_doc = g_getitem_doc.c_str();
+    py::object method = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, &kGetItemMethod));
+    if (!method || PyObject_SetAttrString(reinterpret_cast<PyObject*>(type), "__getitem__",
+                                          method.ptr()) != 0) {
+      throw py::error_already_set();
+    }
+  }
+  if (g_python_getitem == nullptr) return;  // no Python __getitem__ yet: nothing to put before
+  type->tp_as_mapping->mp_subscript = &Subscript;
   PyType_Modified(type);
 }
 

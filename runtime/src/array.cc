@@ -1,9 +1,11 @@
 // Array: shape, strides and byte offset over reference-counted storage (own allocations, views,
 // and memory of other libraries).
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <utility>
 
+#include "block_cache.h"
 #include "dlarray/dlpack.h"
 #include "dlarray/runtime.h"
 #include "runtime_state.h"
@@ -157,13 +159,34 @@ Span ForeignSpan(const DLArray* a, const std::vector<int64_t>& strides, void* da
 
 }  // namespace
 
+std::shared_ptr<Array> Array::New() {
+  // The array and its reference counts in one block, from the thread's cache of such blocks:
+  // make_shared cannot call the private constructor, a class local to a member can. Its
+  // constructor is user-provided, so the array is not zeroed first (a `rep stos` that was a
+  // third of Empty).
+  struct Shared : Array {
+    Shared() {}
+  };
+  return std::allocate_shared<Shared>(CachedAllocator<Shared>());
+}
+
 void Array::SetLayout(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
   shape_ = shape;
+  if (strides.empty()) {
+    strides_.resize(shape_.size());
+  } else {
+    strides_ = strides;
+  }
+  FinishLayout(strides.empty());
+}
+
+void Array::FinishLayout(bool compact) {
   dl_.ndim = static_cast<int32_t>(shape_.size());
   dl_.shape = shape_.data();
-  // Canonical compact strides, then the given ones where they differ; a compact array keeps
-  // the canonical strides and a null pointer: kernels and consumers see a plain compact array.
-  strides_.resize(shape_.size());
+  dl_.strides = strides_.data();
+  if (!compact && !IsCompact(&dl_)) return;
+  // A compact array keeps the canonical strides and a null pointer: kernels and consumers see a
+  // plain compact array.
   int64_t step = 1;
   for (int i = dl_.ndim - 1; i >= 0; --i) {
     strides_[i] = step;
@@ -171,26 +194,12 @@ void Array::SetLayout(const std::vector<int64_t>& shape, const std::vector<int64
     if (__builtin_mul_overflow(step, std::max<int64_t>(shape_[i], 1), &step)) step = INT64_MAX;
   }
   dl_.strides = nullptr;
-  if (strides.empty() || strides == strides_) return;
-  const std::vector<int64_t> compact = strides_;
-  strides_ = strides;
-  dl_.strides = strides_.data();
-  if (IsCompact(&dl_)) {
-    strides_ = compact;
-    dl_.strides = nullptr;
-  }
 }
 
 std::shared_ptr<Array> Array::Empty(const std::vector<int64_t>& shape, DLContext ctx,
                                     DLArrayDType dtype) {
   CheckDType(dtype);
-  // The array and its reference count in one allocation: make_shared cannot call the private
-  // constructor, a class local to a member can. Its constructor is user-provided, so the
-  // array is not zeroed first (a `rep stos` that was a third of this function).
-  struct Shared : Array {
-    Shared() {}
-  };
-  std::shared_ptr<Array> a = std::make_shared<Shared>();
+  std::shared_ptr<Array> a = New();
   a->dl_.dtype = dtype;
   a->dl_.ctx = ctx;
   a->SetLayout(shape, {});
@@ -214,11 +223,7 @@ std::shared_ptr<Array> Array::FromMemory(void* data, uint64_t byte_offset, DLCon
                                          const std::vector<int64_t>& strides,
                                          std::shared_ptr<void> owner, bool read_only) {
   CheckDType(dtype);
-  // As in Empty: one allocation, no zeroing.
-  struct Shared : Array {
-    Shared() {}
-  };
-  std::shared_ptr<Array> a = std::make_shared<Shared>();
+  std::shared_ptr<Array> a = New();
   a->dl_.dtype = dtype;
   a->dl_.ctx = ctx;
   std::vector<int64_t> steps = strides.size() == shape.size() ? strides : std::vector<int64_t>{};
@@ -283,20 +288,16 @@ std::shared_ptr<Array> ArrayFromDLPack(const DLArray& t, std::shared_ptr<void> o
 std::shared_ptr<Array> Array::View(const std::vector<int64_t>& shape,
                                    const std::vector<int64_t>& strides,
                                    uint64_t byte_offset) const {
-  // As in Empty: one allocation, no zeroing.
-  struct Shared : Array {
-    Shared() {}
-  };
-  std::shared_ptr<Array> v = std::make_shared<Shared>();
-  v->dl_.dtype = dl_.dtype;
-  v->dl_.ctx = dl_.ctx;
-  v->SetLayout(shape, {});
+  // The new shape as a DLArray for the messages (the view's own layout is set once, valid).
+  DLArray described{};
+  described.ndim = static_cast<int32_t>(shape.size());
+  described.shape = const_cast<int64_t*>(shape.data());
   if (strides.size() != shape.size()) {
-    throw ShapeError("a view of shape " + ShapeToString(v->dl()) + " needs " +
+    throw ShapeError("a view of shape " + ShapeToString(&described) + " needs " +
                      std::to_string(shape.size()) + " strides, got " +
                      std::to_string(strides.size()));
   }
-  const int64_t size = CountElements(shape, dl_.dtype, dl_.ctx, v->dl());
+  const int64_t size = CountElements(shape, dl_.dtype, dl_.ctx, &described);
   const int64_t elem = static_cast<int64_t>(DTypeBytes(dl_.dtype));
   if (size > 0) {
     int64_t lo = 0, hi = 0;
@@ -305,20 +306,101 @@ std::shared_ptr<Array> Array::View(const std::vector<int64_t>& shape,
                       !__builtin_add_overflow(static_cast<int64_t>(byte_offset), lo, &lo) &&
                       !__builtin_add_overflow(static_cast<int64_t>(byte_offset), hi, &hi);
     if (!fits || lo < static_cast<int64_t>(span_begin_) || hi > static_cast<int64_t>(span_end_)) {
-      throw Error(ErrorKind::kValue, "a view of shape " + ShapeToString(v->dl()) +
+      throw Error(ErrorKind::kValue, "a view of shape " + ShapeToString(&described) +
                                          " would reach outside the memory of its array");
     }
   }
+  std::shared_ptr<Array> v = New();
   v->SetLayout(shape, strides);
-  v->size_ = size;
-  v->nbytes_ = static_cast<size_t>(size) * DTypeBytes(dl_.dtype);
-  v->dl_.data = size > 0 ? dl_.data : nullptr;
-  v->dl_.byte_offset = size > 0 ? byte_offset : 0;
-  v->read_only_ = read_only_;
-  v->storage_ = storage_;
-  v->span_begin_ = span_begin_;
-  v->span_end_ = span_end_;
+  v->ShareMemory(*this, size, size > 0 ? byte_offset : 0);
   return v;
+}
+
+std::shared_ptr<Array> Array::Subarray(const int64_t* indices, int count,
+                                       std::shared_ptr<Array> reuse, const int64_t* slice) const {
+  const int ndim = dl_.ndim;
+  if (count < 0 || count > ndim - (slice != nullptr ? 1 : 0)) {
+    throw ShapeError("a sub-array of " + std::to_string(count) + " indices" +
+                     (slice != nullptr ? " and a slice" : "") + " of an array of shape " +
+                     ShapeToString(&dl_));
+  }
+  int64_t offset = 0;  // in elements
+  for (int d = 0; d < count; ++d) {
+    if (indices[d] < 0 || indices[d] >= shape_[d]) {
+      throw Error(ErrorKind::kValue, "index " + std::to_string(indices[d]) +
+                                         " is out of range for axis " + std::to_string(d) +
+                                         " of shape " + ShapeToString(&dl_));
+    }
+    offset += indices[d] * strides_[d];
+  }
+  if (slice != nullptr) {  // start, len, step of axis `count`: its elements in range
+    const int64_t start = slice[0], len = slice[1], step = slice[2], extent = shape_[count];
+    const int64_t last = start + (len - 1) * step;
+    if (len < 0 || step == 0 ||
+        (len > 0 && (start < 0 || start >= extent || last < 0 || last >= extent))) {
+      throw Error(ErrorKind::kValue, "slice (start " + std::to_string(start) + ", length " +
+                                         std::to_string(len) + ", step " + std::to_string(step) +
+                                         ") is out of range for axis " + std::to_string(count) +
+                                         " of shape " + ShapeToString(&dl_));
+    }
+    if (len > 0) offset += start * strides_[count];
+  }
+  // The elements are some of this array's: no extent, overflow or span to check. A recycled
+  // array (only its caller holds it) is overwritten field by field, its vectors' capacity kept.
+  std::shared_ptr<Array> v = reuse != nullptr && reuse.use_count() == 1 ? std::move(reuse) : New();
+  int64_t size = 1;
+  if (slice != nullptr) {  // the sliced axis's extent and stride change: compact or not, told
+    v->shape_.assign(shape_.begin() + count, shape_.end());
+    v->strides_.assign(strides_.begin() + count, strides_.end());
+    v->shape_[0] = slice[1];
+    v->strides_[0] *= slice[2];
+    v->FinishLayout(false);
+  } else if (is_compact()) {  // the trailing strides of compact strides are the compact ones
+    if (count < ndim || !v->shape_.empty()) {  // (a new 0-d view's stay empty)
+      v->shape_.assign(shape_.begin() + count, shape_.end());
+      v->strides_.assign(strides_.begin() + count, strides_.end());
+    }
+    v->dl_.ndim = ndim - count;
+    v->dl_.shape = v->shape_.data();
+    v->dl_.strides = nullptr;
+  } else {
+    v->SetLayout({shape_.begin() + count, shape_.end()},
+                 {strides_.begin() + count, strides_.end()});
+  }
+  for (int64_t d : v->shape_) size *= d;
+  const int64_t elem = static_cast<int64_t>(DTypeBytes(dl_.dtype));
+  v->ShareMemory(
+      *this, size,
+      size > 0 ? static_cast<uint64_t>(static_cast<int64_t>(dl_.byte_offset) + offset * elem) : 0);
+  return v;
+}
+
+void Array::Recycle(std::shared_ptr<Array>* a) {
+  if (*a == nullptr || a->use_count() != 1) {
+    a->reset();
+    return;
+  }
+  // use_count's load is relaxed: order this thread's writes after the last other holder's
+  // reads (its release of the count), as the destructor's path does.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  Array& v = **a;
+  v.storage_.reset();  // the memory goes now, with its last array
+  v.dl_.data = nullptr;
+  v.size_ = 0;
+  v.nbytes_ = 0;
+}
+
+void Array::ShareMemory(const Array& of, int64_t size, uint64_t byte_offset) {
+  dl_.dtype = of.dl_.dtype;
+  dl_.ctx = of.dl_.ctx;
+  size_ = size;
+  nbytes_ = static_cast<size_t>(size) * DTypeBytes(of.dl_.dtype);
+  dl_.data = size > 0 ? of.dl_.data : nullptr;  // a view without elements holds no memory
+  dl_.byte_offset = byte_offset;
+  read_only_ = of.read_only_;
+  storage_ = of.storage_;
+  span_begin_ = of.span_begin_;
+  span_end_ = of.span_end_;
 }
 
 Array::~Array() = default;

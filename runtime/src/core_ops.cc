@@ -18,6 +18,7 @@
 #include "dlarray/runtime.h"
 #include "fft_ops.h"
 #include "index_ops.h"
+#include "linear_ops.h"
 
 namespace dlarray {
 namespace {
@@ -267,6 +268,16 @@ void RequireOrderFree(const DLArrayOpCall& c, int kind) {
   }
 }
 
+// A reduction's output: [outer, inner] ([outer] for 2-D input).
+void CheckReduceOutputShape(const DLArrayOpCall& c) {
+  const DLArray* in = c.inputs[0];
+  const DLArray* out = c.outputs[0];
+  if (out->ndim != in->ndim - 1 || out->shape[0] != in->shape[0] ||
+      (in->ndim == 3 && out->shape[1] != in->shape[2])) {
+    throw ShapeError(Describe(c) + ": the output must be [outer, inner] ([outer] for 2-D input)");
+  }
+}
+
 void ValidateReduce(const DLArrayOpCall& c) {
   const int kind = Kind(c, kNumReduceKinds,
                         "0 (sum), 1 (prod), 2 (min), 3 (max), 4 (any), 5 (all), 6 (argmin) or "
@@ -275,16 +286,23 @@ void ValidateReduce(const DLArrayOpCall& c) {
   const DLArray* in = c.inputs[0];
   const DLArray* out = c.outputs[0];
   RequireOrderFree(c, kind);
-  if (out->ndim != in->ndim - 1 || out->shape[0] != in->shape[0] ||
-      (in->ndim == 3 && out->shape[1] != in->shape[2])) {
-    throw ShapeError(Describe(c) + ": the output must be [outer, inner] ([outer] for 2-D input)");
-  }
+  CheckReduceOutputShape(c);
   const DLArrayDType want = ReduceOutputDType(kind, in->dtype);
   const DLArrayDType got = out->dtype;
   if (got.code != want.code || got.bits != want.bits || got.lanes != want.lanes) {
     throw Error(ErrorKind::kType, Describe(c) + ": the output dtype must be " +
                                       DTypeToString(want) + ", got " + DTypeToString(got));
   }
+}
+
+void ValidateReduceMean(const DLArrayOpCall& c) {
+  const double count = c.attrs[0];
+  if (!(count > 0 && std::isfinite(count))) {
+    throw Error(ErrorKind::kValue, std::string(c.op_name) +
+                                       ": count must be positive and finite, got " + Number(count));
+  }
+  CheckReduceInput(c);
+  CheckReduceOutputShape(c);
 }
 
 void ValidateScan(const DLArrayOpCall& c) {
@@ -354,13 +372,23 @@ void InferOneElement(const DLArrayShapeCall& c) {
   SetShape(c, 0, {1});
 }
 
-void InferReduce(const DLArrayShapeCall& c) {
+// [outer, n, inner] -> [outer, inner]; [outer, n] -> [outer].
+void SetReducedShape(const DLArrayShapeCall& c) {
   const int nd = c.input_ndims[0];
   const int64_t* in = c.input_shapes[0];
-  c.output_dtypes[0] = ReduceOutputDType(static_cast<int>(c.attrs[0]), c.input_dtypes[0]);
   if (nd == 3) return SetShape(c, 0, {in[0], in[2]});
   if (nd == 2) return SetShape(c, 0, {in[0]});
   throw ShapeError(std::string(c.op_name) + ": the input must be 3-D or 2-D");
+}
+
+void InferReduce(const DLArrayShapeCall& c) {
+  c.output_dtypes[0] = ReduceOutputDType(static_cast<int>(c.attrs[0]), c.input_dtypes[0]);
+  SetReducedShape(c);
+}
+
+void InferReduceMean(const DLArrayShapeCall& c) {
+  c.output_dtypes[0] = c.input_dtypes[0];
+  SetReducedShape(c);
 }
 
 void InferScan(const DLArrayShapeCall& c) {
@@ -424,9 +452,10 @@ struct CoreOpRow {
   // How inputs are differentiated, e.g. "a=matrix_elementwise_multiply(dout,b)": the gradient of
   // input a is that op applied to the output's gradient (dout), an input or the output (out).
   const char* gradients = nullptr;
+  const char* outputs = "out";  // names, space-separated
 };
 
-// Every built-in op. The output of each is named "out".
+// Every built-in op. The output of each is named "out", unless the row names its outputs.
 const CoreOpRow kCoreOps[] = {
     {"array_set", "", "value", "out value", kAllTypes, kInplace, V<ValidateArraySet>, nullptr,
      "out[:] = value"},
@@ -444,6 +473,16 @@ const CoreOpRow kCoreOps[] = {
      "a?trans_a=matrix_multiply(b,dout,trans_a=trans_b,trans_b=1) "
      "b?!trans_b=matrix_multiply(a,dout,trans_a=!trans_a,trans_b=0) "
      "b?trans_b=matrix_multiply(dout,a,trans_a=1,trans_b=trans_a)"},
+    // A dense layer's fused products (linear_ops.cc): optional, a backend without them gets
+    // matrix_multiply and the elementwise ops (dlarray.linear, dlarray.linear_weight_grad).
+    {"linear", "x w bias", "relu:bool=0", nullptr, kFloats, 0, V<ValidateLinear>, I<InferLinear>,
+     "out = x @ w + bias, then relu when relu=1 (x (m, k), w (k, n), bias (n,)); optional: a "
+     "backend without it gets matrix_multiply, broadcast_to, add and relu"},
+    {"linear_weight_grad", "x dy", "", nullptr, kFloats, kFillZero, V<ValidateLinearWeightGrad>,
+     I<InferLinearWeightGrad>,
+     "dw = x^T @ dy, dbias = dy.sum(axis=0) (x (m, k), dy (m, n)); optional: a backend without it "
+     "gets matrix_multiply and reduce_sum_axis_zero",
+     nullptr, "dw dbias"},
     {"softmax", "x", "", nullptr, kFloats, kInplace, V<ValidateSoftmax>, I<InferLikeInput0>,
      "row-wise softmax over the last axis"},
     {"softmax_cross_entropy", "y y_", "", nullptr, kFloats, kFillNaN,
@@ -477,6 +516,13 @@ const CoreOpRow kCoreOps[] = {
      "out[o, indices[j], i] = values[o, j, i]; the rest of out is kept"},
     {"nonzero", "mask", "", nullptr, kAllTypes, kPerOperand | kFillZero, V<ValidateNonzero>,
      I<InferNonzero>, "out[0] = count of True in mask, out[1:1 + count] = their flat positions"},
+    // x[mask] in one pass where a backend has it: no positions written and read back.
+    {"compress", "x mask", "", nullptr, kAllTypes, kPerOperand | kFillZero, V<ValidateCompress>,
+     I<InferCompress>,
+     "out[:count] = the elements of x where mask is True, in order; count[0] = their number (x, "
+     "mask bool and out (n,), count (1,) int64); optional: a backend without it gets nonzero and "
+     "gather",
+     nullptr, "out count"},
     {"argsort", "x", "descending:bool=0", nullptr, kAllTypes, kPerOperand, V<ValidateArgsort>,
      I<InferArgsort>,
      "out (int64) = stable order of each row of x (NaN last, or first descending)"},
@@ -489,6 +535,12 @@ const CoreOpRow kCoreOps[] = {
      "contiguous); kind: "
      "0 sum, 1 prod, 2 min, 3 max (out dtype x's), 4 any, 5 all (bool), 6 argmin, 7 argmax "
      "(int64)"},
+    // mean's one pass where a backend has it; the same bits as its two ops (the sum rounded to the
+    // dtype first), so a device with it and one without agree.
+    {"reduce_mean", "x", "count", nullptr, kFloats, 0, V<ValidateReduceMean>, I<InferReduceMean>,
+     "out[o, j] = (sum over r of x[o, r, j], rounded to x's dtype) / count, divided as "
+     "matrix_elementwise_divide_by_const does (x [outer, n >= 1, inner] or [outer, n] "
+     "contiguous); optional: a backend without it gets reduce (kind 0) and that op"},
     {"scan", "x", "kind:int include_initial:bool=0", nullptr, kAllTypes, 0, V<ValidateScan>,
      I<InferScan>,
      "out[o, r, j] = cumulative sum (kind 0) or product (1) of x[o, :r+1, j] (x [outer, n, "
@@ -634,7 +686,8 @@ int DeclareRow(const CoreOpRow& row, DLArrayRegistry* registry) {
   std::vector<std::string> grad_text;
   std::vector<std::vector<DLArrayGradArg>> grad_args;
   const std::vector<DLArrayGradient> grads = Gradients(row, inputs, &grad_text, &grad_args);
-  static const char* const kOut[] = {"out"};
+  const std::vector<std::string> outputs = Words(row.outputs);
+  const std::vector<const char*> output_ptrs = Pointers(outputs);
   DLArrayOpSchema s{};
   s.struct_size = sizeof(DLArrayOpSchema);
   s.name = row.name;
@@ -642,10 +695,10 @@ int DeclareRow(const CoreOpRow& row, DLArrayRegistry* registry) {
   s.attr_names = attr_ptrs.data();
   s.dtypes = kAll + row.dtypes.begin;
   s.input_names = input_ptrs.empty() ? nullptr : input_ptrs.data();
-  s.output_names = kOut;
+  s.output_names = output_ptrs.data();
   s.validate = row.validate;
   s.num_inputs = static_cast<int32_t>(inputs.size());
-  s.num_outputs = 1;
+  s.num_outputs = static_cast<int32_t>(outputs.size());
   s.num_attrs = static_cast<int32_t>(attrs.size());
   s.num_dtypes = row.dtypes.count;
   s.allow_inplace = (row.flags & kInplace) != 0;

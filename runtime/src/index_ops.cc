@@ -6,6 +6,10 @@
 //            an index per element (take_along_axis; optional: without it, gather of flat positions)
 //   nonzero  mask (any shape) bool                     -> out (size + 1,) int64: out[0] = count,
 //                                                         then the flat positions, ascending
+//   compress x (n,), mask (n,) bool                  -> out (n,) x's dtype: out[:count] = the
+//                                                         elements where mask is True, in order;
+//                                                         count (1,) int64 (optional: without
+//                                                         it, nonzero + gather)
 //   argsort  x (rows, n), descending                   -> out (rows, n) int64, a stable order
 //   sort     x (rows, n), descending                   -> out (rows, n) x's dtype, the sorted rows
 //                                                         (optional: without it, argsort + gather)
@@ -89,6 +93,20 @@ void ValidateNonzero(const DLArrayOpCall& c) {
   }
 }
 
+void ValidateCompress(const DLArrayOpCall& c) {
+  const DLArray *x = c.inputs[0], *mask = c.inputs[1], *out = c.outputs[0];
+  RequireDType(c, mask, DLArrayDType{kDLArrayBool, 8, 1}, "mask");
+  RequireDType(c, out, x->dtype, "out");
+  RequireDType(c, c.outputs[1], kInt64, "count");
+  RequireNdim(c, x, 1, "x");
+  if (mask->ndim != 1 || out->ndim != 1 || mask->shape[0] != x->shape[0] ||
+      out->shape[0] != x->shape[0] || c.outputs[1]->ndim != 1 || c.outputs[1]->shape[0] != 1) {
+    throw ShapeError(std::string(c.op_name) + ": x, mask and out must have one shape (n,) and " +
+                     "count (1,); got x " + ShapeToString(x) + ", mask " + ShapeToString(mask) +
+                     ", out " + ShapeToString(out) + ", count " + ShapeToString(c.outputs[1]));
+  }
+}
+
 void ValidateArgsort(const DLArrayOpCall& c) {
   const DLArray* x = c.inputs[0];
   if (x->dtype.code == kDLArrayComplex) {
@@ -134,6 +152,15 @@ void InferNonzero(const DLArrayShapeCall& c) {
   c.output_ndims[0] = 1;
   c.output_shapes[0][0] = size + 1;
   c.output_dtypes[0] = kInt64;
+}
+
+void InferCompress(const DLArrayShapeCall& c) {
+  if (c.input_ndims[0] != 1) throw ShapeError(std::string(c.op_name) + ": x must be 1-D");
+  c.output_ndims[0] = c.output_ndims[1] = 1;
+  c.output_shapes[0][0] = c.input_shapes[0][0];
+  c.output_shapes[1][0] = 1;
+  c.output_dtypes[0] = c.input_dtypes[0];
+  c.output_dtypes[1] = kInt64;
 }
 
 void InferArgsort(const DLArrayShapeCall& c) {

@@ -49,6 +49,38 @@ TEST_CASE("views share storage and check their reach") {
   CHECK(row->dl()->strides == nullptr);
 }
 
+TEST_CASE("Subarray: x[i, j] as View gives it, also of strided views and zero-size axes") {
+  auto a = Make({3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  const int64_t at[2] = {2, 1};
+  auto item = a->Subarray(at, 2);  // a[2, 1]: 0-d
+  CHECK(item->shape().empty());
+  CHECK(item->size() == 1);
+  CHECK(item->nbytes() == sizeof(float));
+  CHECK(*static_cast<const float*>(item->data_ptr()) == 9);
+  CHECK((item->storage() == a->storage()));
+  auto row = a->Subarray(at, 1);  // a[2]
+  CHECK(row->shape() == std::vector<int64_t>{4});
+  CHECK(row->is_compact());
+  CHECK(Read(*row) == std::vector<float>{8, 9, 10, 11});
+  auto t = a->View({4, 3}, {1, 4}, 0);  // a.T
+  auto col = t->Subarray(at, 1);        // a.T[2] == a[:, 2]
+  CHECK(!col->is_compact());
+  CHECK(col->strides() == std::vector<int64_t>{4});
+  auto out = dlarray::Array::Empty({3}, Cpu());
+  Run("copy", {col->dl()}, {out->dl()});
+  CHECK(Read(*out) == std::vector<float>{2, 6, 10});
+  auto column = a->View({3, 1}, {4, 1}, 0);  // a[:, :1]: its rows are compact
+  CHECK(column->Subarray(at, 1)->is_compact());
+  const int64_t past[2] = {3, 0}, negative[1] = {-1};
+  CHECK_THROWS_AS(a->Subarray(past, 1), dlarray::Error);
+  CHECK_THROWS_AS(a->Subarray(negative, 1), dlarray::Error);
+  CHECK_THROWS_AS(a->Subarray(at, 3), dlarray::Error);  // more indices than axes
+  auto empty = dlarray::Array::Empty({2, 0}, Cpu());
+  auto none = empty->Subarray(at + 1, 1);  // empty[1]: no element, no memory
+  CHECK(none->size() == 0);
+  CHECK(none->dl()->data == nullptr);
+}
+
 // Issue 26: a DLPack producer's strides [2**61, 1] and byte_offset 2**63 + 8 were accepted
 // (the span arithmetic overflowed int64) and the first read crashed.
 TEST_CASE("foreign memory: spans that overflow int64 or the address space are refused") {

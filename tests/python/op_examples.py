@@ -12,6 +12,8 @@ EXAMPLES = {
                      "out": ((1, 2, 2), _F32)},
     "scatter": {"values": ((1, 2, 2), _F32), "indices": ((2,), _I64), "out": ((1, 2, 2), _F32)},
     "nonzero": {"mask": ((2, 2), np.dtype(np.bool_)), "out": ((5,), _I64)},
+    "compress": {"x": ((4,), _F32), "mask": ((4,), np.dtype(np.bool_)), "out": ((4,), _F32),
+                 "count": ((1,), _I64)},
     "argsort": {"x": ((2, 2), _F32), "out": ((2, 2), _I64)},
     "reduce": {"x": ((2, 2), _F32), "out": ((2,), _F32)},
     # The elementwise table's integer-only ops, and where's and masked_fill's bool condition.
@@ -20,6 +22,9 @@ EXAMPLES = {
                   "bitwise_left_shift", "bitwise_right_shift")},
     "where": {"condition": ((2, 2), np.dtype(np.bool_))},
     "masked_fill": {"condition": ((2, 2), np.dtype(np.bool_)), "out": ((2, 2), _F32)},
+    # A dense layer's fused products (runtime/src/linear_ops.cc): the bias vectors are 1-D.
+    "linear": {"bias": ((2,), _F32)},
+    "linear_weight_grad": {"dbias": ((2,), _F32)},
     # The linalg factorizations (runtime/src/linalg_ops.cc): a stack of one 2 x 2 matrix.
     **{op: {**{p: ((1, 2, 2), _F32) for p in ("a", "rhs", "lu", "x", "l", "v", "u", "vh", "q",
                                               "r")},

@@ -77,3 +77,14 @@ def test_processes_share_an_entry_and_build_it_once(tmp_path):
     with multiprocessing.get_context("spawn").Pool(4) as pool:
         assert all(pool.map(_builder, [(root, i) for i in range(8)]))
     assert (tmp_path / "cache" / "ns" / "shared" / "builds").read_text() == "x"
+
+
+def test_read_whole_reads_every_byte_or_none(tmp_path):
+    from dlarray import _cache
+    for size in (0, 1, 4095, 4096, (1 << 20) + 3):
+        data = bytes(range(256)) * (size // 256) + bytes(size % 256)
+        path = tmp_path / ("f%d" % size)
+        path.write_bytes(data)
+        assert _cache.read_whole(str(path)) == data
+    assert _cache.read_whole(str(tmp_path / "missing")) is None
+    assert _cache.read_whole(str(tmp_path)) is None  # a folder

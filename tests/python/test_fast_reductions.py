@@ -100,3 +100,54 @@ def test_signature_and_errors():
         dlarray.sum(x, axes=0)
     with pytest.raises(TypeError, match="mean: x must be"):
         dlarray.mean([1.0])
+
+
+# reduce_mean (mean's one pass, where the device has it): the bits of reduce kind 0 followed by
+# matrix_elementwise_divide_by_const, over rows (a warp or a block per row, one row cut into
+# pieces) and columns (several pieces, more than 16), every float dtype.
+MEAN_SHAPES = [(1, 1), (1, 7), (1, 100003), (3, 257), (1, 3000, 5), (2, 70001, 3), (4, 5, 1)]
+
+
+@pytest.mark.parametrize("dtype", [d for d in REAL if d.kind == "f" or d == BF16], ids=str)
+def test_reduce_mean_matches_its_two_ops(ctx, rng, dtype):
+    skip_unsupported(ctx, dtype)
+    from dlarray import _kernels, ops
+    if not _kernels.has_kernel("reduce_mean", ctx):
+        pytest.skip("the %r plugin has no reduce_mean (mean runs as its two ops there)" % ctx)
+    for shape in MEAN_SHAPES:
+        x = _array(ctx, rng, shape, dtype)
+        out_shape = (shape[0],) + shape[2:]
+        for count in (float(shape[1]), 3.0, 1.0, 1e6 + 1.0):
+            if dtype.itemsize == 2 and count > 60000:
+                continue  # the divide's scalar would overflow float16
+            got = dlarray.empty(out_shape, ctx, dtype=dtype)
+            ops.reduce_mean(x, count, got)
+            want = dlarray.empty(out_shape, ctx, dtype=dtype)
+            ops.reduce(x, 0, want)
+            ops.matrix_elementwise_divide_by_const(want, count, want)
+            assert got.asnumpy().tobytes() == want.asnumpy().tobytes(), (shape, count)
+        exact = x.asnumpy().astype(np.float64).sum(axis=1) / shape[1]
+        got = dlarray.empty(out_shape, ctx, dtype=dtype)
+        ops.reduce_mean(x, float(shape[1]), got)
+        scale = np.abs(x.asnumpy().astype(np.float64)).sum(axis=1) / shape[1]
+        eps = 2.0 ** -7 if dtype == BF16 else float(np.finfo(dtype).eps)
+        g = got.asnumpy().astype(np.float64)
+        nan = np.isnan(exact)  # the data holds NaN (a row with one is NaN)
+        assert (np.isnan(g) == nan).all(), shape
+        assert (np.abs(g - exact)[~nan] <= 2 * eps * scale[~nan]).all(), shape
+
+
+def test_reduce_mean_errors(ctx):
+    from dlarray import _kernels, ops
+    if not _kernels.has_kernel("reduce_mean", ctx):
+        pytest.skip("the %r plugin has no reduce_mean" % ctx)
+    x = dlarray.array(np.ones((2, 3), np.float32), ctx)
+    out = dlarray.empty((2,), ctx, dtype=np.float32)
+    for bad in (0.0, -1.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="reduce_mean: count must be positive and finite"):
+            ops.reduce_mean(x, bad, out)
+    with pytest.raises(ValueError, match="output must be"):
+        ops.reduce_mean(x, 3.0, dlarray.empty((3,), ctx, dtype=np.float32))
+    with pytest.raises(TypeError):
+        ops.reduce_mean(dlarray.array(np.ones((2, 3), np.int32), ctx), 3.0,
+                        dlarray.empty((2,), ctx, dtype=np.int32))

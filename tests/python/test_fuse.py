@@ -9,7 +9,7 @@ import pytest
 
 import dlarray
 from dlarray import _elementwise_api as ew
-from dlarray import _fuse, _fuse_backends, _fuse_interp
+from dlarray import _fuse, _fuse_backends, _fuse_cuda, _fuse_interp
 
 DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
           np.uint64, np.float32, np.float64]
@@ -337,9 +337,9 @@ def test_generated_cuda_compiles_with_nvrtc():
                 + dlarray.isnan(a) + (a * 9).astype(dlarray.uint8) + (b << 2)
                 + dlarray.logaddexp(a, a) + dlarray.remainder(b, 7) + dlarray.pow(b, b))
     source = _fuse._codegen.generate(*_fuse_plan_parts(f, x, i), "cuda")
-    RawKernel(source, "dl_fused", options=_fuse_backends.cuda_options()).compile(arch=90)
+    RawKernel(source, "dl_fused", options=_fuse_cuda.cuda_options()).compile(arch=90)
     source = _fuse._codegen.generate(*_fuse_plan_parts(_axpy, x, x, x, x, x), "cuda")
-    RawKernel(source, "dl_fused", options=_fuse_backends.cuda_options()).compile(arch=90)
+    RawKernel(source, "dl_fused", options=_fuse_cuda.cuda_options()).compile(arch=90)
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint32, np.int64, np.float64],
@@ -368,7 +368,7 @@ def test_generated_cuda_of_every_row_compiles(rng, dtype):
                 out = value if out is None else dlarray.where(s == k, value, out)
             return out
         source = _fuse._codegen.generate(*_fuse_plan_parts(select, x, x, sel), "cuda")
-        RawKernel(source, "dl_fused", options=_fuse_backends.cuda_options()).compile(arch=90)
+        RawKernel(source, "dl_fused", options=_fuse_cuda.cuda_options()).compile(arch=90)
 
 
 def _fuse_plan_parts(f, *args):

@@ -10,6 +10,14 @@ import dlarray
 from dlarray import autodiff as ad
 
 
+@pytest.fixture(autouse=True)
+def _no_fused_products(monkeypatch):
+    """These compare with the unfused run bit for bit: the dense layers' fused products (a
+    cuBLASLt product on CUDA, test_fused_matmul.py checks them) stay off."""
+    from dlarray.autodiff import _fusion_products
+    monkeypatch.setattr(_fusion_products, "FORCE", False)
+
+
 def _mlp(act=ad.relu_op):
     """An MLP with a scaled activation between its layers, its loss and its gradients."""
     x, y_ = ad.Variable("x"), ad.Variable("y_")

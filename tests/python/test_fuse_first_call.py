@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dlarray
-from dlarray import _core, _fuse_backends, _rtc_build
+from dlarray import _core, _fuse, _fuse_backends, _fuse_cuda, _rtc_build
 
 GPUS = [c for c in dlarray.devices() if c.device_type == 2]
 needs_gpu = pytest.mark.skipif(not GPUS, reason="needs a CUDA GPU")
@@ -24,6 +24,17 @@ needs_nvrtc = pytest.mark.skipif(bool(_rtc_build.status()["compile"]),
 
 def _axpy(a, b, c, d, e):
     return a * b + c * d - e
+
+
+def _python_path(fn, xs, monkeypatch):
+    """fn's first call without a launcher: traced, compiled and launched by Python (a first
+    call otherwise launches through the launcher it makes, as the next calls do)."""
+    fused = dlarray.fuse(fn)
+    with monkeypatch.context() as m:
+        m.setattr(_fuse, "_fast_for", lambda *args: None)
+        out = fused(*xs).asnumpy()
+    assert fused._fast is None
+    return out
 
 
 def _inputs(ctx, shape, dtype=np.float32, seed=0):
@@ -37,11 +48,12 @@ def _inputs(ctx, shape, dtype=np.float32, seed=0):
                          ids=["one", "odd", "blocks", "past64Ki"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32],
                          ids=lambda d: np.dtype(d).name)
-def test_cuda_cached_call_runs_in_cpp_and_equals_the_python_path(shape, dtype):
+def test_cuda_cached_call_runs_in_cpp_and_equals_the_python_path(shape, dtype, monkeypatch):
     ctx = GPUS[0]
     host, xs = _inputs(ctx, shape, dtype)
+    first = _python_path(_axpy, xs, monkeypatch)
     fused = dlarray.fuse(_axpy)
-    first = fused(*xs).asnumpy()  # the Python path: trace, compile, launch
+    np.testing.assert_array_equal(fused(*xs).asnumpy(), first)  # launched by the launcher
     assert isinstance(fused._fast, _core._FuseLauncher)  # the next call's C++ launcher
     assert fused._fast(*xs) is not None  # it takes the call
     second = fused(*xs)
@@ -58,7 +70,7 @@ def test_cuda_cached_call_runs_in_cpp_and_equals_the_python_path(shape, dtype):
 @pytest.mark.parametrize("name,dtype", [("sum", np.float32), ("max", np.int64),
                                         ("sum", np.int32)], ids=["sum-f32", "max-i64", "sum-i32"])
 def test_cuda_cached_reduction_runs_in_cpp_and_equals_the_python_path(shape, axis, keepdims,
-                                                                       name, dtype):
+                                                                       name, dtype, monkeypatch):
     """A trailing sum or max folded in one launch: the launcher takes the next calls (scratch of
     the partial totals where the range is split), bit for bit the Python path's result."""
     ctx = GPUS[0]
@@ -66,11 +78,11 @@ def test_cuda_cached_reduction_runs_in_cpp_and_equals_the_python_path(shape, axi
 
     def f(a, b, c, d, e):
         return getattr(dlarray, name)(_axpy(a, b, c, d, e), axis=axis, keepdims=keepdims)
+    first = _python_path(f, xs, monkeypatch)
     fused = dlarray.fuse(f)
-    first = fused(*xs).asnumpy()
-    assert isinstance(fused._fast, _core._FuseLauncher)
     for _ in range(3):  # the counters of the last block's fold are reset each launch
-        got = fused(*xs)
+        got = fused(*xs)  # the first through the launcher too
+        assert isinstance(fused._fast, _core._FuseLauncher)
         assert got.dtype == first.dtype and got.shape == first.shape
         np.testing.assert_array_equal(got.asnumpy(), first)
     wide = _axpy(*[h.astype(np.float64) if dtype == np.float32 else h for h in host])
@@ -132,17 +144,17 @@ def test_cuda_cached_call_is_recorded_in_a_cuda_graph():
 
 _WARM = textwrap.dedent("""
     import json, sys, numpy as np
-    from dlarray import _fuse_backends, _fuse_codegen, _rtc_build
+    from dlarray import _fuse_codegen, _fuse_cuda, _rtc_build
     import dlarray
     fn = dlarray.fuse(lambda a, b, c, d, e: a * b + c * d - e)
     xs = [dlarray.asarray(np.ones((4, 4), np.float32)) for _ in range(5)]
     plan = fn._plan(tuple(xs), xs, xs[0].ctx)
     source = _fuse_codegen.generate(plan.trace, plan.inputs, plan.layout, plan.ndim, "cuda")
-    program = _rtc_build.compile_program(source, "dl_fused", _fuse_backends.cuda_options(),
+    program = _rtc_build.compile_program(source, "dl_fused", _fuse_cuda.cuda_options(),
                                          arch=90)
     maps = open("/proc/self/maps").read()
     print(json.dumps({"nvrtc_loaded": "libnvrtc" in maps, "key": program.key,
-                      "options": list(_fuse_backends.cuda_options())}))
+                      "options": list(_fuse_cuda.cuda_options())}))
 """)
 
 
@@ -209,3 +221,25 @@ def test_cpu_identity_runs_no_process(monkeypatch):
     monkeypatch.setattr(_fuse_backends, "_cpu_id", [])
     identity = _fuse_backends._cpu_identity()
     assert platform.machine() in identity and "flags" in identity
+
+
+def test_the_tracer_shortcuts_agree_with_the_unfused_rules():
+    """A dtype with itself promotes to itself, and shapes that are equal or scalars broadcast to
+    themselves, without asking NumPy: as _operators._promote and np.broadcast_shapes say."""
+    from dlarray import _fuse_trace, _operators
+    dtypes = [np.dtype(d) for d in (np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32,
+                                    np.uint32, np.int64, np.uint64, np.float16, np.float32,
+                                    np.float64, np.complex64, np.complex128)]
+    try:
+        import ml_dtypes
+        dtypes.append(np.dtype(ml_dtypes.bfloat16))
+    except ImportError:
+        pass
+    for a in dtypes:
+        for b in dtypes:
+            assert _fuse_trace._promote(a, b) == _operators._promote(a, b), (a, b)
+    for shapes in [((3, 4), (3, 4)), ((3, 4), ()), ((), ()), ((), (5,), ()), ((0, 2), (0, 2)),
+                   ((3, 1), (1, 4)), ((2, 3), (3,)), ((1,), ())]:
+        assert _fuse_trace._shape("f", *shapes) == np.broadcast_shapes(*shapes), shapes
+    with pytest.raises(ValueError, match="do not broadcast"):
+        _fuse_trace._shape("f", (3, 4), (4, 3))

@@ -146,8 +146,8 @@ def test_each_dtype_pattern_and_expression_has_its_own_kernel(cache, monkeypatch
 
 def _library(root):
     (record,) = records(root)
-    entry = json.loads(record.read_bytes().split(b"\n", 1)[1])
-    return root / "fuse_cpu" / entry["library"][0] / "fused.so"
+    entry = _fuse_memo.parse(record.name, record.read_bytes().split(b"\n", 1)[1])
+    return root / "fuse_cpu" / entry.library[0] / "fused.so"
 
 
 def _axpy_once(seed=3):
@@ -342,3 +342,55 @@ def test_a_damaged_or_foreign_cuda_record_is_compiled_again(cache, damage):
     assert _child(cache, 1, device) == {"generated": 0, "built": 0, "compiled": True,
                                         "version_asked": False}
     assert _child(cache, 2, device)["compiled"] is False
+
+
+@pytest.mark.parametrize("library,compiler", [(None, None), (("ab" * 16, "cd" * 32), None),
+                                              (("ab" * 16, "cd" * 32), ["/usr/bin/c++", 5, 7])])
+def test_a_record_reads_back_as_written(cache, library, compiler):
+    """Entry.save's NUL-separated fields read back by parse; a record of another shape (the
+    JSON of GENERATOR 1, a missing field) is a miss, not an error."""
+    entry = _fuse_memo.Entry("k" * 32, "void f() {}\n// x = \"y\"\n", compiler, library)
+    entry.save()
+    data = (cache / "fuse_plan" / entry.key).read_bytes().split(b"\n", 1)[1]
+    again = _fuse_memo.parse(entry.key, data)
+    assert (again.source, again.compiler, again.library) == (entry.source, compiler, library)
+    assert _fuse_memo.parse(entry.key, json.dumps({"source": "x"}).encode()) is None
+    assert _fuse_memo.parse(entry.key, data.rsplit(b"\0", 2)[0]) is None
+    if compiler is not None:  # a size that is not a number
+        assert _fuse_memo.parse(entry.key, data.replace(b"\x005\x00", b"\x00five\x00")) is None
+
+
+def test_a_key_prefix_gives_make_key():
+    from dlarray import _cache
+    prefix = _cache.key_prefix(b"first", "second")
+    assert _cache.key_with(prefix, b"third") == _cache.make_key(b"first", "second", b"third")
+    assert _cache.key_with(prefix, b"other") == _cache.make_key(b"first", "second", b"other")
+    assert _cache.key_with(prefix) == _cache.make_key(b"first", "second")  # left as it was
+
+
+def test_the_library_is_loaded_without_ctypes_cdll(cache, monkeypatch):
+    """The generated library is loaded by _core (ctypes.CDLL made a class per library); its
+    kernel is still a ctypes function for the thread pool's ranges, with its address."""
+    import ctypes
+
+    def no_cdll(*args, **kwargs):
+        raise AssertionError("ctypes.CDLL was called")
+    monkeypatch.setattr(ctypes, "CDLL", no_cdll)
+    _axpy_once()
+    forget(monkeypatch)
+    _axpy_once(seed=8)  # the record's library
+    rng = np.random.default_rng(9)
+    host = [_values(rng, np.float32, (300, 400)) for _ in range(3)]  # past 64Ki: the pool
+    got = dlarray.fuse(lambda a, b, c: a * b + c)(*[dlarray.asarray(h) for h in host])
+    np.testing.assert_array_equal(got.asnumpy(), host[0] * host[1] + host[2])
+
+
+def test_loading_a_symbol_that_is_not_there_raises_oserror(cache):
+    from dlarray import _core
+    with pytest.raises(OSError, match="no-such.so"):
+        _core._fuse_load_symbol(str(cache / "no-such.so"), "dl_fused")
+    _axpy_once()
+    library = _library(cache)
+    with pytest.raises(OSError, match="not_a_kernel"):
+        _core._fuse_load_symbol(str(library), "not_a_kernel")
+    assert _core._fuse_load_symbol(str(library), "dl_fused") != 0

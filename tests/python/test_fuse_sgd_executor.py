@@ -13,6 +13,14 @@ from dlarray import autodiff as ad
 LR = 0.0137
 
 
+@pytest.fixture(autouse=True)
+def _no_fused_products(monkeypatch):
+    """These compare with the unfused run bit for bit: the dense layers' fused products (a
+    cuBLASLt product on CUDA, test_fused_matmul.py checks them) stay off."""
+    from dlarray.autodiff import _fusion_products
+    monkeypatch.setattr(_fusion_products, "FORCE", False)
+
+
 def _mlp(n_in, hidden, n_out=10):
     """An MLP (bias adds, relu), its loss, its gradients and its parameters' initial values."""
     x, y_ = ad.Variable("x"), ad.Variable("y_")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dlarray
-from dlarray import _core, _fuse_backends, _fuse_multi
+from dlarray import _core, _fuse_cuda, _fuse_multi
 
 FLOATS = [np.float32, np.float64]
 OTHER = [np.float16, np.int32, np.int64, np.uint8]  # the per-tensor ops' other dtypes
@@ -63,7 +63,8 @@ def test_sgd_update_equals_per_tensor_ops_bit_for_bit(ctx, dtype):
 def test_sgd_update_many_pairs_and_large_arrays(ctx):
     # more pairs than one launch takes, and arrays the CPU splits over its threads
     rng = np.random.default_rng(1)
-    shapes = [(k % 5 + 1, 3) for k in range(_fuse_multi._PAIRS + 3)] + [(1 << 17,), (70001,)]
+    shapes = [(k % 5 + 1, 3) for k in range(_fuse_multi._PAIRS + 3)] + [
+        (_fuse_multi._PARALLEL_UPDATE_MIN - 70000 + 3,), (70001,)]
     params = [_values(rng, np.float32, s) for s in shapes]
     grads = [_values(rng, np.float32, s) for s in shapes]
     want = _per_tensor(ctx, params, grads, 0.5)
@@ -130,7 +131,7 @@ def test_sgd_update_generated_sources_match_pairs():
         [(1, 2, 32)] * 4 + [(2, 0, 64)] * 2 + [(2, 2, 32)] * 2)
     rtc = pytest.importorskip("dlarray.rtc")
     try:
-        rtc.RawKernel(src, "dl_fused", options=_fuse_backends.cuda_options()).compile(arch=90)
+        rtc.RawKernel(src, "dl_fused", options=_fuse_cuda.cuda_options()).compile(arch=90)
     except RuntimeError as e:  # no NVRTC here
         pytest.skip("NVRTC is not available: %s" % e)
 

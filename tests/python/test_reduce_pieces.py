@@ -112,6 +112,27 @@ def test_misaligned_contiguous_views(ctx, rng, dtype):
                 _check(name, getattr(xp, name)(x), _want(name, a[skip:]), dtype, n)
 
 
+@pytest.mark.parametrize("dtype", [F32, F16, F64, np.dtype(np.int8), np.dtype(np.bool_)],
+                         ids=str)
+def test_rows_around_the_warp_limit(ctx, rng, dtype):
+    """Rows reduced over their last axis on both sides of where CUDA gives a row a warp rather
+    than a block (4096 elements), with as many rows as fill a GPU or a few, rows of a
+    misaligned view (each row's scalar head differs), and pieces of few rows."""
+    for rows, n in [(600, 4095), (600, 4096), (600, 4097), (40, 4096), (3, 4097), (513, 2048),
+                    (2, 70_001)]:
+        a = _data(rng, rows * n + 1, dtype)
+        for skip in (0, 1):
+            flat = xp.asarray(a, device=ctx)[skip:skip + rows * n]
+            x, want_from = flat.reshape(rows, n), a[skip:skip + rows * n].reshape(rows, n)
+            for name in NAMES:
+                if name == "mean" and dtype.kind in "biu":
+                    continue
+                want = (getattr(np, name)(want_from.astype(np.float64), axis=1)
+                        if name in ("sum", "mean") and dtype.kind == "f"
+                        else getattr(np, name)(want_from, axis=1))
+                _check(name, getattr(xp, name)(x, axis=1), want, dtype, n)
+
+
 @pytest.mark.parametrize("dtype", [F32, BF16, np.dtype(np.int16), np.dtype(np.bool_)], ids=str)
 def test_columns_in_pieces(ctx, rng, dtype):
     """Tall narrow columns (up to a thousand pieces, each thread of the last block combining its

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dlarray
-from dlarray import _core
+from dlarray import _core, _indexing_api
 from dlarray._core import NDArray
 from ufunc_util import REAL, data, skip_unsupported
 
@@ -27,6 +27,7 @@ def python_slots():
     try:
         for name in SLOT_METHODS:
             setattr(NDArray, name, NDArray.__dict__[name])
+        NDArray.__getitem__ = _indexing_api.python_getitem  # (the type's is a C method)
         yield
     finally:
         _core._fast_slots()
@@ -150,14 +151,23 @@ def test_subscript_against_numpy(ctx, rng, dtype):
 
 
 def test_subscript_errors_and_other_keys_as_pythons_slot():
-    """Out of bounds, past int64, a 0-d array, 0-size axes, and keys that are not exact ints:
-    the general path's results and errors."""
+    """Out of bounds, past int64, a 0-d array, 0-size axes, tuples, slices, None, ... and keys
+    that are not exact ints: the general path's results and errors."""
     x = dlarray.array(np.arange(6, dtype=np.float32).reshape(3, 2))
     e = dlarray.array(np.zeros((0, 2), np.float32))
     z = dlarray.array(np.float32(4))
     keys = [3, -4, 2**63, -2**70, True, np.int64(1), slice(1, None), (1, 0), None, Ellipsis,
-            1.0, "a", [0, 1]]
-    cases = [(x, k) for k in keys] + [(e, 0), (e, -1), (z, 0), (z, ())]
+            1.0, "a", [0, 1],
+            # tuples and slices the slot takes itself, and their errors
+            (), (2, 1), (-1, -2), (3, 0), (0, 2), (0, 1, 0), (Ellipsis, 1), (1, Ellipsis),
+            (Ellipsis, Ellipsis), (None, 1, None), (slice(None), 0), (slice(None, None, -1), 1),
+            (slice(5, 0, -2), slice(None)), slice(0, 0), slice(None, None, 0), (0, slice(1, 2)),
+            (2**63, 0), (0, 2**64),
+            # tuples the Python path keeps: an item that is not an exact int, slice, None or ...
+            (True, 0), (np.int64(1), 0), (1, [0]), (1, 0.5), (1, "a"), (x[0:1] > 0,),
+            [(0, 1)]]
+    cases = [(x, k) for k in keys] + [(e, 0), (e, -1), (z, 0), (z, ()), (e, (0, 0)), (e, (..., 0)),
+                                      (z, (None,)), (z, (Ellipsis,)), (z, (0,))]
     ours = [_outcome(lambda: a[k]) for a, k in cases]
     with python_slots():
         pythons = [_outcome(lambda: a[k]) for a, k in cases]
@@ -184,16 +194,16 @@ def _python_calls(fn):
 
 
 def test_common_calls_run_no_python_code():
-    """x + y, x * 2, x - 1.5, x / y and x[0] of compact arrays stay in C++; with Python's slots
-    x[0] runs the Python __getitem__ of _indexing_api. The subscript goes through
-    operator.getitem, which always asks the type's slot: CPython 3.12 specializes a warm
-    ``x[0]`` of a type whose __getitem__ is a Python function to call that function directly,
-    past the slot (an H200 run on 3.12 saw it)."""
+    """x + y, x * 2, x - 1.5, x / y, x[0], x[i, j], x[...] and x[1:] of compact arrays stay in
+    C++; with Python's slots x[0] runs the Python __getitem__ of _indexing_api."""
     x = dlarray.array(np.ones(3, np.float32))
     y = dlarray.array(np.full(3, 2, np.float32))
+    m = dlarray.array(np.ones((2, 3), np.float32))
     for fn in [lambda: x + y, lambda: x * 2, lambda: x - 1.5, lambda: x / y,
-               lambda: operator.getitem(x, 0), lambda: 2 * x]:
-        fn()  # the planner's first question is Python code
+               lambda: operator.getitem(x, 0), lambda: x[0], lambda: 2 * x, lambda: m[1, -1],
+               lambda: m[...], lambda: m[1:]]:
+        for _ in range(64):  # the planner's first question is Python code; warm, CPython
+            fn()  # specializes x[0] of a type whose __getitem__ is a function, past the slot
         assert _python_calls(fn) == ["<lambda>"]  # the lambda itself only
     with python_slots():
         assert _python_calls(lambda: operator.getitem(x, 0)) == ["<lambda>", "__getitem__"]

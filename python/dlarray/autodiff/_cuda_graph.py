@@ -2,7 +2,8 @@
 launch (the CUDA plugin's "dlarray.graph.v1" extension, through dlarray._core._graph_*).
 
 A plan's first run is op by op: it warms the device's memory cache with the scratch memory its
-ops use, so that the recording allocates nothing. The second run records the ops (they do not run
+ops use, so that the recording rarely allocates (what it must, it allocates outside the
+recording: see the CUDA plugin's caching allocator). The second run records the ops (they do not run
 while recorded) and launches the graph; later runs copy their fed values into the graph's buffers
 on the same stream, then launch it. A fed NDArray that was the same object on the first two runs
 (a weight, updated in place between runs) is read where it is; if another object is fed for it
@@ -197,10 +198,11 @@ def record_cuda_graph(fn: Callable[[], object], ctx: DLContext) -> RecordedGraph
     """Records the device ops that ``fn()`` queues on ``ctx``'s stream as a CUDA graph.
 
     While recording, ops are recorded, not run: launch the graph to run them. Replays read and
-    write the same arrays as the recorded calls (keep them alive, update them in place). Run the
-    same ops once without recording first, so that their scratch memory is cached: nothing may
-    be allocated while recording, nor may anything wait for the GPU (``asnumpy``,
-    ``synchronize``, copies with the host).
+    write the same arrays as the recorded calls (keep them alive, update them in place). Memory
+    the ops need is taken from the device's cache, else allocated outside the recording, and
+    kept for the graph's replays; running the same ops once without recording first caches it.
+    Nothing may wait for the GPU while recording (``asnumpy``, ``synchronize``, copies with the
+    host).
 
     Parameters
     ----------

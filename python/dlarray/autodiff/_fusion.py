@@ -20,6 +20,7 @@ import types
 import numpy as np
 
 from .. import _fuse, _fuse_codegen
+from . import _fusion_products
 from .._fuse_trace import Node as _TraceNode
 from .._fuse_trace import Trace
 from .ops import DeclaredOp
@@ -65,18 +66,25 @@ class Group:
     __slots__ = ("root", "members", "inputs", "text", "run", "backend")
 
 
-def _reads(node) -> list:
+def _inputs(node, reads) -> list:
+    """A node's inputs, or those ``reads`` gives it instead (a fused product's rewrites)."""
+    return reads.get(node, node.inputs)
+
+
+def _reads(node, reads) -> list:
     """The inputs whose values a node reads (broadcastto_op reads only its first's)."""
-    return node.inputs[:1] if _is_broadcast(node.op) else node.inputs
+    return node.inputs[:1] if _is_broadcast(node.op) else _inputs(node, reads)
 
 
-def find_groups(order: list, fed, eval_nodes: list) -> dict:
-    """{root: Group} for the chains of two nodes or more in ``order``."""
+def find_groups(order: list, fed, eval_nodes: list, reads=None) -> dict:
+    """{root: Group} for the chains of two nodes or more in ``order`` (nodes read the inputs
+    ``reads`` gives them, where it does)."""
+    reads = reads or {}
     uses: collections.Counter = collections.Counter()
     users: dict = {}
     for node in order:
-        uses.update(node.inputs)
-        for i in node.inputs:
+        uses.update(_inputs(node, reads))
+        for i in _inputs(node, reads):
             users[i] = node
     uses.update(eval_nodes)  # a returned value is used outside
     joins = {node for node in order if node not in fed and _row(node.op) is not None}
@@ -88,7 +96,7 @@ def find_groups(order: list, fed, eval_nodes: list) -> dict:
     into = {}  # a node folded into its one user
     for node in order:
         if node in joins:
-            for i in set(_reads(node)):
+            for i in set(_reads(node, reads)):
                 if i in joins and uses[i] == 1:
                     into[i] = node
     groups = {}
@@ -100,25 +108,27 @@ def find_groups(order: list, fed, eval_nodes: list) -> dict:
         while stack:
             n = stack.pop()
             members.append(n)
-            stack.extend(i for i in set(_reads(n)) if into.get(i) is n)
+            stack.extend(i for i in set(_reads(n, reads)) if into.get(i) is n)
         members.sort(key=position.__getitem__)
         inside = set(members)
-        inputs = list(dict.fromkeys(i for n in members for i in _reads(n) if i not in inside))
+        inputs = list(dict.fromkeys(i for n in members for i in _reads(n, reads)
+                                    if i not in inside))
         group = Group()
         group.root, group.members, group.inputs = node, members, inputs
         groups[node] = group
     return groups
 
 
-def build(group: Group, shapes: dict, ctx) -> None:
+def build(group: Group, shapes: dict, ctx, reads=None) -> None:
     """The group's kernel (compiled now), as ``group.run(*inputs, out)``."""
+    reads = reads or {}
     made = {node: _TraceNode("input", k, _F32, shapes[node])
             for k, node in enumerate(group.inputs)}
     for node in group.members:
         if _row(node.op) == _BROADCAST:  # each element is computed at the result's index:
             made[node] = made[node.inputs[0]]  # the value is read broadcast
             continue
-        args = [made[i] for i in node.inputs]
+        args = [made[i] for i in _inputs(node, reads)]
         if node.op.name in _SCALAR_ROWS:
             args.append(_TraceNode("const", np.asarray(node.attrs[0], dtype=_F32), _F32, ()))
         made[node] = _TraceNode("row", _row(node.op), _F32, shapes[node], args)
@@ -132,14 +142,20 @@ def build(group: Group, shapes: dict, ctx) -> None:
     group.run = call
 
 
-def fused_groups(order: list, fed, eval_nodes: list, shapes: dict, ctx) -> dict:
-    """{root: Group} of the chains that run as a generated kernel on ``ctx``, built now. A
-    device without a code generator (a third-party plugin's), or a chain that would run in
-    the interpreter (no compiler, ``DLARRAY_FUSE=interpret``, a compile failure), runs its
-    nodes' own ops: the kernels a backend serves autodiff with stay those of its ops."""
+def fused_groups(order: list, fed, eval_nodes: list, shapes: dict, ctx) -> tuple:
+    """({root: Group or _fusion_products.Product}, {node: the inputs it reads instead}): the
+    dense layers' fused products (where the device's plugin has them), then the chains that run
+    as a generated kernel on ``ctx``, built now. A device without a code generator (a
+    third-party plugin's), or a chain that would run in the interpreter (no compiler,
+    ``DLARRAY_FUSE=interpret``, a compile failure), runs its nodes' own ops: the kernels a
+    backend serves autodiff with stay those of its ops."""
+    products, reads = _fusion_products.find_products(order, fed, eval_nodes, shapes, ctx)
     if _fuse._LANGUAGES.get(ctx.device_type) is None:
-        return {}
-    groups = find_groups(order, fed, eval_nodes)
+        return products, reads
+    inside = {n for p in products.values() for n in p.members}
+    rest = [n for n in order if n not in inside]
+    groups = find_groups(rest, set(fed) | inside, eval_nodes, reads)
     for group in groups.values():
-        build(group, shapes, ctx)
-    return {root: g for root, g in groups.items() if g.backend != "interpreter"}
+        build(group, shapes, ctx, reads)
+    groups = {root: g for root, g in groups.items() if g.backend != "interpreter"}
+    return {**products, **groups}, reads

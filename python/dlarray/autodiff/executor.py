@@ -36,8 +36,11 @@ class Executor:
         On a device: run each chain of elementwise nodes (bias + relu, a relu-gradient mask
         times a gradient, ...) as one generated kernel (``dlarray.fuse``'s code generator),
         built when the plan is made, and an ``sgd_update_op`` as one multi-tensor kernel for
-        all its parameters. True by default; False runs every node's op (the update: two ops
-        per parameter).
+        all its parameters. On a device whose plugin has the native ``linear`` and
+        ``linear_weight_grad`` ops (CUDA: cuBLASLt epilogues), a dense layer's product, bias
+        add and relu run as one product, and a weight gradient with its bias gradient as
+        another (see ``dlarray.autodiff._fusion_products``). True by default; False runs
+        every node's op (the update: two ops per parameter).
     data_parallel : sequence of Node, optional
         Data-parallel training over ``dlarray.distributed``'s process group (initialised, on
         ``ctx``): these evaluated nodes (the gradients) are averaged over the ranks in every
@@ -237,7 +240,12 @@ class Executor:
             per plan that does); what fusion did over the plans: ``fused_kernels`` (chains run
             as one kernel), ``fused_nodes`` (the nodes they compute) and ``fused`` (per chain:
             its expression over its inputs x0, x1 ... and how it runs, "cpp", "cuda",
-            "opencl" or "interpreter"); ``multi_tensor_kernels`` (the launches of the
+            "opencl" or "interpreter"); ``fused_products`` (a dense layer's product with its
+            bias add and relu, or a weight gradient with its bias gradient, run as one
+            ``dlarray.linear`` / ``dlarray.linear_weight_grad``: one cuBLASLt product on CUDA)
+            and ``products`` (per product: the op over its inputs and how it ran, "native" or
+            "composite", the unfused ops, where the native kernel could not run it);
+            ``multi_tensor_kernels`` (the launches of the
             ``sgd_update_op`` nodes' multi-tensor kernels in a run, up to 64 parameters each,
             summed over the plans) and ``multi_tensor_params`` (the parameters they update; the
             others, all of them with ``fuse=False``, run two ops each).
@@ -245,12 +253,17 @@ class Executor:
         stats: dict[str, Any] = {"captures": 0, "replays": 0, "eager_runs": 0, "segments": [],
                                  "notes": [],
                                  "fused_kernels": 0, "fused_nodes": 0, "fused": [],
+                                 "fused_products": 0, "products": [],
                                  "multi_tensor_kernels": 0, "multi_tensor_params": 0}
         for plan in self._plans.values():
             for update in getattr(plan, "updates", {}).values():
                 stats["multi_tensor_kernels"] += update.kernels
                 stats["multi_tensor_params"] += update.fused_params
             for group in getattr(plan, "groups", {}).values():
+                if hasattr(group, "outputs"):  # a fused product (_fusion_products)
+                    stats["fused_products"] += 1
+                    stats["products"].append("%s (%s)" % (group.text, group.backend))
+                    continue
                 stats["fused_kernels"] += 1
                 stats["fused_nodes"] += len(group.members)
                 stats["fused"].append("%s (%s)" % (group.text, group.backend))
@@ -306,7 +319,8 @@ class _DevicePlan:
         self.staging = {}
         self.arrays = {}
         self.calls = []
-        self.groups = {}
+        self.groups = {}  # root -> a fused chain (_fusion.Group) or product (_fusion_products)
+        self.reads = {}  # node -> the inputs it reads instead of node.inputs (fused products)
         self.updates = {}  # sgd_update_op node -> its _fuse_multi.Update
         self.inplace = set()  # the fed parameters that the updates write
         # functions of calls that never go into a CUDA graph: the graph is cut there (segments)
@@ -314,14 +328,14 @@ class _DevicePlan:
         ops = [node.op for node in order if node not in fed]
         if fuse:  # a chain's members have no buffer or call of their own: its root runs it
             from . import _fusion
-            self.groups = _fusion.fused_groups(order, fed, eval_nodes, shapes, ctx)
+            self.groups, self.reads = _fusion.fused_groups(order, fed, eval_nodes, shapes, ctx)
             folded = {n for g in self.groups.values() for n in g.members if n is not g.root}
             order = [node for node in order if node not in folded]
-        inputs_of = {node: self.groups[node].inputs if node in self.groups else node.inputs
-                     for node in order}
+        inputs_of = {node: self.groups[node].inputs if node in self.groups
+                     else self.reads.get(node, node.inputs) for node in order}
         # fed nodes read as float32 whatever is fed -> who reads them so (for the message)
-        self.float32_feeds = {i: "a fused chain" for g in self.groups.values()
-                              for i in g.inputs if i in fed}
+        self.float32_feeds = {i: "a fused %s" % ("product" if hasattr(g, "outputs") else "chain")
+                              for g in self.groups.values() for i in g.inputs if i in fed}
         last_use = {}
         for i, node in enumerate(order):
             for inp in inputs_of[node]:
@@ -348,19 +362,23 @@ class _DevicePlan:
             # A fused kernel reads its inputs through restrict pointers: never in place.
             inplace = node.op.inplace and group is None
             reusable = [inp for inp in dying if inplace and shapes[inp] == shape]
+            # the nodes whose buffers the call writes (a fused product may write two)
+            outputs = getattr(group, "outputs", None) or [node]
             if reusable:
-                out = self.arrays[reusable[0]]
+                outs = [self.arrays[reusable[0]]]
                 dying.remove(reusable[0])
             else:
-                out = free[shape].pop() if free[shape] else dlarray.empty(shape, ctx)
+                outs = [free[shapes[o]].pop() if free[shapes[o]] else dlarray.empty(shapes[o], ctx)
+                        for o in outputs]
             for inp in dying:
                 free[shapes[inp]].append(self.arrays[inp])
-            self.arrays[node] = out
-            pooled.add(node)
+            for o, out in zip(outputs, outs):
+                self.arrays[o] = out
+                pooled.add(o)
             inputs = [_FeedSlot(inp) if inp in fed else self.arrays[inp]
                       for inp in inputs_of[node]]
             if group is not None:
-                fn, args = group.run, inputs + [out]
+                fn, args = group.run, inputs + outs
             else:
                 fn, args = node.op.kernel(node, inputs, out)
             self._add_call(fn, args)

@@ -135,6 +135,24 @@ class DLARRAY_EXPORT Array {
    */
   std::shared_ptr<Array> View(const std::vector<int64_t>& shape,
                               const std::vector<int64_t>& strides, uint64_t byte_offset) const;
+  /*!
+   * \brief The view of the sub-array at `indices` of the first `count` axes (NumPy's x[i, j]),
+   *        each index in [0, extent): the other axes keep their extents and strides. View's
+   *        answer without validating a layout that fits by construction (the per-call cost of
+   *        x[0]); throws ValueError for an index out of range. With `slice` ({start, length,
+   *        step} of axis `count`, as PySlice_AdjustIndices gives them: NumPy's x[i, a:b:c]),
+   *        that axis keeps `length` elements from `start`, every `step`-th.
+   */
+  std::shared_ptr<Array> Subarray(const int64_t* indices, int count,
+                                  std::shared_ptr<Array> reuse = nullptr,
+                                  const int64_t* slice = nullptr) const;
+  /*!
+   * \brief For a cache of views (the Python instances of x[0]): when `a` is the only reference to
+   *        its array, releases the array's memory and keeps the emptied object, which Subarray
+   *        may then reuse (no allocation); else lets go of `a`. Nothing may hold a weak_ptr to
+   *        an Array (none does).
+   */
+  static void Recycle(std::shared_ptr<Array>* a);
   ~Array();
   Array(const Array&) = delete;
   Array& operator=(const Array&) = delete;
@@ -166,7 +184,14 @@ class DLARRAY_EXPORT Array {
 
  private:
   Array() = default;
+  static std::shared_ptr<Array> New();  // uninitialised, its block from BlockCache
   void SetLayout(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);
+  // dl_ from shape_ and strides_ (set): compact strides made canonical, with a null pointer.
+  // compact: known compact (strides_ need only the right size).
+  void FinishLayout(bool compact);
+  // A view's fields but its layout: of's dtype, device, memory and flags, size elements from
+  // byte_offset.
+  void ShareMemory(const Array& of, int64_t size, uint64_t byte_offset);
   DLArray dl_{};
   std::vector<int64_t> shape_;
   std::vector<int64_t> strides_;
