@@ -177,8 +177,8 @@ if has multigpu; then
   step multigpu-tests
   nvidia-smi topo -m 2>/dev/null | head -4 | tee "$logs/topo.txt"
   (cd tests/python && python3 -X faulthandler -m pytest -q -s -ra -p no:cacheprovider \
-     test_multigpu.py test_distributed_gpu.py test_distributed.py test_mnist_data_parallel.py) \
-    >"$logs/multigpu.log" 2>&1
+     test_multigpu.py test_distributed_gpu.py test_distributed.py test_mnist_data_parallel.py \
+     test_peer_allreduce.py) >"$logs/multigpu.log" 2>&1
   grep -E "^(FAILED|ERROR)|^(NCCL|MNIST|gpu\(0\)) " "$logs/multigpu.log" | cut -c1-200 | head -30
   grep -E "^SKIPPED" "$logs/multigpu.log" | cut -c1-160 | head -8
   tail -1 "$logs/multigpu.log"
@@ -189,13 +189,13 @@ if has multigpu; then
   grep -v "^\[" "$logs/distributed.txt" | tail -30
   step ddp-overlap  # the executor's data-parallel mode: tests, then 1 vs 2 GPUs (issue 24)
   (cd tests/python && python3 -X faulthandler -m pytest -q -ra -p no:cacheprovider \
-     test_ddp_gpu.py test_ddp.py) >"$logs/ddp.log" 2>&1
+     test_ddp_gpu.py test_ddp.py test_ddp_graph.py) >"$logs/ddp.log" 2>&1
   grep -E "^(FAILED|ERROR|SKIPPED)" "$logs/ddp.log" | cut -c1-200 | head -10
   tail -1 "$logs/ddp.log"
   timeout 480 python3 -m dlarray.distributed.run --nproc-per-node 2 bench/ddp_overlap.py \
     --json "$logs/ddp_overlap.json" >"$logs/ddp_overlap.txt" 2>&1
   echo "exit $?"
-  grep -v "^\[" "$logs/ddp_overlap.txt" | tail -8
+  grep -v "^\[" "$logs/ddp_overlap.txt" | tail -24
   # Two "nodes" of one GPU each on this host, NCCL's network transport forced (issue 24 item 4).
   step bench-two-nodes
   port=$((29600 + RANDOM % 300))

@@ -55,10 +55,10 @@ python3 -c "import dlarray, dlarray.distributed as d; print('dlarray', dlarray._
 print('NCCL', d.nccl_library())" 2>&1 | tail -2
 
 step "2 GPUs: test_peer_allreduce.py"
-tests 80 "$logs/peer_tests.log" test_peer_allreduce.py
+tests 120 "$logs/peer_tests.log" test_peer_allreduce.py
 
 step "2 GPUs: multi-GPU tests (all-reduces up to 4 MB now take the peer path)"
-tests 120 "$logs/multigpu.log" test_multigpu.py test_distributed_gpu.py test_ddp_gpu.py \
+tests 160 "$logs/multigpu.log" test_multigpu.py test_distributed_gpu.py test_ddp_gpu.py \
   test_ddp_graph.py
 
 step "2 GPUs: bench/distributed.py all_reduce 4 KB-16 MB (peer = ours by default; nccl us)"

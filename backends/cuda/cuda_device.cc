@@ -462,6 +462,15 @@ std::pair<void*, size_t> CudaDevice::cublas_workspace(int id) {
 
 bool CudaDevice::capturing(int id) { return At(id).capturing.load(std::memory_order_acquire); }
 
+bool CudaDevice::RecordUnlessCapturing(int id, cudaEvent_t event, cudaStream_t stream) {
+  PerDevice& d = At(id);
+  std::lock_guard<std::mutex> lock(d.mu);
+  if (d.capturing.load(std::memory_order_relaxed)) return false;
+  SetDevice(id);
+  CUDA_CALL(cudaEventRecord(event, stream));
+  return true;
+}
+
 void CudaDevice::BeginCapture(int id) {
   PerDevice& d = Ready(id);
   // What a recording cannot do: make the stream, the cuBLAS handle (and its workspace), the

@@ -104,6 +104,13 @@ class CudaDevice final : public Device {
   cudaGraph_t EndCapture(int id, std::vector<std::pair<void*, size_t>>* blocks);
   /*! \brief Whether device id's stream is recording a graph. */
   bool capturing(int id);
+  /*!
+   * \brief Records event on stream (a stream of device id) unless device id is recording a graph
+   *        (the check and the record under the lock BeginCapture takes); whether it recorded. For
+   *        threads other than the recording one: an event recorded into a recording stream
+   *        becomes part of the graph, and querying it then breaks the recording.
+   */
+  bool RecordUnlessCapturing(int id, cudaEvent_t event, cudaStream_t stream);
   /*! \brief Gives a destroyed graph's scratch memory back to the device's cache. */
   void ReleaseGraphBlocks(int id, const std::vector<std::pair<void*, size_t>>& blocks) noexcept;
 

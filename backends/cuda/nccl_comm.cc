@@ -32,7 +32,9 @@ void DropFinishedLocked(DLArrayNcclComm* c) {
 }
 
 // An event after everything queued so far on the stream, covering the unnoted collectives;
-// the caller holds events_mu.
+// the caller holds events_mu. Not while the GPU records a CUDA graph: the watchdog's event would
+// join the recording (see CudaDevice::RecordUnlessCapturing); the collectives then stay unnoted
+// until the next call or poll.
 void RecordLocked(DLArrayNcclComm* c, Stream stream) {
   SetDevice(c->device_id);
   cudaEvent_t e = nullptr;
@@ -42,10 +44,16 @@ void RecordLocked(DLArrayNcclComm* c, Stream stream) {
   } else {
     CUDA_CALL(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
-  const cudaError_t err = cudaEventRecord(e, static_cast<cudaStream_t>(stream));
-  if (err != cudaSuccess) {
+  bool recorded = false;
+  try {
+    recorded = c->device->RecordUnlessCapturing(c->device_id, e, static_cast<cudaStream_t>(stream));
+  } catch (...) {
     c->spare.push_back(e);
-    ThrowCudaError(err, "cudaEventRecord", __FILE__, __LINE__);
+    throw;
+  }
+  if (!recorded) {
+    c->spare.push_back(e);
+    return;
   }
   c->queued.push_back({e, c->unnoted_since});
   c->unnoted = false;

@@ -104,8 +104,17 @@ void RequireSize(size_t got, size_t want, const char* op, const char* which, con
   }
 }
 
-// The stream a collective goes on now (set_stream).
-nccl::Stream CollectiveStream(DLArrayNcclComm* c) {
+// The stream an NCCL collective goes on now (set_stream). NCCL is never recorded into a CUDA
+// graph: a recorded NCCL collective hung on 2 H200s, and the watchdog cannot time a replay. The
+// peer-memory all-reduce (a plain kernel) is what a recording may hold.
+nccl::Stream CollectiveStream(DLArrayNcclComm* c, const char* what) {
+  if (c->device->capturing(c->device_id)) {
+    throw Error(ErrorKind::kValue,
+                std::string(what) + " on " + Who(c) +
+                    ": NCCL collectives cannot be recorded in a CUDA graph (a recording may "
+                    "hold all-reduces of floating arrays that the peer-memory path takes: every "
+                    "rank on this host, at most DLARRAY_PEER_ALLREDUCE_MAX_BYTES a call)");
+  }
   std::lock_guard<std::mutex> lock(c->mu);
   return nccl::CollectiveStreamLocked(c);
 }
@@ -279,7 +288,7 @@ size_t CheckAllReduce(const DLArrayNcclComm* c, const DLArray* send, const DLArr
 // ncclAllReduce of n elements (checked by CheckAllReduce).
 void NcclAllReduce(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, size_t n, int32_t op) {
   const int type = NcclType(send->dtype, "all_reduce");
-  nccl::Stream stream = CollectiveStream(c);
+  nccl::Stream stream = CollectiveStream(c, "ncclAllReduce");
   Run(c, "ncclAllReduce", [&](const Library& lib, nccl::Comm comm) {
     return lib.AllReduce(Data(send), Data(recv), n, type, op, comm, stream);
   });
@@ -308,7 +317,7 @@ int Broadcast(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_t ro
                 "an output of that size");
     CheckSameDType(send, recv, "broadcast");
     const int type = NcclType(recv->dtype, "broadcast");
-    nccl::Stream stream = CollectiveStream(c);
+    nccl::Stream stream = CollectiveStream(c, "ncclBroadcast");
     Run(c, "ncclBroadcast", [&](const Library& lib, nccl::Comm comm) {
       return lib.Broadcast(Data(send), Data(recv), n, type, root, comm, stream);
     });
@@ -324,7 +333,7 @@ int AllGather(DLArrayNcclComm* c, const DLArray* send, DLArray* recv) {
                 "output", "world_size x the input's size");
     CheckSameDType(send, recv, "all_gather");
     const int type = NcclType(send->dtype, "all_gather");
-    nccl::Stream stream = CollectiveStream(c);
+    nccl::Stream stream = CollectiveStream(c, "ncclAllGather");
     Run(c, "ncclAllGather", [&](const Library& lib, nccl::Comm comm) {
       return lib.AllGather(Data(send), Data(recv), n, type, comm, stream);
     });
@@ -341,7 +350,7 @@ int ReduceScatter(DLArrayNcclComm* c, const DLArray* send, DLArray* recv, int32_
     CheckSameDType(send, recv, "reduce_scatter");
     CheckReduceOp(op, "reduce_scatter");
     const int type = NcclType(send->dtype, "reduce_scatter");
-    nccl::Stream stream = CollectiveStream(c);
+    nccl::Stream stream = CollectiveStream(c, "ncclReduceScatter");
     Run(c, "ncclReduceScatter", [&](const Library& lib, nccl::Comm comm) {
       return lib.ReduceScatter(Data(send), Data(recv), n, type, op, comm, stream);
     });

@@ -1,7 +1,7 @@
-// The peer all-reduce's kernel (peer_allreduce.h says how the ranks meet): copy in, barrier,
-// reduce in rank order. Work goes by 16-byte units of each array, unit u to thread u of the grid
-// (grid-stride): the split depends only on the element counts, so block b copies in exactly what
-// the peers' blocks b read after the barrier.
+// The peer all-reduce's kernel (peer_allreduce.h says how the ranks meet): push to the peers,
+// barrier, reduce in rank order. Work goes by 16-byte units of each array, unit u to thread u of
+// the grid (grid-stride): the split depends only on the element counts, so block b pushes
+// exactly what the peers' blocks b read after the barrier.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -33,21 +33,33 @@ __device__ uint64_t GlobalNs() {
   return t;
 }
 
+// A flag store that makes the block's earlier writes (ordered before it by __syncthreads)
+// visible to every GPU first, and the load that pairs with it: cheaper than a full system fence
+// on each side.
+__device__ void StoreRelease(uint32_t* flag, uint32_t value) {
+  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+}
+
+__device__ uint32_t LoadAcquire(const uint32_t* flag) {
+  uint32_t value;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(value) : "l"(flag) : "memory");
+  return value;
+}
+
 // Block-level barrier with the peers' blocks of the same index (see peer_allreduce.h). Thread p
 // (< world) signals rank p and waits for rank p. Returns false when a peer did not come (timeout
 // or abort), after writing the error word.
-__device__ bool Barrier(const KernelArgs& a) {
+__device__ bool Barrier(const KernelArgs& a, uint32_t seq) {
   __shared__ int failed;
   if (threadIdx.x == 0) failed = 0;
-  __syncthreads();  // the block's copies are done (and `failed` is set)
+  __syncthreads();  // the block's pushes are done (and `failed` is set)
   const int p = static_cast<int>(threadIdx.x);
   if (p < a.world) {
-    __threadfence_system();  // the copies are visible to the peers before the flag
-    volatile uint32_t* theirs = a.flags[p] + blockIdx.x * kMaxRanks + a.rank;
-    *theirs = a.seq;
-    volatile uint32_t* mine = a.flags[a.rank] + blockIdx.x * kMaxRanks + p;
+    StoreRelease(a.flags[p] + blockIdx.x * kMaxRanks + a.rank, seq);  // after the pushes
+    const uint32_t* mine = a.flags[a.rank] + blockIdx.x * kMaxRanks + p;
     const uint64_t start = GlobalNs();
-    for (uint32_t spins = 1; static_cast<int32_t>(*mine - a.seq) < 0; ++spins) {
+    // acquire: rank p's pushes are read after its flag
+    for (uint32_t spins = 1; static_cast<int32_t>(LoadAcquire(mine) - seq) < 0; ++spins) {
       if ((spins & 1023u) != 0) continue;
       int32_t why = 0;
       if (a.words[kAbortWord] != 0) {
@@ -62,51 +74,68 @@ __device__ bool Barrier(const KernelArgs& a) {
         break;
       }
     }
-    __threadfence_system();  // the peers' copies are read after their flags
   }
   __syncthreads();
   return failed == 0;
 }
 
+// Unit u (16 bytes) of an array of count T's at `in`: one load when aligned and whole; else
+// element by element, the rest of the unit left zero (padding, never written out).
 template <typename T>
-__device__ void CopyIn(const KernelArgs& a, char* mine) {
+__device__ uint4 LoadUnit(const T* in, uint64_t count, uint64_t u, bool aligned) {
   constexpr int kUnit = kAlign / sizeof(T);
+  const uint64_t first = u * kUnit;
+  if (aligned && first + kUnit <= count) return __ldcg(reinterpret_cast<const uint4*>(in) + u);
+  uint4 raw = make_uint4(0, 0, 0, 0);
+  T* v = reinterpret_cast<T*>(&raw);
+  for (uint64_t i = first; i < first + kUnit && i < count; ++i) v[i - first] = in[i];
+  return raw;
+}
+
+// Writes this rank's arrays into its slot of every peer's buffer half (NVLink stores: posted,
+// so a rank does not wait for a round trip per unit as a read would).
+template <typename T>
+__device__ void Push(const KernelArgs& a, uint64_t half) {
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  const uint64_t slot = half + static_cast<uint64_t>(a.rank) * a.slot_bytes;
   for (int s = 0; s < a.num_segments; ++s) {
     const Segment& seg = a.segments[s];
     const T* in = static_cast<const T*>(seg.in);
-    T* buf = reinterpret_cast<T*>(mine + seg.offset);
-    const uint64_t units = (seg.count + kUnit - 1) / kUnit;
+    const uint64_t units = (seg.count + kAlign / sizeof(T) - 1) / (kAlign / sizeof(T));
     const bool aligned = reinterpret_cast<uintptr_t>(in) % kAlign == 0;
     for (uint64_t u = blockIdx.x * blockDim.x + threadIdx.x; u < units; u += stride) {
-      const uint64_t first = u * kUnit;
-      if (aligned && first + kUnit <= seg.count) {
-        reinterpret_cast<uint4*>(buf)[u] = reinterpret_cast<const uint4*>(in)[u];
-      } else {
-        for (uint64_t i = first; i < first + kUnit && i < seg.count; ++i) buf[i] = in[i];
+      const uint4 raw = LoadUnit(in, seg.count, u, aligned);
+      for (int p = 0; p < a.world; ++p) {
+        if (p != a.rank) reinterpret_cast<uint4*>(a.buffers[p] + slot + seg.offset)[u] = raw;
       }
     }
   }
 }
 
+// Every rank's unit (this rank's from its input, the peers' from their slots of this rank's own
+// buffer half), summed in rank order 0, 1, ...: the same order on every rank, so every rank gets
+// the same bits. A unit may be read and written by the same thread (in == out).
 template <typename T>
-__device__ void Reduce(const KernelArgs& a) {
+__device__ void Reduce(const KernelArgs& a, uint64_t half) {
   constexpr int kUnit = kAlign / sizeof(T);
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  const char* mine = a.buffers[a.rank] + half;
   for (int s = 0; s < a.num_segments; ++s) {
     const Segment& seg = a.segments[s];
+    const T* in = static_cast<const T*>(seg.in);
     T* out = static_cast<T*>(seg.out);
     const uint64_t units = (seg.count + kUnit - 1) / kUnit;
+    const bool in_aligned = reinterpret_cast<uintptr_t>(in) % kAlign == 0;
     const bool aligned = reinterpret_cast<uintptr_t>(out) % kAlign == 0;
     for (uint64_t u = blockIdx.x * blockDim.x + threadIdx.x; u < units; u += stride) {
-      // Every rank's unit first (the loads overlap), then the sum in rank order 0, 1, ...: the
-      // same order on every rank, so every rank gets the same bits. The last unit of an array
-      // may read padding past its end, which is never written out. __ldcg: not from L1.
       uint4 raw[kMaxRanks];
 #pragma unroll
       for (int p = 0; p < kMaxRanks; ++p) {
-        if (p < a.world)
-          raw[p] = __ldcg(reinterpret_cast<const uint4*>(a.buffers[p] + seg.offset) + u);
+        if (p >= a.world) break;
+        raw[p] =
+            p == a.rank
+                ? LoadUnit(in, seg.count, u, in_aligned)
+                : __ldcg(reinterpret_cast<const uint4*>(mine + p * a.slot_bytes + seg.offset) + u);
       }
       Compute<T> acc[kUnit];
       const T* first = reinterpret_cast<const T*>(&raw[0]);
@@ -139,11 +168,34 @@ __device__ void Reduce(const KernelArgs& a) {
   }
 }
 
+// The call's sequence number: one more than the last call's (peer_allreduce.h). Every block
+// reads it before any block can end, since the last block to end stores the next one.
+__device__ uint32_t ReadSeq(const KernelArgs& a) {
+  __shared__ uint32_t seq;
+  if (threadIdx.x == 0) seq = *reinterpret_cast<volatile uint32_t*>(a.control + kLastSeq) + 1;
+  __syncthreads();
+  return seq;
+}
+
+// The block has ended its part; the grid's last block stores seq as the last call's number.
+__device__ void EndBlock(const KernelArgs& a, uint32_t seq) {
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  __threadfence();
+  if (atomicAdd(a.control + kBlocksDone, 1u) == gridDim.x - 1) {
+    a.control[kBlocksDone] = 0;
+    *reinterpret_cast<volatile uint32_t*>(a.control + kLastSeq) = seq;
+    __threadfence();
+  }
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads) PeerAllReduceKernel(const KernelArgs a) {
-  CopyIn<T>(a, a.buffers[a.rank]);
-  if (!Barrier(a)) return;
-  Reduce<T>(a);
+  const uint32_t seq = ReadSeq(a);
+  const uint64_t half = (seq & 1u) * a.half_bytes;
+  Push<T>(a, half);
+  if (Barrier(a, seq)) Reduce<T>(a, half);
+  EndBlock(a, seq);
 }
 
 template <typename T>

@@ -14,6 +14,12 @@
  * writes a half again only two calls later, after every peer passed the barrier of the call in
  * between, which each started only once its kernel reading that half had finished.
  *
+ * The sequence number lives on the GPU (each rank's control words): a kernel reads the last one
+ * at its start and its last block to finish stores the next, so a call recorded into a CUDA graph
+ * takes a new number at every replay. Every rank makes the same calls in the same order, and a
+ * rank's calls run one after another (each on the communicator's stream, ordered after the last),
+ * so the ranks' numbers agree.
+ *
  * A peer that never arrives: the spin gives up after the group's timeout, or at once when
  * comm_abort sets the host-mapped abort word; it then writes the rank it waited for into the
  * host-mapped error word, which async_error (the group's watchdog) reports.
@@ -34,7 +40,7 @@ namespace cuda {
 namespace peer {
 
 constexpr int kMaxRanks = 8;      // ranks a peer group may have (flag slots per block)
-constexpr int kMaxBlocks = 64;    // blocks of one call, at most one per SM of the smallest GPU
+constexpr int kMaxBlocks = 128;   // blocks of one call, at most one per SM of the smallest GPU
 constexpr int kThreads = 512;     // threads per block
 constexpr int kMaxSegments = 64;  // arrays of one call (a gradient bucket's), kernel parameters
 constexpr uint64_t kAlign = 16;   // each array's place in the buffer: one 16-byte load per unit
@@ -54,13 +60,19 @@ struct Segment {
   uint64_t count;   // elements
 };
 
+/*! \brief Control words of each rank's allocation (its own, never a peer's). */
+constexpr int kLastSeq = 0;     // the sequence number of the last call that ended
+constexpr int kBlocksDone = 1;  // blocks of the running call that ended (0 between calls)
+
 /*! \brief Everything one launch needs (kernel parameters: under 4 KB). */
 struct KernelArgs {
-  char* buffers[kMaxRanks];    // each rank's buffer half of this call, mapped here
+  char* buffers[kMaxRanks];    // each rank's first buffer half (world slots), mapped here
   uint32_t* flags[kMaxRanks];  // each rank's flags [kMaxBlocks][kMaxRanks], mapped here
+  uint32_t* control;           // this rank's control words (kLastSeq, kBlocksDone)
   volatile int32_t* words;     // host-mapped: abort and error words
   uint64_t timeout_ns;
-  uint32_t seq;
+  uint64_t slot_bytes;  // rank r's data in a half: at r * slot_bytes
+  uint64_t half_bytes;  // odd sequence numbers use the second half, at buffers[p] + half_bytes
   int32_t rank;
   int32_t world;
   int32_t op;  // kDLArrayNcclSum, Prod, Max, Min, Avg (floats)
@@ -85,19 +97,22 @@ struct State {
   int world = 1;
   uint64_t max_bytes = 0;        // calls of at most this many bytes go here (agreed; under c->mu)
   uint64_t capacity = 0;         // the largest max_bytes the buffers hold
-  uint64_t half_bytes = 0;       // each of the two buffer halves (room for padding too)
+  uint64_t slot_bytes = 0;       // each rank's slot of a half (room for padding too)
+  uint64_t half_bytes = 0;       // each of the two buffer halves: world slots
   uint64_t timeout_ns = 0;       // a kernel gives up waiting for a peer after this long
   char* own = nullptr;           // own allocation: flags, then the two halves
   char* mapped[kMaxRanks] = {};  // every rank's allocation as seen here (own at `rank`)
   volatile int32_t* words = nullptr;  // host-mapped abort and error words
   int32_t* device_words = nullptr;    // the same words' device address
-  uint32_t seq = 0;                   // the last call's sequence number
   int max_blocks = 1;  // blocks of a call: kMaxBlocks, at most the SMs of every rank's GPU
   ~State();
 };
 
-/*! \brief Bytes of the flags at the start of each allocation (a multiple of 256). */
+/*! \brief Bytes of the flags at the start of each allocation (a multiple of 256), then of the
+ *         control words; the two buffer halves follow. */
 constexpr uint64_t kFlagBytes = ((kMaxBlocks * kMaxRanks * 4 + 255) / 256) * 256;
+constexpr uint64_t kControlBytes = 256;
+constexpr uint64_t kHeaderBytes = kFlagBytes + kControlBytes;
 
 /*!
  * \brief Sets the peer path up for an initialised communicator of more than one rank: a
@@ -109,10 +124,10 @@ void SetUp(DLArrayNcclComm* c);
 
 /*!
  * \brief All-reduces count arrays (in[i] into out[i]) through peer memory when the call is
- *        eligible (set up, not in a group or stream capture, one supported dtype and op, at
- *        most max_bytes in all); returns false, having queued nothing, when it is not. The
- *        caller has checked the arrays (compact, on the GPU, in and out of one dtype; sizes[i]
- *        elements each).
+ *        eligible (set up, not in a group, one supported dtype and op, at most max_bytes in
+ *        all); returns false, having queued nothing, when it is not. The caller has checked the
+ *        arrays (compact, on the GPU, in and out of one dtype; sizes[i] elements each). While
+ *        the GPU records a CUDA graph the kernel is recorded (each replay is a call).
  */
 bool TryAllReduce(DLArrayNcclComm* c, const DLArray* const* in, DLArray* const* out,
                   const size_t* sizes, int count, int32_t op);

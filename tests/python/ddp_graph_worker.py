@@ -77,6 +77,8 @@ def describe(plan):
                 labels.append(["start", args[0], []])
             elif fn == buckets.wait:
                 labels.append(["wait", None, []])
+            elif fn == buckets.finish:  # the others' wait, then the last bucket, on the stream
+                labels.append(["finish", args[0], []])
             else:
                 touched = sorted({owner[id(a)] for a in args if id(a) in owner})
                 labels.append(["update" if id(fn) in updates else "op", None, touched])
@@ -198,7 +200,8 @@ def train_case(batches, steps, bucket_mb, update_node, graphs):
             "expected_segments": sum(1 for recorded, _c in _cuda_graph.split(plan.calls,
                                                                              plan.eager)
                                      if recorded),
-            "buckets": len(plan.buckets), "graphs": graphs, "loss_error": max(errors),
+            "buckets": len(plan.buckets), "recordable": plan.buckets.recordable(),
+            "graphs": graphs, "loss_error": max(errors),
             "weight_error": weight_error, "syncs": syncs, "losses": losses[::20],
             "first_loss": losses[0], "last_loss": losses[-1], "seconds": seconds}
 

@@ -69,8 +69,9 @@ def train(rows, bucket_mb=None, update_node=False):
             dlarray.ops.matrix_elementwise_multiply_by_const(g, -LR, g)
             dlarray.ops.matrix_elementwise_add(w, g, w)
     buckets = next(iter(executor._plans.values())).buckets if bucket_mb else None
-    return (losses, [w.asnumpy() for w in weights], (len(buckets) if buckets else 0),
-            executor.graph_stats())
+    stats = executor.graph_stats()
+    stats["recordable"] = bool(buckets and buckets.recordable())
+    return losses, [w.asnumpy() for w in weights], (len(buckets) if buckets else 0), stats
 
 
 def training():
@@ -85,6 +86,7 @@ def training():
         losses, weights, count, stats = train(mine, bucket_mb, update_node)
         runs[str(bucket_mb) + " sgd_update_op" * update_node] = {
             "buckets": count,
+            "recordable": stats["recordable"],  # the peer kernel's all-reduces, in the graph
             # captures, replays, eager runs, notes, segments of the executor's CUDA graphs
             "graph": [stats["captures"], stats["replays"], stats["eager_runs"], stats["notes"],
                       stats["segments"]],

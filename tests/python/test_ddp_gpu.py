@@ -1,6 +1,8 @@
-"""The executor's data-parallel mode on two GPUs (NCCL, the side stream): ddp_worker.py's training
-equals one GPU's on the whole global batch for every bucket size, replayed as CUDA graph segments
-with the collectives between them, and mixed dtypes reduce right.
+"""The executor's data-parallel mode on two GPUs (the side stream): ddp_worker.py's training
+equals one GPU's on the whole global batch for every bucket size, and mixed dtypes reduce right.
+With the peer-memory all-reduce (the default on GPUs of one host) the small model's buckets are
+recorded into the plan's one CUDA graph; with it off (NCCL), the plan replays as CUDA graph
+segments with the collectives between them.
 Skips without two GPUs or without NCCL (test_ddp.py runs the same worker on two CPU ranks)."""
 import json
 import os
@@ -16,13 +18,15 @@ GPUS = [c for c in dlarray.devices() if c.device_type == 2]
 
 
 @pytest.mark.skipif(len(GPUS) < 2, reason="fewer than two GPUs (the data-parallel mode on NCCL)")
-def test_two_gpus_train_as_one_gpu_on_the_global_batch(tmp_path):
+@pytest.mark.parametrize("peer", ["1", "0"], ids=["peer-all-reduce-in-the-graph", "nccl-segments"])
+def test_two_gpus_train_as_one_gpu_on_the_global_batch(tmp_path, peer):
     import dlarray.distributed as dist
     try:
         dist.nccl_library()
     except RuntimeError as e:
         pytest.skip("NCCL is not installed: %s" % e)
-    env = dict(os.environ, NCCL_NVLS_ENABLE="0", PYTHONUNBUFFERED="1", DLARRAY_DIST_TIMEOUT="120")
+    env = dict(os.environ, NCCL_NVLS_ENABLE="0", PYTHONUNBUFFERED="1", DLARRAY_DIST_TIMEOUT="120",
+               DLARRAY_PEER_ALLREDUCE=peer)
     env.pop("DLARRAY_DIST_DEVICE", None)
     done = subprocess.run([sys.executable, "-m", "dlarray.distributed.run", "--nproc-per-node",
                            "2", os.path.join(HERE, "ddp_worker.py"), str(tmp_path)],
@@ -34,13 +38,19 @@ def test_two_gpus_train_as_one_gpu_on_the_global_batch(tmp_path):
         runs = r["runs"]
         assert runs["1e-06"]["buckets"] == 4 and runs["25.0"]["buckets"] == 1
         for key, run in runs.items():  # cuBLAS may sum in another order on half the rows
-            # run 1 op by op, run 2 records the segments, runs 2 and 3 replay them; a cut at
-            # each bucket start and at the wait before an update (the collectives run between
-            # the segments): one bucket and no update node leave one graph, the collectives after
+            # every bucket of this small float32 model goes to the peer kernel when it is on
+            assert run["recordable"] is (peer == "1"), (key, run)
+            # run 1 op by op, run 2 records the graphs, runs 2 and 3 replay them (a recording
+            # allocates the scratch no cache holds). Recorded all-reduces: one graph. NCCL: a
+            # cut at each bucket start and at the wait before an update (the collectives run
+            # between the segments); one bucket and no update node leave one graph.
             cut = run["buckets"] > 1 or key.endswith("sgd_update_op")
-            # every plan replays (a recording allocates the scratch no cache holds)
             assert run["graph"][:4] == [1, 2, 1, []], (key, run)
-            assert len(run["graph"][4]) == 1 and run["graph"][4][0] >= 1 + cut, (key, run)
+            assert len(run["graph"][4]) == 1, (key, run)
+            if run["recordable"]:
+                assert run["graph"][4][0] == 1, (key, run)
+            else:
+                assert run["graph"][4][0] >= 1 + cut, (key, run)
             assert run["loss_error"] < 1e-4, run
             assert run["weight_error"] < 1e-4, run
     assert ranks[0]["runs"] == ranks[1]["runs"]

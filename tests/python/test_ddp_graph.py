@@ -1,12 +1,13 @@
-"""Data-parallel plans in CUDA graphs, as segments (issue 24): the plan's calls are cut at the
-buckets' starts and wait; each stretch of op calls is recorded as a graph of its own and the
-collectives run eagerly between the launches (never inside a graph: that hung on 2 H200s).
+"""Data-parallel plans in CUDA graphs (issue 24). With NCCL, as segments: the plan's calls are
+cut at the buckets' starts and wait; each stretch of op calls is recorded as a graph of its own
+and the collectives run eagerly between the launches (NCCL never inside a graph: that hung on 2
+H200s). With the peer-memory all-reduce, the buckets are recorded into the plan's one graph.
 
 Without a GPU: dlarray.autodiff._cuda_graph.split, the GraphRunner over a fake graph extension
 (what is recorded, what runs eagerly, in which order), and the segment lists of real
 data-parallel plans on one CPU rank. With one GPU: a one-rank group replays segmented graphs
 and trains exactly as one executor. With two GPUs: more than a thousand replayed steps with
-eager collectives between them, losses equal to one GPU's on the global batch.
+eager collectives between them, losses equal to one GPU's on the global batch, both ways.
 ddp_graph_worker.py is the rank's side."""
 import json
 import os
@@ -165,28 +166,33 @@ def check_segments(case, update):
     for rec, labels in steps:
         assert labels, "an empty step"
         kinds = {kind for kind, _b, _t in labels}
-        assert kinds <= ({"op", "update"} if rec else {"start", "wait"}), (rec, kinds)
+        assert kinds <= ({"op", "update"} if rec else {"start", "wait", "finish"}), (rec, kinds)
     for a, b in zip(steps, steps[1:]):
         assert a[0] != b[0], "two segments (or two eager stretches) in a row"
-    starts = [b for _rec, (kind, b, _t) in flat if kind == "start"]
+    # "finish": the wait for the buckets started, then the last bucket on the GPU's stream
+    starts = [b for _rec, (kind, b, _t) in flat if kind in ("start", "finish")]
     assert starts == list(range(buckets))  # every bucket started once, in order
     kinds = [kind for _rec, (kind, _b, _t) in flat]
-    assert kinds.count("wait") == 1 and kinds.index("wait") > max(
-        i for i, k in enumerate(kinds) if k == "start")
+    waits = [i for i, k in enumerate(kinds) if k in ("wait", "finish")]
+    assert len(waits) == 1 and waits[0] >= max(i for i, k in enumerate(kinds)
+                                               if k in ("start", "finish"))
     # A bucket starts after every op that touches its arrays; only the updates, after the
     # wait, touch them later.
     for i, (_rec, (kind, b, _t)) in enumerate(flat):
-        if kind != "start":
+        if kind not in ("start", "finish"):
             continue
         for kind2, _b2, touched in (label for _r, label in flat[i + 1:]):
-            assert kind2 in ("start", "wait", "update") or b not in touched, (b, kind2)
-    wait = kinds.index("wait")
+            assert kind2 in ("start", "wait", "finish", "update") or b not in touched, (b, kind2)
+    wait = waits[0]
     if update:  # the updates are the last segment, right after the wait
         assert steps[-1][0] and {k for k, _b, _t in steps[-1][1]} == {"update"}
         assert all(k != "update" for k in kinds[:wait])
-        assert steps[-2][1][-1][0] == "wait"
+        assert steps[-2][1][-1][0] in ("wait", "finish")
     else:
-        assert kinds[-1] == "wait" and "update" not in kinds
+        assert kinds[-1] in ("wait", "finish") and "update" not in kinds
+    # a bucket ready after the last op is all-reduced by finish, not forked to the side stream
+    last_op = max(i for i, k in enumerate(kinds) if k == "op")
+    assert "start" not in kinds[last_op + 1:], kinds
     return sum(1 for rec, _labels in steps if rec)
 
 
@@ -208,8 +214,10 @@ def test_data_parallel_plans_split_at_every_bucket_start(tmp_path):
     for key, case in cases.items():
         name, bucket_mb, update = key.split()
         segments = check_segments(case, update == "True")
-        if bucket_mb == "25":  # one bucket, started after the backward pass
+        if bucket_mb == "25":  # one bucket, all-reduced after the backward pass on the stream
             assert case["buckets"] == 1 and segments == 1 + (update == "True"), key
+            assert [k for _r, (k, _b, _t) in ((r, l) for r, ls in case["steps"] for l in ls)
+                    if k != "op" and k != "update"] == ["finish"], key
         if bucket_mb == "1e-06":  # a bucket per gradient
             assert case["buckets"] == (4 if name == "small" else 6), key
     # examples/mnist.py's MLP computes W1's gradient first (0.77 MB): with 0.5 MB buckets its
@@ -228,9 +236,9 @@ def nccl_or_skip():
         pytest.skip("NCCL is not installed: %s" % e)
 
 
-def run_ranks(tmp_path, world, steps, timeout):
+def run_ranks(tmp_path, world, steps, timeout, peer="1"):
     env = dict(os.environ, NCCL_NVLS_ENABLE="0", PYTHONUNBUFFERED="1", DLARRAY_DIST_TIMEOUT="60",
-               DDP_GRAPH_HANG_S="60")
+               DDP_GRAPH_HANG_S="60", DLARRAY_PEER_ALLREDUCE=peer)
     env.pop("DLARRAY_DIST_DEVICE", None)
     launcher = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m",
                                  "dlarray.distributed.run", "--nproc-per-node", str(world),
@@ -254,16 +262,20 @@ def run_ranks(tmp_path, world, steps, timeout):
     return [json.loads((tmp_path / ("rank%d.json" % r)).read_text()) for r in range(world)]
 
 
-def check_training(ranks, steps, tolerance):
+def check_training(ranks, steps, tolerance, recordable=False):
     for r in ranks:
         for key, case in r["cases"].items():
             graph = case["graph"]
             assert graph["notes"] == [], (key, graph)
+            assert case["recordable"] is recordable, (key, case)
             if case["graphs"]:
                 assert (graph["captures"], graph["replays"], graph["eager_runs"]) == (
                     1, steps - 1, 1), (key, graph)
                 assert graph["segments"] == [case["expected_segments"]], (key, graph)
-                assert case["expected_segments"] >= 2, key  # at least one cut
+                if case["recordable"]:  # the peer kernel's all-reduces inside the one graph
+                    assert case["expected_segments"] == 1, key
+                else:
+                    assert case["expected_segments"] >= 2, key  # at least one cut
             else:  # cuda_graph=False: op by op, as before
                 assert graph["captures"] == graph["replays"] == 0, (key, graph)
                 assert graph["segments"] == [], (key, graph)
@@ -289,9 +301,23 @@ def test_one_rank_group_replays_segments_as_one_executor(tmp_path):
 def test_two_gpus_replay_a_thousand_segmented_steps_as_one_gpu(tmp_path):
     nccl_or_skip()
     steps = 1200
-    ranks = run_ranks(tmp_path, 2, steps, timeout=150)
+    ranks = run_ranks(tmp_path, 2, steps, timeout=150, peer="0")  # NCCL: segments
     for r in ranks:
         for case in r["cases"].values():
             assert case["syncs"] == (steps if case["graphs"] else steps // 4) // 50
     # cuBLAS sums half the rows in another order: float32 rounding, carried over the steps
     check_training(ranks, steps, tolerance=5e-3)
+
+
+@pytest.mark.skipif(len(GPUS) < 2, reason="fewer than two GPUs (the peer all-reduce recorded "
+                    "into data-parallel graphs)")
+def test_two_gpus_replay_a_thousand_steps_with_the_all_reduces_in_the_graph(tmp_path):
+    """The peer-memory all-reduce (the default between GPUs of one host) recorded into the
+    plan's one graph: 1200 replays between eager NCCL collectives, equal to one GPU."""
+    nccl_or_skip()
+    steps = 1200
+    ranks = run_ranks(tmp_path, 2, steps, timeout=150, peer="1")
+    for r in ranks:
+        for case in r["cases"].values():
+            assert case["syncs"] == (steps if case["graphs"] else steps // 4) // 50
+    check_training(ranks, steps, tolerance=5e-3, recordable=True)

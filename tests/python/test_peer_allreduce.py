@@ -183,6 +183,20 @@ def test_the_switch_off_gives_nccl(tmp_path):
 
 
 @needs_two_gpus
+def test_a_recorded_all_reduce_replays_with_a_new_sequence_number_each_time(tmp_path):
+    _nccl_or_skip()
+    r0, r1 = launch(tmp_path, "recorded", DLARRAY_PEER_ALLREDUCE_FIRST_SEQ=2 ** 32 - 40)
+    for r in (r0, r1):
+        assert r["checks"] == 3 * 60 + 6 + 2, r  # 3 a step, 6 NCCL ones, 2 refusals
+        # recorded once each (replays are not host calls); the eager ones interleaved
+        assert r["stats"]["peer_all_reduce"] >= 2 + 60, r["stats"]
+        for fragment in ("ncclBroadcast", "cannot be recorded in a CUDA graph"):
+            assert fragment in r["nccl_error"], r["nccl_error"]
+        assert "ncclAllReduce" in r["large_error"], r["large_error"]
+    assert r0["digests"] == r1["digests"]
+
+
+@needs_two_gpus
 def test_a_dead_rank_ends_the_others_peer_all_reduce_naming_it(tmp_path):
     _nccl_or_skip()
     with socket.socket() as s:
@@ -342,6 +356,47 @@ class _Worker:
         self.dist.all_reduce_coalesced(xs)
         np.testing.assert_array_equal(xs[1].asnumpy(), np.full(5, 2, np.float32))
         self.result["checks"] = 2
+
+    def recorded(self):
+        """A peer all-reduce recorded into a CUDA graph (two arrays, one call), replayed 60
+        times across the sequence numbers' wrap with new values each time, between eager peer
+        all-reduces and NCCL ones; every result checked on both ranks. Then what a recording
+        refuses: an NCCL collective (broadcast), an all-reduce past the peer limit."""
+        from dlarray import autodiff as ad
+        n = (1000, 70001)
+        xs = [_put(np.zeros(k, np.float32), self.ctx) for k in n]
+        eager = _put(np.zeros(513, np.float64), self.ctx)
+        big = _put(np.zeros(LIMIT // 4 + 64, np.float32), self.ctx)
+        graph = ad.record_cuda_graph(lambda: self.dist.all_reduce_coalesced(xs, op="mean"),
+                                     self.ctx)
+        for step in range(60):
+            mine = [_data(self.rank, k, "float32", step) for k in n]
+            for x, m in zip(xs, mine):
+                x[:] = m
+            eager[:] = _data(self.rank, 513, "float64", step)
+            graph.launch()
+            self.dist.all_reduce(eager)  # eager peer call after the replay, same stream
+            if step % 10 == 9:
+                big[:] = np.full(big.shape[0], self.rank + step, np.float32)
+                self.dist.all_reduce(big, op="max")  # NCCL
+                self.check("big/%d" % step, big.asnumpy(),
+                           np.full(big.shape[0], self.world - 1 + step, np.float32), True)
+            for i, k in enumerate(n):
+                want = _want("mean", [_data(r, k, "float32", step) for r in range(self.world)])
+                self.check("x%d/%d" % (i, step), xs[i].asnumpy(), want, exact=False)
+            self.check("eager/%d" % step, eager.asnumpy(),
+                       _want("sum", [_data(r, 513, "float64", step) for r in range(self.world)]),
+                       exact=False)
+        for key, fn in (("nccl_error", lambda: self.dist.broadcast(eager, src=0)),
+                        ("large_error", lambda: self.dist.all_reduce(big))):
+            try:
+                ad.record_cuda_graph(fn, self.ctx)
+                self.result[key] = "recorded"
+            except ValueError as e:
+                self.result[key] = str(e)
+                self.result["checks"] += 1
+        self.dist.all_reduce(eager)  # the group still works after the refusals
+        self.dist.barrier()
 
     def dead(self):
         """Rank 1 leaves after two peer all-reduces; rank 0's third waits on the GPU."""

@@ -7,14 +7,17 @@ the first buckets' all-reduces overlap the rest of the backward pass (on a GPU: 
 stream; see dlarray.distributed._buckets). Every rank runs the same plan, so every rank starts
 the same buckets in the same order.
 
-On a GPU the plan's CUDA graph is cut into segments at the buckets' starts and wait
+On a GPU, when every bucket's all-reduce goes to the peer-memory kernel (small buckets, GPUs of
+one host: ``GradientBuckets.recordable``), the starts and the wait are recorded into the plan's
+CUDA graph like its ops: one launch a step, the all-reduces a branch of the graph on the side
+stream. Otherwise the plan's graph is cut into segments at the buckets' starts and wait
 (``plan.eager``; dlarray.autodiff._cuda_graph.split): a replay launches each stretch of op calls
-as a graph of its own and starts the buckets' collectives between the launches, on the host,
-stream-ordered as op by op. NCCL never is inside a graph: recording the collectives in the
-plan's graph (one launch a step) was tried, and on 2 H200s the MNIST example with
-``--check-sync`` (an eager all_gather after each replay) hung after about 400 steps, cause not
-found. A plan's ``sgd_update_op`` calls come after the buckets' wait, as the last segment: the
-update reads averaged gradients, after the GPU's stream has waited for the all-reduces.
+as a graph of its own and starts the buckets' NCCL collectives between the launches, on the
+host, stream-ordered as op by op. NCCL never is inside a graph: recording it in the plan's graph
+was tried, and on 2 H200s the MNIST example with ``--check-sync`` (an eager all_gather after
+each replay) hung after about 400 steps, cause not found. A plan's ``sgd_update_op`` calls come
+after the buckets' wait: the update reads averaged gradients, after the GPU's stream has waited
+for the all-reduces.
 """
 
 from __future__ import annotations
@@ -72,17 +75,24 @@ def attach(plan, nodes, bucket_mb):
                 last[id(arg)] = i
     ready = sorted(arrays, key=lambda k: last[k])
     buckets = GradientBuckets([arrays[k] for k in ready], bucket_mb, op="mean")
-    plan.eager = frozenset((buckets.start, buckets.wait))  # between the graph's segments
+    # NCCL's collectives run between the graph's segments; the peer kernel's are recorded
+    plan.eager = frozenset() if buckets.recordable() else frozenset(
+        (buckets.start, buckets.wait, buckets.finish))
     after = {}  # call index -> buckets to start after it
     position = 0
     for b, members in enumerate(buckets.buckets):
         position += len(members)
         after.setdefault(last[ready[position - 1]], []).append(b)
+    # A last bucket ready after the last op has nothing to overlap: it is all-reduced on the
+    # GPU's stream after the others' wait (buckets.finish), not forked to the side stream.
+    final = after.get(len(body) - 1, [None])[-1] if body else None
+    if final is not None:
+        after[len(body) - 1].remove(final)
     calls = [(buckets.start, (b,)) for b in after.get(-1, [])]
     for i, call in enumerate(body):
         calls.append(call)
         calls.extend((buckets.start, (b,)) for b in after.get(i, []))
-    calls.append((buckets.wait, ()))
+    calls.append((buckets.wait, ()) if final is None else (buckets.finish, (final,)))
     calls.extend(updates)
     plan.calls = calls
     return buckets

@@ -9,6 +9,9 @@ all-reduce without waiting for it; ``wait()`` waits for every bucket started.
 - On a GPU (NCCL) the collectives go on the communicator's side stream, each ordered after the
   kernels already queued on the GPU's stream (an event, not a host wait), so they overlap the
   kernels queued after them; ``wait()`` makes the GPU's stream wait for them, and returns at once.
+  Small buckets on GPUs of one host go to the peer-memory kernel instead of NCCL; when every
+  bucket does (:meth:`GradientBuckets.recordable`), the starts and the wait may be recorded into
+  a CUDA graph with the ops around them (the side stream becomes a branch of the graph).
 - On CPU arrays (MPI) each array's all-reduce is an ``MPI_Iallreduce``; ``wait()`` waits for
   them (``MPI_Wait``) on the host. MPI progresses them inside MPI calls, so the overlap depends
   on the MPI library's progress engine.
@@ -98,13 +101,16 @@ class GradientBuckets:
         self._requests: list[int] = []  # MPI requests started and not waited for
         self._on_side = False  # NCCL: collectives are going to the side stream
 
-    def start(self, index: int) -> None:
+    def start(self, index: int, side: bool = True) -> None:
         """Starts one bucket's all-reduce; returns without waiting for it.
 
         Parameters
         ----------
         index : int
             The bucket, in ``[0, len(self))``: ``self.buckets[index]`` lists its arrays.
+        side : bool, optional
+            On a GPU: on the side stream (the default; the GPU's stream goes on); False, with no
+            bucket on the side stream: on the GPU's stream (:meth:`finish`).
 
         Raises
         ------
@@ -126,7 +132,7 @@ class GradientBuckets:
             for a in arrays:
                 self._requests.append(group.call(what, "iall_reduce", a, a, self.code))
         else:
-            if not self._on_side:
+            if side and not self._on_side:
                 group.call(what, "set_stream", True)
                 self._on_side = True
             group.call(what, "all_reduce_group", arrays, self.code)
@@ -141,6 +147,23 @@ class GradientBuckets:
         requests, self._requests = self._requests, []
         for r in requests:
             group.call("data-parallel wait", "wait", r)
+
+    def finish(self, index: int) -> None:
+        """Waits for the buckets started, then all-reduces bucket ``index`` and waits for it too:
+        for a last bucket with nothing left to overlap, whose all-reduce then goes on the GPU's
+        own stream (no fork to the side stream and join back, which a CUDA graph pays for)."""
+        self.wait()
+        self.start(index, side=False)
+        self.wait()
+
+    def recordable(self) -> bool:
+        """Whether every bucket's all-reduce may be recorded into a CUDA graph, with the ops
+        around it: each goes to the peer-memory kernel (``_peer.peer_takes``: GPU ranks on one
+        host, small floating buckets), and the group is not in debug mode (whose checks run on
+        the host). NCCL's collectives are never recorded."""
+        from ._peer import peer_takes
+        return not self.group.debug and all(peer_takes(self.group, b, self.op)
+                                            for b in self.buckets)
 
     def __len__(self) -> int:
         """The number of buckets."""

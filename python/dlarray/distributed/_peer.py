@@ -83,3 +83,29 @@ def _use_peer_all_reduce(enabled: bool) -> None:
     if configure is not None:
         group.call("switching the peer all-reduce", "configure_peer", bool(enabled),
                    group.peer[1], group.timeout)
+
+
+# What the peer kernel takes (backends/cuda/peer_allreduce.cc, Supports and TryAllReduce): the
+# dtypes, and at most this many arrays a call.
+_PEER_FLOATS = frozenset(("float16", "bfloat16", "float32", "float64"))
+_PEER_INTS = frozenset(("int8", "int32", "int64", "uint8", "uint32", "uint64"))
+_PEER_MAX_ARRAYS = 64
+
+
+def peer_takes(group, arrays, op: str) -> bool:
+    """Whether one all-reduce of ``arrays`` (a data-parallel bucket: same arrays on every rank)
+    goes to the peer-memory kernel on this group: set up by every rank and switched on, one
+    dtype the kernel takes with ``op`` (``mean`` on floating dtypes only), at most 64 arrays
+    and the agreed byte limit in all. Such a call may be recorded into a CUDA graph; NCCL's may
+    not (the CUDA plugin refuses)."""
+    if group.backend != "nccl" or group.staged or not arrays or len(arrays) > _PEER_MAX_ARRAYS:
+        return False
+    stats = getattr(group.comm, "peer_stats", None)
+    if stats is None:
+        return False
+    _calls, _nccl, enabled, max_bytes = stats()
+    dtypes = {str(a.dtype) for a in arrays}
+    if not enabled or len(dtypes) != 1 or sum(a.nbytes for a in arrays) > max_bytes:
+        return False
+    dtype = dtypes.pop()
+    return dtype in _PEER_FLOATS or (op not in ("mean", "avg") and dtype in _PEER_INTS)
