@@ -394,6 +394,40 @@ int AllReduceGroup(DLArrayNcclComm* c, DLArray* const* arrays, int32_t count, in
   });
 }
 
+// A data-parallel bucket's mean and its SGD step in one peer-memory kernel (all_reduce_sgd).
+int AllReduceSgd(DLArrayNcclComm* c, DLArray* const* arrays, DLArray* const* params, int32_t count,
+                 double scale) {
+  return Guard([&] {
+    constexpr const char* kWhat = "all_reduce_sgd";
+    if (c == nullptr) throw Error(ErrorKind::kValue, "all_reduce_sgd: comm is null");
+    if (count <= 0 || arrays == nullptr || params == nullptr) {
+      throw Error(ErrorKind::kValue,
+                  "all_reduce_sgd: no arrays (count " + std::to_string(count) + ")");
+    }
+    std::vector<size_t> sizes;
+    for (int32_t i = 0; i < count; ++i) {
+      sizes.push_back(CheckAllReduce(c, arrays[i], arrays[i], kDLArrayNcclAvg));
+      const DLArrayDType t = arrays[i]->dtype;
+      if (t.code != kDLArrayFloat || (t.bits != 32 && t.bits != 64) || t.lanes != 1) {
+        throw DTypeError("all_reduce_sgd: the arrays must be float32 or float64, got " +
+                         FormatDType(t));
+      }
+      if (params[i] == nullptr) continue;
+      RequireSize(CheckArray(c, params[i], kWhat, "parameter"), sizes.back(), kWhat, "parameter",
+                  "its gradient");
+      CheckSameDType(arrays[i], params[i], kWhat);
+    }
+    if (!peer::TryAllReduce(c, arrays, arrays, sizes.data(), count, kDLArrayNcclAvg, params,
+                            scale)) {
+      throw Error(ErrorKind::kValue,
+                  "all_reduce_sgd on " + Who(c) +
+                      ": the peer-memory path does not take this call (every rank on this host "
+                      "with peer access, one dtype, at most DLARRAY_PEER_ALLREDUCE_MAX_BYTES and "
+                      "64 arrays); it has no NCCL form");
+    }
+  });
+}
+
 int PeerConfigure(DLArrayNcclComm* c, int32_t enabled, uint64_t max_bytes, double timeout_seconds) {
   return Guard([&] { peer::Configure(c, enabled != 0, max_bytes, timeout_seconds); });
 }
@@ -462,6 +496,7 @@ const DLArrayNcclExtV1 kApi = {
     &PeerConfigure,
     &AllReduceGroup,
     &PeerStats,
+    &AllReduceSgd,
 };
 
 }  // namespace

@@ -240,7 +240,8 @@ void SetUp(DLArrayNcclComm* c) {
 }
 
 bool TryAllReduce(DLArrayNcclComm* c, const DLArray* const* in, DLArray* const* out,
-                  const size_t* sizes, int count, int32_t op) {
+                  const size_t* sizes, int count, int32_t op, DLArray* const* params,
+                  double scale) {
   State* s = c->peer.get();  // set at comm_init, before any collective; its settings under mu
   if (s == nullptr || count < 1 || count > kMaxSegments) return false;
   const DLArrayDType t = in[0]->dtype;
@@ -252,8 +253,11 @@ bool TryAllReduce(DLArrayNcclComm* c, const DLArray* const* in, DLArray* const* 
     if (in[i]->dtype != t || out[i]->dtype != t) return false;
     const uint64_t n = sizes[i];
     bytes += n * t.bits / 8;
+    void* param = params == nullptr || params[i] == nullptr
+                      ? nullptr
+                      : static_cast<char*>(params[i]->data) + params[i]->byte_offset;
     args.segments[i] = {static_cast<const char*>(in[i]->data) + in[i]->byte_offset,
-                        static_cast<char*>(out[i]->data) + out[i]->byte_offset, offset, n};
+                        static_cast<char*>(out[i]->data) + out[i]->byte_offset, param, offset, n};
     offset += (n * t.bits / 8 + kAlign - 1) / kAlign * kAlign;
     units += (n + UnitElements(t) - 1) / UnitElements(t);
   }
@@ -285,6 +289,7 @@ bool TryAllReduce(DLArrayNcclComm* c, const DLArray* const* in, DLArray* const* 
     args.half_bytes = s->half_bytes;
     args.rank = s->rank;
     args.world = s->world;
+    args.scale = scale;
     args.op = op;
     args.num_segments = count;
     const uint64_t blocks =

@@ -112,6 +112,31 @@ __device__ void Push(const KernelArgs& a, uint64_t half) {
   }
 }
 
+// The SGD step on unit u of a parameter: p + g * scale, the product and the sum each rounded
+// (what multiply_by_const then add give, bit for bit: no fused multiply-add).
+__device__ float StepOf(float p, float g, double scale) {
+  return __fadd_rn(p, __fmul_rn(g, static_cast<float>(scale)));
+}
+__device__ double StepOf(double p, double g, double scale) {
+  return __dadd_rn(p, __dmul_rn(g, scale));
+}
+
+template <typename T>
+__device__ void Step(T* param, uint64_t count, uint64_t u, const T* grad, double scale) {
+  constexpr int kUnit = kAlign / sizeof(T);
+  const uint64_t base = u * kUnit;
+  if (reinterpret_cast<uintptr_t>(param) % kAlign == 0 && base + kUnit <= count) {
+    uint4 raw = reinterpret_cast<const uint4*>(param)[u];
+    T* p = reinterpret_cast<T*>(&raw);
+#pragma unroll
+    for (int e = 0; e < kUnit; ++e) p[e] = StepOf(p[e], grad[e], scale);
+    reinterpret_cast<uint4*>(param)[u] = raw;
+  } else {
+    for (int e = 0; e < kUnit && base + e < count; ++e)
+      param[base + e] = StepOf(param[base + e], grad[e], scale);
+  }
+}
+
 // Every rank's unit (this rank's from its input, the peers' from their slots of this rank's own
 // buffer half), summed in rank order 0, 1, ...: the same order on every rank, so every rank gets
 // the same bits. A unit may be read and written by the same thread (in == out).
@@ -163,6 +188,9 @@ __device__ void Reduce(const KernelArgs& a, uint64_t half) {
         reinterpret_cast<uint4*>(out)[u] = packed;
       } else {
         for (int e = 0; e < kUnit && base + e < seg.count; ++e) out[base + e] = result[e];
+      }
+      if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
+        if (seg.param != nullptr) Step(static_cast<T*>(seg.param), seg.count, u, result, a.scale);
       }
     }
   }

@@ -52,10 +52,12 @@ constexpr int kErrorWord = 1;
 constexpr int32_t kErrTimeout = 1;
 constexpr int32_t kErrAborted = 2;
 
-/*! \brief One array of a call: read from `in`, reduced into `out` (may be the same). */
+/*! \brief One array of a call: read from `in`, reduced into `out` (may be the same); when
+ *         `param` is set, param += out * scale too (all_reduce_sgd; float32/float64). */
 struct Segment {
   const void* in;
   void* out;
+  void* param;
   uint64_t offset;  // bytes into each rank's buffer half, a multiple of kAlign
   uint64_t count;   // elements
 };
@@ -75,7 +77,8 @@ struct KernelArgs {
   uint64_t half_bytes;  // odd sequence numbers use the second half, at buffers[p] + half_bytes
   int32_t rank;
   int32_t world;
-  int32_t op;  // kDLArrayNcclSum, Prod, Max, Min, Avg (floats)
+  double scale;  // the SGD step's -lr (rounded to the dtype) for segments with a param
+  int32_t op;    // kDLArrayNcclSum, Prod, Max, Min, Avg (floats)
   int32_t num_segments;
   Segment segments[kMaxSegments];
 };
@@ -127,10 +130,13 @@ void SetUp(DLArrayNcclComm* c);
  *        eligible (set up, not in a group, one supported dtype and op, at most max_bytes in
  *        all); returns false, having queued nothing, when it is not. The caller has checked the
  *        arrays (compact, on the GPU, in and out of one dtype; sizes[i] elements each). While
- *        the GPU records a CUDA graph the kernel is recorded (each replay is a call).
+ *        the GPU records a CUDA graph the kernel is recorded (each replay is a call). With
+ *        params (count entries, null or compact arrays of out[i]'s dtype and size; checked by
+ *        the caller), each param += out * scale in the same kernel.
  */
 bool TryAllReduce(DLArrayNcclComm* c, const DLArray* const* in, DLArray* const* out,
-                  const size_t* sizes, int count, int32_t op);
+                  const size_t* sizes, int count, int32_t op, DLArray* const* params = nullptr,
+                  double scale = 0);
 
 /*!
  * \brief peer_configure: before comm_init the settings SetUp uses; after it, the use of what was

@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <utility>
@@ -114,6 +115,27 @@ class Communicator {
       throw;
     }
     CallExtension("nccl group_end", [&] { return api_->group_end(c); });
+  }
+
+  // A data-parallel bucket's mean and its SGD step in one peer-memory kernel (params[i]: None
+  // for a gradient without one). An older plugin has none: the caller asks has_all_reduce_sgd.
+  void AllReduceSgd(const std::vector<NDArray>& arrays,
+                    const std::vector<std::optional<NDArray>>& params, double scale) {
+    if (params.size() != arrays.size()) {
+      throw py::value_error("all_reduce_sgd: " + std::to_string(params.size()) +
+                            " parameters for " + std::to_string(arrays.size()) + " gradients");
+    }
+    if (!HasAllReduceSgd()) throw py::value_error("all_reduce_sgd: the CUDA plugin has none");
+    std::vector<DLArray*> dls, ps;
+    for (const NDArray& a : arrays) dls.push_back(a.dl());
+    for (const auto& p : params) ps.push_back(p ? p->dl() : nullptr);
+    Use("all_reduce_sgd", [&](DLArrayNcclComm* c) {
+      return api_->all_reduce_sgd(c, dls.data(), ps.data(), static_cast<int32_t>(dls.size()),
+                                  scale);
+    });
+  }
+  bool HasAllReduceSgd() const {
+    return DLARRAY_STRUCT_HAS(api_, DLArrayNcclExtV1, all_reduce_sgd);
   }
 
   // The peer-memory all-reduce's settings, before init (no-op with an older plugin).
@@ -243,6 +265,9 @@ void BindDistributed(py::module_& m) {
       .def("configure_peer", &Communicator::ConfigurePeer, py::arg("enabled"), py::arg("max_bytes"),
            py::arg("timeout_seconds"))
       .def("peer_stats", &Communicator::PeerStats)
+      .def("all_reduce_sgd", &Communicator::AllReduceSgd, py::arg("arrays"), py::arg("params"),
+           py::arg("scale"))
+      .def("has_all_reduce_sgd", &Communicator::HasAllReduceSgd)
       .def("async_error", &Communicator::AsyncError)
       .def("pending_seconds", &Communicator::PendingSeconds)
       .def("abort", &Communicator::Abort)

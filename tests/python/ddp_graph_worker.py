@@ -1,6 +1,7 @@
 """One rank of test_ddp_graph.py: the executor's data-parallel plans cut into CUDA graph segments.
 
     python ddp_graph_worker.py segments OUT_DIR     (one CPU rank: the plans' segment lists)
+    python ddp_graph_worker.py fused_steps OUT_DIR  (one CPU rank: the steps in the buckets)
     python -m dlarray.distributed.run --nproc-per-node N ddp_graph_worker.py train OUT_DIR STEPS
 
 ``segments`` describes, for a few models and bucket sizes, how the plan's calls split into
@@ -108,6 +109,108 @@ def segments(out):
     dist.destroy_process_group()
 
 
+# -- fused_steps (no GPU) ------------------------------------------------------------------------
+
+class FakePeerComm:
+    """The communicator as a data-parallel plan sees it where every bucket goes to the peer
+    kernel, on one CPU rank: the mean over one rank is the array itself, and all_reduce_sgd then
+    steps the parameters as the kernel does (p + g * scale, the product and the sum each rounded
+    in the dtype). Everything else goes to the real (MPI) communicator."""
+
+    def __init__(self, real):
+        self.real, self.calls = real, []
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def has_all_reduce_sgd(self):
+        return True
+
+    def set_stream(self, side):
+        self.calls.append("set_stream %d" % side)
+
+    def all_reduce_group(self, arrays, code):
+        self.calls.append("group")
+
+    def all_reduce_sgd(self, arrays, params, scale):
+        self.calls.append("sgd %d" % sum(p is not None for p in params))
+        for g, p in zip(arrays, params):
+            if p is not None:
+                dtype = np.dtype(str(p.dtype))
+                p[:] = p.asnumpy() + g.asnumpy() * dtype.type(scale)
+
+
+def fused_steps(out, steps=4):
+    """The plan of a data-parallel executor with an sgd_update_op when its buckets' kernels make
+    the steps (GradientBuckets.recordable and all_reduce_sgd faked on one CPU rank): no update
+    call left, no op after a bucket's start reading its parameters, and training equal, bit for
+    bit, to one executor with the update op."""
+    from dlarray.distributed import _buckets
+    dist.init_process_group(rank=0, world_size=1, device=dlarray.cpu(0))
+    group, cpu = dist._require(), dlarray.cpu(0)
+    real, backend = group.comm, group.backend
+    recordable = _buckets.GradientBuckets.recordable
+    cases = {}
+    try:
+        group.comm, group.backend = FakePeerComm(real), "nccl"
+        _buckets.GradientBuckets.recordable = lambda self: True
+        batches = data(1)
+        for key, bucket_mb in (("1e-06", 1e-6), ("0.5", 0.5), ("25.0", 25.0),
+                               ("reader", 1e-6)):
+            runs = []
+            for dp in (False, True):
+                x, y_, params, loss, grads = model()
+                extra = []
+                if key == "reader":  # reads W1 after its gradient (and b1's) is computed
+                    extra = [ad.mul_op(params[0], ad.broadcastto_op(grads[1], params[0]))]
+                nodes = [loss] + grads + extra + [ad.sgd_update_op(params, grads, LR)]
+                executor = ad.Executor(nodes, cpu, data_parallel=grads if dp else None,
+                                       bucket_mb=bucket_mb)
+                weights = [dlarray.array(w, cpu) for w in init_weights()]
+                feed = dict(zip(params, weights))
+                losses = []
+                for i in range(steps):
+                    feed[x], feed[y_] = batches[i % len(batches)]
+                    values = executor.run(feed)
+                    losses.append(float(values[0].asnumpy().reshape(-1)[0]))
+                    if extra:
+                        losses.append(float(values[1 + len(grads)].asnumpy().sum()))
+                runs.append((losses, [w.asnumpy() for w in weights], executor, weights))
+            (ref_losses, ref_weights, _, _), (losses, got, executor, weights) = runs
+            plan = next(iter(executor._plans.values()))
+            cases[key] = {
+                "buckets": len(plan.buckets), "calls": group.comm.calls,
+                "stats": {k: executor.graph_stats()[k] for k in ("updates_in_all_reduce",
+                                                                 "multi_tensor_kernels")},
+                "late_readers": late_readers(plan, weights),
+                "losses_equal": losses == ref_losses,
+                "weights_equal": all(np.array_equal(a, b) for a, b in zip(got, ref_weights))}
+            group.comm.calls = []
+    finally:
+        group.comm, group.backend = real, backend
+        _buckets.GradientBuckets.recordable = recordable
+    with open(os.path.join(out, "fused_steps.json"), "w") as f:
+        json.dump(cases, f)
+    dist.destroy_process_group()
+
+
+def late_readers(plan, weights):
+    """Ops that read a parameter after the start of the bucket whose kernel steps it."""
+    late = []
+    for i, (fn, args) in enumerate(plan.calls):
+        if getattr(fn, "__name__", "") not in ("start", "finish") or len(args) < 3:
+            continue
+        stepped = {id(p) for p in args[-2] if p is not None}
+        for j, (fn2, args2) in enumerate(plan.calls[i + 1:], i + 1):
+            if getattr(fn2, "__name__", "") in ("start", "finish", "wait"):
+                continue
+            if any(id(a) in stepped for a in args2):
+                late.append("call %d reads a parameter bucket %d steps at call %d"
+                            % (j, args[0], i))
+    assert len({id(w) for w in weights}) == len(weights)
+    return late
+
+
 # -- train (GPUs) --------------------------------------------------------------------------------
 
 def data(world):
@@ -196,7 +299,7 @@ def train_case(batches, steps, bucket_mb, update_node, graphs):
         {k: stats[k] for k in ("captures", "replays", "eager_runs", "segments", "notes")}))
     plan = next(iter(run.executor._plans.values()))
     return {"graph": {k: stats[k] for k in ("captures", "replays", "eager_runs", "segments",
-                                            "notes")},
+                                            "notes", "updates_in_all_reduce")},
             "expected_segments": sum(1 for recorded, _c in _cuda_graph.split(plan.calls,
                                                                              plan.eager)
                                      if recorded),
@@ -227,5 +330,7 @@ def train(out, steps):
 if __name__ == "__main__":
     if sys.argv[1] == "segments":
         segments(sys.argv[2])
+    elif sys.argv[1] == "fused_steps":
+        fused_steps(sys.argv[2])
     else:
         train(sys.argv[2], int(sys.argv[3]))

@@ -87,6 +87,7 @@ def training():
         runs[str(bucket_mb) + " sgd_update_op" * update_node] = {
             "buckets": count,
             "recordable": stats["recordable"],  # the peer kernel's all-reduces, in the graph
+            "in_all_reduce": stats["updates_in_all_reduce"],  # parameters its kernels step
             # captures, replays, eager runs, notes, segments of the executor's CUDA graphs
             "graph": [stats["captures"], stats["replays"], stats["eager_runs"], stats["notes"],
                       stats["segments"]],

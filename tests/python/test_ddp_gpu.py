@@ -40,6 +40,9 @@ def test_two_gpus_train_as_one_gpu_on_the_global_batch(tmp_path, peer):
         for key, run in runs.items():  # cuBLAS may sum in another order on half the rows
             # every bucket of this small float32 model goes to the peer kernel when it is on
             assert run["recordable"] is (peer == "1"), (key, run)
+            # with an sgd_update_op, the peer kernels step the four parameters themselves
+            stepped = 4 if peer == "1" and key.endswith("sgd_update_op") else 0
+            assert run["in_all_reduce"] == stepped, (key, run)
             # run 1 op by op, run 2 records the graphs, runs 2 and 3 replay them (a recording
             # allocates the scratch no cache holds). Recorded all-reduces: one graph. NCCL: a
             # cut at each bucket start and at the wait before an update (the collectives run

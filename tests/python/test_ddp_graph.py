@@ -226,6 +226,39 @@ def test_data_parallel_plans_split_at_every_bucket_start(tmp_path):
     assert mnist["buckets"] == 2 and check_segments(mnist, True) == 3
 
 
+@pytest.mark.skipif("asan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="Open MPI under the preloaded ASan runtime (scripts/sanitize.sh)")
+def test_buckets_that_step_the_parameters_train_as_the_update_op(tmp_path):
+    """Where every bucket goes to the peer kernel, its kernel makes the SGD step
+    (all_reduce_sgd, faked on one CPU rank in the worker): the plan keeps no update call, no op
+    after a bucket's start reads the parameters it steps (also where an op reads W1 after W1's
+    gradient is ready: "reader"), and training equals one executor's with the update op, bit
+    for bit (that op's values too)."""
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
+               DLARRAY_DIST_TIMEOUT="60", OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "DLARRAY_DIST_DEVICE"):
+        env.pop(name, None)
+    done = subprocess.run([sys.executable, WORKER, "fused_steps", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, env=env)
+    if done.returncode != 0 and "MPI was not found" in done.stderr:
+        pytest.skip("a CPU process group needs MPI: %s" % done.stderr.strip().splitlines()[-1])
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    cases = json.loads((tmp_path / "fused_steps.json").read_text())
+    assert sorted(cases) == ["0.5", "1e-06", "25.0", "reader"]
+    for key, case in cases.items():
+        assert case["stats"] == {"updates_in_all_reduce": 6, "multi_tensor_kernels": 0}, key
+        assert case["late_readers"] == [], (key, case["late_readers"])
+        assert case["losses_equal"] and case["weights_equal"], key
+        # one all_reduce_sgd a bucket a run (4 runs), stepping all 6 parameters between them
+        sgd = [c for c in case["calls"] if c.startswith("sgd")]
+        assert len(sgd) == 4 * case["buckets"], (key, case["calls"])
+        assert sum(int(c.split()[1]) for c in sgd) == 4 * 6, (key, sgd)
+        assert "group" not in case["calls"], key
+    assert cases["1e-06"]["buckets"] == 6 and cases["25.0"]["buckets"] == 1
+    # "reader": an op reads W1 after W1's gradient is ready; W1's bucket waits for it
+
+
 # -- GPUs ------------------------------------------------------------------------------------------
 
 def nccl_or_skip():
@@ -274,6 +307,9 @@ def check_training(ranks, steps, tolerance, recordable=False):
                 assert graph["segments"] == [case["expected_segments"]], (key, graph)
                 if case["recordable"]:  # the peer kernel's all-reduces inside the one graph
                     assert case["expected_segments"] == 1, key
+                    # with an sgd_update_op its kernels step the parameters (6: W1 b1 ... b3)
+                    assert graph["updates_in_all_reduce"] == (6 if key.split()[1] == "True"
+                                                              else 0), (key, graph)
                 else:
                     assert case["expected_segments"] >= 2, key  # at least one cut
             else:  # cuda_graph=False: op by op, as before

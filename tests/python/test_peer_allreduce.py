@@ -197,6 +197,18 @@ def test_a_recorded_all_reduce_replays_with_a_new_sequence_number_each_time(tmp_
 
 
 @needs_two_gpus
+def test_all_reduce_sgd_averages_and_steps_the_parameters_bit_for_bit(tmp_path):
+    _nccl_or_skip()
+    r0, r1 = launch(tmp_path, "sgd")
+    for r in (r0, r1):
+        assert r["checks"] == 2 * 2 * 7, r  # 2 dtypes x 2 passes x (4 gradients, 3 parameters)
+        for key, fragment in (("float16", "float32 or float64"), ("size", "elements"),
+                              ("large", "does not take this call"), ("count", "parameters")):
+            assert fragment in r["errors"][key], (key, r["errors"])
+    assert r0["digests"] == r1["digests"]
+
+
+@needs_two_gpus
 def test_a_dead_rank_ends_the_others_peer_all_reduce_naming_it(tmp_path):
     _nccl_or_skip()
     with socket.socket() as s:
@@ -397,6 +409,45 @@ class _Worker:
                 self.result["checks"] += 1
         self.dist.all_reduce(eager)  # the group still works after the refusals
         self.dist.barrier()
+
+    def sgd(self):
+        """all_reduce_sgd (the data-parallel bucket's mean and SGD step in one kernel): four
+        gradients of odd sizes (one misaligned view), three with parameters, float32 and
+        float64, twice (the second pass on the stepped parameters); against NumPy's mean then
+        p + g * s, each op rounded. Then its refusals."""
+        comm = self.dist._require().comm
+        sizes = (1, 517, 4096, 70001)
+        for dtype in ("float32", "float64"):
+            dt = np.dtype(dtype)
+            scale = float(dt.type(-0.37))
+            params = [_put(_data(7, n, dtype, n), self.ctx) if i != 2 else None
+                      for i, n in enumerate(sizes)]
+            want_p = [None if p is None else p.asnumpy() for p in params]
+            for rep in range(2):
+                mine = [_data(self.rank, n, dtype, n + rep) for n in sizes]
+                grads = [_put(m, self.ctx) for m in mine]
+                grads[1] = _put(np.concatenate([np.zeros(1, dt), mine[1]]), self.ctx)[1:]
+                comm.all_reduce_sgd(grads, params, scale)
+                for i, n in enumerate(sizes):
+                    mean = _want("mean", [_data(r, n, dtype, n + rep) for r in range(self.world)])
+                    self.check("%s/%d/g%d" % (dtype, rep, i), grads[i].asnumpy(), mean, True)
+                    if params[i] is not None:
+                        want_p[i] = want_p[i] + mean * dt.type(scale)  # two roundings
+                        self.check("%s/%d/p%d" % (dtype, rep, i), params[i].asnumpy(),
+                                   want_p[i], True)
+        errors = self.result["errors"] = {}
+        half = _put(np.ones(8, np.float16), self.ctx)
+        small = _put(np.ones(8, np.float32), self.ctx)
+        big = _put(np.ones(LIMIT // 4 + 64, np.float32), self.ctx)
+        for key, args in (("float16", ([half], [None])), ("size", ([small], [big])),
+                          ("large", ([big], [None])), ("count", ([small], []))):
+            try:
+                comm.all_reduce_sgd(args[0], args[1], -0.1)
+                errors[key] = "no error"
+            except (ValueError, TypeError) as e:
+                errors[key] = str(e)
+        self.dist.all_reduce(small)  # the group still works
+        np.testing.assert_array_equal(small.asnumpy(), np.full(8, 2, np.float32))
 
     def dead(self):
         """Rank 1 leaves after two peer all-reduces; rank 0's third waits on the GPU."""

@@ -53,7 +53,9 @@ def configure(nodes, bucket_mb, eval_node_list, ctx):
 def attach(plan, nodes, bucket_mb):
     """Adds the buckets' start calls to ``plan.calls`` and the wait at the end. A bucket starts
     after the last call that writes or reads any of its arrays: a later op that read a gradient
-    while its all-reduce runs would see it half averaged."""
+    while its all-reduce runs would see it half averaged. Where the buckets' kernels make the
+    SGD steps (_fused_updates), a bucket also starts after the last call reading its
+    parameters, and the plan's update calls go."""
     from .. import distributed
     from ..distributed._buckets import GradientBuckets
     group = distributed._require()
@@ -75,24 +77,88 @@ def attach(plan, nodes, bucket_mb):
                 last[id(arg)] = i
     ready = sorted(arrays, key=lambda k: last[k])
     buckets = GradientBuckets([arrays[k] for k in ready], bucket_mb, op="mean")
+    recordable = buckets.recordable()
     # NCCL's collectives run between the graph's segments; the peer kernel's are recorded
-    plan.eager = frozenset() if buckets.recordable() else frozenset(
+    plan.eager = frozenset() if recordable else frozenset(
         (buckets.start, buckets.wait, buckets.finish))
-    after = {}  # call index -> buckets to start after it
-    position = 0
+    steps = _fused_updates(plan, buckets, updates) if recordable else None
+    if steps is not None:  # each bucket's kernel updates its parameters: no update calls
+        updates = []
+        plan.updates_in_all_reduce = sum(p is not None for p in steps[2].values())
+    starts = {}  # call index -> the buckets to start after it, with their calls' arguments
     for b, members in enumerate(buckets.buckets):
-        position += len(members)
-        after.setdefault(last[ready[position - 1]], []).append(b)
+        after = max(last[id(a)] for a in members)
+        args = [b, True]
+        if steps is not None:  # its parameters change in its kernel: after their last reader
+            readers, scale, params = steps
+            mine = [params[id(a)] for a in members]
+            after = max([after] + [readers.get(id(p), -1) for p in mine if p is not None])
+            args += [_bound_list(plan, mine), scale]
+        starts.setdefault(after, []).append(args)
     # A last bucket ready after the last op has nothing to overlap: it is all-reduced on the
     # GPU's stream after the others' wait (buckets.finish), not forked to the side stream.
-    final = after.get(len(body) - 1, [None])[-1] if body else None
-    if final is not None:
-        after[len(body) - 1].remove(final)
-    calls = [(buckets.start, (b,)) for b in after.get(-1, [])]
+    final = starts[len(body) - 1].pop() if body and starts.get(len(body) - 1) else None
+    calls = [(buckets.start, args) for args in starts.get(-1, [])]
     for i, call in enumerate(body):
         calls.append(call)
-        calls.extend((buckets.start, (b,)) for b in after.get(i, []))
-    calls.append((buckets.wait, ()) if final is None else (buckets.finish, (final,)))
+        calls.extend((buckets.start, args) for args in starts.get(i, []))
+    if final is None:
+        calls.append((buckets.wait, ()))
+    else:
+        calls.append((buckets.finish, [final[0]] + final[2:]))
     calls.extend(updates)
     plan.calls = calls
     return buckets
+
+
+def _fused_updates(plan, buckets, updates):
+    """Whether the buckets' kernels can make the plan's SGD steps too (the peer all-reduce's
+    all_reduce_sgd: the step right after each bucket's mean, on the side stream, instead of the
+    update calls after the wait): every updated parameter's gradient is in a bucket, one
+    learning rate, float32 or float64, and the CUDA plugin has the call. Returns None, or
+    (the last body call reading each parameter, by id of its slot or array; the step's scale,
+    -lr; the parameter by id of each bucket array, None for a gradient without one)."""
+    from .optim import SGDUpdateOp
+    comm = buckets.group.comm
+    if not updates or not getattr(comm, "has_all_reduce_sgd", lambda: False)():
+        return None
+    if any(str(a.dtype) not in ("float32", "float64") for a in buckets.arrays):
+        return None
+    params = {id(a): None for a in buckets.arrays}
+    scales = set()
+    for node, update in plan.updates.items():
+        pairs = SGDUpdateOp.pairs(node)
+        count = len(pairs[0])
+        call = next(((fn, args) for fn, args in updates if len(args) == 2 * count
+                     and all(plan.arrays.get(g) is args[count + k]
+                             for k, g in enumerate(pairs[1]))), None)
+        if call is None:
+            return None
+        for param, grad in zip(call[1][:count], call[1][count:]):
+            if id(grad) not in params or params[id(grad)] is not None:
+                return None
+            params[id(grad)] = param
+        scales.add(update.scale)
+    if len(scales) != 1:
+        return None
+    readers = {}  # id(slot or array) of each parameter -> its last reader in the body
+    wanted = {id(p) for p in params.values() if p is not None}
+    nodes = {p.node: id(p) for p in params.values() if hasattr(p, "node")}
+    body = plan.calls[:len(plan.calls) - len(updates)]
+    for i, (_fn, args) in enumerate(body):
+        for arg in args:
+            if id(arg) in wanted:
+                readers[id(arg)] = i
+            elif getattr(arg, "node", None) in nodes:  # another slot of the same fed node
+                readers[nodes[arg.node]] = i
+    return readers, scales.pop(), params
+
+
+def _bound_list(plan, items):
+    """``items`` as a list whose fed-node slots the plan binds like its calls' arguments."""
+    items = list(items)
+    for j, item in enumerate(items):
+        node = getattr(item, "node", None)
+        if node is not None and node in plan.slots:
+            plan.slots[node].append((items, j))
+    return items

@@ -248,15 +248,20 @@ class Executor:
             ``multi_tensor_kernels`` (the launches of the
             ``sgd_update_op`` nodes' multi-tensor kernels in a run, up to 64 parameters each,
             summed over the plans) and ``multi_tensor_params`` (the parameters they update; the
-            others, all of them with ``fuse=False``, run two ops each).
+            others, all of them with ``fuse=False``, run two ops each); ``updates_in_all_reduce``
+            (data-parallel plans whose buckets go to the peer all-reduce: the parameters that
+            its kernels update right after their gradients' mean, instead of the update ops).
         """
         stats: dict[str, Any] = {"captures": 0, "replays": 0, "eager_runs": 0, "segments": [],
                                  "notes": [],
                                  "fused_kernels": 0, "fused_nodes": 0, "fused": [],
                                  "fused_products": 0, "products": [],
-                                 "multi_tensor_kernels": 0, "multi_tensor_params": 0}
+                                 "multi_tensor_kernels": 0, "multi_tensor_params": 0,
+                                 "updates_in_all_reduce": 0}
         for plan in self._plans.values():
-            for update in getattr(plan, "updates", {}).values():
+            in_all_reduce = getattr(plan, "updates_in_all_reduce", 0)
+            stats["updates_in_all_reduce"] += in_all_reduce
+            for update in (getattr(plan, "updates", {}).values() if not in_all_reduce else ()):
                 stats["multi_tensor_kernels"] += update.kernels
                 stats["multi_tensor_params"] += update.fused_params
             for group in getattr(plan, "groups", {}).values():

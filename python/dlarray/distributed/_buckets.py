@@ -101,7 +101,7 @@ class GradientBuckets:
         self._requests: list[int] = []  # MPI requests started and not waited for
         self._on_side = False  # NCCL: collectives are going to the side stream
 
-    def start(self, index: int, side: bool = True) -> None:
+    def start(self, index: int, side: bool = True, params=None, scale: float = 0.0) -> None:
         """Starts one bucket's all-reduce; returns without waiting for it.
 
         Parameters
@@ -111,6 +111,12 @@ class GradientBuckets:
         side : bool, optional
             On a GPU: on the side stream (the default; the GPU's stream goes on); False, with no
             bucket on the side stream: on the GPU's stream (:meth:`finish`).
+        params : list, optional
+            The executor's data-parallel mode, where :meth:`recordable`: per array of the
+            bucket, the parameter its SGD step updates (or None), which the bucket's peer kernel
+            then updates by ``param += mean * scale`` right after the mean (all_reduce_sgd).
+        scale : float, optional
+            That step's ``-lr``.
 
         Raises
         ------
@@ -135,7 +141,10 @@ class GradientBuckets:
             if side and not self._on_side:
                 group.call(what, "set_stream", True)
                 self._on_side = True
-            group.call(what, "all_reduce_group", arrays, self.code)
+            if params is None:
+                group.call(what, "all_reduce_group", arrays, self.code)
+            else:
+                group.call(what, "all_reduce_sgd", arrays, list(params), float(scale))
 
     def wait(self) -> None:
         """Waits for every bucket started: on a GPU the GPU's stream waits (the host does not);
@@ -148,12 +157,27 @@ class GradientBuckets:
         for r in requests:
             group.call("data-parallel wait", "wait", r)
 
-    def finish(self, index: int) -> None:
+    def finish(self, index: int, params=None, scale: float = 0.0) -> None:
         """Waits for the buckets started, then all-reduces bucket ``index`` and waits for it too:
         for a last bucket with nothing left to overlap, whose all-reduce then goes on the GPU's
-        own stream (no fork to the side stream and join back, which a CUDA graph pays for)."""
+        own stream (no fork to the side stream and join back, which a CUDA graph pays for).
+
+        Parameters
+        ----------
+        index : int
+            The bucket, in ``[0, len(self))``.
+        params : list, optional
+            As :meth:`start`'s: the parameters its kernel steps (the executor's).
+        scale : float, optional
+            That step's ``-lr``.
+
+        Raises
+        ------
+        DistributedError
+            When the group failed.
+        """
         self.wait()
-        self.start(index, side=False)
+        self.start(index, False, params, scale)
         self.wait()
 
     def recordable(self) -> bool:

@@ -143,6 +143,16 @@ typedef struct DLArrayNcclExtV1 {
   /*! \brief counts[0..num_counts): all-reduce calls that took the peer path, that went to
    *         NCCL (a group counts once), 1 when the peer path is set up and on, its max_bytes. */
   int (*peer_stats)(DLArrayNcclComm* comm, uint64_t* counts, int32_t num_counts);
+  /*!
+   * \brief The mean of count float32 (or float64) arrays over the ranks in place, and the SGD
+   *        step params[i] += arrays[i] * scale (multiply, then add, each rounded: the separate
+   *        ops' bits) for each params[i] not null, in one peer-memory kernel (data-parallel
+   *        training's bucket and its update). params[i]: compact, the dtype and size of
+   *        arrays[i]. Only where the peer path takes the call (all_reduce_group's rules); an
+   *        error otherwise (it has no NCCL form).
+   */
+  int (*all_reduce_sgd)(DLArrayNcclComm* comm, DLArray* const* arrays, DLArray* const* params,
+                        int32_t count, double scale);
 } DLArrayNcclExtV1;
 
 /* Deprecated names from before the extension naming rule (docs/architecture.md), kept for
