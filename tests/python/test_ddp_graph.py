@@ -196,20 +196,25 @@ def check_segments(case, update):
     return sum(1 for rec, _labels in steps if rec)
 
 
-@pytest.mark.skipif("asan" in os.environ.get("LD_PRELOAD", ""),
-                    reason="Open MPI under the preloaded ASan runtime (scripts/sanitize.sh)")
-def test_data_parallel_plans_split_at_every_bucket_start(tmp_path):
+def cpu_worker(tmp_path, scenario):
+    """Runs ddp_graph_worker.py SCENARIO as one CPU rank (MPI); returns its JSON."""
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
                DLARRAY_DIST_TIMEOUT="60", OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "DLARRAY_DIST_DEVICE"):
         env.pop(name, None)
-    done = subprocess.run([sys.executable, WORKER, "segments", str(tmp_path)],
+    done = subprocess.run([sys.executable, WORKER, scenario, str(tmp_path)],
                           capture_output=True, text=True, timeout=120, env=env)
     if done.returncode != 0 and "MPI was not found" in done.stderr:
         pytest.skip("a CPU process group needs MPI: %s" % done.stderr.strip().splitlines()[-1])
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    cases = json.loads((tmp_path / "segments.json").read_text())
+    return json.loads((tmp_path / ("%s.json" % scenario)).read_text())
+
+
+@pytest.mark.skipif("asan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="Open MPI under the preloaded ASan runtime (scripts/sanitize.sh)")
+def test_data_parallel_plans_split_at_every_bucket_start(tmp_path):
+    cases = cpu_worker(tmp_path, "segments")
     assert len(cases) == 18
     for key, case in cases.items():
         name, bucket_mb, update = key.split()
@@ -234,17 +239,7 @@ def test_buckets_that_step_the_parameters_train_as_the_update_op(tmp_path):
     after a bucket's start reads the parameters it steps (also where an op reads W1 after W1's
     gradient is ready: "reader"), and training equals one executor's with the update op, bit
     for bit (that op's values too)."""
-    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
-               DLARRAY_DIST_TIMEOUT="60", OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "DLARRAY_DIST_DEVICE"):
-        env.pop(name, None)
-    done = subprocess.run([sys.executable, WORKER, "fused_steps", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120, env=env)
-    if done.returncode != 0 and "MPI was not found" in done.stderr:
-        pytest.skip("a CPU process group needs MPI: %s" % done.stderr.strip().splitlines()[-1])
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    cases = json.loads((tmp_path / "fused_steps.json").read_text())
+    cases = cpu_worker(tmp_path, "fused_steps")
     assert sorted(cases) == ["0.5", "1e-06", "25.0", "reader"]
     for key, case in cases.items():
         assert case["stats"] == {"updates_in_all_reduce": 6, "multi_tensor_kernels": 0}, key
