@@ -123,8 +123,10 @@ class FakePeerComm:
     def __getattr__(self, name):
         return getattr(self.real, name)
 
+    sgd = True  # False: a CUDA plugin from before all_reduce_sgd
+
     def has_all_reduce_sgd(self):
-        return True
+        return self.sgd
 
     def set_stream(self, side):
         self.calls.append("set_stream %d" % side)
@@ -156,7 +158,8 @@ def fused_steps(out, steps=4):
         _buckets.GradientBuckets.recordable = lambda self: True
         batches = data(1)
         for key, bucket_mb in (("1e-06", 1e-6), ("0.5", 0.5), ("25.0", 25.0),
-                               ("reader", 1e-6)):
+                               ("reader", 1e-6), ("older plugin", 0.5)):
+            group.comm.sgd = key != "older plugin"
             runs = []
             for dp in (False, True):
                 x, y_, params, loss, grads = model()

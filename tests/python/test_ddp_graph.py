@@ -240,7 +240,13 @@ def test_buckets_that_step_the_parameters_train_as_the_update_op(tmp_path):
     gradient is ready: "reader"), and training equals one executor's with the update op, bit
     for bit (that op's values too)."""
     cases = cpu_worker(tmp_path, "fused_steps")
-    assert sorted(cases) == ["0.5", "1e-06", "25.0", "reader"]
+    assert sorted(cases) == ["0.5", "1e-06", "25.0", "older plugin", "reader"]
+    # A CUDA plugin without all_reduce_sgd: the buckets only average, the update op stays
+    older = cases.pop("older plugin")
+    assert older["stats"] == {"updates_in_all_reduce": 0, "multi_tensor_kernels": 1}, older
+    assert older["losses_equal"] and older["weights_equal"], older
+    assert not any(c.startswith("sgd") for c in older["calls"]), older["calls"]
+    assert older["calls"].count("group") == 4 * older["buckets"], older["calls"]
     for key, case in cases.items():
         assert case["stats"] == {"updates_in_all_reduce": 6, "multi_tensor_kernels": 0}, key
         assert case["late_readers"] == [], (key, case["late_readers"])
