@@ -34,8 +34,12 @@ void ThrowCublasError(cublasStatus_t status, const char* what, const char* file,
   const std::string text =
       blas.ok ? std::string(blas.GetStatusName(status)) + " (" + blas.GetStatusString(status) + ")"
               : "status " + std::to_string(static_cast<int>(status));
+  // A failed launch inside cuBLAS leaves its cause with the runtime (a broken recording, a bad
+  // address); without it the status alone says only "execution failed".
+  const cudaError_t cause = cudaGetLastError();
+  const std::string why = cause == cudaSuccess ? "" : "; the CUDA runtime: " + CudaErrorText(cause);
   throw BackendError(std::string("cuBLAS call ") + what + " failed at " + ShortPath(file) + ":" +
-                     std::to_string(line) + ": " + text);
+                     std::to_string(line) + ": " + text + why);
 }
 
 }  // namespace cuda

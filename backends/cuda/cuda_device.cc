@@ -47,7 +47,8 @@ struct CudaDevice::PerDevice {
   void* blas_workspace = nullptr;
   size_t blas_workspace_bytes = 0;
   std::atomic<unsigned int*> semaphores{nullptr};
-  std::atomic<bool> capturing{false};  // the stream records a CUDA graph
+  std::atomic<bool> capturing{false};                // the stream records a CUDA graph
+  std::vector<std::function<void()>> after_capture;  // RunUnlessCapturing's, under mu
 };
 
 namespace {
@@ -471,6 +472,16 @@ bool CudaDevice::RecordUnlessCapturing(int id, cudaEvent_t event, cudaStream_t s
   return true;
 }
 
+void CudaDevice::RunUnlessCapturing(int id, std::function<void()> fn) {
+  PerDevice& d = At(id);
+  std::lock_guard<std::mutex> lock(d.mu);
+  if (d.capturing.load(std::memory_order_relaxed)) {
+    d.after_capture.push_back(std::move(fn));
+  } else {
+    fn();
+  }
+}
+
 void CudaDevice::BeginCapture(int id) {
   PerDevice& d = Ready(id);
   // What a recording cannot do: make the stream, the cuBLAS handle (and its workspace), the
@@ -497,7 +508,20 @@ void CudaDevice::BeginCapture(int id) {
 
 cudaGraph_t CudaDevice::EndCapture(int id, std::vector<std::pair<void*, size_t>>* blocks) {
   PerDevice& d = At(id);
+  // What waited for the recording's end runs once the lock is released (declared first, so
+  // destroyed last), on every way out; RunUnlessCapturing queues it again should another
+  // recording have begun in between.
+  std::vector<std::function<void()>> waited;
+  struct RunWaited {
+    CudaDevice* device;
+    int id;
+    std::vector<std::function<void()>>* fns;
+    ~RunWaited() {
+      for (std::function<void()>& fn : *fns) device->RunUnlessCapturing(id, std::move(fn));
+    }
+  } run_waited{this, id, &waited};
   std::lock_guard<std::mutex> lock(d.mu);
+  waited.swap(d.after_capture);
   if (!d.capturing.load(std::memory_order_relaxed)) {
     throw Error(ErrorKind::kValue,
                 FormatDevice(DLDevice{kDLArrayCUDA, id}) + " is not recording a CUDA graph");

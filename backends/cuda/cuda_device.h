@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -111,6 +112,15 @@ class CudaDevice final : public Device {
    *        becomes part of the graph, and querying it then breaks the recording.
    */
   bool RecordUnlessCapturing(int id, cudaEvent_t event, cudaStream_t stream);
+  /*!
+   * \brief Runs fn now, under the lock BeginCapture takes, or, while device id records a graph,
+   *        once the recording ends. For teardown that waits for the stream or unloads code (a
+   *        module freed by a garbage collection in the middle of a recording): done while
+   *        recording, it would break the recording, and only the next op would say so. fn must
+   *        not throw nor call the members above that take the device's lock (cuda_stream on a
+   *        device not yet used, cublas, semaphores, the capture calls).
+   */
+  void RunUnlessCapturing(int id, std::function<void()> fn);
   /*! \brief Gives a destroyed graph's scratch memory back to the device's cache. */
   void ReleaseGraphBlocks(int id, const std::vector<std::pair<void*, size_t>>& blocks) noexcept;
 

@@ -107,13 +107,23 @@ int64_t NumNodes(const DLArrayGraphExec* exec) { return exec == nullptr ? 0 : ex
 
 void Destroy(DLArrayGraphExec* exec) {
   if (exec == nullptr) return;
+  CudaDevice* device = &Device();
   // Pending replays finish first: CUDA defers freeing an executable graph that is in flight, and
-  // the blocks go back to a cache whose next users queue on the same stream.
-  (void)cudaGraphExecDestroy(exec->exec);
-  (void)cudaGraphDestroy(exec->graph);
-  (void)cudaGetLastError();
-  Device().ReleaseGraphBlocks(exec->device_id, exec->blocks);
-  delete exec;
+  // the blocks go back to a cache whose next users queue on the same stream. A graph freed while
+  // its device records another (a garbage collection in the middle of a recording) waits for the
+  // recording's end: destroying it there broke the recording, and only a later op said so.
+  auto destroy = [device, exec]() noexcept {
+    (void)cudaGraphExecDestroy(exec->exec);
+    (void)cudaGraphDestroy(exec->graph);
+    (void)cudaGetLastError();
+    device->ReleaseGraphBlocks(exec->device_id, exec->blocks);
+    delete exec;
+  };
+  try {
+    device->RunUnlessCapturing(exec->device_id, destroy);
+  } catch (...) {
+    destroy();  // the device is gone (the process ends): nothing records
+  }
 }
 
 const DLArrayGraphExtV1 kGraph = {sizeof(DLArrayGraphExtV1),

@@ -1,5 +1,6 @@
-// "dlarray.nccl.v1": the table (dlarray/ext/nccl.h): argument checks, then NCCL calls on the
-// communicator (nccl_comm.h) and the GPU's stream; failures go to the core's set_error.
+// "dlarray.nccl.v1": the table (dlarray/ext/nccl.h): argument checks (nccl_checks.h), then NCCL
+// calls on the communicator (nccl_comm.h) and the GPU's stream; failures go to the core's
+// set_error.
 #include "nccl_ext.h"
 
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "dlarray/ext/collective_util.h"
 #include "dlarray/kernel.h"
 #include "dlarray/sdk_util.h"
+#include "nccl_checks.h"
 #include "nccl_comm.h"
 #include "nccl_library.h"
 #include "peer_allreduce.h"
@@ -23,10 +25,17 @@ namespace cuda {
 namespace {
 
 using nccl::AbortLocked;
+using nccl::CheckAllReduce;
+using nccl::CheckArray;
+using nccl::CheckReduceOp;
+using nccl::CheckSameDType;
+using nccl::Data;
 using nccl::EndGroup;
 using nccl::Lib;
 using nccl::Library;
+using nccl::NcclType;
 using nccl::NoteQueuedUnlessGrouped;
+using nccl::RequireSize;
 using nccl::Result;
 using nccl::Run;
 using nccl::SplitBlocking;
@@ -50,58 +59,6 @@ State& Global() {
 template <typename F>
 int Guard(F&& f) noexcept {
   return GuardCall(Global().core, "dlarray.nccl", static_cast<F&&>(f));
-}
-
-// ncclDataType_t of a dtype.
-int NcclType(DLArrayDType t, const char* op) {
-  if (t.lanes == 1) {
-    if (t.code == kDLArrayFloat && (t.bits == 16 || t.bits == 32 || t.bits == 64)) {
-      return t.bits == 16 ? 6 : t.bits == 32 ? 7 : 8;
-    }
-    if (t.code == kDLArrayBfloat && t.bits == 16) return 9;  // ncclBfloat16 (NCCL 2.10+)
-    if (t.code == kDLArrayInt && (t.bits == 8 || t.bits == 32 || t.bits == 64)) {
-      return t.bits == 8 ? 0 : t.bits == 32 ? 2 : 4;
-    }
-    if (t.code == kDLArrayUInt && (t.bits == 8 || t.bits == 32 || t.bits == 64)) {
-      return t.bits == 8 ? 1 : t.bits == 32 ? 3 : 5;
-    }
-  }
-  throw DTypeError(std::string(op) + ": NCCL has no " + FormatDType(t) +
-                   " (float16/32/64, bfloat16, int8/32/64, uint8/32/64)");
-}
-
-// Checks that the array lives on the communicator's GPU and is compact; returns its size.
-size_t CheckArray(const DLArrayNcclComm* c, const DLArray* a, const char* op, const char* which) {
-  if (a == nullptr) throw Error(ErrorKind::kValue, std::string(op) + ": the " + which + " is null");
-  if (a->ctx.device_type != kDLArrayCUDA || a->ctx.device_id != c->device_id) {
-    throw DeviceError(std::string(op) + ": the " + which + " is on " + FormatDevice(a->ctx) +
-                      " but this communicator (" + Who(c) + ") serves " +
-                      FormatDevice({kDLArrayCUDA, c->device_id}));
-  }
-  return CheckedCompactSize(a, op, which);
-}
-
-void* Data(const DLArray* a) { return static_cast<char*>(a->data) + a->byte_offset; }
-
-void CheckSameDType(const DLArray* send, const DLArray* recv, const char* op) {
-  if (send->dtype != recv->dtype) {
-    throw DTypeError(std::string(op) + ": input is " + FormatDType(send->dtype) +
-                     " but output is " + FormatDType(recv->dtype));
-  }
-}
-
-void CheckReduceOp(int32_t op, const char* what) {
-  if (op < kDLArrayNcclSum || op > kDLArrayNcclAvg) {
-    throw Error(ErrorKind::kValue, std::string(what) + ": unknown reduction " + std::to_string(op) +
-                                       " (0 sum, 1 prod, 2 max, 3 min, 4 avg)");
-  }
-}
-
-void RequireSize(size_t got, size_t want, const char* op, const char* which, const char* rule) {
-  if (got != want) {
-    throw ShapeError(std::string(op) + ": the " + which + " has " + std::to_string(got) +
-                     " elements but " + rule + " needs " + std::to_string(want));
-  }
 }
 
 // The stream an NCCL collective goes on now (set_stream). NCCL is never recorded into a CUDA
@@ -271,18 +228,6 @@ int CommDestroy(DLArrayNcclComm* c) {
                          nccl::ErrorText(Lib(), r));
     }
   });
-}
-
-// Checks one all_reduce's arrays; returns the element count.
-size_t CheckAllReduce(const DLArrayNcclComm* c, const DLArray* send, const DLArray* recv,
-                      int32_t op) {
-  const size_t n = CheckArray(c, send, "all_reduce", "input");
-  RequireSize(CheckArray(c, recv, "all_reduce", "output"), n, "all_reduce", "output",
-              "an input of that size");
-  CheckSameDType(send, recv, "all_reduce");
-  CheckReduceOp(op, "all_reduce");
-  (void)NcclType(send->dtype, "all_reduce");
-  return n;
 }
 
 // ncclAllReduce of n elements (checked by CheckAllReduce).

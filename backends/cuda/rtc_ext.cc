@@ -173,21 +173,29 @@ int ModuleLoad(int32_t device_id, const void* code, uint64_t size, int32_t kind,
   });
 }
 
+// Waits for the kernels of the module still queued on stream (when given), then unloads it.
+void Unload(const CudaDriverLibrary& drv, int id, cudaStream_t stream, CUmodule module) noexcept {
+  if (stream != nullptr && cudaSetDevice(id) == cudaSuccess) (void)cudaStreamSynchronize(stream);
+  (void)drv.ModuleUnload(module);  // fails harmlessly once the driver is shutting down
+  (void)cudaGetLastError();
+}
+
 void ModuleFree(DLArrayRtcModule* m) {
   if (m == nullptr) return;
+  std::unique_ptr<DLArrayRtcModule> owned(m);
   const CudaDriverLibrary& drv = CudaDriverLibrary::Get();
-  if (drv.ok && m->module != nullptr) {
-    try {
-      // Kernels of the module may still be queued: let them finish first.
-      (void)cudaStreamSynchronize(TheDevice().cuda_stream(m->device_id));
-      SetDevice(m->device_id);
-    } catch (...) {
-      // A failed device: unloading below fails harmlessly too.
-    }
-    (void)drv.ModuleUnload(m->module);  // fails harmlessly once the driver is shutting down
-    (void)cudaGetLastError();
+  if (!drv.ok || m->module == nullptr) return;
+  const int id = m->device_id;
+  const CUmodule module = m->module;
+  try {
+    // Neither the wait nor the unload may happen while the stream records (a module freed by a
+    // garbage collection in the middle of a recording): they wait for the recording's end.
+    CudaDevice& device = TheDevice();
+    const cudaStream_t stream = device.cuda_stream(id);  // made by ModuleLoad
+    device.RunUnlessCapturing(id, [&drv, id, stream, module] { Unload(drv, id, stream, module); });
+  } catch (...) {
+    Unload(drv, id, nullptr, module);  // the plugin's device is gone (exit): nothing records
   }
-  delete m;
 }
 
 int Attribute(const CudaDriverLibrary& drv, CUfunction_attribute a, CUfunction fn) {

@@ -237,6 +237,41 @@ def test_the_graphs_of_a_device_share_their_scratch():
 
 
 @needs_gpu
+def test_a_graph_freed_while_another_records_is_destroyed_after_it():
+    # A garbage collection in the middle of a recording may free an older graph (the executor
+    # of an earlier training run). Destroying an executable graph there broke the recording,
+    # and the next op failed ("CUBLAS_STATUS_EXECUTION_FAILED": cudaErrorStreamCaptureInvalidated
+    # on the 2-GPU data-parallel test): the destruction now waits for the recording's end.
+    import gc
+    a = dlarray.array(np.ones((300007, 3), np.float32), GPU)
+    x = np.arange(-50, 50, dtype=np.float32).reshape(10, 10)
+    b, c = dlarray.array(x, GPU), dlarray.empty((10, 10), GPU)
+    out_old, out = dlarray.empty((3,), GPU), dlarray.empty((3,), GPU)
+    ops.reduce_sum_axis_zero(a, out_old)
+    dlarray.synchronize(GPU)
+    gc.collect()  # earlier tests' garbage: freed here, not in the body's collection
+    before = dlarray.memory_stats(GPU)["bytes_in_use"]
+    old = [ad.record_cuda_graph(lambda: ops.reduce_sum_axis_zero(a, out_old), GPU)]
+
+    def body():
+        ops.relu(b, c)
+        old.clear()  # its last reference
+        gc.collect()
+        ops.matrix_multiply(c, False, c, False, b)  # cuBLAS, then a reduction's scratch
+        ops.reduce_sum_axis_zero(a, out)
+
+    graph = ad.record_cuda_graph(body, GPU)
+    out[:] = 0
+    graph.launch()
+    r = np.maximum(x, 0)
+    np.testing.assert_allclose(b.asnumpy(), r @ r, rtol=1e-6)
+    np.testing.assert_array_equal(out.asnumpy(), np.full(3, 300007, np.float32))
+    del graph
+    dlarray.synchronize(GPU)
+    assert dlarray.memory_stats(GPU)["bytes_in_use"] == before  # both graphs' scratch returned
+
+
+@needs_gpu
 def test_an_array_made_while_recording_never_takes_another_graphs_scratch():
     # With the cache empty of a fitting block, a recording may borrow another graph's scratch,
     # but not for an array that outlives the recording (the other graph's replays would write

@@ -175,6 +175,39 @@ def test_gpu_a_new_process_loads_from_the_disk_cache(gpu, monkeypatch):
     np.testing.assert_array_equal(z.asnumpy(), 2 * np.arange(300, dtype=np.float32))
 
 
+def test_gpu_code_freed_while_recording_a_graph_is_unloaded_after_it(gpu):
+    # A garbage collection in the middle of a recording may free compiled code (an executor of
+    # an earlier step). Unloading waits for the stream first, which a recording stream must not
+    # be asked: it broke the recording, and the next op failed ("CUBLAS_STATUS_EXECUTION_
+    # FAILED", cudaErrorStreamCaptureInvalidated). The unload now waits for the recording's end.
+    import gc
+    from dlarray import ops
+    from dlarray.autodiff import record_cuda_graph
+    n = 1025
+    x, y = rand(n, 1), rand(n, 2)
+    dx, dy, dz, dr = (dlarray.array(v, gpu) for v in (x, y, np.zeros(n, np.float32), -x))
+    doomed = [rtc.RawKernel(ADD.replace("add(", "add_doomed("), "add_doomed")]
+    doomed[0](((n + 127) // 128,), (128,), (dx, dy, dz, n))  # loaded now
+    np.testing.assert_array_equal(dz.asnumpy(), x + y)
+    add = rtc.RawKernel(ADD, "add")
+
+    def body():
+        ops.relu(dr, dr)
+        doomed.clear()
+        rtc.clear_memory_cache()  # the last references to add_doomed's module
+        gc.collect()
+        add(((n + 127) // 128,), (128,), (dr, dy, dz, n))
+
+    graph = record_cuda_graph(body, gpu)
+    dz[:] = 0
+    graph.launch()
+    np.testing.assert_array_equal(dz.asnumpy(), np.maximum(-x, 0) + y)
+    # the stream works on, and code compiled anew loads
+    again = rtc.RawKernel(ADD.replace("add(", "add_doomed("), "add_doomed")
+    again(((n + 127) // 128,), (128,), (dx, dx, dz, n))
+    np.testing.assert_array_equal(dz.asnumpy(), x + x)
+
+
 @pytest.mark.skipif(len(GPUS) < 2, reason="needs 2 GPUs")
 def test_gpu_kernels_run_on_each_devices_arrays():
     add = rtc.RawKernel(ADD, "add")
