@@ -474,12 +474,17 @@ bool CudaDevice::RecordUnlessCapturing(int id, cudaEvent_t event, cudaStream_t s
 
 void CudaDevice::RunUnlessCapturing(int id, std::function<void()> fn) {
   PerDevice& d = At(id);
-  std::lock_guard<std::mutex> lock(d.mu);
-  if (d.capturing.load(std::memory_order_relaxed)) {
-    d.after_capture.push_back(std::move(fn));
-  } else {
-    fn();
+  {
+    std::lock_guard<std::mutex> lock(d.mu);
+    if (d.capturing.load(std::memory_order_relaxed)) {
+      d.after_capture.push_back(std::move(fn));
+      return;
+    }
   }
+  // Not under the lock: fn may wait for the stream, and a stream held up by a collective that
+  // waits for a dead peer ends only once the group's watchdog, which records under this lock
+  // (RecordUnlessCapturing), has aborted the communicator.
+  fn();
 }
 
 void CudaDevice::BeginCapture(int id) {

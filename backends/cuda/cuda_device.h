@@ -113,12 +113,12 @@ class CudaDevice final : public Device {
    */
   bool RecordUnlessCapturing(int id, cudaEvent_t event, cudaStream_t stream);
   /*!
-   * \brief Runs fn now, under the lock BeginCapture takes, or, while device id records a graph,
-   *        once the recording ends. For teardown that waits for the stream or unloads code (a
-   *        module freed by a garbage collection in the middle of a recording): done while
-   *        recording, it would break the recording, and only the next op would say so. fn must
-   *        not throw nor call the members above that take the device's lock (cuda_stream on a
-   *        device not yet used, cublas, semaphores, the capture calls).
+   * \brief Runs fn now or, while device id records a graph, once the recording ends. For
+   *        teardown that waits for the stream, unloads code or destroys a graph (a garbage
+   *        collection in the middle of a recording frees them): done while recording, it would
+   *        break the recording, and only the next op would say so. fn must not throw. (A
+   *        recording begun by another thread between the check and fn is not waited for: the
+   *        thread that records is the one that frees, in practice.)
    */
   void RunUnlessCapturing(int id, std::function<void()> fn);
   /*! \brief Gives a destroyed graph's scratch memory back to the device's cache. */
